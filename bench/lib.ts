@@ -1,0 +1,35 @@
+// Shared helpers for bench/*.bench.ts.
+import { spawnSync } from 'node:child_process'
+
+/** One figure of `bench/results.json` (DESIGN.md, "Contracts"). */
+export interface BenchResult {
+  name: string
+  value: number
+  unit: string
+  /** The reference tool or baseline measured in the same run. */
+  reference: string
+  referenceValue: number
+  /** value / referenceValue (for "lower is better" units) as the target states it. */
+  ratio: number
+  /** The target in words, e.g. "ratio <= 1.0". */
+  target: string
+}
+
+/** Median of a list of numbers. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+/** Runs a command under GNU time (`/usr/bin/time -f %M`, Debian package `time`): wall seconds and the
+ *  child's peak resident memory in bytes. */
+export function measureCommand(cmd: string, args: string[], opts: { cwd?: string } = {}): { seconds: number; peakBytes: number; status: number | null; stderr: string } {
+  const t0 = process.hrtime.bigint()
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { cwd: opts.cwd, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] })
+  const t1 = process.hrtime.bigint()
+  if (r.error) throw new Error(`cannot run /usr/bin/time (apt-get install -y time): ${r.error.message}`)
+  const lines = r.stderr.trim().split('\n')
+  const kb = Number(lines[lines.length - 1])
+  return { seconds: Number(t1 - t0) / 1e9, peakBytes: kb * 1024, status: r.status, stderr: lines.slice(0, -1).join('\n') }
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// Runs the built CLI (dist, made by `pnpm install`'s prepare step or `pnpm build`); falls back to the
+// TypeScript sources through tsx when dist is missing, so a fresh checkout works either way.
+import { existsSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const dist = fileURLToPath(new URL('../dist/main.js', import.meta.url))
+if (existsSync(dist) && !process.env.KERNELPACK_FROM_SOURCE) {
+  const { main } = await import(pathToFileURL(dist).href)
+  process.exitCode = await main(process.argv.slice(2))
+} else {
+  const { register } = await import('tsx/esm/api')
+  register()
+  const { main } = await import(new URL('../src/main.ts', import.meta.url).href)
+  process.exitCode = await main(process.argv.slice(2))
+}

@@ -1,0 +1,63 @@
+// The kernel manifest: the JSON that travels beside an offload binary (`<name>.manifest.json`, the
+// loader stub, `?manifest`). Written by @kernelpack/toolchain from the PTX, read by the runtime, codegen
+// and the plugin. Shape fixed by DESIGN.md ("Contracts"); fields may be added, never renamed.
+
+/** One kernel parameter as the PTX declares it (`.param .u32 x`, `.param .align 8 .b8 s[24]`). */
+export interface ParamInfo {
+  /** PTX type of the parameter: `u32`, `f32`, `u64`, … or `b8` for a byte array (struct/array by value). */
+  type: string
+  /** Size in bytes (element size × count for `.b8 name[N]`). */
+  size: number
+  /** Alignment in bytes (`.align A`, else the element size). */
+  align: number
+  /** PTX parameter name (e.g. `_Z6vecAddPfS_S_i_param_0`). */
+  name?: string
+  /** True when the PTX marks it `.ptr` or the C++ signature says it is a pointer (from the demangled name). */
+  pointer?: boolean
+  /** Element count for `.b8 name[N]`-style arrays. */
+  count?: number
+}
+
+export type Linkage = 'visible' | 'weak' | 'extern' | 'internal' | 'common'
+
+export interface KernelInfo {
+  /** The PTX `.entry` name (mangled for C++ kernels). */
+  name: string
+  /** Demangled C++ name (`vecAdd(float*, float const*, int)`), or the same as `name` for extern "C". */
+  demangled: string
+  linkage: Linkage
+  params: ParamInfo[]
+  maxntid?: [number, number, number]
+  reqntid?: [number, number, number]
+  minnctapersm?: number
+  maxnreg?: number
+}
+
+export interface VariableInfo {
+  name: string
+  /** `global` or `const`. */
+  space: 'global' | 'const'
+  size: number
+  linkage: Linkage
+  align?: number
+}
+
+export interface TargetInfo {
+  /** `sm_90`, `sm_90a`, `compute_90`, … */
+  arch: string
+  /** `cubin` for real targets, `ptx` for virtual ones. */
+  kind: 'cubin' | 'ptx' | 'object' | 'bitcode' | 'fatbin'
+  size?: number
+}
+
+export interface KernelManifest {
+  /** Manifest format version. */
+  version?: number
+  /** Source file name (basename), for messages. */
+  source?: string
+  kernels: KernelInfo[]
+  variables: VariableInfo[]
+  targets?: TargetInfo[]
+  /** Compiler that produced the images (`nvcc 13.0.88`, `clang 22.1.8`). */
+  producer?: string
+}

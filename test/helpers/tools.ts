@@ -1,0 +1,73 @@
+// Locates the real tools the tests compare against. A missing tool fails the test that needs it with a
+// message that says what was searched and how to install it (CI installs every one of them).
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join, delimiter } from 'node:path'
+import { tmpdir } from 'node:os'
+
+export const repoRoot = join(import.meta.dirname, '..', '..')
+export const sharedDir = process.env.KERNELPACK_SHARED ?? join(repoRoot, '..', 'shared')
+export const referenceDir = join(sharedDir, 'reference')
+export const fixturesDir = join(repoRoot, 'test', 'fixtures')
+
+const llvmBin = process.env.LLVM_BIN ?? '/usr/lib/llvm-22/bin'
+const cudaBin = join(process.env.CUDA_PATH ?? '/usr/local/cuda', 'bin')
+
+const installHint: Record<string, string> = {
+  'llvm-offload-binary': 'apt-get install -y llvm-22',
+  'llvm-readelf': 'apt-get install -y llvm-22',
+  'llvm-objdump': 'apt-get install -y llvm-22',
+  'llvm-objcopy': 'apt-get install -y llvm-22',
+  'llvm-offload-wrapper': 'apt-get install -y llvm-22',
+  clang: 'apt-get install -y clang-22',
+  'clang++': 'apt-get install -y clang-22',
+  nvcc: 'install the CUDA toolkit 13 under /usr/local/cuda (or set CUDA_PATH)',
+  gcc: 'apt-get install -y gcc',
+  chromium: 'apt-get install -y chromium',
+  ccache: 'apt-get install -y ccache',
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const p = join(dir, name)
+    if (dir && existsSync(p)) return p
+  }
+  return undefined
+}
+
+/** Absolute path of a reference tool, or throws an Error naming what was searched and the install command. */
+export function tool(name: string): string {
+  const searched: string[] = []
+  const candidates: string[] = []
+  if (name.startsWith('llvm-') || name === 'clang' || name === 'clang++') candidates.push(join(llvmBin, name))
+  if (name === 'nvcc' || name === 'fatbinary' || name === 'cu++filt') candidates.push(join(cudaBin, name))
+  for (const c of candidates) {
+    searched.push(c)
+    if (existsSync(c)) return c
+  }
+  const versioned = name === 'clang' || name === 'clang++' || name.startsWith('llvm-') ? [`${name}-22`, name] : [name]
+  for (const v of versioned) {
+    searched.push(`$PATH/${v}`)
+    const p = onPath(v)
+    if (p) return p
+  }
+  throw new Error(`required tool ${name} not found (searched ${searched.join(', ')}); install it: ${installHint[name] ?? 'see README'}`)
+}
+
+/** True when the tool exists; for code that picks between tools, never to skip a test. */
+export function hasTool(name: string): boolean {
+  try { tool(name); return true } catch { return false }
+}
+
+/** A fresh temporary directory under the OS temp dir. */
+export function tempDir(prefix = 'kp-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** Include dir holding the empty curand_mtgp32_kernel.h that clang's CUDA wrapper headers want (CUDA 13 lacks it). */
+export function clangCurandShim(): string {
+  const dir = join(tmpdir(), 'kp-curand-shim')
+  mkdirSync(dir, { recursive: true })
+  const h = join(dir, 'curand_mtgp32_kernel.h')
+  if (!existsSync(h)) writeFileSync(h, '')
+  return dir
+}

@@ -1,0 +1,2 @@
+// placeholder: filled in by the codegen work (see index.ts)
+export {}

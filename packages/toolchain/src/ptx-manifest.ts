@@ -47,7 +47,14 @@ function splitStatements(ptx: string): Statement[] {
   const n = ptx.length
   for (let i = 0; i < n; i++) {
     const c = ptx[i]!
-    if (c === '\n') line++
+    if (c === '\n') {
+      line++
+      // `.version`, `.target`, `.address_size` and `.file` end at the line's end, without `;`.
+      if (depth === 0 && init === 0 && /^\s*\.(?:version|target|address_size|file)\b/.test(cur)) {
+        out.push({ text: collapse(cur), line: startLine })
+        cur = ''
+      }
+    }
     if (c === '/' && ptx[i + 1] === '/') {
       while (i < n && ptx[i] !== '\n') i++
       i--

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readPtxManifest } from '@kernelpack/toolchain'
-import { emitHostRefs, hostRefSymbolsFromManifest, hostRefPatterns, escapeComment, type HostRefSymbol } from '../../packages/codegen/src/host-refs.js'
+import { emitHostRefs, hostRefSymbolsFromManifest, hostRefPatterns, escapeCComment, type HostRefSymbol } from '../../packages/codegen/src/host-refs.js'
 import { referenceDir } from '../helpers/tools.js'
 
 // Every nvcc 13.0 case with a non-empty rdc.hostref.c (cudafe++ output cut from X.cudafe1.cpp), its
@@ -88,9 +88,9 @@ for (const [sym, expected] of table) {
   patterns(`${sym.name}`, () => assert.equal(hostRefPatterns(sym, id), expected))
 }
 
-patterns('escapeComment leaves PTX identifiers alone', () => {
-  assert.is(escapeComment('__nv_static_1_x_*$a%b*'), '__nv_static_1_x_*$a%b*')
-  assert.is(escapeComment('*/'), '*\\/')
+patterns('escapeCComment leaves PTX identifiers alone', () => {
+  assert.is(escapeCComment('__nv_static_1_x_*$a%b*'), '__nv_static_1_x_*$a%b*')
+  assert.is(escapeCComment('*/'), '*\\/')
 })
 
 patterns.run()

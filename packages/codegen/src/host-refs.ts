@@ -150,7 +150,7 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
 /** Comment text that cannot end the comment: star-slash becomes star-backslash-slash, slash-star likewise,
  * and control, backslash and non-ASCII bytes become `\xNN`.
  * For PTX identifiers (`[A-Za-z0-9_$%]`) and their patterns this is the name itself, as cudafe++ writes it. */
-export function escapeComment(text: string): string {
+export function escapeCComment(text: string): string {
   let out = ''
   for (const byte of new TextEncoder().encode(text)) {
     if (byte < 0x20 || byte > 0x7e || byte === 0x5c) out += `\\x${byte.toString(16).padStart(2, '0')}`
@@ -160,7 +160,7 @@ export function escapeComment(text: string): string {
 }
 
 /** cudafe++'s byte list: `0x5f,0x5a,…,0x0,` (lower-case hex without padding, `0x%x`). */
-export function formatBytes(bytes: Uint8Array, terminate = true): string {
+export function formatHexBytes(bytes: Uint8Array, terminate = true): string {
   const parts: string[] = []
   for (const b of bytes) parts.push(`0x${b.toString(16)},`)
   if (terminate) parts.push('0x0,')
@@ -192,7 +192,7 @@ export function emitHostRefs(symbols: HostRefSymbol[], options: EmitHostRefsOpti
     const entries = arrays[key]
     if (entries.length === 0) lines.push('0x0};')
     else {
-      for (const pattern of entries) lines.push(`/* ${escapeComment(pattern)} */`, formatBytes(enc.encode(pattern)))
+      for (const pattern of entries) lines.push(`/* ${escapeCComment(pattern)} */`, formatHexBytes(enc.encode(pattern)))
       lines.push('};')
     }
     if (!c) lines.push('}')

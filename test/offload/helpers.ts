@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { fixturesDir } from '../helpers/tools.ts'
+import { fixturesDir } from '../helpers/tools.js'
 
 export const offloadFixtures = join(fixturesDir, 'offload')
 export const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(offloadFixtures, name)))

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ImageKind, OffloadKind, readOffloadBinaries, readOffloadEntries } from '@kernelpack/offload'
-import { fixture, fixtureBinaries, offloadFixtures, parseTwin } from './helpers.ts'
+import { fixture, fixtureBinaries, offloadFixtures, parseTwin } from './helpers.js'
 
 const equalBytes = (a: Uint8Array, b: Uint8Array, msg?: string) => assert.ok(Buffer.from(a).equals(Buffer.from(b)), msg)
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ImageKind, OffloadKind, readOffloadBinaries, readOffloadEntries, writeOffloadBinary } from '@kernelpack/offload'
-import { fixture, fixtureBinaries } from './helpers.ts'
+import { fixture, fixtureBinaries } from './helpers.js'
 
 const equalBytes = (a: Uint8Array, b: Uint8Array, msg?: string) => assert.ok(Buffer.from(a).equals(Buffer.from(b)), msg)
 

@@ -1,5 +1,25 @@
-// Ambient types for `.cu` imports without a generated .d.ts (add "unplugin-cuda/types" to tsconfig types).
+// Ambient types for `.cu` imports (add "unplugin-cuda/types" to tsconfig `types`). The plugin also writes
+// a precise `<file>.cu.d.ts` beside every .cu file, which TypeScript prefers over these.
 declare module '*.cu' {
-  const kernels: Record<string, (...args: any[]) => any>
-  export default kernels
+  import type { KernelModule, Launcher } from 'unplugin-cuda/runtime'
+  export const module: KernelModule
+  export const kernels: Readonly<Record<string, Launcher<unknown[]>>>
+  const _default: typeof kernels
+  export default _default
+}
+
+declare module '*.cu?url' {
+  const url: string
+  export default url
+}
+
+declare module '*.cu?manifest' {
+  import type { KernelManifest } from '@kernelpack/offload'
+  const manifest: KernelManifest
+  export default manifest
+}
+
+declare module '*.cu?raw' {
+  const bytes: Uint8Array
+  export default bytes
 }

@@ -1,1 +1,4 @@
-export {}
+// unplugin-cuda for Esbuild: `plugins: [cuda(options)]`.
+import { unplugin } from './index.js'
+
+export default unplugin.esbuild

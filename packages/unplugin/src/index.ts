@@ -1,1 +1,212 @@
-export {}
+// unplugin-cuda: `import { vecAdd } from './kernels.cu'` in Vite, Rollup, esbuild, webpack and Rspack.
+// One unplugin factory; the hooks only route, the work lives in core/ (options, context, assets, errors)
+// and in @kernelpack/codegen (stub and .d.ts text) and @kernelpack/toolchain (compiles).
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { createUnplugin, type UnpluginFactory, type UnpluginOptions } from 'unplugin'
+import type { BuildResult } from '@kernelpack/toolchain'
+import * as codegen from '@kernelpack/codegen'
+import { emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
+import { createContext, type Logger, type PluginContext } from './core/context.js'
+import { parseImportKind, stripQuery, type Options } from './core/options.js'
+import { assetFileName, writeFileAtomic } from './core/assets.js'
+import { PLUGIN_NAME, toPluginError } from './core/errors.js'
+
+export type { Options, EmitKind, ResolvedOptions, ImportKind } from './core/options.js'
+export { resolveOptions, parseImportKind, stripQuery } from './core/options.js'
+export { createContext } from './core/context.js'
+export type { PluginContext, Logger, BuildSummary } from './core/context.js'
+export { toPluginError, PLUGIN_NAME } from './core/errors.js'
+export type { PluginError, Diagnostic } from './core/errors.js'
+export { assetFileName, hashBytes, writeFileAtomic } from './core/assets.js'
+
+/** Path prefix under which the Vite dev server serves offload binaries. */
+export const DEV_ASSET_PREFIX = '__kernelpack/'
+
+interface EsbuildTarget { outdir: string; format: 'esm' | 'cjs' | 'iife' }
+
+type Framework = 'vite' | 'rollup' | 'rolldown' | 'esbuild' | 'webpack' | 'rspack' | string
+
+interface EmitContext {
+  emitFile?: (file: { type: 'asset'; name?: string; fileName?: string; source: Uint8Array | string }) => string | void
+  addWatchFile?: (id: string) => void
+}
+
+/** Image metadata for `module.images`. */
+function imageInfo(res: BuildResult): LoaderImageInfo[] {
+  return res.images.map((i) => ({ arch: i.arch, kind: i.kind, size: i.bytes.byteLength, triple: i.target }))
+}
+
+export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = {}, meta) => {
+  const ctx: PluginContext = createContext(options)
+  const framework: Framework = meta.framework
+  let viteCommand: 'serve' | 'build' | undefined
+  let viteBase = '/'
+  const devAssets = new Map<string, Uint8Array>()
+  let esbuildTarget: EsbuildTarget | undefined
+  let logLevelInfo = true
+
+  /** The JS expression a stub uses to reach its offload binary, emitting the asset the bundler's way. */
+  function assetFor(this: EmitContext, file: string, res: BuildResult, ssr: boolean): LoaderAsset {
+    const bytes = res.offload
+    if (bytes.byteLength <= ctx.resolved.inline && ctx.resolved.inline > 0) return { kind: 'inline', bytes }
+    const fileName = assetFileName(file, bytes)
+    if (framework === 'vite' && viteCommand === 'serve') {
+      if (!ssr) {
+        devAssets.set(fileName, bytes)
+        return { kind: 'expression', expression: `new URL(${JSON.stringify(viteBase + DEV_ASSET_PREFIX + fileName)}, import.meta.url)` }
+      }
+      const abs = join(ctx.resolved.cacheDir, 'assets', fileName)
+      writeFileAtomic(abs, bytes)
+      return { kind: 'expression', expression: `new URL(${JSON.stringify(pathToFileURL(abs).href)})` }
+    }
+    if (framework === 'vite' || framework === 'rollup' || framework === 'rolldown') {
+      const ref = this.emitFile!({ type: 'asset', name: `${basename(file).replace(/\.cu$/i, '')}.offload`, source: bytes })
+      return { kind: 'expression', expression: `import.meta.ROLLUP_FILE_URL_${ref}` }
+    }
+    if (framework === 'esbuild') {
+      const target = esbuildTarget ?? { outdir: resolve(ctx.resolved.root, 'dist'), format: 'esm' as const }
+      writeFileAtomic(join(target.outdir, fileName), bytes)
+      if (target.format === 'cjs') return { kind: 'expression', expression: `__dirname + ${JSON.stringify('/' + fileName)}` }
+      if (target.format === 'iife') return { kind: 'expression', expression: `new URL(${JSON.stringify('./' + fileName)}, document.currentScript ? document.currentScript.src : document.baseURI)` }
+      return { kind: 'expression', expression: `new URL(${JSON.stringify('./' + fileName)}, import.meta.url)` }
+    }
+    // webpack and Rspack: `new URL('<relative file>', import.meta.url)` is their own asset syntax; they emit
+    // the file under a content-hashed name and rewrite the URL for the output's target (node or web).
+    const abs = join(ctx.resolved.cacheDir, 'assets', fileName)
+    writeFileAtomic(abs, bytes)
+    let rel = relative(dirname(file), abs).split('\\').join('/')
+    if (!rel.startsWith('.')) rel = './' + rel
+    return { kind: 'expression', expression: `new URL(${JSON.stringify(rel)}, import.meta.url)` }
+  }
+
+  /** C files for native packages (`emit: ['wrapper-c', 'hostrefs']`), when codegen provides them. */
+  function emitNativeFiles(this: EmitContext, file: string, res: BuildResult): void {
+    const stem = basename(file).replace(/\.cu$/i, '')
+    const gen = codegen as unknown as Record<string, ((...a: unknown[]) => string) | undefined>
+    const jobs: Array<[string, string]> = []
+    if (ctx.resolved.emit.has('wrapper-c')) {
+      if (!gen.emitWrapperC) throw new Error(`${PLUGIN_NAME}: emit 'wrapper-c' needs @kernelpack/codegen's emitWrapperC, which this version lacks`)
+      jobs.push([`${stem}.wrapper.c`, gen.emitWrapperC({ offload: res.offload, manifest: res.manifest, name: stem })])
+    }
+    if (ctx.resolved.emit.has('hostrefs')) {
+      if (!gen.emitHostRefs) throw new Error(`${PLUGIN_NAME}: emit 'hostrefs' needs @kernelpack/codegen's emitHostRefs, which this version lacks`)
+      jobs.push([`${stem}.hostrefs.c`, gen.emitHostRefs({ manifest: res.manifest, name: stem })])
+    }
+    for (const [name, text] of jobs) {
+      if (this.emitFile) this.emitFile({ type: 'asset', fileName: name, source: text })
+      else writeFileAtomic(join(ctx.resolved.root, name), text)
+    }
+  }
+
+  const plugin: UnpluginOptions = {
+    name: PLUGIN_NAME,
+    enforce: 'pre',
+
+    async buildStart() {
+      ctx.resetSummary()
+      await ctx.writeAllDts()
+    },
+
+    resolveId(source, importer) {
+      // Only the query forms need help: `./k.cu?url` is no file on disk for Rollup and esbuild.
+      if (framework === 'webpack' || framework === 'rspack') return null
+      const q = source.indexOf('?')
+      if (q < 0 || !ctx.resolved.filter(source)) return null
+      const path = source.slice(0, q)
+      const abs = isAbsolute(path) ? path : resolve(importer ? dirname(stripQuery(importer)) : ctx.resolved.root, path)
+      return abs + source.slice(q)
+    },
+
+    loadInclude(id) {
+      return ctx.resolved.filter(id)
+    },
+
+    async load(id, loadOptions?: { ssr?: boolean }) {
+      const file = stripQuery(id)
+      const kind = parseImportKind(id)
+      let res: BuildResult
+      try {
+        res = await ctx.build(file)
+        // Name collisions are the import's error too: check before anything is emitted.
+        nameKernelExports(res.manifest, relative(ctx.resolved.root, file) || file)
+      } catch (err) {
+        throw toPluginError(err, file, ctx.resolved.root)
+      }
+      for (const dep of res.dependencies) if (dep !== file) this.addWatchFile(dep)
+      ctx.writeDts(file, res)
+      if (kind === 'manifest') return emitManifestStub(res.manifest)
+      if (kind === 'raw') return emitRawStub({ bytes: res.offload })
+      const ssr = !!loadOptions?.ssr
+      const asset = assetFor.call(this as EmitContext, file, res, ssr)
+      if (kind === 'url') return emitUrlStub({ asset })
+      emitNativeFiles.call(this as EmitContext, file, res)
+      return emitLoaderStub({
+        manifest: res.manifest,
+        asset,
+        name: relative(ctx.resolved.root, file) || basename(file),
+        images: imageInfo(res),
+        backend: ctx.resolved.backend,
+        hot: framework === 'vite' && viteCommand === 'serve' && !ssr,
+      })
+    },
+
+    watchChange(id) {
+      ctx.invalidate(id)
+    },
+
+    buildEnd() {
+      const line = ctx.formatSummary()
+      if (line && logLevelInfo) ctx.logger.info(line)
+    },
+
+    vite: {
+      configResolved(config) {
+        ctx.setRoot(config.root)
+        viteCommand = config.command
+        viteBase = config.base.endsWith('/') ? config.base : config.base + '/'
+        ctx.logger = { info: (m) => config.logger.info(m, { timestamp: true }), warn: (m) => config.logger.warn(m, { timestamp: true }) }
+      },
+      configureServer(server) {
+        server.middlewares.use((req, res, next) => {
+          const url = (req.url ?? '').split('?')[0]!
+          const at = url.indexOf(DEV_ASSET_PREFIX)
+          const bytes = at >= 0 ? devAssets.get(decodeURIComponent(url.slice(at + DEV_ASSET_PREFIX.length))) : undefined
+          if (!bytes) return next()
+          res.setHeader('Content-Type', 'application/octet-stream')
+          res.setHeader('Cache-Control', 'no-cache')
+          res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+        })
+      },
+    },
+
+    esbuild: {
+      config(initial) {
+        if (initial.absWorkingDir) ctx.setRoot(initial.absWorkingDir)
+        const outdir = initial.outdir ?? (initial.outfile ? dirname(initial.outfile) : undefined)
+        const format = initial.format ?? (initial.platform === 'node' ? 'cjs' : 'iife')
+        esbuildTarget = outdir ? { outdir: resolve(ctx.resolved.root, outdir), format: format as EsbuildTarget['format'] } : undefined
+        logLevelInfo = ['info', 'debug', 'verbose'].includes(initial.logLevel ?? '')
+        ctx.logger = { info: (m) => console.error(m), warn: (m) => console.error(m) }
+      },
+    },
+
+    webpack(compiler) {
+      ctx.setRoot(compiler.context)
+      ctx.logger = webpackLogger(compiler.getInfrastructureLogger(PLUGIN_NAME))
+    },
+
+    rspack(compiler) {
+      ctx.setRoot(compiler.context)
+      ctx.logger = webpackLogger(compiler.getInfrastructureLogger(PLUGIN_NAME))
+    },
+  }
+  return plugin
+}
+
+function webpackLogger(l: { info(...a: unknown[]): void; warn(...a: unknown[]): void }): Logger {
+  return { info: (m) => l.info(m), warn: (m) => l.warn(m) }
+}
+
+export const unplugin = /* #__PURE__ */ createUnplugin(unpluginFactory)
+export default unplugin

@@ -1,1 +1,4 @@
-export {}
+// unplugin-cuda for Webpack: `plugins: [cuda(options)]`.
+import { unplugin } from './index.js'
+
+export default unplugin.webpack

@@ -1,0 +1,56 @@
+// Turns toolchain failures into the error shape bundlers show best (Rollup's RollupError: `id`, `loc`,
+// `frame`, `plugin`), which Vite's overlay prints as `file:line:col` with the code frame, and webpack and
+// esbuild print through their message. One error per failed import, naming the .cu file and the fix.
+import { relative } from 'node:path'
+
+export interface Diagnostic {
+  file: string
+  line: number
+  column: number
+  severity: string
+  message: string
+  frame?: string
+}
+
+export interface PluginError extends Error {
+  id: string
+  plugin: string
+  loc?: { file: string; line: number; column: number }
+  frame?: string
+  /** The compiler's diagnostics, when a compile failed. */
+  diagnostics?: Diagnostic[]
+}
+
+export const PLUGIN_NAME = 'unplugin-cuda'
+
+function isDiagnosticList(x: unknown): x is Diagnostic[] {
+  return Array.isArray(x) && x.every((d) => d && typeof d === 'object' && typeof (d as Diagnostic).message === 'string')
+}
+
+/** A PluginError for a failure while building `file` (imported by `importer` when known). */
+export function toPluginError(err: unknown, file: string, root: string): PluginError {
+  const e = err instanceof Error ? err : new Error(String(err))
+  const rel = relative(root, file) || file
+  const diags = (e as { diagnostics?: unknown }).diagnostics
+  let out: PluginError
+  if (isDiagnosticList(diags) && diags.length > 0) {
+    const errors = diags.filter((d) => d.severity === 'error' || d.severity === 'fatal')
+    const first = errors[0] ?? diags[0]!
+    const where = `${relative(root, first.file) || first.file}:${first.line}:${first.column}`
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more error${errors.length > 2 ? 's' : ''})` : ''
+    const list = (errors.length ? errors : diags).map((d) => `${relative(root, d.file) || d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`).join('\n')
+    out = Object.assign(new Error(`${where}: ${first.message}${more}\n${list}`), {
+      id: file,
+      plugin: PLUGIN_NAME,
+      loc: { file: first.file, line: first.line, column: first.column },
+      frame: first.frame,
+      diagnostics: diags,
+    }) as PluginError
+  } else {
+    const msg = e.message.includes(rel) || e.message.includes(file) ? e.message : `${rel}: ${e.message}`
+    out = Object.assign(new Error(msg), { id: file, plugin: PLUGIN_NAME }) as PluginError
+  }
+  out.name = e.name === 'Error' ? 'CudaBuildError' : e.name
+  out.stack = `${out.name}: ${out.message}`
+  return out
+}

@@ -40,6 +40,28 @@ export interface BackendModule {
   /** Address and size of a `.global`/`.const` variable. */
   getGlobal?(name: string): MaybePromise<{ address: bigint; size: number }>
   unload(): MaybePromise<void>
+  /**
+   * Optional fast path: a parameter block for `fn` allocated once (native memory for cuda). The runtime packs
+   * each launch's arguments straight into `bytes` and calls `launch(config)`; backends without it get
+   * Backend.launch with a KernelParams.
+   */
+  prepareLaunch?(fn: BackendFunction, layout: ParamBlockLayout): PreparedLaunch
+}
+
+/** Where each parameter lives in the `.param` block (see marshal.ts `layoutParams`). */
+export interface ParamBlockLayout {
+  /** Total bytes of the block. */
+  size: number
+  offsets: readonly number[]
+  sizes: readonly number[]
+}
+
+export interface PreparedLaunch {
+  /** The parameter block (`layout.size` bytes) the next launch reads. */
+  readonly bytes: Uint8Array
+  launch(config: LaunchConfig): MaybePromise<void>
+  /** Frees the block; the module's unload does it too. */
+  dispose?(): void
 }
 
 export interface BackendStream {

@@ -1,1 +1,104 @@
+// @kernelpack/runtime for Node: loadModule over the cuda backend (koffi → libcuda) or the PTX emulator.
+// koffi and node:fs are imported lazily so that importing the runtime stays cheap.
+import type { KernelManifest } from '@kernelpack/offload'
+import type { Backend } from './backend.js'
+import { NoDriverError } from './errors.js'
+import { createModule, type Module } from './module.js'
+import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
+
 export type * from './backend.js'
+export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, BackendInfo, Dim } from './module.js'
+export { createModule, readImages } from './module.js'
+export { CudaError, NoDriverError } from './errors.js'
+export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
+export { layoutParams, createPacker, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
+export {
+  t, array, struct, union, sizeof, alignof, offsetof, layout, encode, toHalfBits, toBfloat16Bits,
+  type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,
+} from './schema.js'
+export type { ModuleSource } from './source.js'
+
+export interface LoadModuleOptions {
+  /** `auto`: cuda where a driver answers, else the emulator. @default 'auto' */
+  backend?: 'auto' | 'cuda' | 'emulator'
+  /** CUDA device ordinal. @default 0 */
+  device?: number
+  /** Path of libcuda. @default `KERNELPACK_LIBCUDA`, else `libcuda.so.1` */
+  libcudaPath?: string
+}
+
+const backends = new Map<string, Promise<Backend>>()
+
+function cudaBackend(options: LoadModuleOptions): Promise<Backend> {
+  const key = `cuda:${options.device ?? 0}:${options.libcudaPath ?? process.env.KERNELPACK_LIBCUDA ?? ''}`
+  let b = backends.get(key)
+  if (!b) {
+    b = import('./cuda/cuda-backend.js').then((m) => m.createCudaBackend({ device: options.device, libcudaPath: options.libcudaPath }))
+    backends.set(key, b)
+    b.catch(() => backends.delete(key))
+  }
+  return b
+}
+
+function emulatorBackend(): Promise<Backend> {
+  let b = backends.get('emulator')
+  if (!b) {
+    b = import('@kernelpack/emulator').then((m) => {
+      const create = (m as { createEmulatorBackend?: () => Backend }).createEmulatorBackend
+      if (typeof create !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
+      return create()
+    })
+    backends.set('emulator', b)
+    b.catch(() => backends.delete('emulator'))
+  }
+  return b
+}
+
+/** The backend loadModule would use, and why. */
+export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{ backend: Backend; reason: string }> {
+  const which = options.backend ?? 'auto'
+  if (which === 'cuda') return { backend: await cudaBackend(options), reason: "backend 'cuda' was requested" }
+  if (which === 'emulator') return { backend: await emulatorBackend(), reason: "backend 'emulator' was requested" }
+  if (which !== 'auto') throw new TypeError(`loadModule: backend must be 'auto', 'cuda' or 'emulator', got ${JSON.stringify(which)}`)
+  try {
+    const backend = await cudaBackend(options)
+    return { backend, reason: `auto: the NVIDIA driver answered (${backend.device().name})` }
+  } catch (err) {
+    if (!(err instanceof NoDriverError)) throw err
+    return { backend: await emulatorBackend(), reason: `auto: using the PTX emulator because ${err.message.split('. ')[0]}` }
+  }
+}
+
+async function readSource(source: ModuleSource): Promise<Uint8Array> {
+  const bytes = bytesOf(source)
+  if (bytes) return bytes
+  if (isResponse(source)) return readResponse(source, describeSource(source))
+  if (source instanceof URL || (typeof source === 'string' && /^(file|https?|data):/i.test(source))) {
+    const url = new URL(source)
+    if (url.protocol !== 'file:') return fetchBytes(url)
+    const [{ readFile }, { fileURLToPath }] = await Promise.all([import('node:fs/promises'), import('node:url')])
+    return readBytes(readFile, fileURLToPath(url))
+  }
+  if (typeof source === 'string') {
+    const { readFile } = await import('node:fs/promises')
+    return readBytes(readFile, source)
+  }
+  throw new TypeError(`loadModule: source must be bytes, a file path, a URL or a Response, got ${typeof source}`)
+}
+
+async function readBytes(readFile: typeof import('node:fs/promises').readFile, path: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await readFile(path))
+  } catch (err) {
+    throw new Error(`${path}: cannot read the module: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+/**
+ * Loads a module (an offload binary, or a raw cubin/PTX) for `manifest` on the chosen backend.
+ * `mod.backend.name` says which backend runs and `mod.backend.reason` why.
+ */
+export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
+  const [bytes, { backend, reason }] = await Promise.all([readSource(source), resolveBackend(options)])
+  return createModule(backend, bytes, manifest, { sourceName: describeSource(source), reason })
+}

@@ -1,0 +1,295 @@
+// The runtime API over a Backend (DESIGN.md "Runtime API"): a Module from image bytes and a manifest, device
+// buffers, and kernels whose launch checks and packs the arguments (marshal.ts) before anything runs.
+// Shared by the Node entry (index.ts) and the browser entry (browser.ts); no Node built-ins here.
+import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo } from '@kernelpack/offload'
+import { ImageKind, readOffloadEntries } from '@kernelpack/offload'
+import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
+import { createPacker, type KernelArg } from './marshal.js'
+import { selectImage, sniffKind } from './select-image.js'
+
+export interface DeviceBuffer {
+  /** Device address (CUdeviceptr). */
+  readonly address: bigint
+  readonly byteLength: number
+  /** A copy of the contents; or the contents copied into `into` (its byteLength bytes), which is returned. */
+  download(): Promise<Uint8Array>
+  download<T extends ArrayBufferView>(into: T): Promise<T>
+  /** Copies `data` to the start of the buffer. */
+  write(data: ArrayBufferView): Promise<void>
+  /** Sets every byte to `byte`. */
+  fill(byte: number): Promise<void>
+  free(): Promise<void>
+}
+
+export type Dim = number | [number, number?, number?] | readonly number[]
+
+export interface LaunchOptions {
+  grid: Dim
+  block: Dim
+  /** Dynamic shared memory in bytes. @default 0 */
+  sharedBytes?: number
+  stream?: Stream
+}
+
+export interface Stream {
+  readonly id: number
+  synchronize(): Promise<void>
+  destroy(): Promise<void>
+}
+
+export interface Kernel {
+  /** The PTX `.entry` name. */
+  readonly name: string
+  readonly demangled: string
+  readonly params: readonly ParamInfo[]
+  /** Checks and packs `args` (in PTX order), then launches; resolves once the launch is queued. */
+  launch(opts: LaunchOptions, ...args: KernelArg[]): Promise<void>
+}
+
+export interface BackendInfo {
+  name: 'cuda' | 'emulator'
+  device: DeviceInfo
+  /** Why this backend runs (`'auto'` explains its pick). */
+  reason: string
+}
+
+export interface Module {
+  backend: BackendInfo
+  manifest: KernelManifest
+  /** The image that was loaded and why. */
+  image: { arch: string; kind: string; reason: string }
+  upload(data: ArrayBufferView): Promise<DeviceBuffer>
+  alloc(byteLength: number): Promise<DeviceBuffer>
+  kernel(ptxEntryName: string): Kernel
+  createStream(): Promise<Stream>
+  /** Waits for all work (or one stream's). */
+  synchronize(stream?: Stream): Promise<void>
+  /** Address and size of a module-scope `.global`/`.const` variable. */
+  global(name: string): Promise<{ address: bigint; size: number }>
+  unload(): Promise<void>
+}
+
+/** The images of a module file: offload binary entries, or one raw cubin/PTX/fatbin (arch from its text). */
+export function readImages(bytes: Uint8Array, sourceName: string): OffloadEntry[] {
+  const isOffload = bytes.length >= 4 && bytes[0] === 0x10 && bytes[1] === 0xff && bytes[2] === 0x10 && bytes[3] === 0xad
+  if (isOffload) {
+    try {
+      return readOffloadEntries(bytes)
+    } catch (err) {
+      throw new Error(`${sourceName}: not a readable offload binary: ${(err as Error).message}`, { cause: err })
+    }
+  }
+  const kind = sniffKind(bytes)
+  if (!kind) {
+    throw new Error(`${sourceName}: neither an offload binary (magic 10 ff 10 ad) nor a cubin (ELF) or PTX text; build it with \`kernelpack build\``)
+  }
+  let arch = ''
+  if (kind === 'ptx') {
+    const m = /^\s*\.target\s+(sm_\d+[af]?)/m.exec(new TextDecoder().decode(bytes.subarray(0, 65536)))
+    arch = m ? m[1]!.replace('sm_', 'compute_') : ''
+  } else if (kind === 'cubin' && bytes.length >= 52) {
+    // CUDA ELF e_flags (offset 48 in ELF64): the SM number in bits 0-7 (ABI < 8) or 8-15 (newer ABI).
+    const flags = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(48, true)
+    const abi = bytes[8]!
+    const sm = abi >= 8 ? (flags >> 8) & 0xff : flags & 0xff
+    if (sm) arch = `sm_${sm}`
+  }
+  const imageKind = kind === 'ptx' ? ImageKind.PTX : kind === 'cubin' ? ImageKind.Cubin : kind === 'fatbin' ? ImageKind.Fatbinary : ImageKind.Object
+  return [{ imageKind, offloadKind: 2, flags: 0, strings: new Map([['arch', arch]]), image: bytes }]
+}
+
+function dim3(d: Dim, what: string, kernel: string): Dim3 {
+  const check = (v: unknown) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 0x7fffffff) {
+      throw new TypeError(`kernel ${kernel}: ${what} must be a positive integer or [x, y, z] of them, got ${JSON.stringify(d)}`)
+    }
+    return v
+  }
+  if (typeof d === 'number') return [check(d), 1, 1]
+  if (!Array.isArray(d) || d.length < 1 || d.length > 3) throw new TypeError(`kernel ${kernel}: ${what} must be a number or [x, y, z], got ${JSON.stringify(d)}`)
+  return [check(d[0]), check(d[1] ?? 1), check(d[2] ?? 1)]
+}
+
+const resolved = Promise.resolve()
+
+/** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
+export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string }): Promise<Module> {
+  if (!manifest || !Array.isArray(manifest.kernels)) throw new TypeError(`${opts.sourceName}: the manifest has no kernels array (expected the <name>.manifest.json written by kernelpack build)`)
+  const entries = readImages(bytes, opts.sourceName)
+  const device = backend.device()
+  let choice
+  try {
+    choice = selectImage(entries, device, backend.imageKinds)
+  } catch (err) {
+    throw new Error(`${opts.sourceName}: ${(err as Error).message}`, { cause: err })
+  }
+  const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image })
+  const streams = new Map<Stream, BackendStream>()
+  let unloaded = false
+  const alive = (what: string) => {
+    if (unloaded) throw new Error(`${opts.sourceName}: ${what} after the module was unloaded`)
+  }
+
+  function makeBuffer(address: bigint, byteLength: number): DeviceBuffer {
+    let freed = false
+    const live = (what: string) => {
+      if (freed) throw new Error(`DeviceBuffer ${what} after free()`)
+    }
+    return {
+      address,
+      byteLength,
+      async download<T extends ArrayBufferView>(into?: T): Promise<T | Uint8Array> {
+        live('download')
+        if (into === undefined) {
+          const out = new Uint8Array(byteLength)
+          await backend.copyFromDevice(out, address)
+          return out
+        }
+        if (!ArrayBuffer.isView(into)) throw new TypeError('download(into): into must be a TypedArray, DataView or Buffer')
+        if (into.byteLength > byteLength) throw new RangeError(`download(into): into has ${into.byteLength} bytes but the buffer holds ${byteLength}`)
+        await backend.copyFromDevice(new Uint8Array(into.buffer, into.byteOffset, into.byteLength), address)
+        return into
+      },
+      async write(data: ArrayBufferView) {
+        live('write')
+        if (data.byteLength > byteLength) throw new RangeError(`write: ${data.byteLength} bytes do not fit in a buffer of ${byteLength}`)
+        await backend.copyToDevice(address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+      },
+      async fill(byte: number) {
+        live('fill')
+        await backend.memset(address, byte, byteLength)
+      },
+      async free() {
+        if (freed) return
+        freed = true
+        await backend.free(address)
+      },
+    } as DeviceBuffer
+  }
+
+  const kernels = new Map<string, Kernel>()
+  function findKernel(name: string): KernelInfo {
+    const exact = manifest.kernels.find((k) => k.name === name)
+    if (exact) return exact
+    const byDemangled = manifest.kernels.filter((k) => k.demangled === name || k.demangled.startsWith(`${name}(`))
+    if (byDemangled.length === 1) return byDemangled[0]!
+    const list = manifest.kernels.map((k) => (k.demangled && k.demangled !== k.name ? `${k.name} (${k.demangled})` : k.name)).join(', ')
+    throw new Error(
+      `${opts.sourceName}: no kernel ${JSON.stringify(name)}` + (byDemangled.length > 1 ? ` (ambiguous: ${byDemangled.length} overloads; use the PTX name)` : '') + `; kernels: ${list || 'none'}`,
+    )
+  }
+
+  function makeKernel(info: KernelInfo): Kernel {
+    const label = info.demangled && info.demangled !== info.name ? `${info.name} (${info.demangled})` : info.name
+    const packer = createPacker(label, info.params)
+    let fn: BackendFunction | undefined
+    let prepared: PreparedLaunch | undefined
+    let fallback: Uint8Array | undefined
+    let fallbackView: DataView | undefined
+    let preparedView: DataView | undefined
+    const config: LaunchConfig = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null }
+
+    function run(o: LaunchOptions, args: unknown[]): Promise<void> | void {
+      config.grid = dim3(o.grid, 'grid', label)
+      config.block = dim3(o.block, 'block', label)
+      const shared = o.sharedBytes ?? 0
+      if (!Number.isInteger(shared) || shared < 0) throw new TypeError(`kernel ${label}: sharedBytes must be a non-negative integer, got ${shared}`)
+      config.sharedBytes = shared
+      config.stream = o.stream ? streams.get(o.stream) ?? null : null
+      if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
+      if (prepared) {
+        packer.pack(args, prepared.bytes, preparedView)
+        const r = prepared.launch(config)
+        return r
+      }
+      packer.pack(args, fallback!, fallbackView)
+      return backend.launch(fn!, config, { bytes: fallback!, offsets: packer.layout.offsets, sizes: packer.layout.sizes })
+    }
+
+    async function slowLaunch(o: LaunchOptions, args: unknown[]): Promise<void> {
+      alive(`launching ${label}`)
+      fn = await bmod.getFunction(info.name)
+      prepared = bmod.prepareLaunch?.(fn, packer.layout)
+      if (prepared) preparedView = new DataView(prepared.bytes.buffer, prepared.bytes.byteOffset, prepared.bytes.byteLength)
+      else {
+        fallback = new Uint8Array(packer.layout.size)
+        fallbackView = new DataView(fallback.buffer)
+      }
+      await run(o, args)
+    }
+
+    return {
+      name: info.name,
+      demangled: info.demangled,
+      params: info.params,
+      launch(o: LaunchOptions, ...args: KernelArg[]): Promise<void> {
+        if (!fn) return slowLaunch(o, args)
+        try {
+          if (unloaded) alive(`launching ${label}`)
+          const r = run(o, args)
+          return r ? r : resolved
+        } catch (err) {
+          return Promise.reject(err)
+        }
+      },
+    }
+  }
+
+  const mod: Module = {
+    backend: { name: backend.name, device, reason: opts.reason },
+    manifest,
+    image: { arch: choice.arch, kind: choice.kind, reason: choice.reason },
+    async upload(data: ArrayBufferView) {
+      alive('upload')
+      if (!ArrayBuffer.isView(data)) throw new TypeError(`upload: expected a TypedArray, DataView or Buffer, got ${typeof data}`)
+      const address = await backend.alloc(data.byteLength)
+      await backend.copyToDevice(address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+      return makeBuffer(address, data.byteLength)
+    },
+    async alloc(byteLength: number) {
+      alive('alloc')
+      if (!Number.isSafeInteger(byteLength) || byteLength < 0) throw new RangeError(`alloc: byteLength must be a non-negative integer, got ${byteLength}`)
+      const address = await backend.alloc(byteLength)
+      await backend.memset(address, 0, byteLength)
+      return makeBuffer(address, byteLength)
+    },
+    kernel(name: string) {
+      alive('kernel()')
+      let k = kernels.get(name)
+      if (!k) {
+        k = makeKernel(findKernel(name))
+        kernels.set(name, k)
+      }
+      return k
+    },
+    async createStream() {
+      alive('createStream')
+      const bs = await backend.createStream()
+      const s: Stream = {
+        id: bs.id,
+        synchronize: async () => { await backend.synchronize(bs) },
+        destroy: async () => {
+          if (streams.delete(s)) await backend.destroyStream(bs)
+        },
+      }
+      streams.set(s, bs)
+      return s
+    },
+    async synchronize(stream?: Stream) {
+      await backend.synchronize(stream ? streams.get(stream) ?? null : null)
+    },
+    async global(name: string) {
+      alive('global')
+      if (!bmod.getGlobal) throw new Error(`${opts.sourceName}: the ${backend.name} backend cannot look up variables`)
+      return bmod.getGlobal(name)
+    },
+    async unload() {
+      if (unloaded) return
+      unloaded = true
+      for (const [, bs] of streams) await backend.destroyStream(bs)
+      streams.clear()
+      await bmod.unload()
+    },
+  }
+  return mod
+}

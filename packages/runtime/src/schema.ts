@@ -232,7 +232,7 @@ export function encode(type: DataType, value: unknown): Uint8Array {
 }
 
 const intRange: Record<string, [bigint, bigint]> = {
-  i8: [-(2n ** 7n), 2n ** 7n - 1n], u8: [0n, 2n ** 8n - 1n],
+  bool: [0n, 1n], i8: [-(2n ** 7n), 2n ** 7n - 1n], u8: [0n, 2n ** 8n - 1n],
   i16: [-(2n ** 15n), 2n ** 15n - 1n], u16: [0n, 2n ** 16n - 1n],
   i32: [-(2n ** 31n), 2n ** 31n - 1n], u32: [0n, 2n ** 32n - 1n],
   i64: [-(2n ** 63n), 2n ** 63n - 1n], u64: [0n, 2n ** 64n - 1n], ptr: [0n, 2n ** 64n - 1n],

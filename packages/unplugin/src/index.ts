@@ -20,6 +20,11 @@ export { toPluginError, PLUGIN_NAME } from './core/errors.js'
 export type { PluginError, Diagnostic } from './core/errors.js'
 export { assetFileName, hashBytes, writeFileAtomic } from './core/assets.js'
 
+// Marks an SSR asset reference in a Vite SSR chunk until renderChunk knows the chunk's place: the marker
+// is called with the JSON string of the asset's output path.
+const SSR_PLACEHOLDER = '__KERNELPACK_SSR_ASSET__'
+const SSR_PLACEHOLDER_RE = /__KERNELPACK_SSR_ASSET__\(\s*("[^"\\]*")\s*\)/g
+
 /** Path prefix under which the Vite dev server serves offload binaries. */
 export const DEV_ASSET_PREFIX = '__kernelpack/'
 
@@ -45,6 +50,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
   const devAssets = new Map<string, Uint8Array>()
   let esbuildTarget: EsbuildTarget | undefined
   let logLevelInfo = true
+  const ssrAssets = new Map<string, Uint8Array>()
 
   /** The JS expression a stub uses to reach its offload binary, emitting the asset the bundler's way. */
   function assetFor(this: EmitContext, file: string, res: BuildResult, ssr: boolean): LoaderAsset {
@@ -59,6 +65,14 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       const abs = join(ctx.resolved.cacheDir, 'assets', fileName)
       writeFileAtomic(abs, bytes)
       return { kind: 'expression', expression: `new URL(${JSON.stringify(pathToFileURL(abs).href)})` }
+    }
+    if (framework === 'vite' && ssr) {
+      // Vite drops assets from SSR builds and renders ROLLUP_FILE_URL against `base` (a browser path), so
+      // SSR output gets its own placeholder, replaced in renderChunk by a path relative to the chunk, and
+      // the file written in writeBundle.
+      const out = `assets/${fileName}`
+      ssrAssets.set(out, bytes)
+      return { kind: 'expression', expression: `${SSR_PLACEHOLDER}(${JSON.stringify(out)})` }
     }
     if (framework === 'vite' || framework === 'rollup' || framework === 'rolldown') {
       const ref = this.emitFile!({ type: 'asset', name: `${basename(file).replace(/\.cu$/i, '')}.offload`, source: bytes })
@@ -157,7 +171,11 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
 
     buildEnd() {
       const line = ctx.formatSummary()
-      if (line && logLevelInfo) ctx.logger.info(line)
+      if (!line || !logLevelInfo) return
+      // Rollup routes `this.info` through its onLog (Vite and webpack loggers are set in their hooks).
+      const info = (this as { info?: (m: string) => void }).info
+      if ((framework === 'rollup' || framework === 'rolldown') && typeof info === 'function') info.call(this, line)
+      else ctx.logger.info(line)
     },
 
     vite: {
@@ -166,6 +184,20 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         viteCommand = config.command
         viteBase = config.base.endsWith('/') ? config.base : config.base + '/'
         ctx.logger = { info: (m) => config.logger.info(m, { timestamp: true }), warn: (m) => config.logger.warn(m, { timestamp: true }) }
+      },
+      renderChunk(code, chunk, outputOptions) {
+        if (!code.includes(SSR_PLACEHOLDER)) return null
+        const from = dirname(chunk.fileName)
+        const cjs = outputOptions.format === 'cjs'
+        return code.replace(SSR_PLACEHOLDER_RE, (_m, json: string) => {
+          let rel = relative(from, JSON.parse(json) as string).split('\\').join('/')
+          if (!rel.startsWith('.')) rel = './' + rel
+          return cjs ? `require('node:path').join(__dirname, ${JSON.stringify(rel)})` : `new URL(${JSON.stringify(rel)}, import.meta.url)`
+        })
+      },
+      writeBundle(outputOptions) {
+        if (!outputOptions.dir) return
+        for (const [name, bytes] of ssrAssets) writeFileAtomic(join(outputOptions.dir, name), bytes)
       },
       configureServer(server) {
         server.middlewares.use((req, res, next) => {

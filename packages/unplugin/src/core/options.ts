@@ -42,7 +42,8 @@ export interface Options {
   backend?: 'auto' | 'cuda' | 'emulator'
   /** Write `<file>.cu.d.ts` beside every `.cu` so TypeScript types the imports. @default true */
   dts?: boolean
-  /** Folders scanned for `.cu` files at build start (so .d.ts files exist before tsc runs), relative to the root. @default ['.'] */
+  /** Folders scanned for `.cu` files at build start, so their .d.ts files exist before tsc runs (relative to the root;
+   *  node_modules, dist and dot folders are skipped). Imported files get theirs on load anyway. @default ['src'] */
   dtsScan?: string[]
   /** Parallel compiler processes. @default the number of cores */
   jobs?: number
@@ -100,7 +101,7 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     inline,
     backend,
     dts: options.dts ?? true,
-    dtsScan: (options.dtsScan ?? ['.']).map((d) => resolve(root, d)),
+    dtsScan: (options.dtsScan ?? ['src']).map((d) => resolve(root, d)),
     jobs: options.jobs,
   }
 }

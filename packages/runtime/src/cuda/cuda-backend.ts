@@ -34,6 +34,8 @@ interface CudaStream extends BackendStream {
 }
 
 let koffiPromise: Promise<Koffi> | undefined
+// koffi registers prototypes by name, once per process.
+const protos = new Map<string, unknown>()
 function loadKoffi(): Promise<Koffi> {
   koffiPromise ??= import('koffi').then((m) => ((m as unknown as { default?: Koffi }).default ?? m) as Koffi)
   return koffiPromise
@@ -94,7 +96,9 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     if (r !== 0 || status !== ProcAddressStatus.success || pfn === 0n) {
       throw new NoDriverError(`cuGetProcAddress_v2(${JSON.stringify(ep.name)}, version ${ep.version}) failed: ${fallbackErrorName(r)} (${r}), status ${status}`)
     }
-    cu[ep.name] = koffi.decode(pfn, koffi.proto(ep.proto)) as Fn
+    let proto = protos.get(ep.proto)
+    if (!proto) protos.set(ep.proto, (proto = koffi.proto(ep.proto)))
+    cu[ep.name] = koffi.decode(pfn, proto as Parameters<Koffi['decode']>[1]) as Fn
   }
 
   const readCString = (ptr: bigint): string => (ptr === 0n ? '' : String(koffi.decode(ptr, 'char', -1)))

@@ -1,0 +1,331 @@
+// The `emulator` execution backend: implements the runtime's Backend interface
+// (packages/runtime/src/backend.ts, structurally; this package imports nothing) over the emulated heap.
+// Launches run synchronously on the calling thread, block after block; see compile.ts for how a block's
+// threads are run and how barriers and warp collectives are scheduled.
+import { EmulatorFault, PtxError } from './errors.js'
+import type { CollectiveKind, CompiledFunction } from './compile.js'
+import { Heap } from './heap.js'
+import { loadPtxModule, type LoadedModule } from './load-module.js'
+
+export type Dim3 = [number, number, number]
+
+export interface EmulatorBackendOptions {
+  /** Worker threads to spread blocks over. Accepted for forward compatibility; launches run on the calling thread. @default 0 */
+  workers?: number
+  /** Initial size of the emulated device memory in bytes (it grows on demand). @default 16 MiB */
+  initialMemory?: number
+  /** Upper limit of emulated device memory in bytes. @default 2 GiB */
+  memoryLimit?: number
+  /** Where device printf output goes. @default console.log */
+  print?: (text: string) => void
+}
+
+export interface EmulatorFunction {
+  readonly name: string
+}
+
+export interface EmulatorModule {
+  getFunction(name: string): EmulatorFunction
+  getGlobal(name: string): { address: bigint; size: number }
+  unload(): void
+}
+
+export interface EmulatorLaunchConfig {
+  grid: Dim3
+  block: Dim3
+  sharedBytes: number
+  stream?: { readonly id: number } | null
+}
+
+export interface EmulatorKernelParams {
+  bytes: Uint8Array
+  offsets: readonly number[]
+  sizes: readonly number[]
+}
+
+export interface EmulatorDeviceInfo {
+  name: string
+  computeCapability: [number, number]
+  totalMemory: number
+  ptxVersion?: [number, number]
+  multiProcessorCount?: number
+  warpSize?: number
+}
+
+export interface EmulatorBackend {
+  readonly name: 'emulator'
+  readonly imageKinds: ReadonlyArray<'ptx'>
+  device(): EmulatorDeviceInfo
+  loadModule(image: { kind: string; arch: string; bytes: Uint8Array }): EmulatorModule
+  alloc(byteLength: number): bigint
+  free(address: bigint): void
+  copyToDevice(dst: bigint, src: Uint8Array, stream?: { readonly id: number } | null): void
+  copyFromDevice(dst: Uint8Array, src: bigint, stream?: { readonly id: number } | null): void
+  memset(dst: bigint, byte: number, byteLength: number, stream?: { readonly id: number } | null): void
+  createStream(): { readonly id: number }
+  destroyStream(stream: { readonly id: number }): void
+  synchronize(stream?: { readonly id: number } | null): void
+  launch(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): void
+  dispose(): void
+}
+
+interface ThreadState { st: number; pc: number; r: unknown[]; c0: unknown; c1: unknown; c2: unknown; c3: unknown; o0: unknown; o1: unknown }
+
+class KernelHandle implements EmulatorFunction {
+  constructor(readonly name: string, readonly mod: LoadedModule, readonly cf: CompiledFunction) {}
+}
+
+const CALL_STACK = 1 << 16
+
+function addr(a: bigint, what: string): number {
+  if (typeof a !== 'bigint') throw new TypeError(`${what}: device address must be a bigint`)
+  if (a < 0n || a > 0xffffffffn) throw new RangeError(`${what}: 0x${a.toString(16)} is not an emulated device address`)
+  return Number(a)
+}
+
+function dim(d: unknown, what: string): Dim3 {
+  if (!Array.isArray(d) || d.length !== 3 || !d.every((x) => Number.isInteger(x) && x >= 1)) throw new TypeError(`launch: ${what} must be [x, y, z] of positive integers, got ${JSON.stringify(d)}`)
+  return d as Dim3
+}
+
+function resolveCollective(kind: CollectiveKind, states: ThreadState[], w: number, group: number[]): void {
+  const inGroup = new Map<number, ThreadState>()
+  for (const t of group) inGroup.set(t - w, states[t]!)
+  let groupMask = 0
+  for (const l of inGroup.keys()) groupMask |= 1 << l
+  switch (kind.kind) {
+    case 'shfl': {
+      for (const [lane, s] of inGroup) {
+        const b = s.c1 as number, c = s.c2 as number
+        const segmask = (c >>> 8) & 0x1f
+        const maxLane = (lane & segmask) | (c & 0x1f & ~segmask)
+        const minLane = lane & segmask
+        let j: number, pval: boolean
+        switch (kind.mode) {
+          case 'up': j = lane - (b >>> 0); pval = j >= maxLane; break
+          case 'down': j = lane + (b >>> 0); pval = j <= maxLane; break
+          case 'bfly': j = lane ^ (b & 31); pval = j <= maxLane; break
+          default: j = minLane | (b & 0x1f & ~segmask); pval = j <= maxLane; break
+        }
+        if (!pval || j < 0 || j > 31) j = lane
+        const src = inGroup.get(j) ?? s
+        s.o0 = src.c0
+        s.o1 = pval
+      }
+      break
+    }
+    case 'vote': {
+      for (const [, s] of inGroup) {
+        const mask = (s.c1 as number) & groupMask
+        let ballot = 0, all = true, any = false
+        for (const [l, o] of inGroup) {
+          if (!((mask >>> l) & 1)) continue
+          if (o.c0) { ballot |= 1 << l; any = true } else all = false
+        }
+        s.o0 = kind.mode === 'ballot' ? ballot : kind.mode === 'all' ? all : kind.mode === 'any' ? any : all || !any
+      }
+      break
+    }
+    case 'match': {
+      for (const [, s] of inGroup) {
+        const mask = (s.c1 as number) & groupMask
+        let m = 0, allEq = true
+        for (const [l, o] of inGroup) {
+          if (!((mask >>> l) & 1)) continue
+          if (o.c0 === s.c0) m |= 1 << l; else allEq = false
+        }
+        if (kind.mode === 'any') s.o0 = m
+        else { s.o0 = allEq ? mask : 0; s.o1 = allEq }
+      }
+      break
+    }
+    case 'activemask':
+      for (const [, s] of inGroup) s.o0 = groupMask | 0
+      break
+    case 'redux': {
+      for (const [, s] of inGroup) {
+        const mask = (s.c1 as number) & groupMask
+        let acc: number | undefined
+        for (const [l, o] of inGroup) {
+          if (!((mask >>> l) & 1)) continue
+          const v = o.c0 as number
+          if (acc === undefined) { acc = v; continue }
+          switch (kind.mode) {
+            case 'add': acc = (acc + v) | 0; break
+            case 'min': acc = kind.signed ? Math.min(acc, v) : Math.min(acc >>> 0, v >>> 0) | 0; break
+            case 'max': acc = kind.signed ? Math.max(acc, v) : Math.max(acc >>> 0, v >>> 0) | 0; break
+            case 'and': acc &= v; break
+            case 'or': acc |= v; break
+            case 'xor': acc ^= v; break
+          }
+        }
+        s.o0 = acc ?? 0
+      }
+      break
+    }
+    default: break
+  }
+}
+
+type KernelFn = (T: ThreadState[] | null, t0: number, t1: number, FB: number) => void
+
+function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number): void {
+  for (let t = 0; t < n; t++) { const s = states[t]!; s.st = 0; s.pc = 0 }
+  for (;;) {
+    for (let w = 0; w < n; w += 32) {
+      const end = Math.min(w + 32, n)
+      for (;;) {
+        K(states, w, end, FB)
+        let pcSel = -1
+        for (let t = w; t < end; t++) if (states[t]!.st === 2) { pcSel = states[t]!.pc; break }
+        if (pcSel < 0) break
+        const group: number[] = []
+        for (let t = w; t < end; t++) { const s = states[t]!; if (s.st === 2 && s.pc === pcSel) group.push(t) }
+        resolveCollective(cf.collectives.get(pcSel)!, states, w, group)
+        for (const t of group) states[t]!.st = 0
+      }
+    }
+    let waiting = 0
+    let barPc = -1
+    for (let t = 0; t < n; t++) if (states[t]!.st === 1) { waiting++; barPc = states[t]!.pc }
+    if (waiting === 0) return
+    const kind = cf.collectives.get(barPc)
+    if (kind?.kind === 'bar' && kind.red) {
+      let cnt = 0, all = true, any = false
+      for (let t = 0; t < n; t++) { const s = states[t]!; if (s.st !== 1) continue; if (s.c0) { cnt++; any = true } else all = false }
+      const out = kind.red === 'popc' ? cnt : kind.red === 'and' ? all : any
+      for (let t = 0; t < n; t++) { const s = states[t]!; if (s.st === 1) s.o0 = out }
+    }
+    for (let t = 0; t < n; t++) { const s = states[t]!; if (s.st === 1) s.st = 0 }
+  }
+}
+
+/** Creates the PTX emulator backend (a structural implementation of the runtime's Backend). */
+export function createEmulatorBackend(options: EmulatorBackendOptions = {}): EmulatorBackend {
+  const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31)
+  const modules = new Set<LoadedModule>()
+  let nextStream = 1
+  let disposed = false
+  const live = () => { if (disposed) throw new Error('the emulator backend was disposed') }
+
+  const backend: EmulatorBackend = {
+    name: 'emulator',
+    imageKinds: ['ptx'],
+    device() {
+      return {
+        name: 'kernelpack PTX emulator', computeCapability: [12, 0], totalMemory: options.memoryLimit ?? 2 ** 31,
+        ptxVersion: [9, 1], multiProcessorCount: 1, warpSize: 32,
+      }
+    },
+    loadModule(image) {
+      live()
+      if (image.kind !== 'ptx') throw new PtxError(`the emulator runs PTX only; got a ${image.kind} image for ${image.arch}`)
+      let end = image.bytes.length
+      while (end > 0 && image.bytes[end - 1] === 0) end--
+      const text = new TextDecoder().decode(image.bytes.subarray(0, end))
+      const lm = loadPtxModule(text, heap, { print: options.print })
+      modules.add(lm)
+      return {
+        getFunction(name: string) {
+          const cf = lm.functions.get(name)
+          if (!cf || cf.kind !== 'entry') {
+            const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
+            throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
+          }
+          return new KernelHandle(name, lm, cf)
+        },
+        getGlobal(name: string) {
+          const g = lm.globals.get(name)
+          if (!g) throw new Error(`variable ${name} is not a .global/.const variable of this PTX module`)
+          return { address: BigInt(g.address), size: g.size }
+        },
+        unload() {
+          if (!modules.delete(lm)) return
+          for (const at of lm.owned) heap.free(at)
+        },
+      }
+    },
+    alloc(byteLength) {
+      live()
+      return BigInt(heap.alloc(byteLength))
+    },
+    free(address) {
+      live()
+      heap.free(addr(address, 'free'))
+    },
+    copyToDevice(dst, src) {
+      live()
+      const at = addr(dst, 'copyToDevice')
+      heap.check(at, src.length, 'copyToDevice')
+      new Uint8Array(heap.buffer, at, src.length).set(src)
+    },
+    copyFromDevice(dst, src) {
+      live()
+      const at = addr(src, 'copyFromDevice')
+      heap.check(at, dst.length, 'copyFromDevice')
+      dst.set(new Uint8Array(heap.buffer, at, dst.length))
+    },
+    memset(dst, byte, byteLength) {
+      live()
+      const at = addr(dst, 'memset')
+      heap.check(at, byteLength, 'memset')
+      new Uint8Array(heap.buffer, at, byteLength).fill(byte & 0xff)
+    },
+    createStream() { return { id: nextStream++ } },
+    destroyStream() {},
+    synchronize() {},
+    launch(fn, config, params) {
+      live()
+      if (!(fn instanceof KernelHandle)) throw new TypeError('launch: not a function of an emulator module')
+      const { mod, cf } = fn
+      if (!modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
+      const grid = dim(config.grid, 'grid')
+      const block = dim(config.block, 'block')
+      const nthreads = block[0] * block[1] * block[2]
+      if (nthreads > 1024) throw new RangeError(`launch ${fn.name}: ${nthreads} threads per block exceed the limit of 1024`)
+      const dyn = config.sharedBytes ?? 0
+      if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
+      const paramEnd = cf.paramOffsets.length ? Math.max(...mod.ptx.functions.find((f) => f.name === fn.name)!.params.map((p, i) => cf.paramOffsets[i]! + p.size)) : 0
+      if (params.bytes.length < paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${paramEnd}`)
+      const shn = mod.layout.sharedStatic + dyn
+      const ln = Math.ceil(cf.stackNeed / 16) * 16
+      const regions: number[] = []
+      try {
+        const sb = heap.alloc(Math.max(shn, 4)); regions.push(sb)
+        const lb0 = heap.alloc(Math.max(ln * nthreads, 4)); regions.push(lb0)
+        const frame = Math.max(cf.frameSize, params.bytes.length)
+        const fb = heap.alloc(frame + CALL_STACK); regions.push(fb)
+        new Uint8Array(heap.buffer, fb, params.bytes.length).set(params.bytes)
+        const inst = mod.inst
+        if (mod.generation !== heap.generation) { inst.setHeap(heap.buffer, heap.ok); mod.generation = heap.generation }
+        inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2] })
+        mod.running = fn.name
+        const K = inst.FN[fn.name] as unknown as KernelFn
+        let states: ThreadState[] = []
+        if (cf.hasSuspend) {
+          states = Array.from({ length: nthreads }, () => ({ st: 0, pc: 0, r: new Array(cf.regCount).fill(0), c0: 0, c1: 0, c2: 0, c3: 0, o0: 0, o1: false }))
+        }
+        for (let z = 0; z < grid[2]; z++) {
+          for (let y = 0; y < grid[1]; y++) {
+            for (let x = 0; x < grid[0]; x++) {
+              inst.setBlock(x, y, z)
+              if (cf.hasSuspend) runBlock(K, cf, states, nthreads, fb)
+              else K(null, 0, nthreads, fb)
+            }
+          }
+        }
+      } catch (e) {
+        if (e instanceof EmulatorFault || e instanceof PtxError || e instanceof RangeError || e instanceof TypeError) throw e
+        throw e
+      } finally {
+        mod.running = undefined
+        for (const r of regions) heap.free(r)
+      }
+    },
+    dispose() {
+      disposed = true
+      modules.clear()
+    },
+  }
+  return backend
+}

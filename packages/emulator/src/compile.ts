@@ -1,0 +1,1440 @@
+// PTX AST → JavaScript source, one function per .entry/.func, compiled once per module with `new Function`.
+//
+// Execution model (see execute.ts): a kernel function runs the threads [t0, t1) of one block in a loop;
+// each thread runs its control flow as a `switch (pc)` state machine over basic blocks, with PTX registers
+// as JS locals. Instructions that need other threads (bar.sync, shfl/vote/match/redux/activemask) are
+// suspension points: the thread saves its registers and resume pc into its state object and the scheduler
+// moves on; when the whole block (barrier) or the warp's group (collective) has arrived, the scheduler
+// computes the result and resumes the threads. Kernels without suspension points skip all that.
+//
+// Value representations (numeric.ts): i32 registers hold int32 numbers, i16 registers unsigned 16-bit
+// numbers, i64 registers the hybrid number-or-BigInt, f32/f64 registers numbers, predicates booleans.
+// A `.b32`/`.b64` register is given the f32/f64 representation when the instructions that use it mostly
+// treat it as a float (clang 22 declares every register `.b32`/`.b64`); mismatched uses bit-cast.
+//
+// Memory: one heap (ArrayBuffer) holds global allocations, .global/.const variables, the shared memory of
+// the running block, per-thread local memory and the parameter stack. Global/generic/const/param accesses
+// are checked against a 4-byte-granule validity map (OK), shared and local accesses against their window
+// sizes; a failed check calls fault(), which throws EmulatorFault.
+import { PtxError } from './errors.js'
+import type { Operand, PtxFunction, PtxInstruction, PtxModule, PtxVariable } from './parse.js'
+import { typeSize } from './parse.js'
+
+type Cls = 'i32' | 'f32' | 'i64' | 'f64' | 'i16' | 'pred'
+type Kind = 'i32' | 'u32' | 'f32' | 'f64' | 'i64' | 'u16' | 's16' | 'u8' | 's8' | 'pred'
+
+interface RegInfo { js: string; cls: Cls }
+
+export interface InstrInfo { fn: string; text: string; line: number }
+
+export type CollectiveKind =
+  | { kind: 'bar'; red?: 'popc' | 'and' | 'or' }
+  | { kind: 'shfl'; mode: string }
+  | { kind: 'vote'; mode: string }
+  | { kind: 'match'; mode: 'any' | 'all' }
+  | { kind: 'activemask' }
+  | { kind: 'redux'; mode: string; signed: boolean }
+
+export interface CompiledFunction {
+  name: string
+  kind: 'entry' | 'func'
+  js: string
+  /** Suspension points: resume pc → what the scheduler must do. */
+  collectives: Map<number, CollectiveKind>
+  hasSuspend: boolean
+  /** Bytes of kernel params (entry) / frame (func) in param memory. */
+  frameSize: number
+  paramOffsets: number[]
+  localSize: number
+  /** Local memory needed by this function and everything it calls (per thread). */
+  stackNeed: number
+  calls: Set<string>
+  regCount: number
+}
+
+export interface ModuleLayout {
+  /** Absolute heap addresses of module .global/.const variables. */
+  globals: Map<string, number>
+  /** Offsets of static .shared variables in the shared window; dynamic (.extern) ones at `sharedStatic`. */
+  shared: Map<string, number>
+  sharedStatic: number
+}
+
+const TYPES = new Set(['b8', 'b16', 'b32', 'b64', 'b128', 'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64', 'f16', 'f16x2', 'bf16', 'bf16x2', 'f32', 'f64', 'pred', 'tf32', 'e4m3x2', 'e5m2x2'])
+
+function kindOf(type: string): Kind {
+  switch (type) {
+    case 'f32': return 'f32'
+    case 'f64': return 'f64'
+    case 's32': return 'i32'
+    case 'u32': case 'b32': case 'f16x2': case 'bf16x2': case 'tf32': return 'i32'
+    case 's64': case 'u64': case 'b64': return 'i64'
+    case 's16': return 's16'
+    case 'u16': case 'b16': case 'f16': case 'bf16': case 'e4m3x2': case 'e5m2x2': return 'u16'
+    case 's8': return 's8'
+    case 'u8': case 'b8': return 'u8'
+    case 'pred': return 'pred'
+    default: throw new Error(`no kind for type ${type}`)
+  }
+}
+
+function align(n: number, a: number): number { return Math.ceil(n / a) * a }
+
+function jsNum(x: number): string {
+  if (x !== x) return 'NaN'
+  if (x === Infinity) return 'Infinity'
+  if (x === -Infinity) return '-Infinity'
+  if (Object.is(x, -0)) return '-0'
+  return String(x)
+}
+
+const f32buf = new Float32Array(1)
+const i32buf = new Int32Array(f32buf.buffer)
+const f64buf = new Float64Array(1)
+const u64buf = new BigUint64Array(f64buf.buffer)
+
+function immI64(v: bigint): string {
+  v = BigInt.asIntN(64, v)
+  if (v >= -9007199254740992n && v <= 9007199254740991n) return jsNum(Number(v))
+  return `${v}n`
+}
+
+/** Per-function code generator. */
+class FnCompiler {
+  regs = new Map<string, RegInfo>()
+  out: string[] = []
+  labels = new Map<string, number>()
+  nextPc = 1
+  collectives = new Map<number, CollectiveKind>()
+  hasSuspend = false
+  vars = new Map<string, { v: PtxVariable; off: number }>() // param/local vars of this function
+  localSize = 0
+  frameSize = 0
+  paramOffsets: number[] = []
+  retOffsets: number[] = []
+  calls = new Set<string>()
+  usesCF = false
+  cur!: PtxInstruction
+  instrIndex = 0
+
+  constructor(public fn: PtxFunction, public mc: ModuleCompiler) {}
+
+  fail(msg: string, ins: PtxInstruction = this.cur): never {
+    throw new PtxError(`${msg} in \`${ins.text}\` (function ${this.fn.name})`, ins.line)
+  }
+
+  // --- registers ---
+  assignRegs(): void {
+    const votes = new Map<string, number>()
+    const vote = (o: Operand | undefined, w: number) => {
+      if (!o) return
+      if (o.k === 'id') votes.set(o.name, (votes.get(o.name) ?? 0) + w)
+      else if (o.k === 'vec') for (const x of o.items) vote(x, w)
+      else if (o.k === 'pair') vote(o.a, w)
+    }
+    for (const s of this.fn.body!) {
+      if (s.kind !== 'instr') continue
+      const types = s.op.filter((p) => TYPES.has(p))
+      const op0 = s.op[0]!
+      if (op0 === 'cvt') {
+        const w = (t: string | undefined) => (t === 'f32' || t === 'f64' ? 1 : t && /^[su](32|64)$/.test(t) ? -1 : 0)
+        vote(s.args[0], w(types[0]))
+        vote(s.args[1], w(types[1]))
+        continue
+      }
+      if (op0 === 'setp' || op0 === 'set' || op0 === 'slct' || op0 === 'testp') {
+        const t = types[types.length - 1]
+        const w = t === 'f32' || t === 'f64' ? 1 : t && /^[su](32|64)$/.test(t) ? -1 : 0
+        for (let i = 1; i < s.args.length; i++) vote(s.args[i], w)
+        continue
+      }
+      const t = types[types.length - 1]
+      if (!t) continue
+      let w = t === 'f32' || t === 'f64' ? 1 : /^[su](32|64)$/.test(t) ? -1 : 0
+      if (w === 0 && (op0 === 'mov') && s.args[1]?.k === 'fimm') w = 1
+      if (w === 0) continue
+      if (op0 === 'ld' || op0 === 'st' || op0 === 'atom' || op0 === 'red' || op0 === 'ldu') {
+        for (const a of s.args) if (a.k !== 'addr') vote(a, w)
+        continue
+      }
+      if (op0 === 'mul' && s.op.includes('wide')) { vote(s.args[1], w); vote(s.args[2], w); continue }
+      for (const a of s.args) vote(a, w)
+    }
+    let i = 0
+    for (const r of this.fn.regs) {
+      let cls: Cls
+      switch (r.type) {
+        case 'pred': cls = 'pred'; break
+        case 'f32': cls = 'f32'; break
+        case 'f64': cls = 'f64'; break
+        case 'b32': case 'u32': case 's32': cls = (votes.get(r.name) ?? 0) > 0 ? 'f32' : 'i32'; break
+        case 'b64': case 'u64': case 's64': cls = (votes.get(r.name) ?? 0) > 0 ? 'f64' : 'i64'; break
+        case 'b16': case 'u16': case 's16': case 'f16': case 'bf16': case 'b8': case 'u8': case 's8': cls = 'i16'; break
+        case 'f16x2': case 'bf16x2': cls = 'i32'; break
+        default: throw new PtxError(`unsupported register type .${r.type} for ${r.name}`, this.fn.line)
+      }
+      this.regs.set(r.name, { js: `r${i++}`, cls })
+    }
+  }
+
+  reg(o: Operand): RegInfo | undefined {
+    return o.k === 'id' ? this.regs.get(o.name) : undefined
+  }
+
+  conv(x: string, c: Cls, k: Kind): string {
+    if (c === 'pred') return k === 'pred' ? x : `(${x}?1:0)`
+    switch (c) {
+      case 'i32':
+        switch (k) {
+          case 'i32': case 'i64': return x
+          case 'u32': return `(${x}>>>0)`
+          case 'f32': return `FB32(${x})`
+          case 'u16': return `(${x}&65535)`
+          case 's16': return `(${x}<<16>>16)`
+          case 'u8': return `(${x}&255)`
+          case 's8': return `(${x}<<24>>24)`
+          case 'pred': return `(${x}!==0)`
+          case 'f64': break
+        }
+        break
+      case 'f32':
+        switch (k) {
+          case 'f32': return x
+          case 'i32': case 'i64': return `BF32(${x})`
+          case 'u32': return `(BF32(${x})>>>0)`
+          case 'u16': return `(BF32(${x})&65535)`
+          case 's16': return `(BF32(${x})<<16>>16)`
+          default: break
+        }
+        break
+      case 'i16':
+        switch (k) {
+          case 'u16': case 'i32': case 'u32': case 'i64': return x
+          case 's16': return `(${x}<<16>>16)`
+          case 'u8': return `(${x}&255)`
+          case 's8': return `(${x}<<24>>24)`
+          case 'pred': return `(${x}!==0)`
+          default: break
+        }
+        break
+      case 'i64':
+        switch (k) {
+          case 'i64': return x
+          case 'i32': return `lo32(${x})`
+          case 'u32': return `(lo32(${x})>>>0)`
+          case 'f64': return `FB64(${x})`
+          case 'u16': return `(lo32(${x})&65535)`
+          case 's16': return `(lo32(${x})<<16>>16)`
+          case 'u8': return `(lo32(${x})&255)`
+          case 's8': return `(lo32(${x})<<24>>24)`
+          case 'f32': return `FB32(lo32(${x}))`
+          case 'pred': return `(${x}!=0)`
+        }
+        break
+      case 'f64':
+        switch (k) {
+          case 'f64': return x
+          case 'i64': return `BF64(${x})`
+          case 'i32': return `lo32(BF64(${x}))`
+          case 'u32': return `(lo32(BF64(${x}))>>>0)`
+          default: break
+        }
+        break
+    }
+    this.fail(`register of class ${c} used as ${k}`)
+  }
+
+  /** JS expression for operand `o` read as kind k. */
+  rd(o: Operand, k: Kind): string {
+    switch (o.k) {
+      case 'id': {
+        const r = this.regs.get(o.name)
+        if (r) return this.conv(r.js, r.cls, k)
+        const sp = this.special(o.name)
+        if (sp !== undefined) {
+          if (k === 'i64' || k === 'u32') return `(${sp}>>>0)`
+          return this.conv(sp, 'i32', k)
+        }
+        const addr = this.symAddr(o.name)
+        if (addr !== undefined) return k === 'i32' ? `((${addr})|0)` : addr
+        return this.fail(`unknown register or symbol ${o.name}`)
+      }
+      case 'imm': {
+        const v = o.value
+        switch (k) {
+          case 'i32': return jsNum(Number(BigInt.asIntN(32, v)))
+          case 'u32': return jsNum(Number(BigInt.asUintN(32, v)))
+          case 'i64': return immI64(v)
+          case 'u16': return jsNum(Number(BigInt.asUintN(16, v)))
+          case 's16': return jsNum(Number(BigInt.asIntN(16, v)))
+          case 'u8': return jsNum(Number(BigInt.asUintN(8, v)))
+          case 's8': return jsNum(Number(BigInt.asIntN(8, v)))
+          case 'pred': return v !== 0n ? 'true' : 'false'
+          case 'f32': i32buf[0] = Number(BigInt.asIntN(32, v)); return jsNum(Number(v))
+          case 'f64': return jsNum(Number(v))
+        }
+        break
+      }
+      case 'fimm': {
+        let val: number
+        if (o.width === 32) { i32buf[0] = Number(BigInt.asIntN(32, o.bits)); val = f32buf[0]! } else { u64buf[0] = o.bits; val = f64buf[0]! }
+        switch (k) {
+          case 'f32': return jsNum(Math.fround(val))
+          case 'f64': return jsNum(val)
+          case 'i32': case 'u32': return o.width === 32 ? jsNum(Number(k === 'i32' ? BigInt.asIntN(32, o.bits) : o.bits)) : this.fail('f64 immediate used as 32-bit')
+          case 'i64': return immI64(o.bits)
+          case 'u16': return jsNum(Number(o.bits & 0xffffn))
+          default: break
+        }
+        break
+      }
+      case 'dimm':
+        if (k === 'f32') return jsNum(Math.fround(o.value))
+        if (k === 'f64') return jsNum(o.value)
+        break
+      case 'neg':
+        return `(-${this.rd(o.a, k)})`
+      case 'not':
+        if (k === 'pred') return `!${this.rd(o.a, 'pred')}`
+        break
+      default:
+        break
+    }
+    return this.fail(`operand of kind ${o.k} cannot be read as ${k}`)
+  }
+
+  /** Statement writing expression e (of kind k) into register operand o. */
+  wr(o: Operand, k: Kind, e: string): string {
+    if (o.k === 'id' && o.name === '_') return `${e};`
+    const r = this.reg(o)
+    if (!r) return this.fail(`destination is not a register`)
+    return `${r.js}=${this.toCls(e, k, r.cls)};`
+  }
+
+  toCls(e: string, k: Kind, c: Cls): string {
+    switch (c) {
+      case 'i32':
+        if (k === 'i32') return e
+        if (k === 'f32') return `BF32(${e})`
+        if (k === 'i64') return `lo32(${e})`
+        if (k === 'pred') return `(${e}?1:0)`
+        if (k === 'f64') break
+        return `(${e})|0`
+      case 'f32':
+        if (k === 'f32') return e
+        if (k === 'i32' || k === 'u32') return `FB32(${e})`
+        if (k === 'i64') return `FB32(lo32(${e}))`
+        break
+      case 'i16':
+        if (k === 'i64') return `(lo32(${e})&65535)`
+        if (k === 'f32') return `(BF32(${e})&65535)`
+        if (k === 'pred') return `(${e}?1:0)`
+        if (k === 'f64') break
+        return `(${e})&65535`
+      case 'i64':
+        if (k === 'i64' || k === 'i32' || k === 'u32' || k === 'u16' || k === 's16' || k === 'u8' || k === 's8') return e
+        if (k === 'f64') return `BF64(${e})`
+        if (k === 'f32') return `(BF32(${e})>>>0)`
+        break
+      case 'f64':
+        if (k === 'f64') return e
+        if (k === 'i64') return `FB64(${e})`
+        break
+      case 'pred':
+        if (k === 'pred') return e
+        return `(${e})!=0`
+    }
+    return this.fail(`cannot write a ${k} value into a ${c} register`)
+  }
+
+  special(name: string): string | undefined {
+    switch (name) {
+      case '%tid.x': return 'tx'
+      case '%tid.y': return 'ty'
+      case '%tid.z': return 'tz'
+      case '%ntid.x': return 'NTX'
+      case '%ntid.y': return 'NTY'
+      case '%ntid.z': return 'NTZ'
+      case '%ctaid.x': return 'CX'
+      case '%ctaid.y': return 'CY'
+      case '%ctaid.z': return 'CZ'
+      case '%nctaid.x': return 'NCX'
+      case '%nctaid.y': return 'NCY'
+      case '%nctaid.z': return 'NCZ'
+      case '%laneid': return '(t&31)'
+      case '%warpid': return '(t>>>5)'
+      case '%nwarpid': return '((NT+31)>>>5)'
+      case '%smid': return '0'
+      case '%nsmid': return '1'
+      case '%gridid': return '0'
+      case '%lanemask_eq': return '(1<<(t&31))'
+      case '%lanemask_lt': return '((1<<(t&31))-1)'
+      case '%lanemask_le': return '(((1<<(t&31))<<1)-1)'
+      case '%lanemask_gt': return '(~(((1<<(t&31))<<1)-1))'
+      case '%lanemask_ge': return '(~((1<<(t&31))-1))'
+      case '%clock': return '(E.clock()|0)'
+      case '%clock_hi': return '0'
+      case '%dynamic_smem_size': return 'DYN'
+      case '%total_smem_size': return 'SHN'
+      case '%cluster_ctarank': case '%cluster_nctarank': return name === '%cluster_nctarank' ? '1' : '0'
+      case '%clusterid.x': case '%clusterid.y': case '%clusterid.z': return '0'
+      case '%cluster_ctaid.x': case '%cluster_ctaid.y': case '%cluster_ctaid.z': return '0'
+      case '%cluster_nctaid.x': case '%cluster_nctaid.y': case '%cluster_nctaid.z': return '1'
+      case '%nclusterid.x': return 'NCX'
+      case '%nclusterid.y': return 'NCY'
+      case '%nclusterid.z': return 'NCZ'
+      case '%is_explicit_cluster': return '0'
+    }
+    if (name === '%clock64' || name === '%globaltimer') return '(E.clock()|0)'
+    return undefined
+  }
+
+  /** Address of a symbol in its own state space, as a JS expression (number). */
+  symAddr(name: string): string | undefined {
+    const v = this.vars.get(name)
+    if (v) {
+      if (v.v.space === 'param') return `(FB+${v.off})`
+      if (v.v.space === 'local') return this.fn.kind === 'entry' ? `${v.off}` : `(LF+${v.off})`
+      if (v.v.space === 'shared') return String(this.mc.layout.shared.get(name) ?? 0)
+      if (v.v.space === 'const' || v.v.space === 'global') return String(this.mc.layout.globals.get(name))
+    }
+    const g = this.mc.layout.globals.get(name)
+    if (g !== undefined) return String(g)
+    const s = this.mc.layout.shared.get(name)
+    if (s !== undefined) return String(s)
+    return undefined
+  }
+  symSpace(name: string): string | undefined {
+    const v = this.vars.get(name)
+    if (v) return v.v.space
+    if (this.mc.layout.globals.has(name)) return this.mc.varSpace.get(name)
+    if (this.mc.layout.shared.has(name)) return 'shared'
+    return undefined
+  }
+
+  // --- memory ---
+
+  /** Emits code that computes the absolute address of operand `a` for an access of n bytes in `space`
+   *  into local `a`, checked; returns the statement. */
+  addr(o: Operand, space: string, n: number, idx: number): string {
+    if (o.k !== 'addr') return this.fail('expected an address operand')
+    let base: string
+    if (!o.base) base = '0'
+    else {
+      const r = this.reg(o.base)
+      if (r) base = r.cls === 'i64' ? r.js : r.cls === 'i32' || r.cls === 'i16' ? `(${r.js}>>>0)` : this.fail('address register must be an integer')
+      else if (o.base.k === 'id') {
+        const s = this.symAddr(o.base.name)
+        if (s === undefined) return this.fail(`unknown symbol ${o.base.name}`)
+        base = s
+      } else return this.fail('bad address')
+    }
+    const off = o.offset
+    const w = off === 0 ? base : /^\d+$/.test(base) ? String(Number(base) + off) : `${base}+${off}`
+    const al = n >= 16 ? 15 : n - 1
+    const alc = al > 0 ? `||(a&${al})!==0` : ''
+    const last = n > 4 ? `||OK[(a+${n - 4})>>>2]!==1` : ''
+    switch (space) {
+      case 'shared':
+        return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
+      case 'local':
+        return `a=${w};if(!(a>=0&&a<=LN-${n})${alc})fault(${idx},a,'local');a+=LB;`
+      default:
+        return `a=${w};if(!(a>=0&&a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,${JSON.stringify(space)});`
+    }
+  }
+
+  /** Load expression of type t from absolute address in `a` (+ byte offset k). */
+  load(t: string, k = 0): { e: string; kind: Kind } {
+    const ad = k ? `(a+${k})` : 'a'
+    switch (t) {
+      case 'u8': case 'b8': return { e: `H8[${ad}]`, kind: 'u8' }
+      case 's8': return { e: `HI8[${ad}]`, kind: 's8' }
+      case 'u16': case 'b16': case 'f16': case 'bf16': return { e: `HU16[${ad}>>>1]`, kind: 'u16' }
+      case 's16': return { e: `HI16[${ad}>>>1]`, kind: 's16' }
+      case 'u32': return { e: `HU32[${ad}>>>2]`, kind: 'u32' }
+      case 's32': case 'b32': case 'f16x2': case 'bf16x2': return { e: `HI32[${ad}>>>2]`, kind: 'i32' }
+      case 'f32': return { e: `HF32[${ad}>>>2]`, kind: 'f32' }
+      case 'f64': return { e: `HF64[${ad}>>>3]`, kind: 'f64' }
+      case 'u64': case 's64': case 'b64': return { e: `mk64(HU32[${ad}>>>2],HI32[(${ad}>>>2)+1])`, kind: 'i64' }
+    }
+    return this.fail(`unsupported load type .${t}`)
+  }
+  /** Store statement of value expression v (already in kind kindOf(t) or f32/f64) at a(+k). */
+  store(t: string, v: string, k = 0): string {
+    const ad = k ? `(a+${k})` : 'a'
+    switch (t) {
+      case 'u8': case 'b8': case 's8': return `H8[${ad}]=${v};`
+      case 'u16': case 'b16': case 's16': case 'f16': case 'bf16': return `HU16[${ad}>>>1]=${v};`
+      case 'u32': case 's32': case 'b32': case 'f16x2': case 'bf16x2': return `HI32[${ad}>>>2]=${v};`
+      case 'f32': return `HF32[${ad}>>>2]=${v};`
+      case 'f64': return `HF64[${ad}>>>3]=${v};`
+      case 'u64': case 's64': case 'b64': return `x64=${v};HI32[${ad}>>>2]=lo32(x64);HI32[(${ad}>>>2)+1]=hi32(x64);`
+    }
+    return this.fail(`unsupported store type .${t}`)
+  }
+
+  /** The representation in which a load/store of type t moves data for register class c. */
+  dataKind(t: string, o: Operand): Kind {
+    const r = this.reg(o)
+    if (t === 'b32' && r?.cls === 'f32') return 'f32'
+    if (t === 'b64' && r?.cls === 'f64') return 'f64'
+    return kindOf(t)
+  }
+
+  compile(): string {
+    const fn = this.fn
+    this.assignRegs()
+    // params / returns / local vars
+    let off = 0
+    for (const p of fn.params) {
+      off = align(off, Math.max(1, p.align))
+      this.vars.set(p.name, { v: p, off })
+      this.paramOffsets.push(off)
+      off += p.size
+    }
+    for (const p of fn.returns) {
+      off = align(off, Math.max(1, p.align))
+      this.vars.set(p.name, { v: p, off })
+      this.retOffsets.push(off)
+      off += p.size
+    }
+    let loff = 0
+    for (const v of fn.vars) {
+      if (v.space === 'param') {
+        off = align(off, Math.max(1, v.align))
+        this.vars.set(v.name, { v, off })
+        off += v.size
+      } else if (v.space === 'local') {
+        loff = align(loff, Math.max(1, v.align))
+        this.vars.set(v.name, { v, off: loff })
+        loff += v.size
+      } else if (v.space === 'shared') {
+        // laid out module-wide by ModuleCompiler
+      } else this.vars.set(v.name, { v, off: 0 })
+    }
+    this.frameSize = align(off, 16)
+    this.localSize = align(loff, 16)
+
+    // labels → pcs
+    for (const s of fn.body!) if (s.kind === 'label') this.labels.set(s.name, this.nextPc++)
+
+    const body: string[] = []
+    for (const s of fn.body!) {
+      if (s.kind === 'label') { body.push(`case ${this.labels.get(s.name)}:`); continue }
+      this.cur = s
+      const idx = this.mc.instrs.length
+      this.mc.instrs.push({ fn: fn.name, text: s.text, line: s.line })
+      const code = this.instr(s, idx)
+      if (s.guard) {
+        const g = this.regs.get(s.guard.reg)
+        if (!g || g.cls !== 'pred') this.fail(`guard ${s.guard.reg} is not a predicate register`)
+        if (typeof code === 'string') body.push(`if(${s.guard.negate ? '!' : ''}${g.js}){${code}}`)
+        else {
+          const skip = this.nextPc++
+          body.push(`if(${s.guard.negate ? '' : '!'}${g.js}){pc=${skip};continue L;}`)
+          body.push(...code.parts)
+          body.push(`case ${skip}:`)
+        }
+      } else if (typeof code === 'string') body.push(code)
+      else body.push(...code.parts)
+    }
+    const regDecl = [...this.regs.values()].map((r) => `${r.js}=${r.cls === 'pred' ? 'false' : '0'}`).join(',')
+    const regList = [...this.regs.values()].map((r) => r.js)
+    const save = regList.map((r, i) => `R[${i}]=${r};`).join('')
+    const restore = regList.map((r, i) => `${r}=R[${i}];`).join('')
+    const code = body.join('\n').replaceAll('/*SAVE*/', save)
+    const locals = `let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
+    if (fn.kind === 'entry') {
+      const tid = `const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;const LB=LB0+t*LN;`
+      if (this.hasSuspend) {
+        return `function(T,t0,t1,FB){${locals}const LF=0;\nTH:for(let t=t0;t<t1;t++){const S=T[t];if(S.st!==0)continue;${tid}let pc=S.pc;const R=S.r;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
+      }
+      return `function(T,t0,t1,FB){${locals}const LF=0;\nTH:for(let t=t0;t<t1;t++){${tid}let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\ncontinue TH;default:throw new Error('bad pc '+pc)}}}`
+    }
+    return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\nreturn;default:throw new Error('bad pc '+pc)}}`
+  }
+
+  ret(): string {
+    if (this.fn.kind === 'entry') return this.hasSuspend ? 'S.st=3;continue TH;' : 'continue TH;'
+    return 'return;'
+  }
+
+  suspend(kind: CollectiveKind, inputs: string[], outputs: string[]): { parts: string[] } {
+    if (this.fn.kind !== 'entry') this.fail(`${this.cur.opcode} inside a called function is not supported by the emulator (inline the function)`)
+    this.hasSuspend = true
+    const pc = this.nextPc++
+    this.collectives.set(pc, kind)
+    const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
+    return {
+      parts: [`${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};/*SAVE*/continue TH;`, `case ${pc}:`, outputs.join('')],
+    }
+  }
+
+  types(ins: PtxInstruction): string[] { return ins.op.filter((p) => TYPES.has(p)) }
+  has(ins: PtxInstruction, m: string): boolean { return ins.op.includes(m) }
+
+  instr(ins: PtxInstruction, idx: number): string | { parts: string[] } {
+    const op = ins.op
+    const A = ins.args
+    const types = this.types(ins)
+    const t = types[types.length - 1] ?? ''
+    const k = t ? kindOf(t) : 'i32'
+    const ftz = this.has(ins, 'ftz')
+    const satf = this.has(ins, 'sat')
+    const fl = (e: string) => (ftz ? `ftz(${e})` : e)
+    const fin = (o: Operand) => fl(this.rd(o, 'f32'))
+    const rnd = (['rn', 'rz', 'rm', 'rp'] as const).find((m) => op.includes(m)) ?? 'rn'
+    const is64 = t === 'u64' || t === 's64' || t === 'b64'
+    const signed = t.startsWith('s')
+    switch (op[0]) {
+      case 'mov': {
+        if (A[1]!.k === 'vec') {
+          // pack: mov.b64 %rd, {%r1,%r2} / mov.b32 %r, {%rs1,%rs2}
+          const items = A[1]!.items
+          if (t === 'b64' && items.length === 2) return this.wr(A[0]!, 'i64', `mk64(${this.rd(items[0]!, 'i32')},${this.rd(items[1]!, 'i32')})`)
+          if (t === 'b32' && items.length === 2) return this.wr(A[0]!, 'i32', `(${this.rd(items[0]!, 'u16')}|(${this.rd(items[1]!, 'u16')}<<16))`)
+          if (t === 'b64' && items.length === 4) return this.wr(A[0]!, 'i64', `mk64(${this.rd(items[0]!, 'u16')}|(${this.rd(items[1]!, 'u16')}<<16),${this.rd(items[2]!, 'u16')}|(${this.rd(items[3]!, 'u16')}<<16))`)
+          if (t === 'b32' && items.length === 4) return this.wr(A[0]!, 'i32', `(${this.rd(items[0]!, 'u8')}|(${this.rd(items[1]!, 'u8')}<<8)|(${this.rd(items[2]!, 'u8')}<<16)|(${this.rd(items[3]!, 'u8')}<<24))`)
+          if (t === 'b128') return this.fail('128-bit mov is not supported')
+          return this.fail('unsupported vector mov')
+        }
+        if (A[0]!.k === 'vec') {
+          const items = A[0]!.items
+          if (t === 'b64' && items.length === 2) return `x64=${this.rd(A[1]!, 'i64')};${this.wr(items[0]!, 'i32', 'lo32(x64)')}${this.wr(items[1]!, 'i32', 'hi32(x64)')}`
+          if (t === 'b32' && items.length === 2) return `u=${this.rd(A[1]!, 'i32')};${this.wr(items[0]!, 'u16', 'u&65535')}${this.wr(items[1]!, 'u16', 'u>>>16')}`
+          if (t === 'b64' && items.length === 4) return `x64=${this.rd(A[1]!, 'i64')};u=lo32(x64);v=hi32(x64);${this.wr(items[0]!, 'u16', 'u&65535')}${this.wr(items[1]!, 'u16', 'u>>>16')}${this.wr(items[2]!, 'u16', 'v&65535')}${this.wr(items[3]!, 'u16', 'v>>>16')}`
+          if (t === 'b32' && items.length === 4) return `u=${this.rd(A[1]!, 'i32')};${items.map((it, i) => this.wr(it, 'u8', `(u>>>${8 * i})&255`)).join('')}`
+          return this.fail('unsupported vector mov')
+        }
+        const d = this.reg(A[0]!)
+        if (!d) return this.fail('mov destination is not a register')
+        let kk: Kind = k
+        if (t === 'b32' || t === 'u32' || t === 's32') kk = d.cls === 'f32' ? 'f32' : 'i32'
+        if (t === 'b64' || t === 'u64' || t === 's64') kk = d.cls === 'f64' ? 'f64' : 'i64'
+        if (A[1]!.k === 'id' && !this.regs.has(A[1]!.name) && this.symAddr(A[1]!.name) === undefined && this.special(A[1]!.name) === undefined) {
+          if (this.mc.fnNames.has(A[1]!.name)) return this.fail('function pointers are not supported by the emulator')
+        }
+        return this.wr(A[0]!, kk, this.rd(A[1]!, kk))
+      }
+      case 'ld': case 'ldu': {
+        const space = ['global', 'shared', 'local', 'const', 'param'].find((s) => op.includes(s)) ?? 'generic'
+        const vec = op.includes('v4') ? 4 : op.includes('v2') ? 2 : op.includes('v8') ? 8 : 1
+        const sz = typeSize(t)
+        if (!sz || t === 'b128') return this.fail(`unsupported load type .${t}`)
+        let code = this.addr(A[1]!, space === 'param' ? 'param' : space, sz * vec, idx)
+        const dsts = vec > 1 ? (A[0]!.k === 'vec' ? A[0]!.items : this.fail('vector load needs a vector destination')) : [A[0]!]
+        dsts.forEach((dst, i) => {
+          if (dst.k === 'id' && dst.name === '_') return
+          let tt = t
+          const r = this.reg(dst)
+          if (t === 'b32' && r?.cls === 'f32') tt = 'f32'
+          if (t === 'b64' && r?.cls === 'f64') tt = 'f64'
+          if (t === 'f32' && r?.cls === 'i32') tt = 'b32'
+          if (t === 'f64' && r?.cls === 'i64') tt = 'b64'
+          const l = this.load(tt, i * sz)
+          code += this.wr(dst, l.kind, l.e)
+        })
+        return code
+      }
+      case 'st': {
+        const space = ['global', 'shared', 'local', 'param'].find((s) => op.includes(s)) ?? 'generic'
+        const vec = op.includes('v4') ? 4 : op.includes('v2') ? 2 : op.includes('v8') ? 8 : 1
+        const sz = typeSize(t)
+        if (!sz || t === 'b128') return this.fail(`unsupported store type .${t}`)
+        const srcs = vec > 1 ? (A[1]!.k === 'vec' ? A[1]!.items : this.fail('vector store needs a vector source')) : [A[1]!]
+        // evaluate sources first (a store may not alias its source registers, but keep it simple)
+        let code = this.addr(A[0]!, space, sz * vec, idx)
+        srcs.forEach((src, i) => {
+          let tt = t
+          const r = this.reg(src)
+          if (t === 'b32' && r?.cls === 'f32') tt = 'f32'
+          if (t === 'b64' && r?.cls === 'f64') tt = 'f64'
+          if (t === 'f32' && r?.cls === 'i32') tt = 'b32'
+          if (t === 'f64' && r?.cls === 'i64') tt = 'b64'
+          let vk: Kind = kindOf(tt)
+          if (tt === 'f32') vk = 'f32'
+          if (tt === 'f64') vk = 'f64'
+          let val = this.rd(src, vk === 'u8' || vk === 's8' || vk === 'u16' || vk === 's16' ? 'i32' : vk)
+          if (src.k === 'fimm' || src.k === 'imm') val = this.rd(src, vk === 'u8' || vk === 's8' ? 'u8' : vk === 'u16' || vk === 's16' ? 'u16' : vk)
+          code += this.store(tt, val, i * sz)
+        })
+        return code
+      }
+      case 'cvta': {
+        const to = op.includes('to')
+        const space = ['global', 'shared', 'local', 'const', 'param'].find((s) => op.includes(s)) ?? 'global'
+        const kk: Kind = t === 'u32' ? 'u32' : 'i64'
+        const src = this.rd(A[1]!, kk)
+        let e = src
+        if (space === 'shared') e = to ? `sub64(${src},SB)` : `add64(${src},SB)`
+        if (space === 'local') e = to ? `sub64(${src},LB)` : `add64(${src},LB)`
+        return this.wr(A[0]!, kk === 'u32' ? 'u32' : 'i64', e)
+      }
+      case 'add': case 'sub': {
+        const isSub = op[0] === 'sub'
+        if (op.includes('cc')) return this.carry(ins)
+        if (t === 'f32') {
+          const e = rnd === 'rn' ? `fround(${fin(A[1]!)}${isSub ? '-' : '+'}${fin(A[2]!)})` : `fop32(${isSub ? "'sub'" : "'add'"},'${rnd}',${fin(A[1]!)},${fin(A[2]!)})`
+          return this.wr(A[0]!, 'f32', this.fsat(fl(e), satf))
+        }
+        if (t === 'f64') {
+          const e = rnd === 'rn' ? `(${this.rd(A[1]!, 'f64')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'f64')})` : `fop64(${isSub ? "'sub'" : "'add'"},'${rnd}',${this.rd(A[1]!, 'f64')},${this.rd(A[2]!, 'f64')})`
+          return this.wr(A[0]!, 'f64', satf ? `sat(${e})` : e)
+        }
+        if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, isSub ? '-' : '+')
+        if (is64) return this.wr(A[0]!, 'i64', `${isSub ? 'sub64' : 'add64'}(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')})`)
+        if (t === 's32' && satf) return this.wr(A[0]!, 'i32', `satS32(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)
+        if (k === 'i32') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})|0`)
+        return this.wr(A[0]!, k, `(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)
+      }
+      case 'addc': case 'subc': return this.carry(ins)
+      case 'mul': {
+        if (t === 'f32') {
+          const e = rnd === 'rn' ? `fround(${fin(A[1]!)}*${fin(A[2]!)})` : `fop32('mul','${rnd}',${fin(A[1]!)},${fin(A[2]!)})`
+          return this.wr(A[0]!, 'f32', this.fsat(fl(e), satf))
+        }
+        if (t === 'f64') {
+          const e = rnd === 'rn' ? `(${this.rd(A[1]!, 'f64')}*${this.rd(A[2]!, 'f64')})` : `fop64('mul','${rnd}',${this.rd(A[1]!, 'f64')},${this.rd(A[2]!, 'f64')})`
+          return this.wr(A[0]!, 'f64', satf ? `sat(${e})` : e)
+        }
+        if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, '*')
+        if (op.includes('wide')) {
+          if (t === 's32' || t === 'u32') return this.wr(A[0]!, 'i64', `mulwide32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${signed})`)
+          if (t === 's16' || t === 'u16') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, kindOf(t))}*${this.rd(A[2]!, kindOf(t))})|0`)
+          return this.fail('unsupported mul.wide type')
+        }
+        const hi = op.includes('hi')
+        if (is64) return this.wr(A[0]!, 'i64', hi ? `mulhi64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')},${signed})` : `mul64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')})`)
+        if (t === 's32' || t === 'u32') return this.wr(A[0]!, 'i32', hi ? `mulhi32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${signed})` : `Math.imul(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')})`)
+        if (t === 's16' || t === 'u16') {
+          const p = `(${this.rd(A[1]!, kindOf(t))}*${this.rd(A[2]!, kindOf(t))})`
+          return this.wr(A[0]!, 'u16', hi ? `(${p}>>16)&65535` : `${p}&65535`)
+        }
+        return this.fail('unsupported mul type')
+      }
+      case 'mul24': case 'mad24': {
+        const s24 = (o: Operand) => signed ? `(${this.rd(o, 'i32')}<<8>>8)` : `(${this.rd(o, 'i32')}&0xffffff)`
+        const p = op.includes('hi') ? `lo32(shrs64(mulwide32(${s24(A[1]!)},${s24(A[2]!)},${signed}),16))` : `Math.imul(${s24(A[1]!)},${s24(A[2]!)})`
+        return this.wr(A[0]!, 'i32', op[0] === 'mad24' ? `(${p}+${this.rd(A[3]!, 'i32')})|0` : p)
+      }
+      case 'mad': case 'fma': {
+        if (op.includes('cc')) return this.carry(ins)
+        if (t === 'f32') {
+          const e = rnd === 'rn' ? `fma32(${fin(A[1]!)},${fin(A[2]!)},${fin(A[3]!)})` : `fop32('fma','${rnd}',${fin(A[1]!)},${fin(A[2]!)},${fin(A[3]!)})`
+          return this.wr(A[0]!, 'f32', this.fsat(fl(e), satf))
+        }
+        if (t === 'f64') {
+          const e = rnd === 'rn' ? `fma64(${this.rd(A[1]!, 'f64')},${this.rd(A[2]!, 'f64')},${this.rd(A[3]!, 'f64')})` : `fop64('fma','${rnd}',${this.rd(A[1]!, 'f64')},${this.rd(A[2]!, 'f64')},${this.rd(A[3]!, 'f64')})`
+          return this.wr(A[0]!, 'f64', satf ? `sat(${e})` : e)
+        }
+        if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, 'fma')
+        if (op.includes('wide')) {
+          if (t === 's32' || t === 'u32') return this.wr(A[0]!, 'i64', `add64(mulwide32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${signed}),${this.rd(A[3]!, 'i64')})`)
+          if (t === 's16' || t === 'u16') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, kindOf(t))}*${this.rd(A[2]!, kindOf(t))}+${this.rd(A[3]!, 'i32')})|0`)
+          return this.fail('unsupported mad.wide type')
+        }
+        const hi = op.includes('hi')
+        if (is64) return this.wr(A[0]!, 'i64', hi ? `add64(mulhi64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')},${signed}),${this.rd(A[3]!, 'i64')})` : `add64(mul64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')}),${this.rd(A[3]!, 'i64')})`)
+        if (t === 's32' || t === 'u32') {
+          if (hi && satf) return this.wr(A[0]!, 'i32', `satS32(mulhi32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},true)+${this.rd(A[3]!, 'i32')})`)
+          return this.wr(A[0]!, 'i32', hi ? `(mulhi32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${signed})+${this.rd(A[3]!, 'i32')})|0` : `(Math.imul(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')})+${this.rd(A[3]!, 'i32')})|0`)
+        }
+        if (t === 's16' || t === 'u16') {
+          const p = `(${this.rd(A[1]!, kindOf(t))}*${this.rd(A[2]!, kindOf(t))})`
+          return this.wr(A[0]!, 'u16', hi ? `((${p}>>16)+${this.rd(A[3]!, 'i32')})&65535` : `(${p}+${this.rd(A[3]!, 'i32')})&65535`)
+        }
+        return this.fail('unsupported mad type')
+      }
+      case 'madc': return this.carry(ins)
+      case 'div': {
+        if (t === 'f32') {
+          let e: string
+          if (op.includes('approx') || op.includes('full')) e = `fround(${fin(A[1]!)}/${fin(A[2]!)})`
+          else e = rnd === 'rn' ? `fround(${fin(A[1]!)}/${fin(A[2]!)})` : `fop32('div','${rnd}',${fin(A[1]!)},${fin(A[2]!)})`
+          return this.wr(A[0]!, 'f32', fl(e))
+        }
+        if (t === 'f64') return this.wr(A[0]!, 'f64', rnd === 'rn' ? `(${this.rd(A[1]!, 'f64')}/${this.rd(A[2]!, 'f64')})` : `fop64('div','${rnd}',${this.rd(A[1]!, 'f64')},${this.rd(A[2]!, 'f64')})`)
+        if (is64) return this.wr(A[0]!, 'i64', `${signed ? 'divs64' : 'divu64'}(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')})`)
+        if (t === 's32' || t === 'u32') return this.wr(A[0]!, 'i32', `${signed ? 'divs32' : 'divu32'}(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')})`)
+        if (t === 's16' || t === 'u16') return this.wr(A[0]!, 'u16', `${signed ? 'divs32' : 'divu32'}(${this.rd(A[1]!, kindOf(t))},${this.rd(A[2]!, kindOf(t))})`)
+        return this.fail('unsupported div type')
+      }
+      case 'rem': {
+        if (is64) return this.wr(A[0]!, 'i64', `${signed ? 'rems64' : 'remu64'}(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')})`)
+        if (t === 's32' || t === 'u32') return this.wr(A[0]!, 'i32', `${signed ? 'rems32' : 'remu32'}(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')})`)
+        if (t === 's16' || t === 'u16') return this.wr(A[0]!, 'u16', `${signed ? 'rems32' : 'remu32'}(${this.rd(A[1]!, kindOf(t))},${this.rd(A[2]!, kindOf(t))})`)
+        return this.fail('unsupported rem type')
+      }
+      case 'min': case 'max': {
+        const mx = op[0] === 'max'
+        if (t === 'f32') {
+          const e = `${mx ? 'fmax' : 'fmin'}${op.includes('NaN') ? 'NaN' : ''}(${fin(A[1]!)},${fin(A[2]!)})`
+          return this.wr(A[0]!, 'f32', fl(e))
+        }
+        if (t === 'f64') return this.wr(A[0]!, 'f64', `${mx ? 'fmax' : 'fmin'}${op.includes('NaN') ? 'NaN' : ''}(${this.rd(A[1]!, 'f64')},${this.rd(A[2]!, 'f64')})`)
+        if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, mx ? 'max' : 'min')
+        if (is64) {
+          const c = signed ? 'scmp64' : 'ucmp64'
+          return `u=${c}(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')});${this.wr(A[0]!, 'i64', `u${mx ? '>' : '<'}0?${this.rd(A[1]!, 'i64')}:${this.rd(A[2]!, 'i64')}`)}`
+        }
+        if (t === 'u32' || t === 's32' || t === 'b32') {
+          const kk: Kind = signed ? 'i32' : 'u32'
+          const e = `Math.${mx ? 'max' : 'min'}(${this.rd(A[1]!, kk)},${this.rd(A[2]!, kk)})`
+          return this.wr(A[0]!, 'i32', signed ? e : `${e}|0`)
+        }
+        if (t === 'u16' || t === 's16') return this.wr(A[0]!, 'u16', `Math.${mx ? 'max' : 'min'}(${this.rd(A[1]!, kindOf(t))},${this.rd(A[2]!, kindOf(t))})`)
+        if (t === 'u16x2' || t === 's16x2') return this.fail('unsupported min/max type')
+        return this.fail('unsupported min/max type')
+      }
+      case 'abs': case 'neg': {
+        const ab = op[0] === 'abs'
+        if (t === 'f32') return this.wr(A[0]!, 'f32', fl(ab ? `Math.abs(${fin(A[1]!)})` : `(-${fin(A[1]!)})`))
+        if (t === 'f64') return this.wr(A[0]!, 'f64', ab ? `Math.abs(${this.rd(A[1]!, 'f64')})` : `(-${this.rd(A[1]!, 'f64')})`)
+        if (t === 'f16' || t === 'bf16') return this.wr(A[0]!, 'u16', ab ? `${this.rd(A[1]!, 'u16')}&0x7fff` : `${this.rd(A[1]!, 'u16')}^0x8000`)
+        if (t === 'f16x2' || t === 'bf16x2') return this.wr(A[0]!, 'i32', ab ? `${this.rd(A[1]!, 'i32')}&0x7fff7fff` : `${this.rd(A[1]!, 'i32')}^0x80008000`)
+        if (is64) return `x64=${this.rd(A[1]!, 'i64')};${this.wr(A[0]!, 'i64', ab ? 'x64<0?neg64(x64):x64' : 'neg64(x64)')}`
+        if (t === 's32') return this.wr(A[0]!, 'i32', ab ? `Math.abs(${this.rd(A[1]!, 'i32')})|0` : `(-${this.rd(A[1]!, 'i32')})|0`)
+        if (t === 's16') return this.wr(A[0]!, 'u16', ab ? `Math.abs(${this.rd(A[1]!, 's16')})` : `(-${this.rd(A[1]!, 's16')})`)
+        return this.fail('unsupported abs/neg type')
+      }
+      case 'and': case 'or': case 'xor': {
+        const o = op[0] === 'and' ? '&' : op[0] === 'or' ? '|' : '^'
+        if (t === 'pred') return this.wr(A[0]!, 'pred', `${o === '^' ? '(' : ''}${this.rd(A[1]!, 'pred')}${o === '^' ? '!==' : o + o}${this.rd(A[2]!, 'pred')}${o === '^' ? ')' : ''}`)
+        if (is64) return this.wr(A[0]!, 'i64', `${op[0]}64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')})`)
+        if (t === 'b16' || t === 'u16' || t === 's16') return this.wr(A[0]!, 'u16', `${this.rd(A[1]!, 'u16')}${o}${this.rd(A[2]!, 'u16')}`)
+        if (t === 'b8') return this.wr(A[0]!, 'u8', `(${this.rd(A[1]!, 'u8')}${o}${this.rd(A[2]!, 'u8')})&255`)
+        return this.wr(A[0]!, 'i32', `${this.rd(A[1]!, 'i32')}${o}${this.rd(A[2]!, 'i32')}`)
+      }
+      case 'not': {
+        if (t === 'pred') return this.wr(A[0]!, 'pred', `!${this.rd(A[1]!, 'pred')}`)
+        if (is64) return this.wr(A[0]!, 'i64', `not64(${this.rd(A[1]!, 'i64')})`)
+        if (t === 'b16' || t === 'u16' || t === 's16') return this.wr(A[0]!, 'u16', `(~${this.rd(A[1]!, 'u16')})&65535`)
+        return this.wr(A[0]!, 'i32', `~${this.rd(A[1]!, 'i32')}`)
+      }
+      case 'cnot': {
+        if (is64) return this.wr(A[0]!, 'i64', `(${this.rd(A[1]!, 'i64')}==0?1:0)`)
+        return this.wr(A[0]!, k === 'i32' ? 'i32' : 'u16', `(${this.rd(A[1]!, k === 'i32' ? 'i32' : 'u16')}===0?1:0)`)
+      }
+      case 'shl': case 'shr': {
+        const n = `(${this.rd(A[2]!, 'u32')})`
+        if (is64) {
+          const fn = op[0] === 'shl' ? 'shl64' : signed ? 'shrs64' : 'shru64'
+          return this.wr(A[0]!, 'i64', `${fn}(${this.rd(A[1]!, 'i64')},${n})`)
+        }
+        if (t === 'b32' || t === 'u32' || t === 's32') {
+          const a = this.rd(A[1]!, 'i32')
+          const nn = A[2]!.k === 'imm' ? Number(BigInt.asUintN(32, A[2]!.value)) : undefined
+          if (nn !== undefined) {
+            if (op[0] === 'shl') return this.wr(A[0]!, 'i32', nn >= 32 ? '0' : `${a}<<${nn}`)
+            if (signed) return this.wr(A[0]!, 'i32', `${a}>>${Math.min(nn, 31)}`)
+            return this.wr(A[0]!, 'i32', nn >= 32 ? '0' : `(${a}>>>${nn})|0`)
+          }
+          if (op[0] === 'shl') return `u=${n};${this.wr(A[0]!, 'i32', `u>=32?0:${a}<<u`)}`
+          if (signed) return `u=${n};${this.wr(A[0]!, 'i32', `${a}>>(u>31?31:u)`)}`
+          return `u=${n};${this.wr(A[0]!, 'i32', `u>=32?0:(${a}>>>u)|0`)}`
+        }
+        if (t === 'b16' || t === 'u16' || t === 's16') {
+          const a = this.rd(A[1]!, signed ? 's16' : 'u16')
+          if (op[0] === 'shl') return `u=${n};${this.wr(A[0]!, 'u16', `u>=16?0:(${a}<<u)&65535`)}`
+          if (signed) return `u=${n};${this.wr(A[0]!, 'u16', `(${a}>>(u>15?15:u))&65535`)}`
+          return `u=${n};${this.wr(A[0]!, 'u16', `u>=16?0:${a}>>>u`)}`
+        }
+        return this.fail('unsupported shift type')
+      }
+      case 'shf': {
+        const left = op.includes('l')
+        return this.wr(A[0]!, 'i32', `shf(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${left},${op.includes('clamp')})`)
+      }
+      case 'popc': return this.wr(A[0]!, 'i32', is64 ? `popc64(${this.rd(A[1]!, 'i64')})` : `popc32(${this.rd(A[1]!, 'i32')})`)
+      case 'clz': return this.wr(A[0]!, 'i32', is64 ? `clz64(${this.rd(A[1]!, 'i64')})` : `Math.clz32(${this.rd(A[1]!, 'i32')})`)
+      case 'brev': return is64 ? this.wr(A[0]!, 'i64', `brev64(${this.rd(A[1]!, 'i64')})`) : this.wr(A[0]!, 'i32', `brev32(${this.rd(A[1]!, 'i32')})`)
+      case 'bfind': return this.wr(A[0]!, 'i32', is64 ? `bfind64(${this.rd(A[1]!, 'i64')},${signed},${op.includes('shiftamt')})` : `bfind32(${this.rd(A[1]!, 'i32')},${signed},${op.includes('shiftamt')})`)
+      case 'bfe': return is64 ? this.wr(A[0]!, 'i64', `bfe64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${signed})`) : this.wr(A[0]!, 'i32', `bfe32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${signed})`)
+      case 'bfi': return is64 ? this.wr(A[0]!, 'i64', `bfi64(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')},${this.rd(A[3]!, 'i32')},${this.rd(A[4]!, 'i32')})`) : this.wr(A[0]!, 'i32', `bfi32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${this.rd(A[4]!, 'i32')})`)
+      case 'prmt': {
+        const mode = op.find((p) => ['f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16'].includes(p)) ?? ''
+        return this.wr(A[0]!, 'i32', `prmt(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},'${mode}')`)
+      }
+      case 'lop3': {
+        if (A[0]!.k === 'pair') return this.fail('lop3 with a predicate output is not supported')
+        return this.wr(A[0]!, 'i32', `lop3(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${this.rd(A[4]!, 'i32')})`)
+      }
+      case 'dp4a': {
+        const [ta, tb] = types
+        return this.wr(A[0]!, 'i32', `dp4a(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${ta === 's32'},${tb === 's32'})`)
+      }
+      case 'dp2a': {
+        const [ta, tb] = types
+        return this.wr(A[0]!, 'i32', `dp2a(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${this.rd(A[3]!, 'i32')},${ta === 's32'},${tb === 's32'},${op.includes('hi')})`)
+      }
+      case 'sad': {
+        const kk: Kind = signed ? 'i32' : 'u32'
+        return this.wr(A[0]!, 'i32', `(Math.abs(${this.rd(A[1]!, kk)}-${this.rd(A[2]!, kk)})+${this.rd(A[3]!, 'i32')})|0`)
+      }
+      case 'szext': {
+        const n = `(${this.rd(A[2]!, 'u32')})`
+        const a = this.rd(A[1]!, 'i32')
+        return `u=${n};u=u>32?32:u;${this.wr(A[0]!, 'i32', op.includes('sext') ? `u===0?0:(${a}<<(32-u))>>(32-u)` : `u===0?0:u===32?${a}:${a}&((1<<u)-1)`)}`
+      }
+      case 'setp': return this.setp(ins)
+      case 'set': return this.set(ins)
+      case 'selp': {
+        const d = this.reg(A[0]!)
+        let kk: Kind = k
+        if (t === 'b32' || t === 'u32' || t === 's32') kk = d?.cls === 'f32' ? 'f32' : 'i32'
+        if (t === 'b64' || t === 'u64' || t === 's64') kk = d?.cls === 'f64' ? 'f64' : 'i64'
+        return this.wr(A[0]!, kk, `${this.rd(A[3]!, 'pred')}?${this.rd(A[1]!, kk)}:${this.rd(A[2]!, kk)}`)
+      }
+      case 'slct': {
+        const [dt, ct] = types
+        const dk = kindOf(dt!)
+        const cond = ct === 'f32' ? `${fl(this.rd(A[3]!, 'f32'))}>=0` : `${this.rd(A[3]!, 'i32')}>=0`
+        const kk: Kind = dk === 'i32' && this.reg(A[0]!)?.cls === 'f32' ? 'f32' : dk
+        return this.wr(A[0]!, kk, `(${cond})?${this.rd(A[1]!, kk)}:${this.rd(A[2]!, kk)}`)
+      }
+      case 'cvt': return this.cvt(ins)
+      case 'cvt.pack': return this.fail('unsupported')
+      case 'copysign': {
+        if (t === 'f32') return this.wr(A[0]!, 'f32', `copysign(${this.rd(A[2]!, 'f32')},${this.rd(A[1]!, 'f32')})`)
+        return this.wr(A[0]!, 'f64', `copysign(${this.rd(A[2]!, 'f64')},${this.rd(A[1]!, 'f64')})`)
+      }
+      case 'testp': {
+        const m = op[1]
+        const x = t === 'f32' ? this.rd(A[1]!, 'f32') : this.rd(A[1]!, 'f64')
+        const min = t === 'f32' ? '1.1754943508222875e-38' : '2.2250738585072014e-308'
+        const e = m === 'finite' ? `Number.isFinite(u)` : m === 'infinite' ? `(u===Infinity||u===-Infinity)` : m === 'number' ? `(u===u)` : m === 'notanumber' ? `(u!==u)` : m === 'normal' ? `(Math.abs(u)>=${min}&&Number.isFinite(u))` : m === 'subnormal' ? `(u!==0&&Math.abs(u)<${min})` : this.fail('unsupported testp')
+        return `u=${x};${this.wr(A[0]!, 'pred', e)}`
+      }
+      case 'rcp': case 'sqrt': case 'rsqrt': case 'sin': case 'cos': case 'lg2': case 'ex2': case 'tanh': {
+        if (t === 'f64') {
+          const x = this.rd(A[1]!, 'f64')
+          const e = op[0] === 'rcp' ? (rnd !== 'rn' && !op.includes('approx') ? `fop64('div','${rnd}',1,${x})` : `(1/${x})`) : op[0] === 'sqrt' ? (rnd !== 'rn' && !op.includes('approx') ? `fop64('sqrt','${rnd}',${x},0)` : `Math.sqrt(${x})`) : op[0] === 'rsqrt' ? `(1/Math.sqrt(${x}))` : op[0] === 'ex2' ? `(2**${x})` : op[0] === 'lg2' ? `Math.log2(${x})` : op[0] === 'tanh' ? `Math.tanh(${x})` : `Math.${op[0]}(${x})`
+          return this.wr(A[0]!, 'f64', e)
+        }
+        if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, op[0])
+        const x = fin(A[1]!)
+        let e: string
+        const approx = op.includes('approx')
+        switch (op[0]) {
+          case 'rcp': e = approx || rnd === 'rn' ? `fround(1/${x})` : `fop32('div','${rnd}',1,${x})`; break
+          case 'sqrt': e = approx || rnd === 'rn' ? `fround(Math.sqrt(${x}))` : `fop32('sqrt','${rnd}',${x},0)`; break
+          case 'rsqrt': e = `fround(1/Math.sqrt(${x}))`; break
+          case 'sin': e = `fround(Math.sin(${x}))`; break
+          case 'cos': e = `fround(Math.cos(${x}))`; break
+          case 'lg2': e = `fround(Math.log2(${x}))`; break
+          case 'ex2': e = `fround(2**${x})`; break
+          default: e = `fround(Math.tanh(${x}))`
+        }
+        return this.wr(A[0]!, 'f32', fl(e))
+      }
+      case 'bra': {
+        const target = A[0]!
+        if (target.k !== 'id' || !this.labels.has(target.name)) return this.fail('unknown branch target')
+        return `pc=${this.labels.get(target.name)};continue L;`
+      }
+      case 'brx': return this.fail('indirect branches (brx.idx) are not supported')
+      case 'ret': return this.ret()
+      case 'exit': return this.fn.kind === 'entry' ? this.ret() : this.fail('exit inside a called function is not supported by the emulator')
+      case 'trap': return `fault(${idx},undefined,'trap');`
+      case 'brkpt': case 'nanosleep': case 'pmevent': case 'prefetch': case 'prefetchu': case 'membar': case 'fence': case 'discard': case 'applypriority': case 'createpolicy': case 'griddepcontrol': case 'setmaxnreg':
+        if (op[0] === 'createpolicy') return this.wr(A[0]!, 'i64', '0')
+        return ''
+      case 'call': return this.call(ins)
+      case 'bar': case 'barrier': {
+        if (op.includes('warp')) return ''
+        if (op.includes('arrive')) return ''
+        if (op.includes('red')) {
+          const mode = op.includes('popc') ? 'popc' : op.includes('and') ? 'and' : 'or'
+          const predArg = A[A.length - 1]!
+          const out = mode === 'popc' ? this.wr(A[0]!, 'i32', 'S.o0') : this.wr(A[0]!, 'pred', 'S.o0')
+          return this.suspend({ kind: 'bar', red: mode }, [this.rd(predArg, 'pred')], [out])
+        }
+        if (op.includes('cluster')) return this.fail('cluster barriers are not supported')
+        return this.suspend({ kind: 'bar' }, [], [])
+      }
+      case 'shfl': {
+        const mode = op.find((p) => ['up', 'down', 'bfly', 'idx'].includes(p))
+        if (!mode) return this.fail('shfl without a mode')
+        const dst = A[0]!.k === 'pair' ? A[0]!.a : A[0]!
+        const outs = [this.wr(dst, 'i32', 'S.o0')]
+        if (A[0]!.k === 'pair') outs.push(this.wr(A[0]!.b, 'pred', 'S.o1'))
+        const mask = A.length > 4 ? this.rd(A[4]!, 'i32') : '-1'
+        return this.suspend({ kind: 'shfl', mode }, [this.rd(A[1]!, 'i32'), this.rd(A[2]!, 'i32'), this.rd(A[3]!, 'i32'), mask], outs)
+      }
+      case 'vote': {
+        const mode = op.find((p) => ['all', 'any', 'uni', 'ballot'].includes(p))!
+        const mask = A.length > 2 ? this.rd(A[2]!, 'i32') : '-1'
+        const out = mode === 'ballot' ? this.wr(A[0]!, 'i32', 'S.o0') : this.wr(A[0]!, 'pred', 'S.o0')
+        return this.suspend({ kind: 'vote', mode }, [this.rd(A[1]!, 'pred'), mask], [out])
+      }
+      case 'match': {
+        const mode = op.includes('all') ? 'all' : 'any'
+        const dst = A[0]!.k === 'pair' ? A[0]!.a : A[0]!
+        const outs = [this.wr(dst, 'i32', 'S.o0')]
+        if (A[0]!.k === 'pair') outs.push(this.wr(A[0]!.b, 'pred', 'S.o1'))
+        return this.suspend({ kind: 'match', mode }, [this.rd(A[1]!, is64 ? 'i64' : 'i32'), this.rd(A[2]!, 'i32')], outs)
+      }
+      case 'activemask': return this.suspend({ kind: 'activemask' }, [], [this.wr(A[0]!, 'i32', 'S.o0')])
+      case 'redux': {
+        const mode = op[2]!
+        return this.suspend({ kind: 'redux', mode, signed }, [this.rd(A[1]!, 'i32'), this.rd(A[2]!, 'i32')], [this.wr(A[0]!, 'i32', 'S.o0')])
+      }
+      case 'atom': case 'red': return this.atom(ins, idx)
+      case 'isspacep': {
+        const space = op[1]
+        const a = this.rd(A[1]!, 'i64')
+        const e = space === 'shared' ? `(u>=SB&&u<SB+SHN)` : space === 'local' ? `(u>=LB&&u<LB+LN)` : space === 'global' ? `(u>=0&&u<HN&&!(u>=SB&&u<SB+SHN)&&!(u>=LB0&&u<LB0+LN*NT))` : 'false'
+        return `u=${a};${this.wr(A[0]!, 'pred', e)}`
+      }
+      default:
+        return this.fail(`unsupported instruction ${ins.opcode}`)
+    }
+  }
+
+  fsat(e: string, s: boolean): string { return s ? `sat(${e})` : e }
+
+  carry(ins: PtxInstruction): string {
+    // add.cc / addc(.cc) / sub.cc / subc(.cc) / mad.lo.cc / madc.{lo,hi}(.cc): carry flag in CF
+    const op = ins.op
+    const A = ins.args
+    const t = this.types(ins).pop()!
+    const setCC = op.includes('cc')
+    const useC = op[0] === 'addc' || op[0] === 'subc' || op[0] === 'madc'
+    const c = useC ? '+CF' : ''
+    if (t === 'u64' || t === 's64' || t === 'b64') {
+      const big = (o: Operand) => `u64b(${this.rd(o, 'i64')})`
+      let e: string
+      if (op[0] === 'add' || op[0] === 'addc') e = `${big(A[1]!)}+${big(A[2]!)}${useC ? '+BigInt(CF)' : ''}`
+      else if (op[0] === 'sub' || op[0] === 'subc') e = `${big(A[1]!)}-${big(A[2]!)}${useC ? '-BigInt(CF)' : ''}`
+      else {
+        const p = `${big(A[1]!)}*${big(A[2]!)}`
+        e = `${op.includes('hi') ? `((${p})>>64n)` : `BigInt.asUintN(64,${p})`}+${big(A[3]!)}${useC ? '+BigInt(CF)' : ''}`
+      }
+      const isSub = op[0] === 'sub' || op[0] === 'subc'
+      return `{const W=${e};${setCC ? (isSub ? 'CF=W<0n?1:0;' : 'CF=W>18446744073709551615n?1:0;') : ''}${this.wr(A[0]!, 'i64', 'n64(W)')}}`
+    }
+    const a = this.rd(A[1]!, 'u32')
+    const b = this.rd(A[2]!, 'u32')
+    let e: string
+    const isSub = op[0] === 'sub' || op[0] === 'subc'
+    if (op[0] === 'add' || op[0] === 'addc') e = `${a}+${b}${c}`
+    else if (isSub) e = `${a}-${b}${useC ? '-CF' : ''}`
+    else {
+      const hi = op.includes('hi')
+      const p = hi ? `(mulhi32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${t === 's32'})>>>0)` : `(Math.imul(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')})>>>0)`
+      e = `${p}+${this.rd(A[3]!, 'u32')}${c}`
+    }
+    return `u=${e};${setCC ? (isSub ? 'CF=u<0?1:0;' : 'CF=u>4294967295?1:0;') : ''}${this.wr(A[0]!, 'i32', 'u|0')}`
+  }
+
+  cmpExpr(cmp: string, t: string, a: string, b: string): string {
+    const isF = t === 'f32' || t === 'f64' || t === 'f16' || t === 'bf16'
+    if (isF) {
+      const un = cmp.endsWith('u') && cmp !== 'nu'
+      const base = un ? cmp.slice(0, -1) : cmp
+      const opm: Record<string, string> = { eq: '===', ne: '!==', lt: '<', le: '<=', gt: '>', ge: '>=' }
+      if (cmp === 'num') return `(${a}===${a}&&${b}===${b})`
+      if (cmp === 'nan') return `(${a}!==${a}||${b}!==${b})`
+      if (!opm[base]) this.fail(`unsupported comparison .${cmp}`)
+      if (un) return `(u=${a},v=${b},u!==u||v!==v||u${opm[base]}v)`
+      if (base === 'ne') return `(u=${a},v=${b},u===u&&v===v&&u!==v)`
+      return `(${a}${opm[base]}${b})`
+    }
+    const is64 = t === 'u64' || t === 's64' || t === 'b64'
+    const signed = t.startsWith('s')
+    const m: Record<string, string> = { eq: '===', ne: '!==', lt: '<', le: '<=', gt: '>', ge: '>=', lo: '<', ls: '<=', hi: '>', hs: '>=' }
+    const o = m[cmp]
+    if (!o) this.fail(`unsupported integer comparison .${cmp}`)
+    const uns = !signed || ['lo', 'ls', 'hi', 'hs'].includes(cmp)
+    if (is64) {
+      if (cmp === 'eq' || cmp === 'ne') return `(${a}${cmp === 'eq' ? '==' : '!='}${b})`
+      return `(${uns ? 'ucmp64' : 'scmp64'}(${a},${b})${o}0)`
+    }
+    return `(${a}${o}${b})`
+  }
+
+  operandKind(t: string, signedCmp: boolean): Kind {
+    if (t === 'f32' || t === 'f64') return t
+    if (t === 'u32' || t === 'b32') return signedCmp ? 'i32' : 'u32'
+    if (t === 's32') return 'i32'
+    if (t === 'u16' || t === 'b16') return signedCmp ? 's16' : 'u16'
+    return kindOf(t)
+  }
+
+  setp(ins: PtxInstruction): string {
+    const op = ins.op
+    const A = ins.args
+    const types = this.types(ins)
+    const t = types[types.length - 1]!
+    const cmp = op[1]!
+    const boolOp = op.find((p) => p === 'and' || p === 'or' || p === 'xor')
+    const signedCmp = t.startsWith('s') && !['lo', 'ls', 'hi', 'hs'].includes(cmp)
+    let a: string, b: string
+    if (t === 'f16' || t === 'bf16') {
+      const f = t === 'f16' ? 'f16ToNum' : 'bf16ToNum'
+      a = `${f}(${this.rd(A[1]!, 'u16')})`; b = `${f}(${this.rd(A[2]!, 'u16')})`
+    } else if (t === 'f16x2' || t === 'bf16x2') {
+      return this.fail('setp on packed halves is not supported')
+    } else {
+      const kk = t === 'u64' || t === 's64' || t === 'b64' ? 'i64' : this.operandKind(t, signedCmp)
+      a = this.rd(A[1]!, kk); b = this.rd(A[2]!, kk)
+      if (op.includes('ftz') && t === 'f32') { a = `ftz(${a})`; b = `ftz(${b})` }
+    }
+    const c = this.cmpExpr(cmp, t, a, b)
+    const dst = A[0]!.k === 'pair' ? A[0]!.a : A[0]!
+    const q = A[0]!.k === 'pair' ? A[0]!.b : undefined
+    if (boolOp) {
+      const pc = this.rd(A[3]!, 'pred')
+      const j = boolOp === 'and' ? '&&' : boolOp === 'or' ? '||' : '!=='
+      return `u=${c};v=${pc};${this.wr(dst, 'pred', `(u${j}v)`)}${q ? this.wr(q, 'pred', `(!u${j}v)`) : ''}`
+    }
+    if (q) return `u=${c};${this.wr(dst, 'pred', 'u')}${this.wr(q, 'pred', '!u')}`
+    return this.wr(dst, 'pred', c)
+  }
+
+  set(ins: PtxInstruction): string {
+    const op = ins.op
+    const A = ins.args
+    const types = this.types(ins)
+    const [dt, st] = types as [string, string]
+    const cmp = op[1]!
+    const signedCmp = st.startsWith('s') && !['lo', 'ls', 'hi', 'hs'].includes(cmp)
+    const kk = st === 'u64' || st === 's64' || st === 'b64' ? 'i64' : this.operandKind(st, signedCmp)
+    let c = this.cmpExpr(cmp, st, this.rd(A[1]!, kk), this.rd(A[2]!, kk))
+    const boolOp = op.find((p) => p === 'and' || p === 'or' || p === 'xor')
+    if (boolOp) c = `(${c}${boolOp === 'and' ? '&&' : boolOp === 'or' ? '||' : '!=='}${this.rd(A[3]!, 'pred')})`
+    if (dt === 'f32') return this.wr(A[0]!, 'f32', `(${c}?1:0)`)
+    return this.wr(A[0]!, 'i32', `(${c}?-1:0)`)
+  }
+
+  cvt(ins: PtxInstruction): string {
+    const op = ins.op
+    const A = ins.args
+    const types = this.types(ins)
+    if (types.length < 2) return this.fail('cvt needs two types')
+    const [dt, st] = types as [string, string]
+    const irnd = op.find((p) => ['rni', 'rzi', 'rmi', 'rpi'].includes(p))
+    const frnd = (op.find((p) => ['rn', 'rz', 'rm', 'rp', 'rna', 'rs'].includes(p)) ?? 'rn') as 'rn' | 'rz' | 'rm' | 'rp'
+    const ftzF = op.includes('ftz')
+    const satF = op.includes('sat')
+    const isF = (x: string) => x === 'f32' || x === 'f64' || x === 'f16' || x === 'bf16'
+    const isI = (x: string) => /^[sub](8|16|32|64)$/.test(x)
+    const bits = (x: string) => Number(x.slice(1))
+    // source value as number (floats) or int expression
+    const readF = (): string => {
+      if (st === 'f32') return ftzF ? `ftz(${this.rd(A[1]!, 'f32')})` : this.rd(A[1]!, 'f32')
+      if (st === 'f64') return this.rd(A[1]!, 'f64')
+      if (st === 'f16') return `f16ToNum(${this.rd(A[1]!, 'u16')})`
+      return `bf16ToNum(${this.rd(A[1]!, 'u16')})`
+    }
+    if (op.includes('f16x2') || op.includes('bf16x2')) {
+      // cvt.rn.f16x2.f32 d, a, b: d = {a→hi, b→lo}
+      const f = dt === 'bf16x2' ? 'numToBf16' : 'numToF16'
+      return this.wr(A[0]!, 'i32', `(${f}(${this.rd(A[2]!, 'f32')},'${frnd}')|(${f}(${this.rd(A[1]!, 'f32')},'${frnd}')<<16))`)
+    }
+    if (isF(dt) && isF(st)) {
+      const x = readF()
+      if (dt === 'f32') {
+        let e = st === 'f64' ? (frnd === 'rn' ? `fround(${x})` : `cvt32(${x},'${frnd}')`) : x
+        if (irnd) e = `fround(roundInt(${x},'${irnd}'))`
+        if (ftzF) e = `ftz(${e})`
+        if (satF) e = `sat(${e})`
+        return this.wr(A[0]!, 'f32', e)
+      }
+      if (dt === 'f64') {
+        let e = irnd ? `roundInt(${x},'${irnd}')` : x
+        if (satF) e = `sat(${e})`
+        return this.wr(A[0]!, 'f64', e)
+      }
+      let src = irnd ? `roundInt(${x},'${irnd}')` : x
+      if (satF) src = `sat(${src})`
+      if (dt === 'f16') return this.wr(A[0]!, 'u16', `numToF16(${src},'${frnd}')`)
+      return this.wr(A[0]!, 'u16', `numToBf16(${src},'${frnd}')`)
+    }
+    if (isI(dt) && isF(st)) {
+      const x = readF()
+      const mode = irnd ?? 'rzi'
+      const sg = dt.startsWith('s')
+      if (bits(dt) === 64) return this.wr(A[0]!, 'i64', `f2i64(${x},'${mode}',${sg})`)
+      if (bits(dt) === 32) return this.wr(A[0]!, 'i32', `f2i32(${x},'${mode}',${sg})`)
+      return this.wr(A[0]!, bits(dt) === 16 ? 'u16' : 'u8', `f2iN(${x},'${mode}',${sg},${bits(dt)})`)
+    }
+    if (isF(dt) && isI(st)) {
+      const sg = st.startsWith('s')
+      let num: string
+      if (bits(st) === 64) {
+        num = dt === 'f32' ? `i64ToF(${this.rd(A[1]!, 'i64')},${!sg},true,'${frnd}')` : `i64ToF(${this.rd(A[1]!, 'i64')},${!sg},false,'${frnd}')`
+      } else {
+        const kk: Kind = bits(st) === 32 ? (sg ? 'i32' : 'u32') : bits(st) === 16 ? (sg ? 's16' : 'u16') : sg ? 's8' : 'u8'
+        const v = this.rd(A[1]!, kk)
+        num = dt === 'f32' ? (bits(st) === 32 ? `i32ToF32(${v},'${frnd}')` : `fround(${v})`) : v
+      }
+      if (satF) num = `sat(${num})`
+      if (dt === 'f32') return this.wr(A[0]!, 'f32', num)
+      if (dt === 'f64') return this.wr(A[0]!, 'f64', num)
+      if (dt === 'f16') return this.wr(A[0]!, 'u16', `numToF16(${num},'${frnd}')`)
+      return this.wr(A[0]!, 'u16', `numToBf16(${num},'${frnd}')`)
+    }
+    if (isI(dt) && isI(st)) {
+      const sb = bits(st), db = bits(dt)
+      const ss = st.startsWith('s'), ds = dt.startsWith('s')
+      if (satF) {
+        // clamp the source value into the destination range
+        const lo = ds ? -(2 ** (db - 1)) : 0
+        const hi = ds ? 2 ** (db - 1) - 1 : 2 ** db - 1
+        if (sb === 64 || db === 64) {
+          const v = ss ? `big(${this.rd(A[1]!, 'i64')})` : `u64b(${this.rd(A[1]!, 'i64')})`
+          return `{const W=${v};${this.wr(A[0]!, 'i64', `n64(W<${BigInt(lo)}n?${BigInt(lo)}n:W>${BigInt(hi)}n?${BigInt(hi)}n:W)`)}}`.replace(/i64', /, '')
+        }
+        const kk: Kind = sb === 32 ? (ss ? 'i32' : 'u32') : sb === 16 ? (ss ? 's16' : 'u16') : ss ? 's8' : 'u8'
+        const v = this.rd(A[1]!, kk)
+        const e = `Math.min(Math.max(${v},${lo}),${hi})`
+        return this.wr(A[0]!, db === 32 ? 'i32' : db === 16 ? 'u16' : 'u8', db === 32 ? `${e}|0` : `${e}&${2 ** db - 1}`)
+      }
+      // read source at its width (sign/zero extended), write to destination width
+      let v: string
+      let kk: Kind
+      if (sb === 64) { v = this.rd(A[1]!, 'i64'); kk = 'i64' } else if (sb === 32) { kk = ss ? 'i32' : 'u32'; v = this.rd(A[1]!, kk) } else if (sb === 16) { kk = ss ? 's16' : 'u16'; v = this.rd(A[1]!, kk) } else { kk = ss ? 's8' : 'u8'; v = this.rd(A[1]!, kk) }
+      if (db === 64) return this.wr(A[0]!, 'i64', kk === 'i64' ? v : v)
+      if (db === 32) return this.wr(A[0]!, 'i32', kk === 'i64' ? `lo32(${v})` : `${v}|0`)
+      const wv = kk === 'i64' ? `lo32(${v})` : v
+      if (db === 16) return this.wr(A[0]!, ds ? 'u16' : 'u16', `${wv}&65535`)
+      // 8-bit destination in a wider register: PTX sign-extends .s8 results to the register width
+      if (ds) return this.wr(A[0]!, 'i32', `(${wv}<<24>>24)`)
+      return this.wr(A[0]!, 'i32', `${wv}&255`)
+    }
+    return this.fail(`unsupported conversion .${dt}.${st}`)
+  }
+
+  half(ins: PtxInstruction, what: string): string {
+    const A = ins.args
+    const t = this.types(ins).pop()!
+    const bf = t.startsWith('bf')
+    const to = bf ? 'numToBf16' : 'numToF16'
+    const from = bf ? 'bf16ToNum' : 'f16ToNum'
+    const sat = ins.op.includes('sat')
+    const ftzH = ins.op.includes('ftz')
+    void ftzH
+    const one = (x: string[]): string => {
+      let e: string
+      switch (what) {
+        case '+': case '-': case '*': e = `${to}(${x[0]}${what}${x[1]})`; break
+        case 'fma': e = bf ? `fmaB(${x[0]},${x[1]},${x[2]})` : `fmaH(${x[0]},${x[1]},${x[2]})`; break
+        case 'min': e = `${to}(fmin(${x[0]},${x[1]}))`; break
+        case 'max': e = `${to}(fmax(${x[0]},${x[1]}))`; break
+        case 'ex2': e = `${to}(2**${x[0]})`; break
+        case 'tanh': e = `${to}(Math.tanh(${x[0]}))`; break
+        case 'rcp': e = `${to}(1/${x[0]})`; break
+        case 'sqrt': e = `${to}(Math.sqrt(${x[0]}))`; break
+        case 'rsqrt': e = `${to}(1/Math.sqrt(${x[0]}))`; break
+        case 'sin': e = `${to}(Math.sin(${x[0]}))`; break
+        case 'cos': e = `${to}(Math.cos(${x[0]}))`; break
+        case 'lg2': e = `${to}(Math.log2(${x[0]}))`; break
+        default: return this.fail(`unsupported half-precision ${what}`)
+      }
+      if (sat) e = `${to}(sat(${from}(${e})))`
+      return e
+    }
+    const n = what === 'fma' ? 3 : ['+', '-', '*', 'min', 'max'].includes(what) ? 2 : 1
+    if (t === 'f16' || t === 'bf16') {
+      const xs = A.slice(1, 1 + n).map((o) => `${from}(${this.rd(o, 'u16')})`)
+      return this.wr(A[0]!, 'u16', one(xs))
+    }
+    const srcs = A.slice(1, 1 + n).map((o) => this.rd(o, 'i32'))
+    const pre = srcs.map((s, i) => `const h${i}=${s};`).join('')
+    const lo = one(srcs.map((_, i) => `${from}(h${i}&65535)`))
+    const hi = one(srcs.map((_, i) => `${from}(h${i}>>>16)`))
+    return `{${pre}${this.wr(A[0]!, 'i32', `(${lo})|((${hi})<<16)`)}}`
+  }
+
+  atom(ins: PtxInstruction, idx: number): string {
+    const op = ins.op
+    const A = ins.args
+    const isRed = op[0] === 'red'
+    const space = op.includes('shared') || op.includes('shared::cta') ? 'shared' : op.includes('global') ? 'global' : 'generic'
+    const types = this.types(ins)
+    const t = types[types.length - 1]!
+    const opn = op.find((p) => ['add', 'min', 'max', 'inc', 'dec', 'exch', 'cas', 'and', 'or', 'xor'].includes(p))
+    if (!opn) return this.fail('unsupported atomic operation')
+    if (op.includes('v2') || op.includes('v4') || op.includes('v8')) return this.fail('vector atomics are not supported')
+    const sz = typeSize(t)
+    const addrOp = isRed ? A[0]! : A[1]!
+    const b = isRed ? A[1]! : A[2]!
+    const c = isRed ? undefined : A[3]
+    let code = this.addr(addrOp, space === 'shared' ? 'shared' : space, sz, idx)
+    const dst = isRed ? undefined : A[0]!
+    const out = (kind: Kind, e: string) => (dst ? this.wr(dst, kind, e) : '')
+    if (t === 'f32') {
+      const old = 'HF32[a>>>2]'
+      const bv = this.rd(b, 'f32')
+      code += `u=${old};v=${bv};`
+      const nv = opn === 'add' ? 'fround(u+v)' : opn === 'min' ? 'fmin(u,v)' : opn === 'max' ? 'fmax(u,v)' : opn === 'exch' ? 'v' : this.fail('unsupported f32 atomic')
+      return code + `HF32[a>>>2]=${nv};` + out('f32', 'u')
+    }
+    if (t === 'f64') {
+      code += `u=HF64[a>>>3];v=${this.rd(b, 'f64')};`
+      const nv = opn === 'add' ? '(u+v)' : opn === 'min' ? 'fmin(u,v)' : opn === 'max' ? 'fmax(u,v)' : opn === 'exch' ? 'v' : this.fail('unsupported f64 atomic')
+      return code + `HF64[a>>>3]=${nv};` + out('f64', 'u')
+    }
+    if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') {
+      if (opn !== 'add') return this.fail('unsupported half-precision atomic')
+      const bf = t.startsWith('bf')
+      const to = bf ? 'numToBf16' : 'numToF16', from = bf ? 'bf16ToNum' : 'f16ToNum'
+      if (t === 'f16' || t === 'bf16') {
+        code += `u=HU16[a>>>1];HU16[a>>>1]=${to}(${from}(u)+${from}(${this.rd(b, 'u16')}));`
+        return code + out('u16', 'u')
+      }
+      code += `u=HI32[a>>>2];v=${this.rd(b, 'i32')};HI32[a>>>2]=${to}(${from}(u&65535)+${from}(v&65535))|(${to}(${from}(u>>>16)+${from}(v>>>16))<<16);`
+      return code + out('i32', 'u')
+    }
+    if (sz === 8) {
+      code += `x64=mk64(HU32[a>>>2],HI32[(a>>>2)+1]);`
+      const bv = this.rd(b, 'i64')
+      const signed = t === 's64'
+      let nv: string
+      switch (opn) {
+        case 'add': nv = `add64(x64,${bv})`; break
+        case 'min': nv = `(${signed ? 'scmp64' : 'ucmp64'}(x64,${bv})<=0?x64:${bv})`; break
+        case 'max': nv = `(${signed ? 'scmp64' : 'ucmp64'}(x64,${bv})>=0?x64:${bv})`; break
+        case 'exch': nv = bv; break
+        case 'cas': nv = `(x64==${bv}?${this.rd(c!, 'i64')}:x64)`; break
+        case 'and': case 'or': case 'xor': nv = `${opn}64(x64,${bv})`; break
+        case 'inc': case 'dec': nv = this.fail('64-bit atom.inc/dec does not exist in PTX'); break
+      }
+      return code + `{const N=${nv!};HI32[a>>>2]=lo32(N);HI32[(a>>>2)+1]=hi32(N);}` + out('i64', 'x64')
+    }
+    if (sz === 4) {
+      const signed = t === 's32'
+      code += `u=HI32[a>>>2];v=${this.rd(b, 'i32')};`
+      let nv: string
+      switch (opn) {
+        case 'add': nv = '(u+v)|0'; break
+        case 'min': nv = signed ? 'Math.min(u,v)' : '(Math.min(u>>>0,v>>>0)|0)'; break
+        case 'max': nv = signed ? 'Math.max(u,v)' : '(Math.max(u>>>0,v>>>0)|0)'; break
+        case 'inc': nv = 'incWrap(u,v)'; break
+        case 'dec': nv = 'decWrap(u,v)'; break
+        case 'exch': nv = 'v'; break
+        case 'cas': nv = `(u===v?${this.rd(c!, 'i32')}:u)`; break
+        case 'and': nv = 'u&v'; break
+        case 'or': nv = 'u|v'; break
+        case 'xor': nv = 'u^v'; break
+      }
+      return code + `HI32[a>>>2]=${nv!};` + out('i32', 'u')
+    }
+    if (sz === 2 && opn === 'cas') {
+      code += `u=HU16[a>>>1];if(u===${this.rd(b, 'u16')})HU16[a>>>1]=${this.rd(c!, 'u16')};`
+      return code + out('u16', 'u')
+    }
+    return this.fail(`unsupported atomic type .${t}`)
+  }
+
+  call(ins: PtxInstruction): string {
+    // call(.uni) (ret), fname, (args)   |   call fname, (args)   |   call fname
+    const A = ins.args
+    let i = 0
+    let rets: Operand[] = []
+    if (A[0]?.k === 'list') { rets = A[0].items; i = 1 }
+    const target = A[i]
+    if (!target || target.k !== 'id') return this.fail('indirect calls are not supported by the emulator')
+    const name = target.name
+    const args = A[i + 1]?.k === 'list' ? (A[i + 1] as { items: Operand[] }).items : []
+    if (this.regs.has(name)) return this.fail('indirect calls are not supported by the emulator')
+    const argAddr = (o: Operand): string => {
+      if (o.k !== 'id') return this.fail('call arguments must be .param variables')
+      const v = this.vars.get(o.name)
+      if (!v || v.v.space !== 'param') return this.fail(`call argument ${o.name} is not a .param variable`)
+      return `(FB+${v.off})`
+    }
+    if (name === 'vprintf') {
+      const out = rets.length ? `HI32[${argAddr(rets[0]!)}>>>2]=r_;` : ''
+      return `{const r_=E.vprintf(H8,HU32,HI32,${args.length > 0 ? `mk64(HU32[${argAddr(args[0]!)}>>>2],HI32[(${argAddr(args[0]!)}>>>2)+1])` : 0},${args.length > 1 ? `mk64(HU32[${argAddr(args[1]!)}>>>2],HI32[(${argAddr(args[1]!)}>>>2)+1])` : 0});${out}}`
+    }
+    if (name === '__assertfail') return `fault(${this.mc.instrs.length - 1},undefined,'assert');`
+    if (name === 'malloc' || name === 'free') return this.fail(`device ${name} is not supported by the emulator`)
+    const callee = this.mc.mod.functions.find((f) => f.name === name && f.body)
+    if (!callee) return this.fail(`call to ${name}, which has no body in this module`)
+    this.calls.add(name)
+    const ci = this.mc.fnIndex.get(name)!
+    // copy args into the callee frame (callee param offsets are known only after it is laid out: read from layout table)
+    const cp = args.map((o, j) => `mcp(nf+FOFF[${ci}][${j}],${argAddr(o)},${this.mc.paramSize(callee, j)});`).join('')
+    const rp = rets.map((o, j) => `mcp(${argAddr(o)},nf+ROFF[${ci}][${j}],${this.mc.retSize(callee, j)});`).join('')
+    return `{const nf=PSP;PSP+=FSIZE[${ci}];if(PSP>PSEND)fault(${this.mc.instrs.length - 1},undefined,'callstack');${cp}F${ci}(nf,LB,LF+${'LOCALSZ'},t);${rp}PSP=nf;}`
+  }
+}
+
+export class ModuleCompiler {
+  instrs: InstrInfo[] = []
+  fnIndex = new Map<string, number>()
+  fnNames = new Set<string>()
+  varSpace = new Map<string, string>()
+  compiled: CompiledFunction[] = []
+  constructor(public mod: PtxModule, public layout: ModuleLayout) {
+    mod.functions.forEach((f, i) => { if (f.body) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
+    for (const v of mod.variables) this.varSpace.set(v.name, v.space)
+  }
+  paramSize(f: PtxFunction, j: number): number { return f.params[j]?.size ?? this.bad(f, 'argument count') }
+  retSize(f: PtxFunction, j: number): number { return f.returns[j]?.size ?? this.bad(f, 'return count') }
+  bad(f: PtxFunction, what: string): never { throw new PtxError(`call to ${f.name} does not match its ${what}`, f.line) }
+
+  compile(): { source: string; functions: Map<string, CompiledFunction> } {
+    const parts: string[] = []
+    const out = new Map<string, CompiledFunction>()
+    const fcs: FnCompiler[] = []
+    this.mod.functions.forEach((f, i) => {
+      if (!f.body) return
+      const fc = new FnCompiler(f, this)
+      const js = fc.compile()
+      fcs[i] = fc
+      const cf: CompiledFunction = {
+        name: f.name, kind: f.kind, js, collectives: fc.collectives, hasSuspend: fc.hasSuspend,
+        frameSize: fc.frameSize, paramOffsets: fc.paramOffsets, localSize: fc.localSize, stackNeed: fc.localSize,
+        calls: fc.calls, regCount: fc.regs.size,
+      }
+      out.set(f.name, cf)
+    })
+    // stack needs (recursion: a fixed allowance, overflow is caught by the local window check)
+    const need = (name: string, seen: Set<string>): number => {
+      const cf = out.get(name)!
+      if (seen.has(name)) return 1 << 16
+      seen.add(name)
+      let m = 0
+      for (const c of cf.calls) m = Math.max(m, need(c, seen))
+      seen.delete(name)
+      return Math.min(cf.localSize + m, 1 << 20)
+    }
+    for (const cf of out.values()) cf.stackNeed = need(cf.name, new Set())
+    const foff: string[] = [], roff: string[] = [], fsize: string[] = []
+    this.mod.functions.forEach((f, i) => {
+      const fc = fcs[i]
+      foff.push(fc ? JSON.stringify(fc.paramOffsets) : '[]')
+      roff.push(fc ? JSON.stringify(fc.retOffsets) : '[]')
+      fsize.push(fc ? String(fc.frameSize) : '0')
+      if (!fc) return
+      const cf = out.get(f.name)!
+      parts.push(`const ${f.kind === 'entry' ? 'K' : 'F'}${i}=${cf.js.replaceAll('LOCALSZ', String(cf.localSize))};`)
+      parts.push(`FN[${JSON.stringify(f.name)}]=${f.kind === 'entry' ? 'K' : 'F'}${i};`)
+    })
+    const helpers = ['add64', 'sub64', 'mul64', 'mulhi64', 'neg64', 'and64', 'or64', 'xor64', 'not64', 'shl64', 'shrs64', 'shru64', 'ucmp64', 'scmp64', 'divs64', 'divu64', 'rems64', 'remu64', 'popc64', 'clz64', 'brev64', 'mk64', 'lo32', 'hi32', 'n64', 'big', 'u64b',
+      'popc32', 'brev32', 'mulhi32', 'mulwide32', 'divs32', 'divu32', 'rems32', 'remu32', 'bfe32', 'bfe64', 'bfi32', 'bfi64', 'bfind32', 'bfind64', 'prmt', 'lop3', 'shf', 'dp4a', 'dp2a',
+      'fround', 'ftz', 'sat', 'fmin', 'fmax', 'fminNaN', 'fmaxNaN', 'fma64', 'fma32', 'fop32', 'fop64', 'cvt32', 'f16ToNum', 'numToF16', 'bf16ToNum', 'numToBf16', 'fmaH', 'fmaB',
+      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32']
+    const source = `"use strict";
+const {${helpers.join(',')}}=E.h;
+const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
+let H8,HI8,HU16,HI16,HI32,HU32,HF32,HF64,OK,HN=0;
+let SB=0,SHN=0,DYN=0,LB0=0,LN=0,PSP=0,PSEND=0,NTX=1,NTY=1,NTZ=1,NT=1,NCX=1,NCY=1,NCZ=1,CX=0,CY=0,CZ=0;
+const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
+function fault(i,a,what){E.fault(i,a,what)}
+function mcp(d,s,n){H8.copyWithin(d,s,s+n)}
+const FN=Object.create(null);
+${parts.join('\n')}
+return {
+  FN,
+  setHeap(buf,ok){H8=new Uint8Array(buf);HI8=new Int8Array(buf);HU16=new Uint16Array(buf);HI16=new Int16Array(buf);HI32=new Int32Array(buf,0,buf.byteLength>>>2);HU32=new Uint32Array(buf,0,buf.byteLength>>>2);HF32=new Float32Array(buf,0,buf.byteLength>>>2);HF64=new Float64Array(buf,0,buf.byteLength>>>3);OK=ok;HN=buf.byteLength;},
+  setLaunch(o){SB=o.SB;SHN=o.SHN;DYN=o.DYN;LB0=o.LB0;LN=o.LN;PSP=o.PSP;PSEND=o.PSEND;NTX=o.NTX;NTY=o.NTY;NTZ=o.NTZ;NT=NTX*NTY*NTZ;NCX=o.NCX;NCY=o.NCY;NCZ=o.NCZ;},
+  setBlock(x,y,z){CX=x;CY=y;CZ=z;},
+};`
+    return { source, functions: out }
+  }
+}

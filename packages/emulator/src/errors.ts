@@ -1,0 +1,25 @@
+// Errors of the emulator. PtxError: the PTX text cannot be loaded (syntax, unsupported opcode), always with
+// the PTX line. EmulatorFault: a kernel did something at run time a GPU would fault on (out-of-bounds or
+// misaligned access, a trap), naming the kernel, the instruction and the address.
+
+export class PtxError extends Error {
+  line?: number
+  constructor(message: string, line?: number) {
+    super(line === undefined ? message : `PTX line ${line}: ${message}`)
+    this.name = 'PtxError'
+    this.line = line
+  }
+}
+
+export class EmulatorFault extends Error {
+  kernel: string
+  instruction: string
+  address?: bigint
+  constructor(message: string, kernel: string, instruction: string, address?: bigint) {
+    super(`${message} in kernel ${kernel}, instruction \`${instruction}\`${address === undefined ? '' : ` (address 0x${address.toString(16)})`}`)
+    this.name = 'EmulatorFault'
+    this.kernel = kernel
+    this.instruction = instruction
+    this.address = address
+  }
+}

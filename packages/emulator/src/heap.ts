@@ -1,0 +1,99 @@
+// The emulated device memory: one growable ArrayBuffer. Device addresses are byte offsets into it (the
+// first 4 KiB are never handed out, so a null pointer faults). Allocations are 256-byte aligned with at
+// least one unmapped 4-byte granule after each, and `ok` marks every mapped granule, so an access past
+// the end of an allocation faults instead of reaching its neighbour.
+
+const GUARD = 4096
+const ALIGN = 256
+
+export class Heap {
+  buffer: ArrayBuffer
+  ok: Uint8Array
+  /** Bumped whenever `buffer` is replaced; compiled modules rebind their views when it changes. */
+  generation = 0
+  private top = GUARD
+  private live = new Map<number, number>()
+  private freeList: Array<{ at: number; size: number }> = []
+
+  constructor(initial = 1 << 24, private readonly limit = 2 ** 31) {
+    this.buffer = new ArrayBuffer(initial)
+    this.ok = new Uint8Array(initial >>> 2)
+  }
+
+  alloc(byteLength: number): number {
+    if (!Number.isInteger(byteLength) || byteLength < 0) throw new RangeError(`alloc: byte length must be a non-negative integer, got ${byteLength}`)
+    const size = Math.max(4, Math.ceil(byteLength / 4) * 4)
+    const span = Math.ceil((size + 4) / ALIGN) * ALIGN
+    let at = -1
+    for (let i = 0; i < this.freeList.length; i++) {
+      const f = this.freeList[i]!
+      if (f.size >= span) {
+        at = f.at
+        if (f.size === span) this.freeList.splice(i, 1)
+        else { f.at += span; f.size -= span }
+        break
+      }
+    }
+    if (at < 0) {
+      at = this.top
+      this.ensure(at + span)
+      this.top = at + span
+    }
+    this.live.set(at, span)
+    new Uint8Array(this.buffer, at, span).fill(0)
+    this.ok.fill(1, at >>> 2, (at + size) >>> 2)
+    return at
+  }
+
+  free(at: number): void {
+    const span = this.live.get(at)
+    if (span === undefined) throw new RangeError(`free: 0x${at.toString(16)} is not an allocation of this device`)
+    this.live.delete(at)
+    this.ok.fill(0, at >>> 2, (at + span) >>> 2)
+    if (at + span === this.top) { this.top = at; this.mergeTop(); return }
+    this.freeList.push({ at, size: span })
+    this.freeList.sort((a, b) => a.at - b.at)
+    // coalesce neighbours
+    for (let i = 0; i + 1 < this.freeList.length;) {
+      const a = this.freeList[i]!, b = this.freeList[i + 1]!
+      if (a.at + a.size === b.at) { a.size += b.size; this.freeList.splice(i + 1, 1) } else i++
+    }
+    this.mergeTop()
+  }
+
+  private mergeTop(): void {
+    for (;;) {
+      const last = this.freeList[this.freeList.length - 1]
+      if (last && last.at + last.size === this.top) { this.top = last.at; this.freeList.pop() } else break
+    }
+  }
+
+  /** Size of the allocation starting at `at`, or undefined. */
+  sizeOf(at: number): number | undefined { return this.live.get(at) }
+
+  /** Checks that [at, at+n) lies inside mapped memory (for host copies). */
+  check(at: number, n: number, what: string): void {
+    if (!Number.isSafeInteger(at) || at < 0 || at + n > this.buffer.byteLength) throw new RangeError(`${what}: range 0x${at.toString(16)}+${n} is outside device memory`)
+    if (n === 0) return
+    for (let g = at >>> 2; g <= (at + n - 1) >>> 2; g++) {
+      if (this.ok[g] !== 1) throw new RangeError(`${what}: range 0x${at.toString(16)}+${n} is not inside one allocation (0x${(g * 4).toString(16)} is unmapped)`)
+    }
+  }
+
+  private ensure(end: number): void {
+    if (end <= this.buffer.byteLength) return
+    let cap = this.buffer.byteLength
+    while (cap < end) cap *= 2
+    if (cap > this.limit) {
+      if (end > this.limit) throw new RangeError(`out of emulated device memory: need ${end} bytes, the limit is ${this.limit}`)
+      cap = this.limit
+    }
+    const nb = new ArrayBuffer(cap)
+    new Uint8Array(nb).set(new Uint8Array(this.buffer))
+    const ok = new Uint8Array(cap >>> 2)
+    ok.set(this.ok)
+    this.buffer = nb
+    this.ok = ok
+    this.generation++
+  }
+}

@@ -1,0 +1,152 @@
+// Loads a PTX module onto the emulated device: parses it, places its .global/.const variables in device
+// memory (with initializers), lays out static shared memory, compiles every function to JavaScript once.
+import { EmulatorFault, PtxError } from './errors.js'
+import { ModuleCompiler, type CompiledFunction, type InstrInfo, type ModuleLayout } from './compile.js'
+import type { Heap } from './heap.js'
+import * as numeric from './numeric.js'
+import { parsePtx, typeSize, type PtxModule, type PtxVariable } from './parse.js'
+import { formatPrintf } from './printf.js'
+
+export interface ModuleInstance {
+  FN: Record<string, (...args: never[]) => void>
+  setHeap(buf: ArrayBuffer, ok: Uint8Array): void
+  setLaunch(o: Record<string, number>): void
+  setBlock(x: number, y: number, z: number): void
+}
+
+export interface LoadedModule {
+  ptx: PtxModule
+  functions: Map<string, CompiledFunction>
+  instrs: InstrInfo[]
+  layout: ModuleLayout
+  inst: ModuleInstance
+  generation: number
+  /** Allocations owned by the module (variables), freed on unload. */
+  owned: number[]
+  globals: Map<string, { address: number; size: number }>
+  /** Kernel being launched (for fault messages). */
+  running?: string
+}
+
+export interface LoadOptions {
+  print?: (text: string) => void
+}
+
+function align(n: number, a: number): number { return Math.ceil(n / a) * a }
+
+function writeInit(heap: Heap, at: number, v: PtxVariable, addrOf: (s: string) => number): void {
+  if (!v.init) return
+  const dv = new DataView(heap.buffer)
+  const es = typeSize(v.type)
+  const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer)
+  v.init.forEach((item, i) => {
+    const off = at + i * es
+    if (off + es > at + v.size) throw new PtxError(`initializer of ${v.name} has more elements than the variable`, v.line)
+    let bits: bigint
+    if (item.sym !== undefined) bits = BigInt(addrOf(item.sym))
+    else if (item.fbits !== undefined) {
+      if (item.fwidth === 32 && (v.type === 'f64')) { u32[0] = Number(item.fbits); bits = BigInt.asUintN(64, BigInt(0)); dv.setFloat64(off, f32[0]!, true); return }
+      bits = item.fbits
+    } else if (item.dvalue !== undefined) {
+      if (v.type === 'f32') { dv.setFloat32(off, item.dvalue, true); return }
+      if (v.type === 'f64') { dv.setFloat64(off, item.dvalue, true); return }
+      bits = BigInt(Math.trunc(item.dvalue))
+    } else bits = item.value ?? 0n
+    if (v.type === 'f32' && item.value !== undefined) { dv.setFloat32(off, Number(item.value), true); return }
+    if (v.type === 'f64' && item.value !== undefined) { dv.setFloat64(off, Number(item.value), true); return }
+    switch (es) {
+      case 1: dv.setUint8(off, Number(BigInt.asUintN(8, bits))); break
+      case 2: dv.setUint16(off, Number(BigInt.asUintN(16, bits)), true); break
+      case 4: dv.setUint32(off, Number(BigInt.asUintN(32, bits)), true); break
+      case 8: dv.setBigUint64(off, BigInt.asUintN(64, bits), true); break
+      default: throw new PtxError(`cannot initialize ${v.name} of type .${v.type}`, v.line)
+    }
+  })
+}
+
+export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {}): LoadedModule {
+  const ptx = parsePtx(text)
+  if (ptx.addressSize !== undefined && ptx.addressSize !== 64) throw new PtxError(`.address_size ${ptx.addressSize} is not supported (64-bit only)`)
+  const globals = new Map<string, number>()
+  const globalInfo = new Map<string, { address: number; size: number }>()
+  const owned: number[] = []
+  const shared = new Map<string, number>()
+  let sharedOff = 0
+  const externShared: string[] = []
+  let externAlign = 16
+  const sharedVar = (v: PtxVariable) => {
+    if (v.extern || v.count === 0) { externShared.push(v.name); externAlign = Math.max(externAlign, v.align); return }
+    sharedOff = align(sharedOff, Math.max(1, v.align))
+    shared.set(v.name, sharedOff)
+    sharedOff += v.size
+  }
+  const pendingInit: Array<[number, PtxVariable]> = []
+  for (const v of ptx.variables) {
+    if (v.space === 'shared') { sharedVar(v); continue }
+    if (v.space === 'global' || v.space === 'const') {
+      if (v.extern && !v.init) {
+        // an .extern variable defined in another module; give it storage so loads do not fault
+      }
+      const at = heap.alloc(Math.max(v.size, 1))
+      owned.push(at)
+      globals.set(v.name, at)
+      globalInfo.set(v.name, { address: at, size: v.size })
+      pendingInit.push([at, v])
+      continue
+    }
+    throw new PtxError(`module-level .${v.space} variables are not supported`, v.line)
+  }
+  for (const f of ptx.functions) for (const v of f.vars) {
+    if (v.space === 'shared') sharedVar(v)
+    else if (v.space === 'global' || v.space === 'const') {
+      const at = heap.alloc(Math.max(v.size, 1))
+      owned.push(at)
+      globals.set(v.name, at)
+      pendingInit.push([at, v])
+    }
+  }
+  const sharedStatic = align(sharedOff, externAlign)
+  for (const n of externShared) shared.set(n, sharedStatic)
+  const addrOf = (s: string): number => {
+    const g = globals.get(s)
+    if (g === undefined) throw new PtxError(`initializer refers to ${s}, which is not a variable of this module`)
+    return g
+  }
+  for (const [at, v] of pendingInit) writeInit(heap, at, v, addrOf)
+
+  const layout: ModuleLayout = { globals, shared, sharedStatic }
+  const mc = new ModuleCompiler(ptx, layout)
+  const { source, functions } = mc.compile()
+  const lm: LoadedModule = { ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo }
+  const print = options.print ?? ((s: string) => console.log(s))
+  const env = {
+    h: numeric,
+    fault(i: number, a: number | bigint | undefined, what: string): never {
+      const ins = mc.instrs[i]
+      const text = ins ? `${ins.text} (PTX line ${ins.line}${ins.fn !== lm.running ? `, function ${ins.fn}` : ''})` : '?'
+      const msgs: Record<string, string> = {
+        trap: 'trap instruction executed', assert: 'device-side assertion failed', callstack: 'call stack overflow',
+        shared: 'out-of-bounds or misaligned shared memory access', local: 'out-of-bounds or misaligned local memory access',
+        global: 'out-of-bounds or misaligned global memory access', generic: 'out-of-bounds or misaligned memory access',
+        const: 'out-of-bounds or misaligned constant memory access', param: 'out-of-bounds or misaligned parameter access',
+      }
+      const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))
+      throw new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr)
+    },
+    clock: () => Date.now(),
+    vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {
+      const s = formatPrintf(h8, Number(fmt), Number(args))
+      print(s)
+      return s.length
+    },
+  }
+  let factory: (e: unknown) => ModuleInstance
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
+    factory = new Function('E', source) as (e: unknown) => ModuleInstance
+  } catch (e) {
+    throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
+  }
+  lm.inst = factory(env)
+  return lm
+}

@@ -1,0 +1,69 @@
+// Shared helpers of the emulator tests: compile CUDA source to PTX once per file (nvcc / clang 22), run
+// hand-written PTX kernels, and marshal parameters in PTX .param layout.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { clangCurandShim, tool } from '../helpers/tools.ts'
+import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.ts'
+
+export function nvccPtx(source: string, arch = 'compute_80', extra: string[] = []): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kp-emu-'))
+  writeFileSync(join(dir, 'k.cu'), source)
+  execFileSync(tool('nvcc'), ['-ptx', `-arch=${arch}`, ...extra, join(dir, 'k.cu'), '-o', join(dir, 'k.ptx')], { stdio: 'pipe' })
+  return readFileSync(join(dir, 'k.ptx'), 'utf8')
+}
+
+export function clangPtx(source: string, arch = 'sm_80'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kp-emu-'))
+  writeFileSync(join(dir, 'k.cu'), source)
+  execFileSync(tool('clang++'), ['--cuda-device-only', '-S', `--cuda-gpu-arch=${arch}`, '--cuda-path=/usr/local/cuda', '-I', clangCurandShim(), '-O2', '-Wno-unknown-cuda-version', join(dir, 'k.cu'), '-o', join(dir, 'k.ptx')], { stdio: 'pipe' })
+  return readFileSync(join(dir, 'k.ptx'), 'utf8')
+}
+
+export type Arg = { u64: bigint } | { u32: number } | { s32: number } | { f32: number } | { f64: number } | { bytes: Uint8Array; align: number }
+
+/** Lays out kernel arguments as PTX .param space (each at its alignment). */
+export function marshal(args: Arg[]): { bytes: Uint8Array; offsets: number[]; sizes: number[] } {
+  const offsets: number[] = []
+  const sizes: number[] = []
+  let off = 0
+  const parts: Array<[number, Arg]> = []
+  for (const a of args) {
+    const size = 'u64' in a || 'f64' in a ? 8 : 'bytes' in a ? a.bytes.length : 4
+    const al = 'bytes' in a ? a.align : size
+    off = Math.ceil(off / al) * al
+    offsets.push(off)
+    sizes.push(size)
+    parts.push([off, a])
+    off += size
+  }
+  const bytes = new Uint8Array(Math.max(off, 1))
+  const dv = new DataView(bytes.buffer)
+  for (const [o, a] of parts) {
+    if ('u64' in a) dv.setBigUint64(o, a.u64, true)
+    else if ('u32' in a) dv.setUint32(o, a.u32 >>> 0, true)
+    else if ('s32' in a) dv.setInt32(o, a.s32, true)
+    else if ('f32' in a) dv.setFloat32(o, a.f32, true)
+    else if ('f64' in a) dv.setFloat64(o, a.f64, true)
+    else bytes.set(a.bytes, o)
+  }
+  return { bytes, offsets, sizes }
+}
+
+export function upload(be: EmulatorBackend, data: ArrayBufferView): bigint {
+  const d = be.alloc(data.byteLength)
+  be.copyToDevice(d, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+  return d
+}
+
+export function download<T extends ArrayBufferView>(be: EmulatorBackend, src: bigint, into: T): T {
+  be.copyFromDevice(new Uint8Array(into.buffer, into.byteOffset, into.byteLength), src)
+  return into
+}
+
+export function ptxBytes(text: string): { kind: 'ptx'; arch: string; bytes: Uint8Array } {
+  return { kind: 'ptx', arch: 'compute_80', bytes: new TextEncoder().encode(text) }
+}
+
+export { createEmulatorBackend }

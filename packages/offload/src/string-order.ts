@@ -117,6 +117,7 @@ function hashLong(s: Uint8Array, len: number, seed: bigint): bigint {
     st.h5 = add(st.h2, st.h6)
     st.h6 = add(st.h1, fetch64(s, p + 16))
     ;[st.h5, st.h6] = mix32(p + 32, st.h5, st.h6)
+    ;[st.h0, st.h2] = [st.h2, st.h0]
   }
   mix(0)
   const alignedEnd = len & ~63

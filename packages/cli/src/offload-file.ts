@@ -1,0 +1,141 @@
+// File-level helpers for pack/unpack/inspect that keep memory flat for large images: an offload file
+// is scanned through a metadata window (header, entries, strings) and image bytes are copied between
+// file descriptors in chunks; outputs are written to a temporary file and renamed into place.
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { DecodeError, decodeBinaryAt, windowSource, WindowTooSmall } from '@kernelpack/offload'
+
+import type { DecodedEntry } from '@kernelpack/offload'
+import { UserError } from './errors.js'
+
+/** Bytes copied per read/write call. */
+export const CHUNK = 4 << 20
+/** First read of each binary: enough for the metadata of any real binary. */
+const WINDOW = 1 << 20
+
+export interface ScannedEntry extends DecodedEntry {
+  /** Index of the binary in the file. */
+  binary: number
+  binaryOffset: number
+  version: number
+  compressed: boolean
+}
+
+export interface ScannedBinary {
+  offset: number
+  size: number
+  version: number
+  compressed: boolean
+  entries: ScannedEntry[]
+}
+
+function readAt(fd: number, position: number, length: number): Uint8Array {
+  const buf = new Uint8Array(length)
+  let done = 0
+  while (done < length) {
+    const n = readSync(fd, buf, done, length - done, position + done)
+    if (n === 0) break
+    done += n
+  }
+  return done === length ? buf : buf.subarray(0, done)
+}
+
+/**
+ * Every binary in an open offload file, without reading large images: images beyond the metadata
+ * window come back empty with `imageOffset` set (absolute in the file); images of compressed binaries
+ * are held in memory (they must be inflated anyway).
+ */
+export function scanOffloadFile(fd: number, path: string): ScannedBinary[] {
+  const fileSize = fstatSync(fd).size
+  const out: ScannedBinary[] = []
+  let offset = 0
+  if (fileSize === 0) throw new UserError(`${path}: empty file, not an offload binary`)
+  try {
+    while (offset < fileSize) {
+      const left = fileSize - offset
+      let window = readAt(fd, offset, Math.min(left, WINDOW))
+      let decoded
+      try {
+        decoded = decodeBinaryAt(windowSource(window, left), 0)
+      } catch (err) {
+        if (!(err instanceof WindowTooSmall)) throw err
+        // Metadata past the first window (or a compressed body): read the whole binary.
+        const size = Number(new DataView(window.buffer, window.byteOffset).getBigUint64(8, true))
+        window = readAt(fd, offset, Math.min(left, size))
+        decoded = decodeBinaryAt(windowSource(window, left), 0)
+      }
+      const index = out.length
+      out.push({
+        offset,
+        size: decoded.size,
+        version: decoded.version,
+        compressed: decoded.compressed,
+        entries: decoded.entries.map((e) => ({
+          ...e,
+          imageOffset: e.imageOffset === undefined ? undefined : offset + e.imageOffset,
+          binary: index,
+          binaryOffset: offset,
+          version: decoded.version,
+          compressed: decoded.compressed,
+        })),
+      })
+      offset += decoded.next
+    }
+  } catch (err) {
+    if (err instanceof DecodeError || err instanceof RangeError) {
+      const at = (err as { offset?: number }).offset
+      const where = at === undefined ? '' : ` (file offset ${offset + at})`
+      throw new UserError(`${path}: ${err.message.replace(/ \(at byte offset \d+\)$/, '')}${where}; is it an offload binary written by llvm-offload-binary or kernelpack pack?`)
+    }
+    throw err
+  }
+  return out
+}
+
+/** Writes `write(fd)`'s output to `path` through a temporary file in the same directory, then renames it. */
+export function writeAtomically(path: string, write: (fd: number) => void): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`)
+  let fd: number | undefined
+  try {
+    fd = openSync(tmp, 'w', 0o644)
+    write(fd)
+    closeSync(fd)
+    fd = undefined
+    renameSync(tmp, path)
+  } catch (err) {
+    if (fd !== undefined) closeSync(fd)
+    rmSync(tmp, { force: true })
+    throw err
+  }
+}
+
+export function writeAll(fd: number, bytes: Uint8Array): void {
+  let done = 0
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done)
+}
+
+/** Copies `length` bytes starting at `position` of `from` to the current end of `to`, in chunks. */
+export function copyRange(from: number, position: number, length: number, to: number, buffer: Uint8Array, what: string): void {
+  let done = 0
+  while (done < length) {
+    const want = Math.min(buffer.length, length - done)
+    const n = readSync(from, buffer, 0, want, position + done)
+    if (n === 0) throw new UserError(`${what}: file ended after ${done} of ${length} bytes (did it change while being read?)`)
+    writeAll(to, buffer.subarray(0, n))
+    done += n
+  }
+}
+
+/** The bytes of a scanned entry's image: from memory when held, else read from the file. */
+export function imageBytes(fd: number, e: ScannedEntry): Uint8Array {
+  if (e.image.length === e.imageSize || e.imageOffset === undefined) return e.image
+  return readAt(fd, e.imageOffset, e.imageSize)
+}
+
+/** Writes a scanned entry's image to `path` (temp + rename), copying in chunks from the input. */
+export function extractImage(fd: number, e: ScannedEntry, path: string): void {
+  writeAtomically(path, (out) => {
+    if (e.image.length === e.imageSize || e.imageOffset === undefined) writeAll(out, e.image)
+    else copyRange(fd, e.imageOffset, e.imageSize, out, new Uint8Array(Math.min(CHUNK, Math.max(1, e.imageSize))), path)
+  })
+}

@@ -75,7 +75,7 @@ Resolve('the per-thread default stream option asks for per-thread symbols (flags
   td.clearLog()
   const b = await createCudaBackend({ libcudaPath: td.path, perThreadDefaultStream: true })
   assert.ok(/^cuGetProcAddress_v2 cuLaunchKernelEx 11060 2$/m.test(td.log()))
-  const mod = b.loadModule({ kind: 'ptx', arch: 'compute_90', bytes: new TextEncoder().encode(structsPtx) })
+  const mod = await b.loadModule({ kind: 'ptx', arch: 'compute_90', bytes: new TextEncoder().encode(structsPtx) })
   const fn = await mod.getFunction('_Z8k_params6Params')
   td.clearLog()
   await b.launch(fn, { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0 }, { bytes: new Uint8Array(48), offsets: [0], sizes: [48] })

@@ -98,7 +98,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     }
     let proto = protos.get(ep.proto)
     if (!proto) protos.set(ep.proto, (proto = koffi.proto(ep.proto)))
-    cu[ep.name] = koffi.decode(pfn, proto as Parameters<Koffi['decode']>[1]) as Fn
+    cu[ep.name] = (koffi.decode as (ptr: unknown, type: unknown) => unknown)(pfn, proto) as Fn
   }
 
   const readCString = (ptr: bigint): string => (ptr === 0n ? '' : String(koffi.decode(ptr, 'char', -1)))

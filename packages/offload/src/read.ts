@@ -101,7 +101,17 @@ export function decodeBinaryAt(src: Source, offset: number, limits: DecodeLimits
 
   if (inflatedSize !== 0) {
     const body = inflate(src, offset, size, entriesOffset, inflatedSize, lim)
-    const inner = decodeBinaryAt({ bytes: body, view: viewOf(body), length: body.length }, 0, limits)
+    let inner: DecodedBinary
+    try {
+      inner = decodeBinaryAt({ bytes: body, view: viewOf(body), length: body.length }, 0, limits)
+    } catch (err) {
+      // Offsets inside the inflated body do not exist in the input: name them in the message and
+      // point the error at the compressed body.
+      if (!(err instanceof DecodeError) && !(err instanceof RangeError)) throw err
+      const inside = (err as { offset?: number }).offset
+      const why = err.message.replace(/ \(at byte offset \d+\)$/, '')
+      throw new DecodeError(`compressed binary: inflated body is malformed: ${why} (inflated offset ${inside})`, offset + entriesOffset)
+    }
     for (const e of inner.entries) delete e.imageOffset
     return { ...inner, offset, size, next, compressed: true }
   }
@@ -142,7 +152,7 @@ export function decodeBinaryAt(src: Source, offset: number, limits: DecodeLimits
     if (imageOffset > size || imageSize > size - imageOffset) {
       throw new DecodeError(`image (${imageSize} bytes at ${imageOffset}) lies outside the ${size}-byte binary`, at + E_IMAGE_OFFSET)
     }
-    if (imageSize > 0 && imageOffset < tableEnd && imageOffset + imageSize > 0) {
+    if (imageSize > 0 && imageOffset < tableEnd) {
       throw new DecodeError(`image at ${imageOffset} overlaps the header or entry table`, at + E_IMAGE_OFFSET)
     }
     const strings = new Map<string, string>()
@@ -222,6 +232,12 @@ function inflate(src: Source, offset: number, size: number, entriesOffset: numbe
   if (inflatedSize > lim.maxInflatedSize || bodySize > bound) {
     throw new DecodeError(`compressed binary: inflated size ${inflatedSize} is beyond what ${compressed.length} compressed bytes can hold or the limit of ${lim.maxInflatedSize}`, offset + H_INFLATED_SIZE)
   }
+  if (isZstd) {
+    const declared = zstdContentSize(compressed)
+    if (declared !== undefined && declared !== bodySize) {
+      throw new DecodeError(`compressed binary: zstd frame holds ${declared} bytes, header says ${bodySize}`, offset + H_INFLATED_SIZE)
+    }
+  }
   const out = new Uint8Array(entriesOffset + bodySize)
   let body: Uint8Array
   try {
@@ -232,6 +248,11 @@ function inflate(src: Source, offset: number, size: number, entriesOffset: numbe
     }
   } catch (err) {
     throw new DecodeError(`compressed binary: ${isZstd ? 'zstd' : 'zlib'} body does not decompress: ${(err as Error).message}`, offset + entriesOffset)
+  }
+  if (!isZstd && compressed.length >= 4) {
+    // fflate does not verify zlib's Adler-32 trailer; LLVM (zlib's uncompress) does.
+    const want = new DataView(compressed.buffer, compressed.byteOffset + compressed.length - 4, 4).getUint32(0, false)
+    if (adler32(body) !== want) throw new DecodeError('compressed binary: zlib body fails its Adler-32 check', offset + size - 4)
   }
   if (body.length !== bodySize || (body.buffer !== out.buffer || body.byteOffset !== out.byteOffset + entriesOffset)) {
     if (body.length !== bodySize) {
@@ -245,6 +266,40 @@ function inflate(src: Source, offset: number, size: number, entriesOffset: numbe
   v.setBigUint64(H_SIZE, BigInt(inflatedSize), true)
   v.setBigUint64(H_INFLATED_SIZE, 0n, true)
   return out
+}
+
+function adler32(data: Uint8Array): number {
+  let a = 1
+  let b = 0
+  const NMAX = 5552
+  for (let i = 0; i < data.length; ) {
+    const end = Math.min(data.length, i + NMAX)
+    for (; i < end; i++) {
+      a += data[i]!
+      b += a
+    }
+    a %= 65521
+    b %= 65521
+  }
+  return ((b << 16) | a) >>> 0
+}
+
+/** Frame_Content_Size of a zstd frame header (RFC 8878 §3.1.1.1), when the frame declares it. */
+function zstdContentSize(frame: Uint8Array): number | undefined {
+  if (frame.length < 5) return undefined
+  const fhd = frame[4]!
+  const fcsFlag = fhd >> 6
+  const single = (fhd >> 5) & 1
+  const dictBytes = [0, 1, 2, 4][fhd & 3]!
+  const fcsBytes = [single ? 1 : 0, 2, 4, 8][fcsFlag]!
+  if (fcsBytes === 0) return undefined
+  const at = 5 + (single ? 0 : 1) + dictBytes
+  if (at + fcsBytes > frame.length) return undefined
+  const v = new DataView(frame.buffer, frame.byteOffset + at, fcsBytes)
+  if (fcsBytes === 1) return v.getUint8(0)
+  if (fcsBytes === 2) return v.getUint16(0, true) + 256
+  if (fcsBytes === 4) return v.getUint32(0, true)
+  return Number(v.getBigUint64(0, true))
 }
 
 /**

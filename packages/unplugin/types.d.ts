@@ -14,8 +14,8 @@ declare module '*.cu?url' {
 }
 
 declare module '*.cu?manifest' {
-  import type { KernelManifest } from '@kernelpack/offload'
-  const manifest: KernelManifest
+  import type { Manifest } from 'unplugin-cuda/runtime'
+  const manifest: Manifest
   export default manifest
 }
 

@@ -81,7 +81,7 @@ names.run()
 const stub = suite('emitLoaderStub')
 
 stub('templates.cu stub matches its snapshot', () => {
-  matchSnapshot(emitLoaderStub({ manifest: manifests.templates!, asset: urlAsset, name: 'templates.cu', images: [{ arch: 'sm_90', kind: 'cubin', size: 100 }] }), 'unplugin/snapshots/templates.stub.js')
+  matchSnapshot(emitLoaderStub({ manifest: manifests.templates!, asset: urlAsset, name: 'templates.cu', images: [{ target: 'sm_90', arch: 'sm_90', kind: 'cubin', size: 100 }] }), 'unplugin/snapshots/templates.stub.js')
 })
 
 stub('extern_c.cu stub with inlined bytes and HMR glue matches its snapshot', () => {
@@ -98,14 +98,14 @@ stub('the stub evaluates: launchers per kernel, kernels map by full name, module
   const dir = join(repoRoot, 'test', '.out', 'emit-loader')
   mkdirSync(dir, { recursive: true })
   const file = join(dir, 'templates.stub.mjs')
-  writeFileSync(file, emitLoaderStub({ manifest: manifests.templates!, asset: urlAsset, name: 'templates.cu', images: [{ arch: 'compute_90', kind: 'ptx', size: 7 }] }))
+  writeFileSync(file, emitLoaderStub({ manifest: manifests.templates!, asset: urlAsset, name: 'templates.cu', images: [{ target: 'compute_90', arch: 'sm_90', kind: 'ptx', size: 7 }] }))
   const mod = await import(pathToFileURL(file).href)
   assert.is(mod.axpby_float.entry, '_Z5axpbyIfEvT_PKS0_S0_PS0_i')
   assert.is(mod.kernels['void axpby<double>(double, double const*, double, double*, int)'], mod.axpby_double)
   assert.is(Object.keys(mod.kernels).length, 7)
   assert.is(mod.default, mod.kernels)
   assert.is(mod.module.name, 'templates.cu')
-  assert.equal(mod.module.images, [{ arch: 'compute_90', kind: 'ptx', size: 7 }])
+  assert.equal(mod.module.images, [{ target: 'compute_90', arch: 'sm_90', kind: 'ptx', size: 7 }])
 })
 
 stub.run()

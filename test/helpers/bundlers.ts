@@ -2,7 +2,7 @@
 // Each builds the fixture entry for Node with unplugin-cuda (from its `default` export, i.e. dist/: run
 // `node scripts/build.mjs` first) and returns the output file to import. Bare imports stay external so the
 // output loads unplugin-cuda/runtime and @kernelpack/runtime from node_modules like an app would.
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import type { Options } from 'unplugin-cuda'
 import { repoRoot } from './tools.js'
@@ -167,4 +167,15 @@ export const build: Record<BundlerName, (input: BuildInput) => Promise<BuildOutp
   esbuild: buildEsbuild,
   webpack: buildWebpack,
   rspack: buildRspack,
+}
+
+/** Compile cache shared by every unplugin test file (the toolchain keys it by content, so sharing is safe). */
+export const unpluginCacheDir = join(repoRoot, 'test', '.out', 'unplugin-cache')
+
+/** A fresh copy of test/fixtures/unplugin/<name> under test/.out/unplugin/<label>/ (tests edit and build there). */
+export function copyFixture(name: string, label: string): string {
+  const dest = join(repoRoot, 'test', '.out', 'unplugin', label, name)
+  rmSync(dest, { recursive: true, force: true })
+  cpSync(join(repoRoot, 'test', 'fixtures', 'unplugin', name), dest, { recursive: true })
+  return dest
 }

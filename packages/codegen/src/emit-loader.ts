@@ -27,10 +27,12 @@ export type LoaderAsset =
 
 /** Size and target of one image in the offload binary, for `module.images`. */
 export interface LoaderImageInfo {
+  /** The target built: `sm_90` (cubin), `compute_90` (PTX). */
+  target: string
+  /** The image's `arch` string (`sm_90` for both). */
   arch: string
   kind: string
   size: number
-  triple?: string
 }
 
 export interface EmitLoaderOptions {

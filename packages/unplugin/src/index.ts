@@ -39,7 +39,7 @@ interface EmitContext {
 
 /** Image metadata for `module.images`. */
 function imageInfo(res: BuildResult): LoaderImageInfo[] {
-  return res.images.map((i) => ({ arch: i.arch, kind: i.kind, size: i.bytes.byteLength, triple: i.target }))
+  return res.images.map((i) => ({ target: i.target, arch: i.arch, kind: i.kind, size: i.bytes.byteLength }))
 }
 
 export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = {}, meta) => {
@@ -238,6 +238,16 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
 
 function webpackLogger(l: { info(...a: unknown[]): void; warn(...a: unknown[]): void }): Logger {
   return { info: (m) => l.info(m), warn: (m) => l.warn(m) }
+}
+
+/**
+ * Writes `<file>.cu.d.ts` for every .cu under `options.dtsScan` (default `src`) of `root`, compiling as the
+ * plugin does: for a `typecheck` script that runs before any bundler (`tsc --noEmit` then passes first time).
+ * Returns the .cu files it typed; a file that does not compile is skipped (its import reports the error).
+ */
+export async function writeCudaTypes(options: Options = {}, root = process.cwd()): Promise<string[]> {
+  const ctx = createContext({ ...options, dts: true }, root)
+  return ctx.writeAllDts()
 }
 
 export const unplugin = /* #__PURE__ */ createUnplugin(unpluginFactory)

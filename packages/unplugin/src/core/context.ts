@@ -41,8 +41,8 @@ export interface PluginContext {
   build(file: string): Promise<BuildResult>
   /** Writes `<file>.d.ts` for a build result (when `dts` is on). */
   writeDts(file: string, result: BuildResult): void
-  /** Compiles every .cu under the scan folders and writes their .d.ts files (buildStart). */
-  writeAllDts(): Promise<void>
+  /** Compiles every .cu under the scan folders and writes their .d.ts files (buildStart); returns the typed files. */
+  writeAllDts(): Promise<string[]>
   /** Forgets results that depend on a changed file (watch mode). */
   invalidate(changed: string): void
   resetSummary(): void
@@ -91,12 +91,12 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         launcher: r.launcher,
         jobs: r.jobs,
         cwd: r.root,
-      } as Parameters<typeof buildCudaFile>[1]).then((res) => {
+      }).then((res) => {
         for (const dep of res.dependencies) if (!stamps.has(dep)) stamps.set(dep, mtime(dep))
         const s = ctx.summary
         s.files++
         s.kernels += res.manifest.kernels.length
-        for (const img of res.images) s.targets.add(img.arch)
+        for (const img of res.images) s.targets.add(img.target)
         s.bytes += res.offload.byteLength
         s.compiles += res.stats.compiles
         s.cacheHits += res.stats.cacheHits
@@ -114,13 +114,14 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
       writeFileAtomic(`${file}.d.ts`, text)
     },
     async writeAllDts() {
-      if (!ctx.resolved.dts) return
+      if (!ctx.resolved.dts) return []
       const files: string[] = []
       for (const dir of ctx.resolved.dtsScan) scanCu(dir, ctx.resolved.filter, files)
-      await Promise.all(files.map(async (f) => {
+      const typed = await Promise.all(files.map(async (f) => {
         // A file that does not compile gets no .d.ts now; its import reports the error at build time.
-        try { ctx.writeDts(f, await ctx.build(f)) } catch { /* reported by load */ }
+        try { ctx.writeDts(f, await ctx.build(f)); return f } catch { return undefined }
       }))
+      return typed.filter((f): f is string => f !== undefined)
     },
     invalidate(changed) {
       for (const [file, m] of memo) if (file === changed || m.stamps.has(changed)) memo.delete(file)

@@ -18,7 +18,7 @@ export interface Options {
   include?: FilterPattern
   /** Files the plugin leaves alone. @default undefined */
   exclude?: FilterPattern
-  /** Preprocessor macros, `{ N: 4, FAST: true }` or `['N=4', 'FAST']`. @default {} */
+  /** Preprocessor macros, `{ N: 4, FAST: true, SLOW: false }` (`true` → -DFAST, `false` → -USLOW) or `['N=4', 'FAST']`. @default {} */
   defines?: Record<string, string | number | boolean> | string[]
   /** Extra `-I` directories, relative to the project root. @default [] */
   includeDirs?: string[]
@@ -54,7 +54,7 @@ export interface ResolvedOptions {
   arch?: string | string[]
   compiler?: string
   filter: (id: string) => boolean
-  defines: Record<string, string>
+  defines: Record<string, string | number | boolean>
   includeDirs: string[]
   flags: string[]
   std?: string
@@ -106,19 +106,18 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
   }
 }
 
-function normalizeDefines(d: Options['defines']): Record<string, string> {
-  const out: Record<string, string> = {}
+function normalizeDefines(d: Options['defines']): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {}
   if (!d) return out
   if (Array.isArray(d)) {
     for (const item of d) {
       const eq = item.indexOf('=')
-      if (eq < 0) out[item] = '1'
+      if (eq < 0) out[item] = true
       else out[item.slice(0, eq)] = item.slice(eq + 1)
     }
     return out
   }
-  for (const [k, v] of Object.entries(d)) out[k] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v)
-  return out
+  return { ...d }
 }
 
 /** `a/b.cu?url` → `a/b.cu`. */

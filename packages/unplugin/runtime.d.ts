@@ -1,0 +1,110 @@
+// Types of `unplugin-cuda/runtime`, the helper every generated loader stub imports, and of the launchers
+// the generated `<file>.cu.d.ts` files declare. Standalone on purpose (no Node or runtime-internal types),
+// so a project's `tsc --noEmit` checks only these few declarations. src/runtime.ts implements them.
+
+export type BackendName = 'auto' | 'cuda' | 'emulator'
+export type Dim = number | [number, number?, number?] | readonly number[]
+
+/** A device buffer from `module.upload` / `module.alloc` (@kernelpack/runtime's DeviceBuffer). */
+export interface DeviceBuffer {
+  /** Device address (CUdeviceptr). */
+  readonly address: bigint
+  readonly byteLength: number
+  /** A copy of the contents; or the contents copied into `into`, which is returned. */
+  download(): Promise<Uint8Array>
+  download<T extends ArrayBufferView>(into: T): Promise<T>
+  write(data: ArrayBufferView): Promise<void>
+  fill(byte: number): Promise<void>
+  free(): Promise<void>
+}
+
+/** A stream of the module's backend. */
+export interface Stream {
+  readonly id: number
+  synchronize(): Promise<void>
+  destroy(): Promise<void>
+}
+
+/** Launch configuration, the first argument of every launcher. */
+export interface LaunchOptions {
+  grid: Dim
+  block: Dim
+  /** Dynamic shared memory in bytes. @default 0 */
+  sharedBytes?: number
+  /** The default stream when absent. */
+  stream?: Stream
+}
+
+/** What a pointer parameter accepts: a device buffer or a raw device address. */
+export type DevicePointer = DeviceBuffer | bigint
+/** A struct or array passed by value: its exact bytes, or a value of a declared struct schema (`Mixed.of({…})`). */
+export type StructArg = Uint8Array | { readonly type: unknown; readonly value: unknown }
+
+/** One kernel as a function: `await vecAdd({ grid, block }, a, b, c, n)`. */
+export type Launcher<Args extends unknown[]> = ((options: LaunchOptions, ...args: Args) => Promise<void>) & {
+  /** PTX entry name. */
+  readonly entry: string
+}
+
+/** The loaded module (@kernelpack/runtime's Module). */
+export interface RuntimeModule {
+  readonly backend: { readonly name: 'cuda' | 'emulator'; readonly reason: string }
+  readonly image: { readonly arch: string; readonly kind: string; readonly reason: string }
+  upload(data: ArrayBufferView): Promise<DeviceBuffer>
+  alloc(byteLength: number): Promise<DeviceBuffer>
+  kernel(ptxEntryName: string): { launch(opts: LaunchOptions, ...args: unknown[]): Promise<void> }
+  createStream(): Promise<Stream>
+  synchronize(stream?: Stream): Promise<void>
+  global(name: string): Promise<{ address: bigint; size: number }>
+  unload(): Promise<void>
+}
+
+/** Size and target of one image in the offload binary. */
+export interface ImageInfo {
+  /** The target built: `sm_90` (cubin), `compute_90` (PTX). */
+  readonly target: string
+  /** The image's `arch` string (`sm_90` for both). */
+  readonly arch: string
+  readonly kind: string
+  readonly size: number
+}
+
+/** The kernel manifest (@kernelpack/offload's KernelManifest), as the stub embeds it. */
+export interface Manifest {
+  kernels: Array<{ name: string; demangled: string; linkage: string; params: Array<{ type: string; size: number; align: number }> }>
+  variables: Array<{ name: string; space: string; size: number; linkage: string }>
+  [key: string]: unknown
+}
+
+/** The `module` export of a stub: one `.cu` file's device code. */
+export interface KernelModule {
+  readonly name: string
+  readonly manifest: Manifest
+  /** The images in the offload binary (target, kind, size). */
+  readonly images: readonly ImageInfo[]
+  /** Loads the images once (later calls share it); `backend` overrides the stub's default. */
+  load(options?: { backend?: BackendName }): Promise<RuntimeModule>
+  /** Frees the loaded module; the next launch or `load()` loads it again. */
+  unload(): Promise<void>
+  /** `load()` then `upload(data)`. */
+  upload(data: ArrayBufferView): Promise<DeviceBuffer>
+  /** `load()` then `alloc(byteLength)`. */
+  alloc(byteLength: number): Promise<DeviceBuffer>
+  launcher<Args extends unknown[] = unknown[]>(entry: string): Launcher<Args>
+}
+
+export interface KernelModuleSpec {
+  name: string
+  manifest: Manifest
+  images: ImageInfo[]
+  backend: BackendName
+  /** Returns the offload binary: a URL, URL string, file path or the bytes. */
+  source: () => unknown
+}
+
+/** Builds a stub's `module`: lazy loading, shared between launchers, reloadable after `unload()`. */
+export declare function defineKernelModule(spec: KernelModuleSpec): KernelModule
+/** Decodes base64 (inlined images, `?raw`) without Node's Buffer. */
+export declare function decodeBase64(text: string): Uint8Array
+/** A string form of an asset source, for `?url` imports. */
+export declare function toAssetHref(source: unknown): string

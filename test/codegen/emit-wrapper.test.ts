@@ -204,6 +204,7 @@ names('hostile names cannot break the C: compiles and keeps the exact bytes', ()
     const [ours] = compileC(`evil_${flavor}`, c)
     writeFileSync(join(dir, `evil_${flavor}.h`), h!)
     run(tool('gcc'), ['-Wall', '-Wextra', '-Werror', '-fsyntax-only', '-x', 'c', join(dir, `evil_${flavor}.h`)])
+    run(tool('clang++'), ['-Wall', '-Werror', '-fsyntax-only', '-x', 'c++', join(dir, `evil_${flavor}.h`)])
     const hr = Buffer.from(readSectionBytes(ours, '.nvHRKE')).toString('latin1')
     assert.is(hr, evil + '\0')
   }

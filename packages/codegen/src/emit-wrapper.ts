@@ -116,6 +116,11 @@ export function isCompilerInternalSymbol(name: string): boolean {
   return name.startsWith('$') || name.startsWith('__clang_')
 }
 
+/** A manifest alignment usable in `aligned(N)`: a power of two from 1 to 4096, else 1. */
+function powerOfTwoAlign(align: number | undefined): number {
+  return align !== undefined && Number.isInteger(align) && align >= 1 && align <= 4096 && (align & (align - 1)) === 0 ? align : 1
+}
+
 function collectSymbols(input: WrapperInput): WrapperSymbol[] {
   const out: WrapperSymbol[] = []
   const names = new Set<string>()
@@ -130,7 +135,7 @@ function collectSymbols(input: WrapperInput): WrapperSymbol[] {
     if (!keep(v.name, v.linkage)) continue
     const constant = v.space === 'const'
     out.push({
-      kind: 'variable', name: v.name, host: hostSymbolName(input.name, v.name), size: v.size, align: Math.max(1, v.align ?? 1),
+      kind: 'variable', name: v.name, host: hostSymbolName(input.name, v.name), size: v.size, align: powerOfTwoAlign(v.align),
       flags: constant ? wrapperLayout.flagConstant : 0, constant, extern: false,
     })
   }

@@ -57,8 +57,11 @@ emit('names that could close a comment are escaped', () => {
   assert.ok(text.includes('0x61,0x2a,0x2f,0x62,0x22,0x63,0xa,0x0,'))
 })
 
-emit('missing module id for an external template kernel is a clear error', () => {
-  assert.throws(() => emitHostRefs([{ name: '_Z5axpbyIfEvT_PKS0_S0_PS0_i', kind: 'kernel', linkage: 'weak' }]), /module id/)
+emit('missing module id for an external template kernel is a clear error, or skipped on request', () => {
+  const tmpl: HostRefSymbol[] = [{ name: '_Z5axpbyIfEvT_PKS0_S0_PS0_i', kind: 'kernel', linkage: 'weak' }, { name: '_Z9ml_staticPi', kind: 'kernel', linkage: 'internal' }]
+  assert.throws(() => emitHostRefs(tmpl), /module id/)
+  const text = emitHostRefs(tmpl, { missingModuleId: 'skip' })
+  assert.equal([...text.matchAll(/\/\* (.*) \*\//g)].map((m) => m[1]), ['_Z5axpby*'])
 })
 
 emit.run()

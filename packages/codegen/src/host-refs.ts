@@ -26,6 +26,10 @@ export interface EmitHostRefsOptions {
    * bytes and sections as C (no `extern "C"`, no `extern` on a definition), to sit in a C object.
    * @default 'cudafe' */
   dialect?: 'cudafe' | 'c'
+  /** What to do with an entry that needs the module id when none is known: throw a HostRefError naming
+   * the symbol (default), or leave that one entry out (the external entry of a template kernel stays).
+   * @default 'error' */
+  missingModuleId?: 'error' | 'skip'
 }
 
 /** The six arrays in cudafe++'s order: section suffix and C identifier. */
@@ -115,13 +119,14 @@ function internalPrefix(moduleId: string): string {
 }
 
 /** Glob pattern(s) for one symbol: `[array, pattern]` pairs (external template kernels give two). */
-export function hostRefPatterns(symbol: HostRefSymbol, moduleId?: string): Array<[HostRefArrayKey, string]> {
+export function hostRefPatterns(symbol: HostRefSymbol, moduleId?: string, missingModuleId: 'error' | 'skip' = 'error'): Array<[HostRefArrayKey, string]> {
   const letter = symbol.kind === 'kernel' ? 'K' : (symbol.space ?? 'global') === 'const' ? 'C' : 'D'
   const split = splitStatic(symbol.name)
   const internal = symbol.linkage === 'internal' || split.moduleId !== undefined
   const mangled = readMangled(split.inner)
-  const needId = (why: string): string => {
+  const needId = (why: string): string | undefined => {
     const id = split.moduleId ?? moduleId
+    if (!id && missingModuleId === 'skip') return undefined
     if (!id) throw new HostRefError(`host-reference symbol ${JSON.stringify(symbol.name)} ${why}, which needs the module id; pass it (nvcc -keep writes it to X.module_id)`)
     return id
   }
@@ -129,6 +134,7 @@ export function hostRefPatterns(symbol: HostRefSymbol, moduleId?: string): Array
     // `__nv_static_<len>_<id>_*<nested>*`: the first `*` absorbs `_Z`, `_ZN`, `_ZN43_INTERNAL_<id>`; a
     // plain (unmangled) static variable keeps its bare name with no trailing `*` (FINDINGS.md §1.3).
     const id = needId('has internal linkage but no __nv_static_ prefix')
+    if (id === undefined) return []
     const tail = mangled ? `${mangled.nested}*` : split.inner
     return [[`${letter}I` as HostRefArrayKey, `${internalPrefix(id)}*${tail}`]]
   }
@@ -136,7 +142,8 @@ export function hostRefPatterns(symbol: HostRefSymbol, moduleId?: string): Array
   // cudafe++ also lists every external template kernel under internal linkage (an entry that matches
   // nothing in the PTX; seen for axpby, tiled_copy, vec_sum in templates.cu).
   if (symbol.kind === 'kernel' && mangled?.template) {
-    out.push(['KI', `${internalPrefix(needId('is an external template kernel'))}*${mangled.nested}*`])
+    const id = needId('is an external template kernel')
+    if (id !== undefined) out.push(['KI', `${internalPrefix(id)}*${mangled.nested}*`])
   }
   return out
 }
@@ -168,11 +175,11 @@ export function formatHexBytes(bytes: Uint8Array, terminate = true): string {
 }
 
 /** Sorted, deduplicated patterns per array. */
-export function collectHostRefs(symbols: HostRefSymbol[], moduleId?: string): Record<HostRefArrayKey, string[]> {
+export function collectHostRefs(symbols: HostRefSymbol[], moduleId?: string, missingModuleId: 'error' | 'skip' = 'error'): Record<HostRefArrayKey, string[]> {
   const sets: Record<HostRefArrayKey, Set<string>> = { KI: new Set(), KE: new Set(), DI: new Set(), DE: new Set(), CI: new Set(), CE: new Set() }
   let id = moduleId
   if (id === undefined) for (const s of symbols) id ??= splitStatic(s.name).moduleId
-  for (const s of symbols) for (const [key, pattern] of hostRefPatterns(s, id)) sets[key].add(pattern)
+  for (const s of symbols) for (const [key, pattern] of hostRefPatterns(s, id, missingModuleId)) sets[key].add(pattern)
   const enc = new TextEncoder()
   const out = {} as Record<HostRefArrayKey, string[]>
   for (const { key } of hostRefArrays) out[key] = [...sets[key]].sort((a, b) => compareBytes(enc.encode(a), enc.encode(b)))
@@ -181,7 +188,7 @@ export function collectHostRefs(symbols: HostRefSymbol[], moduleId?: string): Re
 
 /** The six `.nvHR*` blocks, KI KE DI DE CI CE, byte-identical to cudafe++ 13.0 for the same symbols. */
 export function emitHostRefs(symbols: HostRefSymbol[], options: EmitHostRefsOptions = {}): string {
-  const arrays = collectHostRefs(symbols, options.moduleId)
+  const arrays = collectHostRefs(symbols, options.moduleId, options.missingModuleId)
   const c = options.dialect === 'c'
   const enc = new TextEncoder()
   const blocks: string[] = []

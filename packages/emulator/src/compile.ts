@@ -114,6 +114,7 @@ class FnCompiler {
   retOffsets: number[] = []
   calls = new Set<string>()
   usesCF = false
+  hoisted = new Map<string, { name: string; code: string; kind: Kind }>()
   cur!: PtxInstruction
   instrIndex = 0
 
@@ -270,8 +271,10 @@ class FnCompiler {
           case 'u8': return jsNum(Number(BigInt.asUintN(8, v)))
           case 's8': return jsNum(Number(BigInt.asIntN(8, v)))
           case 'pred': return v !== 0n ? 'true' : 'false'
-          case 'f32': i32buf[0] = Number(BigInt.asIntN(32, v)); return jsNum(Number(v))
-          case 'f64': return jsNum(Number(v))
+          // an integer literal where a float is expected is a bit pattern (`mov.b32 %r6, 1056964608` into a
+          // register clang uses as f32)
+          case 'f32': i32buf[0] = Number(BigInt.asIntN(32, v)); return jsNum(f32buf[0]!)
+          case 'f64': u64buf[0] = BigInt.asUintN(64, v); return jsNum(f64buf[0]!)
         }
         break
       }
@@ -430,7 +433,9 @@ class FnCompiler {
       } else return this.fail('bad address')
     }
     const off = o.offset
-    const w = off === 0 ? base : /^\d+$/.test(base) ? String(Number(base) + off) : `${base}+${off}`
+    const r32 = o.base && this.reg(o.base) && this.reg(o.base)!.cls !== 'i64'
+    // 32-bit address registers wrap modulo 2^32 (PTX .u32 addressing of shared/local windows)
+    const w = off === 0 ? base : /^\d+$/.test(base) ? String(Number(base) + off) : r32 ? `((${base}+${off})>>>0)` : `${base}+${off}`
     const al = n >= 16 ? 15 : n - 1
     const alc = al > 0 ? `||(a&${al})!==0` : ''
     const last = n > 4 ? `||OK[(a+${n - 4})>>>2]!==1` : ''
@@ -440,7 +445,8 @@ class FnCompiler {
       case 'local':
         return `a=${w};if(!(a>=0&&a<=LN-${n})${alc})fault(${idx},a,'local');a+=LB;`
       default:
-        return `a=${w};if(!(a>=0&&a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,${JSON.stringify(space)});`
+        // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around
+        return `a=${w};if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,${JSON.stringify(space)});`
     }
   }
 
@@ -546,11 +552,13 @@ class FnCompiler {
     const code = body.join('\n').replaceAll('/*SAVE*/', save)
     const locals = `let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
     if (fn.kind === 'entry') {
-      const tid = `const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;const LB=LB0+t*LN;`
+      // thread ids advance incrementally (no division per thread); LB = this thread's local window
+      const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}`
+      const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
       if (this.hasSuspend) {
-        return `function(T,t0,t1,FB){${locals}const LF=0;\nTH:for(let t=t0;t<t1;t++){const S=T[t];if(S.st!==0)continue;${tid}let pc=S.pc;const R=S.r;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
+        return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
       }
-      return `function(T,t0,t1,FB){${locals}const LF=0;\nTH:for(let t=t0;t<t1;t++){${tid}let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\ncontinue TH;default:throw new Error('bad pc '+pc)}}}`
+      return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\ncontinue TH;default:throw new Error('bad pc '+pc)}}}`
     }
     return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\nreturn;default:throw new Error('bad pc '+pc)}}`
   }
@@ -622,6 +630,26 @@ class FnCompiler {
         const vec = op.includes('v4') ? 4 : op.includes('v2') ? 2 : op.includes('v8') ? 8 : 1
         const sz = typeSize(t)
         if (!sz || t === 'b128') return this.fail(`unsupported load type .${t}`)
+        const am = A[1]!
+        if (space === 'param' && vec === 1 && this.fn.kind === 'entry' && am.k === 'addr' && am.base?.k === 'id' && this.fn.params.some((p) => p.name === (am.base as { name: string }).name) && A[0]!.k === 'id') {
+          // kernel parameters are read-only for the whole launch: load each once per block, before the thread loop
+          let tt = t
+          const r = this.reg(A[0]!)
+          if (t === 'b32' && r?.cls === 'f32') tt = 'f32'
+          if (t === 'b64' && r?.cls === 'f64') tt = 'f64'
+          if (t === 'f32' && r?.cls === 'i32') tt = 'b32'
+          if (t === 'f64' && r?.cls === 'i64') tt = 'b64'
+          const key = `${am.base.name}+${am.offset}:${tt}`
+          let h = this.hoisted.get(key)
+          if (!h) {
+            h = { name: `P${this.hoisted.size}`, code: '', kind: 'i32' }
+            const l = this.load(tt)
+            h.code = `${this.addr(am, 'param', sz, idx)}const ${h.name}=${l.e};`
+            h.kind = l.kind
+            this.hoisted.set(key, h)
+          }
+          return this.wr(A[0]!, h.kind, h.name)
+        }
         let code = this.addr(A[1]!, space === 'param' ? 'param' : space, sz * vec, idx)
         const dsts = vec > 1 ? (A[0]!.k === 'vec' ? A[0]!.items : this.fail('vector load needs a vector destination')) : [A[0]!]
         dsts.forEach((dst, i) => {
@@ -683,7 +711,11 @@ class FnCompiler {
           return this.wr(A[0]!, 'f64', satf ? `sat(${e})` : e)
         }
         if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, isSub ? '-' : '+')
-        if (is64) return this.wr(A[0]!, 'i64', `${isSub ? 'sub64' : 'add64'}(${this.rd(A[1]!, 'i64')},${this.rd(A[2]!, 'i64')})`)
+        if (is64) {
+          // fast path inline (both numbers, exact result in range), helper otherwise
+          const x = this.rd(A[1]!, 'i64'), y = this.rd(A[2]!, 'i64')
+          return `u=${x};v=${y};${this.wr(A[0]!, 'i64', `(typeof u==='number'&&typeof v==='number'&&(x64=u${isSub ? '-' : '+'}v)<=9007199254740991&&x64>=-9007199254740992)?x64:${isSub ? 'sub64' : 'add64'}(u,v)`)}`
+        }
         if (t === 's32' && satf) return this.wr(A[0]!, 'i32', `satS32(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)
         if (k === 'i32') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})|0`)
         return this.wr(A[0]!, k, `(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)

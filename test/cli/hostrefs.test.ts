@@ -3,10 +3,10 @@ import * as assert from 'uvu/assert'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { main, type CliIO } from '../../packages/cli/src/main.js'
-import { referenceDir, tempDir } from '../helpers/tools.js'
+import { fixturesDir, tempDir } from '../helpers/tools.js'
 
-// cudafe++ 13.0 output and inputs: reference/nvcc/<case>.rdc.{hostref.c,hostref-symbols.txt,module_id,sm_90.ptx}.
-const nvccDir = join(referenceDir, 'nvcc')
+// cudafe++ 13.0 output and inputs (test/fixtures/codegen/nvcc, from reference/nvcc): <case>.rdc.{hostref.c,hostref-symbols.txt,module_id,sm_90.ptx}.
+const nvccDir = join(fixturesDir, 'codegen', 'nvcc')
 const dir = tempDir('kp-hostrefs-cli-')
 
 async function cli(args: string[]) {

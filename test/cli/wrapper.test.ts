@@ -6,16 +6,16 @@ import { join } from 'node:path'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { emitHostRefs, hostRefSymbolsFromManifest } from '@kernelpack/codegen'
 import { main, type CliIO } from '../../packages/cli/src/main.js'
-import { referenceDir, tempDir, tool } from '../helpers/tools.js'
+import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
 import { readSections, readSectionBytes } from '../codegen/elf-compare.js'
 
-// Module: reference/offload/a_one_cubin.bin (llvm-offload-binary of nvcc's extern_c.sm_90.cubin) and the
-// manifest of the PTX nvcc made from the same source (reference/offload/inputs/extern_c.sm_90.ptx).
+// Module: test/fixtures/codegen/offload/a_one_cubin.bin (llvm-offload-binary of nvcc's extern_c.sm_90.cubin)
+// and the manifest of the PTX nvcc made from the same source (extern_c.sm_90.ptx); see the fixtures README.
 const dir = tempDir('kp-wrapper-cli-')
 const cudaRoot = process.env.CUDA_PATH ?? '/usr/local/cuda'
 const cudaLib = [join(cudaRoot, 'lib64'), join(cudaRoot, 'targets', 'x86_64-linux', 'lib')].find((d) => existsSync(join(d, 'libcudart_static.a')))
-copyFileSync(join(referenceDir, 'offload', 'a_one_cubin.bin'), join(dir, 'extern_c.offload'))
-const manifest = await readPtxManifest(readFileSync(join(referenceDir, 'offload', 'inputs', 'extern_c.sm_90.ptx'), 'utf8'))
+copyFileSync(join(fixturesDir, 'codegen', 'offload', 'a_one_cubin.bin'), join(dir, 'extern_c.offload'))
+const manifest = await readPtxManifest(readFileSync(join(fixturesDir, 'codegen', 'offload', 'extern_c.sm_90.ptx'), 'utf8'))
 writeFileSync(join(dir, 'extern_c.manifest.json'), JSON.stringify(manifest, null, 2))
 const sh = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => execFileSync(cmd, args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env })
 

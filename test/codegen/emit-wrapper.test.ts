@@ -6,16 +6,17 @@ import { join } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { emitWrapperC, sanitizeIdentifier, hostSymbolName, wrapperLayout } from '../../packages/codegen/src/emit-wrapper.js'
-import { tool, tempDir, referenceDir, clangCurandShim } from '../helpers/tools.js'
+import { tool, tempDir, fixturesDir, clangCurandShim } from '../helpers/tools.js'
 import { readSections, readSymbols, readSectionBytes, type Section } from './elf-compare.js'
 
-// Inputs and reference modules: reference/offload/{a_one_cubin,c_empty}.bin and inputs/extern_c.fatbin;
-// reference/clang/wrap_*.ll is llvm-offload-wrapper (LLVM 22) output for them (reference/offload/commands.txt).
-const offloadDir = join(referenceDir, 'offload')
-const clangDir = join(referenceDir, 'clang')
+// Inputs and reference modules (test/fixtures/codegen, copied from the reference corpus; see its README):
+// offload/{a_one_cubin,c_empty}.bin and extern_c.fatbin; clang/wrap_*.ll is llvm-offload-wrapper (LLVM 22)
+// output for them.
+const offloadDir = join(fixturesDir, 'codegen', 'offload')
+const clangDir = join(fixturesDir, 'codegen', 'clang')
 const oneCubin = readFileSync(join(offloadDir, 'a_one_cubin.bin'))
 const emptyImage = readFileSync(join(offloadDir, 'c_empty.bin'))
-const externFatbin = readFileSync(join(offloadDir, 'inputs', 'extern_c.fatbin'))
+const externFatbin = readFileSync(join(offloadDir, 'extern_c.fatbin'))
 const noSymbols: KernelManifest = { kernels: [], variables: [] }
 const dir = tempDir('kp-wrapper-')
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
@@ -97,7 +98,7 @@ offload('two binaries: two device images, ImageStart/End at the inner images (wr
 
 offload('entries: 56-byte records equal to clang-22 host output for the same kernels and variables', async () => {
   // static_kernels.cu has external, static and template kernels plus __device__/__constant__ variables.
-  const cu = join(referenceDir, 'cu', 'static_kernels.cu')
+  const cu = join(fixturesDir, 'codegen', 'cu', 'static_kernels.cu')
   const common = ['-x', 'cuda', '--offload-new-driver', '-fgpu-rdc', '-cuid=kp', '--cuda-path=/usr/local/cuda', '-I', clangCurandShim(), '--offload-arch=sm_90', '-O2', '-Wno-unknown-cuda-version']
   const host = join(dir, 'sk.host.o')
   const ptx = join(dir, 'sk.ptx')

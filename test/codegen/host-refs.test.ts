@@ -4,11 +4,11 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { emitHostRefs, hostRefSymbolsFromManifest, hostRefPatterns, escapeCComment, type HostRefSymbol } from '../../packages/codegen/src/host-refs.js'
-import { referenceDir } from '../helpers/tools.js'
+import { fixturesDir } from '../helpers/tools.js'
 
 // Every nvcc 13.0 case with a non-empty rdc.hostref.c (cudafe++ output cut from X.cudafe1.cpp), its
-// host-referenced PTX symbols (rdc.hostref-symbols.txt) and its module id, all from reference/nvcc.
-const nvccDir = join(referenceDir, 'nvcc')
+// host-referenced PTX symbols (rdc.hostref-symbols.txt) and its module id, copied from reference/nvcc into test/fixtures/codegen/nvcc (see its README).
+const nvccDir = join(fixturesDir, 'codegen', 'nvcc')
 const cases = ['extern_c', 'host_launch', 'scalars', 'shared_sync', 'static_kernels', 'structs', 'templates', 'unreferenced']
 const read = (name: string) => readFileSync(join(nvccDir, name), 'utf8')
 const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean)

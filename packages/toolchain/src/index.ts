@@ -1,3 +1,21 @@
+// @kernelpack/toolchain: find nvcc/clang, parse GPU arch specs, compile .cu files per target in a bounded
+// pool with a content-addressed disk cache, parse diagnostics, read the kernel manifest from PTX, pack
+// the images as an LLVM offload binary.
+export { buildCudaFile, resolveOptions } from './build.js'
+export type { BuildOptions, BuildResult, DeviceImage } from './build.js'
+export { parseArchSpec, sortTargets, detectNativeArchs, DEFAULT_ARCH, NVCC_13_ARCHS } from './arch-spec.js'
+export type { Target, ParseArchOptions } from './arch-spec.js'
+export { findCompiler } from './find-compiler.js'
+export type { CompilerInfo, CompilerKind, FindCompilerOptions } from './find-compiler.js'
+export { CompileError, ToolchainError, formatDiagnostic } from './errors.js'
+export type { Diagnostic } from './errors.js'
+export { parseDiagnostics, dedupeDiagnostics } from './diagnostics.js'
+export type { ParseDiagnosticsOptions } from './diagnostics.js'
+export { parseDepFile } from './deps.js'
+export { compileArgs, processCounter } from './compile.js'
+export { CompileCache, BuildSession } from './cache.js'
+export { packImages, imageStrings, ptxFeature, CUDA_TRIPLE } from './pack.js'
+export { Pool, compilePool } from './pool.js'
 export { readPtxManifest, PtxParseError } from './ptx-manifest.js'
 export type { ReadPtxManifestOptions } from './ptx-manifest.js'
 export { demangleNames } from './demangle.js'

@@ -1,0 +1,240 @@
+// buildCudaFile: every target of one .cu file through the shared pool and the disk cache, the kernel
+// manifest from a PTX, and the images packed as an LLVM offload binary (DESIGN.md, "Data flow").
+import { existsSync, statSync } from 'node:fs'
+import { basename, join, resolve } from 'node:path'
+import type { KernelManifest } from '@kernelpack/offload'
+import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
+import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
+import { compileTarget, keyArgs, type ResolvedCompileOptions } from './compile.js'
+import { dedupeDiagnostics } from './diagnostics.js'
+import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
+import { findCompiler, type CompilerInfo } from './find-compiler.js'
+import { packImages } from './pack.js'
+import { compilePool } from './pool.js'
+import { readPtxManifest } from './ptx-manifest.js'
+
+export interface BuildOptions {
+  /** GPU targets, CMake CUDA_ARCHITECTURES or nvcc syntax (`'80'`, `'80-real;90'`, `['sm_90a', 'compute_90']`).
+   * @default DEFAULT_ARCH ('80': sm_80 cubin + compute_80 PTX) */
+  arch?: string | string[]
+  /** `'nvcc'`, `'clang'` or the path of a compiler executable.
+   * @default nvcc when one is found, else clang */
+  compiler?: 'nvcc' | 'clang' | (string & {})
+  /** `-I` directories, relative to `cwd`. @default [] */
+  includeDirs?: string[]
+  /** `-D` macros: `true` → `-DNAME`, `false` → `-UNAME`, anything else → `-DNAME=value`. @default {} */
+  defines?: Record<string, string | number | boolean>
+  /** Extra compiler arguments, passed as they are (after the generated ones). @default [] */
+  flags?: string[]
+  /** C++ standard (`c++17`, `c++20`). @default the compiler's */
+  std?: string
+  /** Relocatable device code (`-rdc=true` / `-fgpu-rdc`). @default false */
+  rdc?: boolean
+  /** Line information for profilers (`-lineinfo` / `-gline-tables-only`). @default false */
+  lineinfo?: boolean
+  /** Device debug information, no optimisation (`-G` / `-g --cuda-noopt-device-debug`). @default false */
+  debug?: boolean
+  /** Device optimisation level (nvcc: `-Xptxas=-O<n>` for cubins; clang: `-O<n>`). @default 3 */
+  optimize?: 0 | 1 | 2 | 3
+  /** Cache directory, or `false` for none. @default $KERNELPACK_CACHE_DIR, else <cwd>/node_modules/.cache/kernelpack */
+  cacheDir?: string | false
+  /** A compiler launcher put in front of the compiler, like CMAKE_CUDA_COMPILER_LAUNCHER (`ccache`, `sccache`).
+   * @default none */
+  launcher?: string | string[]
+  /** Compiler processes at once (shared by every build in this process). @default os.availableParallelism() */
+  jobs?: number
+  /** Directory relative paths are resolved against; the compiler runs there. @default process.cwd() */
+  cwd?: string
+  /** Shares stat results among the builds of one run (see BuildSession); create one per build, never reuse
+   * it across rebuilds. @default a new one per call */
+  session?: BuildSession
+  /** Called as each target finishes. */
+  onProgress?: (e: { file: string; target: string; cached: boolean }) => void
+}
+
+export interface DeviceImage {
+  /** The target built: `sm_90` (cubin), `compute_90` (PTX), `sm_90a`, … */
+  target: string
+  /** The GPU architecture (`sm_90` for both `sm_90` and `compute_90`): the image's `arch` string. */
+  arch: string
+  kind: 'cubin' | 'ptx'
+  bytes: Uint8Array
+  /** True when it came from the disk cache. */
+  cached: boolean
+}
+
+export interface BuildResult {
+  /** Absolute path of the source. */
+  file: string
+  /** Base name without `.cu` (`vecadd`). */
+  name: string
+  /** The LLVM offload binary (version 1, one binary per image, concatenated, in target order). */
+  offload: Uint8Array
+  manifest: KernelManifest
+  images: DeviceImage[]
+  /** The source and every file it includes, absolute (for watch mode). */
+  dependencies: string[]
+  /** Compiler warnings (and notes), deduplicated across targets. */
+  warnings: Diagnostic[]
+  stats: { compiles: number; cacheHits: number; ms: number }
+}
+
+interface TargetResult extends CacheEntry {
+  cached: boolean
+}
+
+/** Compiles in flight in this process, by input key: the same compile asked for twice runs once. */
+const inFlight = new Map<string, Promise<TargetResult>>()
+
+/** Environment variables that change what nvcc or clang compile. */
+const keyEnv = ['NVCC_PREPEND_FLAGS', 'NVCC_APPEND_FLAGS', 'CPATH', 'CPLUS_INCLUDE_PATH', 'C_INCLUDE_PATH', 'NVCC_CCBIN']
+
+function inputKeyOf(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, file: string): string {
+  return sha256(JSON.stringify({
+    v: 1, compiler: compiler.identity, target: target.target, file, cwd: o.cwd,
+    args: keyArgs(compiler, target, o, file), env: keyEnv.map((k) => process.env[k] ?? null),
+  }))
+}
+
+function defaultCacheDir(cwd: string): string {
+  return process.env.KERNELPACK_CACHE_DIR ? resolve(cwd, process.env.KERNELPACK_CACHE_DIR) : join(cwd, 'node_modules', '.cache', 'kernelpack')
+}
+
+/** Files whose stat changed after the compile started may have been read half-edited: not cached (as
+ *  ccache does for files newer than the compile). */
+function changedSince(start: number, deps: DepRecord[]): boolean {
+  return deps.some((d) => {
+    const [, mtime, ctime] = d.sig.split(':')
+    return Number(mtime) >= start || Number(ctime) >= start
+  })
+}
+
+async function buildTarget(
+  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, wantManifest: boolean,
+  session: BuildSession,
+): Promise<TargetResult> {
+  const key = inputKeyOf(compiler, target, o, file)
+  let p = inFlight.get(key)
+  if (!p) {
+    p = (async (): Promise<TargetResult> => {
+      const hit = cache ? await cache.lookup(key, session) : undefined
+      if (hit && (hit.manifest || target.kind !== 'ptx')) return { ...hit, cached: true }
+      const start = Date.now() - 1 // mtimes have coarser clocks on some filesystems
+      const out = await compilePool.run(() => compileTarget(compiler, target, file, o))
+      const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
+      // Every PTX carries its manifest, read once here, so that a warm build spawns no process at all.
+      if (target.kind === 'ptx') entry.manifest = await readPtxManifest(new TextDecoder().decode(out.bytes))
+      if (cache) {
+        const records: DepRecord[] = []
+        for (const d of out.deps) {
+          const h = await hashDependency(d)
+          if (!h) { records.length = 0; break }
+          records.push({ path: d, hash: h.hash, sig: h.sig })
+        }
+        if (records.length && !changedSince(start, records)) await cache.store(key, records, entry).catch(() => {})
+      }
+      return { ...entry, cached: false }
+    })()
+    inFlight.set(key, p)
+    const clear = () => { if (inFlight.get(key) === p) inFlight.delete(key) }
+    p.then(clear, clear)
+  }
+  const r = await p
+  if (wantManifest && !r.manifest) throw new Error(`internal: no manifest for ${file} ${target.target}`)
+  return r
+}
+
+/** `sm_80` for the manifest when only real targets were asked for: PTX of the lowest one. */
+function manifestTargetFor(targets: Target[]): { target: Target; extra: boolean } {
+  const ptx = targets.find((t) => t.kind === 'ptx')
+  if (ptx) return { target: ptx, extra: false }
+  const low = targets[0]!
+  const suffix = low.suffix
+  return { target: { target: `compute_${low.sm}${suffix}`, arch: low.arch, kind: 'ptx', sm: low.sm, suffix }, extra: true }
+}
+
+/** Resolves options to absolute paths and defaults (shared by the CLI's messages and the cache key). */
+export function resolveOptions(options: BuildOptions): ResolvedCompileOptions {
+  const cwd = resolve(options.cwd ?? process.cwd())
+  const launcher = options.launcher === undefined || options.launcher === '' ? undefined : Array.isArray(options.launcher) ? options.launcher : [options.launcher]
+  const o: ResolvedCompileOptions = {
+    cwd,
+    includeDirs: (options.includeDirs ?? []).map((d) => resolve(cwd, d)),
+    defines: Object.entries(options.defines ?? {}),
+    flags: [...(options.flags ?? [])],
+    rdc: options.rdc ?? false,
+    lineinfo: options.lineinfo ?? false,
+    debug: options.debug ?? false,
+  }
+  if (options.std) o.std = options.std
+  if (options.optimize !== undefined) {
+    if (![0, 1, 2, 3].includes(options.optimize)) throw new ToolchainError(`optimize must be 0, 1, 2 or 3, not ${String(options.optimize)}`)
+    o.optimize = options.optimize
+  }
+  if (launcher && launcher.length) o.launcher = launcher
+  return o
+}
+
+/**
+ * Compiles one .cu file for every target (compiles shared with other builds in flight and cached on disk),
+ * reads the kernel manifest from a PTX (the requested virtual target, else an extra cached PTX compile of
+ * the lowest arch) and packs the images into an offload binary. Throws a CompileError with the compiler's
+ * diagnostics, or a ToolchainError for setup problems.
+ */
+export async function buildCudaFile(file: string, options: BuildOptions = {}): Promise<BuildResult> {
+  const t0 = performance.now()
+  const o = resolveOptions(options)
+  const abs = resolve(o.cwd, file)
+  if (!existsSync(abs) || !statSync(abs).isFile()) throw new ToolchainError(`cannot read ${abs}: no such file`)
+  if (options.jobs !== undefined) {
+    if (!Number.isInteger(options.jobs) || options.jobs < 1) throw new ToolchainError(`jobs must be a positive integer, not ${String(options.jobs)}`)
+    compilePool.limit = options.jobs
+  }
+  const cacheDir = options.cacheDir === false ? undefined : resolve(o.cwd, options.cacheDir ?? defaultCacheDir(o.cwd))
+  const compiler = await findCompiler(options.compiler, cacheDir ? { cacheDir } : {})
+  const targets = parseArchSpec(options.arch ?? DEFAULT_ARCH, { supported: compiler.archs })
+  const cache = cacheDir ? new CompileCache(cacheDir) : undefined
+  const session = options.session ?? new BuildSession()
+  const { target: mTarget, extra } = manifestTargetFor(targets)
+  const all = extra ? sortTargets([...targets, mTarget]) : targets
+  const settled = await Promise.allSettled(all.map(async (t) => {
+    const r = await buildTarget(compiler, t, abs, o, cache, t === mTarget, session)
+    options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
+    return r
+  }))
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+  if (failed) {
+    const err = failed.reason
+    if (err instanceof CompileError || err instanceof ToolchainError) throw err
+    throw err instanceof Error ? err : new Error(String(err))
+  }
+  const results = settled.map((s) => (s as PromiseFulfilledResult<TargetResult>).value)
+  const byTarget = new Map(all.map((t, i) => [t.target, results[i]!]))
+  const images: DeviceImage[] = targets.map((t) => {
+    const r = byTarget.get(t.target)!
+    return { target: t.target, arch: t.arch, kind: t.kind, bytes: r.bytes, cached: r.cached }
+  })
+  const producer = `${compiler.kind} ${compiler.version}`
+  const read = byTarget.get(mTarget.target)!.manifest!
+  const manifest: KernelManifest = {
+    version: 1,
+    source: basename(abs),
+    producer,
+    targets: images.map((i) => ({ arch: i.target, kind: i.kind, size: i.bytes.length })),
+    kernels: read.kernels,
+    variables: read.variables,
+  }
+  const dependencies = [abs, ...[...new Set(results.flatMap((r) => r.deps))].filter((d) => d !== abs).sort()]
+  const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
+  const compiles = results.filter((r) => !r.cached).length
+  return {
+    file: abs,
+    name: basename(abs).replace(/\.cu$/i, ''),
+    offload: packImages(images, producer),
+    manifest,
+    images,
+    dependencies,
+    warnings,
+    stats: { compiles, cacheHits: results.length - compiles, ms: performance.now() - t0 },
+  }
+}

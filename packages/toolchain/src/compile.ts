@@ -1,0 +1,247 @@
+// One device compile = one compiler process for one target (execa, an argument array, never a shell):
+//   nvcc  [-c] -cubin|-ptx -arch=<target> … -MD -MF <deps> -o <out> <file>
+//   clang -x cuda --cuda-device-only --offload-arch=<sm> -c|-S --cuda-path=<toolkit> … -MD -MF <deps> -o <out> <file>
+// The dependency list comes from `-MD -MF` of the same process (no separate preprocessing pass).
+// nvcc hands paths to its sub-tools through a shell (a source named `a $(x).cu` runs `x`), so for nvcc a
+// path with shell-special characters is compiled through a staged one-line file that #includes it, and
+// include directories through symlinks; messages and dependencies are mapped back to the user's paths.
+import { execa } from 'execa'
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir, userInfo } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Target } from './arch-spec.js'
+import { parseDepFile } from './deps.js'
+import { dedupeDiagnostics, parseDiagnostics } from './diagnostics.js'
+import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
+import type { CompilerInfo } from './find-compiler.js'
+import { sha256 } from './cache.js'
+
+/** Build options after defaults, with absolute paths. */
+export interface ResolvedCompileOptions {
+  cwd: string
+  includeDirs: string[]
+  defines: [string, string | number | boolean][]
+  flags: string[]
+  std?: string
+  rdc: boolean
+  lineinfo: boolean
+  debug: boolean
+  optimize?: 0 | 1 | 2 | 3
+  launcher?: string[]
+}
+
+export interface CompileOutput {
+  bytes: Uint8Array
+  /** Absolute paths of the source and every file it included, as the user names them. */
+  deps: string[]
+  warnings: Diagnostic[]
+}
+
+/** Counts compiler processes started by this module (tests and stats read it). */
+export const processCounter = { spawned: 0 }
+
+/** Characters nvcc passes through its internal shell unharmed. */
+const shellSafe = /^[A-Za-z0-9_./+,=@%:-]+$/
+
+let rootDir: string | undefined
+/** Private scratch root: `<tmp>/kernelpack-<user>`, under /tmp when $TMPDIR itself is not shell-safe. */
+export function scratchRoot(): string {
+  if (!rootDir) {
+    let user = 'user'
+    try { user = String(userInfo().uid) } catch { /* no passwd entry */ }
+    const base = shellSafe.test(tmpdir()) ? tmpdir() : '/tmp'
+    rootDir = join(base, `kernelpack-${user}`)
+    mkdirSync(rootDir, { recursive: true, mode: 0o700 })
+  }
+  return rootDir
+}
+
+/** Writes `data` to `path` unless it already holds exactly that (temp file + rename). */
+function ensureFile(path: string, data: string): void {
+  try {
+    if (readFileSync(path, 'utf8') === data) return
+  } catch { /* missing */ }
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
+  writeFileSync(tmp, data)
+  renameSync(tmp, path)
+}
+
+/** A symlink at a shell-safe path pointing to `target` (created once, atomically). */
+function ensureLink(path: string, target: string): void {
+  try {
+    if (realpathSync(path) === realpathSync(target)) return
+  } catch { /* missing or dangling */ }
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
+  symlinkSync(target, tmp)
+  renameSync(tmp, path)
+}
+
+/** The empty `curand_mtgp32_kernel.h` that clang's CUDA wrapper headers include and CUDA 13 no longer
+ *  ships; added with -idirafter so a real one always wins. */
+function clangShimDir(cudaPath: string): string | undefined {
+  if (existsSync(join(cudaPath, 'include', 'curand_mtgp32_kernel.h'))) return undefined
+  const dir = join(scratchRoot(), 'clang-shim')
+  mkdirSync(dir, { recursive: true })
+  ensureFile(join(dir, 'curand_mtgp32_kernel.h'), '// Empty stand-in written by kernelpack: CUDA 13 dropped this header, clang still includes it.\n')
+  return dir
+}
+
+interface Staging {
+  input: string
+  includeDirs: string[]
+  /** Staged path → user path (longest prefix first). */
+  mapPath: (p: string) => string
+  /** True for files kernelpack made (staged wrapper, clang shim): not dependencies of the user's build. */
+  isOwn: (p: string) => boolean
+}
+
+function stage(compiler: CompilerInfo, file: string, includeDirs: string[]): Staging {
+  const root = scratchRoot()
+  const isOwn = (p: string) => p.startsWith(root + '/')
+  if (compiler.kind !== 'nvcc' || (shellSafe.test(file) && includeDirs.every((d) => shellSafe.test(d)))) {
+    return { input: file, includeDirs, mapPath: (p) => p, isOwn }
+  }
+  const dir = join(root, 'stage')
+  mkdirSync(dir, { recursive: true })
+  const links: [string, string][] = []
+  let input = file
+  if (!shellSafe.test(file)) {
+    // The wrapper #includes the real file by absolute path: the preprocessor opens it directly (no
+    // shell), and its own quoted #includes still resolve next to it. The wrapper's name is derived from
+    // the path so that outputs stay reproducible (nvcc's RDC module id hashes the main file's path).
+    let directive: string
+    if (!/["\n\r]/.test(file)) directive = `#include "${file}"`
+    else if (!/[>\n\r]/.test(file)) directive = `#include <${file}>`
+    else throw new ToolchainError(`cannot compile ${JSON.stringify(file)} with nvcc: its path contains both '"' and '>' (or a newline); rename it`)
+    input = join(dir, `src-${sha256(file).slice(0, 16)}.cu`)
+    ensureFile(input, `${directive}\n`)
+  }
+  const dirs = includeDirs.map((d) => {
+    if (shellSafe.test(d)) return d
+    const link = join(dir, `inc-${sha256(d).slice(0, 16)}`)
+    ensureLink(link, d)
+    links.push([link, d])
+    return link
+  })
+  links.sort((a, b) => b[0].length - a[0].length)
+  const mapPath = (p: string) => {
+    if (p === input) return file
+    for (const [link, real] of links) if (p === link || p.startsWith(link + '/')) return real + p.slice(link.length)
+    return p
+  }
+  return { input, includeDirs: dirs, mapPath, isOwn: (p) => isOwn(p) && !links.some(([l]) => p.startsWith(l + '/')) }
+}
+
+function defineArgs(defines: [string, string | number | boolean][]): string[] {
+  return defines.map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\([A-Za-z0-9_,.\s]*\))?$/.test(name)) {
+      throw new ToolchainError(`bad define name ${JSON.stringify(name)}: use a C identifier (optionally a macro parameter list)`)
+    }
+    if (value === false) return `-U${name}`
+    if (value === true) return `-D${name}`
+    return `-D${name}=${value}`
+  })
+}
+
+/** The compiler's arguments for one target, with the given input, output and dependency-file paths. */
+export function compileArgs(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, io: { input: string; output: string; depfile: string; includeDirs: string[] }): string[] {
+  const common = [
+    ...io.includeDirs.flatMap((d) => ['-I', d]),
+    ...defineArgs(o.defines),
+    ...o.flags,
+    '-MD', '-MF', io.depfile,
+    '-o', io.output,
+  ]
+  if (compiler.kind === 'nvcc') {
+    return [
+      // ccache caches only calls with -c; nvcc gives -cubin/-ptx precedence and writes identical bytes.
+      ...(o.launcher ? ['-c'] : []),
+      target.kind === 'cubin' ? '-cubin' : '-ptx',
+      `-arch=${target.target}`,
+      ...(o.rdc ? ['-rdc=true'] : []),
+      ...(o.std ? [`-std=${o.std}`] : []),
+      ...(o.lineinfo ? ['-lineinfo'] : []),
+      ...(o.debug ? ['-G'] : []),
+      // nvcc's -O is for host code; device optimisation is ptxas's (and cicc always optimises unless -G).
+      ...(o.optimize !== undefined && target.kind === 'cubin' ? [`-Xptxas=-O${o.optimize}`] : []),
+      ...common,
+      io.input,
+    ]
+  }
+  const shim = clangShimDir(compiler.cudaPath!)
+  return [
+    '-x', 'cuda',
+    '--cuda-device-only',
+    `--offload-arch=${target.arch}`,
+    target.kind === 'cubin' ? '-c' : '-S',
+    `--cuda-path=${compiler.cudaPath}`,
+    '-Wno-unknown-cuda-version',
+    ...(shim ? ['-idirafter', shim] : []),
+    ...(o.rdc ? ['-fgpu-rdc'] : []),
+    ...(o.std ? [`-std=${o.std}`] : []),
+    ...(o.lineinfo ? ['-gline-tables-only'] : []),
+    ...(o.debug ? ['-g', '--cuda-noopt-device-debug'] : []),
+    // clang defaults to -O0; nvcc optimises device code by default, so match it.
+    `-O${o.optimize ?? 3}`,
+    ...common,
+    io.input,
+  ]
+}
+
+/** The arguments that define the output, for the cache key: real input path, placeholder output paths. */
+export function keyArgs(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, file: string): string[] {
+  return compileArgs(compiler, target, { ...o, launcher: undefined }, { input: file, output: '<out>', depfile: '<deps>', includeDirs: o.includeDirs })
+}
+
+function lineCount(file: string): number {
+  try {
+    const text = readFileSync(file, 'utf8')
+    return text.split('\n').length - (text.endsWith('\n') ? 1 : 0)
+  } catch {
+    return 0
+  }
+}
+
+/** Runs one compile; throws a CompileError carrying every diagnostic when the compiler fails. */
+export async function compileTarget(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<CompileOutput> {
+  const st = stage(compiler, file, o.includeDirs)
+  mkdirSync(join(scratchRoot(), 'work'), { recursive: true })
+  const work = await mkdtemp(join(scratchRoot(), 'work', 'c-'))
+  const output = join(work, target.kind === 'cubin' ? 'out.cubin' : 'out.ptx')
+  const depfile = join(work, 'out.d')
+  const args = compileArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
+  const [cmd, ...pre] = o.launcher ? [...o.launcher, compiler.path] : [compiler.path]
+  try {
+    processCounter.spawned++
+    const r = await execa(cmd!, [...pre, ...args], {
+      cwd: o.cwd,
+      reject: false,
+      all: true,
+      stdin: 'ignore',
+      stripFinalNewline: false,
+      // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them).
+      env: { LC_ALL: 'C' },
+    })
+    const text = r.all ?? ''
+    const diagnostics = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
+    let bytes: Uint8Array | undefined
+    if (r.exitCode === 0) bytes = await readFile(output).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)).catch(() => undefined)
+    if (r.exitCode !== 0 || !bytes) {
+      if (r.failed && r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT') {
+        throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
+      }
+      throw new CompileError(file, diagnostics.length ? diagnostics : [{ file, line: 0, column: 0, severity: 'error', message: (text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n') }], {
+        target: target.target, command: [cmd!, ...pre, ...args], exitCode: r.exitCode, output: text,
+      })
+    }
+    let deps: string[] = [file]
+    try {
+      deps = parseDepFile(await readFile(depfile, 'utf8')).map((p) => st.mapPath(resolve(o.cwd, p))).filter((p) => !st.isOwn(p))
+      deps = [file, ...deps.filter((p) => p !== file)]
+    } catch { /* no dependency file: only the source is known */ }
+    return { bytes, deps, warnings: diagnostics.filter((d) => d.severity !== 'error') }
+  } finally {
+    await rm(work, { recursive: true, force: true }).catch(() => {})
+  }
+}

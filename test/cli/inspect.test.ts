@@ -71,3 +71,19 @@ inspect('errors', async () => {
 })
 
 inspect.run()
+
+const fresh = suite('kernelpack inspect in a fresh process')
+
+fresh('loads the zlib/zstd codecs on demand for compressed binaries', async () => {
+  const { spawnSync } = await import('node:child_process')
+  const { repoRoot } = await import('../helpers/tools.js')
+  const dir = tempDir()
+  const z = writeOffloadBinary([{ imageKind: 3, offloadKind: 2, strings: { arch: 'sm_90' }, image: new Uint8Array(99).fill(1) }], { version: 3, compression: 'zlib' })
+  writeFileSync(join(dir, 'z.bin'), z)
+  const script = `const { main } = await import(${JSON.stringify(join(repoRoot, 'packages/cli/src/main.ts'))}); process.exitCode = await main(['inspect', '--json', 'z.bin'], { cwd: ${JSON.stringify(dir)}, stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) })`
+  const r = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, encoding: 'utf8' })
+  assert.is(r.status, 0, r.stderr)
+  assert.is(JSON.parse(r.stdout).files[0].binaries[0].entries[0].imageSize, 99)
+})
+
+fresh.run()

@@ -4,7 +4,7 @@
 // split at the first "=" (a piece without "=" is a key with an empty value), a repeated key gets its
 // values joined with ",". The keys come back in the order LLVM's DenseMap iterates them, because
 // that is the order the tool stores them in.
-import { orderKeysLikeLLVM } from '@kernelpack/offload'
+import { orderKeysLikeLLVM } from '@kernelpack/offload/core'
 import { UsageError } from './errors.js'
 
 export interface ImageArgs {

@@ -3,9 +3,9 @@
 // file descriptors in chunks; outputs are written to a temporary file and renamed into place.
 import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { DecodeError, decodeBinaryAt, windowSource, WindowTooSmall } from '@kernelpack/offload'
+import { DecodeError, decodeBinaryAt, windowSource, WindowTooSmall } from '@kernelpack/offload/core'
 
-import type { DecodedEntry } from '@kernelpack/offload'
+import type { DecodedEntry } from '@kernelpack/offload/core'
 import { UserError } from './errors.js'
 
 /** Bytes copied per read/write call. */
@@ -45,7 +45,7 @@ function readAt(fd: number, position: number, length: number): Uint8Array {
  * window come back empty with `imageOffset` set (absolute in the file); images of compressed binaries
  * are held in memory (they must be inflated anyway).
  */
-export function scanOffloadFile(fd: number, path: string): ScannedBinary[] {
+export async function scanOffloadFile(fd: number, path: string): Promise<ScannedBinary[]> {
   const fileSize = fstatSync(fd).size
   const out: ScannedBinary[] = []
   let offset = 0
@@ -54,6 +54,7 @@ export function scanOffloadFile(fd: number, path: string): ScannedBinary[] {
     while (offset < fileSize) {
       const left = fileSize - offset
       let window = readAt(fd, offset, Math.min(left, WINDOW))
+      await loadCodecsIfCompressed(window)
       let decoded
       try {
         decoded = decodeBinaryAt(windowSource(window, left), 0)
@@ -90,6 +91,18 @@ export function scanOffloadFile(fd: number, path: string): ScannedBinary[] {
     throw err
   }
   return out
+}
+
+let codecsLoaded = false
+
+/** A compressed (v3, InflatedSize != 0) header needs zlib/zstd: the package entry registers them. */
+async function loadCodecsIfCompressed(header: Uint8Array): Promise<void> {
+  if (codecsLoaded || header.length < 40) return
+  const v = new DataView(header.buffer, header.byteOffset, header.byteLength)
+  if (v.getUint32(4, true) >= 3 && v.getBigUint64(32, true) !== 0n) {
+    await import('@kernelpack/offload')
+    codecsLoaded = true
+  }
 }
 
 /** Writes `write(fd)`'s output to `path` through a temporary file in the same directory, then renames it. */

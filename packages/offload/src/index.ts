@@ -1,10 +1,7 @@
-export * from './types.js'
-export type * from './manifest.js'
-export { DecodeError } from './errors.js'
-export { readOffloadBinaries, readOffloadEntries, decodeBinaryAt, windowSource, WindowTooSmall } from './read.js'
-export type { DecodeLimits, DecodedEntry, DecodedBinary } from './read.js'
-export { writeOffloadBinary, encodeV1Prefix, orderedStrings, zstdStored } from './write.js'
-export type { WriteOptions, EntryMeta, BinaryPrefix } from './write.js'
-export { imageKindFromExtension, imageKindName, offloadKindName, offloadKindFromName, imageKindOfFile, isBitcode, extensionOf, stemOf } from './kinds.js'
-export { orderKeysLikeLLVM, hashStringRef } from './string-order.js'
-export { buildStringTable } from './string-table.js'
+import { codecs } from './codecs.js'
+import { setCodecs } from './read.js'
+
+export * from './core.js'
+
+// The package entry reads and writes compressed (v3) binaries too.
+setCodecs(codecs)

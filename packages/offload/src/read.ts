@@ -1,8 +1,6 @@
 // Decoder for LLVM offload binaries, versions 1 to 3 (layout.ts). Every count, offset and size is
 // checked against the bytes that remain before it is used or anything is allocated: malformed input
 // gives a DecodeError, input that ends early a RangeError, both with the byte offset.
-import { unzlibSync } from 'fflate'
-import { decompress as unzstd } from 'fzstd'
 import {
   ALIGNMENT, E_FLAGS, E_IMAGE_KIND, E_IMAGE_OFFSET, E_IMAGE_SIZE, E_NUM_STRINGS, E_OFFLOAD_KIND, E_STRING_OFFSET,
   ENTRY_SIZE, H_ENTRIES_OFFSET, H_ENTRY_SIZE_OR_COUNT, H_INFLATED_SIZE, H_SIZE, H_VERSION, HEADER_SIZE_V1,
@@ -10,6 +8,26 @@ import {
 } from './layout.js'
 import { DecodeError, TruncatedError } from './errors.js'
 import type { OffloadBinary, OffloadEntry } from './types.js'
+
+/** Decompressors for version-3 bodies, registered by the package entry (codecs.ts) so that a reader of
+ *  uncompressed binaries (the CLI through `@kernelpack/offload/core`) never loads them. */
+export interface Codecs {
+  /** Inflates a zlib stream into `out` (exactly the expected size); returns the bytes written. */
+  unzlib(data: Uint8Array, out: Uint8Array): Uint8Array
+  unzstd(data: Uint8Array, out: Uint8Array): Uint8Array
+  zlib(data: Uint8Array, level: number): Uint8Array
+}
+
+let codecs: Codecs | undefined
+
+export function setCodecs(c: Codecs): void {
+  codecs = c
+}
+
+export function getCodecs(): Codecs {
+  if (!codecs) throw new Error("zlib/zstd support is not loaded: import '@kernelpack/offload' (the package entry registers it), not only '@kernelpack/offload/core'")
+  return codecs
+}
 
 /** Bounds checked before allocating; each has a default that real binaries never reach. */
 export interface DecodeLimits {
@@ -240,12 +258,9 @@ function inflate(src: Source, offset: number, size: number, entriesOffset: numbe
   }
   const out = new Uint8Array(entriesOffset + bodySize)
   let body: Uint8Array
+  const c = getCodecs()
   try {
-    if (isZstd) {
-      body = unzstd(compressed, out.subarray(entriesOffset))
-    } else {
-      body = unzlibSync(compressed, { out: out.subarray(entriesOffset) })
-    }
+    body = isZstd ? c.unzstd(compressed, out.subarray(entriesOffset)) : c.unzlib(compressed, out.subarray(entriesOffset))
   } catch (err) {
     throw new DecodeError(`compressed binary: ${isZstd ? 'zstd' : 'zlib'} body does not decompress: ${(err as Error).message}`, offset + entriesOffset)
   }

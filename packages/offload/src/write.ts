@@ -3,12 +3,12 @@
 // table, zero padding to 8, the image, zero padding to 8. llvm-offload-binary writes one such binary
 // per image and concatenates them. Version 3 follows LLVM main: one binary, all entries, 24-byte
 // string entries with the value size, optionally a zlib- or zstd-compressed body.
-import { zlibSync } from 'fflate'
 import {
   ALIGNMENT, E_FLAGS, E_IMAGE_KIND, E_IMAGE_OFFSET, E_IMAGE_SIZE, E_NUM_STRINGS, E_OFFLOAD_KIND, E_STRING_OFFSET,
   ENTRY_SIZE, H_ENTRIES_OFFSET, H_ENTRY_SIZE_OR_COUNT, H_INFLATED_SIZE, H_SIZE, H_VERSION, HEADER_SIZE_V1,
   HEADER_SIZE_V3, MAGIC, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2, alignTo,
 } from './layout.js'
+import { getCodecs } from './read.js'
 import { buildStringTable } from './string-table.js'
 import { orderKeysLikeLLVM } from './string-order.js'
 import type { OffloadEntryInput } from './types.js'
@@ -193,7 +193,7 @@ export function zstdStored(data: Uint8Array): Uint8Array {
 /** LLVM main's compressed write: the body after the header compressed, Size = header + compressed, InflatedSize = original size, padded to 8. */
 function compressV3(plain: Uint8Array, format: 'zlib' | 'zstd', level: number): Uint8Array {
   const body = plain.subarray(HEADER_SIZE_V3)
-  const packed = format === 'zlib' ? zlibSync(body, { level: level as 6 }) : zstdStored(body)
+  const packed = format === 'zlib' ? getCodecs().zlib(body, level) : zstdStored(body)
   const size = HEADER_SIZE_V3 + packed.length
   const out = new Uint8Array(alignTo(size, ALIGNMENT))
   out.set(plain.subarray(0, HEADER_SIZE_V3), 0)

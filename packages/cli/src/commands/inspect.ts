@@ -4,7 +4,7 @@
 // Large images are not read (scanOffloadFile reads only metadata).
 import { closeSync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { imageKindName, offloadKindName } from '@kernelpack/offload'
+import { imageKindName, offloadKindName } from '@kernelpack/offload/core'
 import type { CliIO } from '../main.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseOptions } from '../image-args.js'
@@ -91,7 +91,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       throw new UserError(`'${file}': ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`)
     }
     try {
-      results.push({ file, binaries: scanOffloadFile(fd, file) })
+      results.push({ file, binaries: await scanOffloadFile(fd, file) })
     } finally {
       closeSync(fd)
     }

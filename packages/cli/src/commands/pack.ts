@@ -6,7 +6,7 @@
 // Images are streamed from their files into a temporary output (never all in memory), then renamed.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { encodeV1Prefix, imageKindOfFile, offloadKindFromName } from '@kernelpack/offload'
+import { encodeV1Prefix, imageKindOfFile, offloadKindFromName } from '@kernelpack/offload/core'
 import type { CliIO } from '../main.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseImageArgs, parseOptions } from '../image-args.js'

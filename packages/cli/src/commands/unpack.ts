@@ -7,7 +7,7 @@
 // nothing is extracted (LLVM 22 behaviour). Large images are copied in chunks from the input.
 import { closeSync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { imageKindName, offloadKindFromName, stemOf } from '@kernelpack/offload'
+import { imageKindName, offloadKindFromName, stemOf } from '@kernelpack/offload/core'
 import type { CliIO } from '../main.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseImageArgs, parseOptions } from '../image-args.js'
@@ -56,7 +56,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     throw new UserError(`'${input}': ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`)
   }
   try {
-    const entries = scanOffloadFile(fd, input).flatMap((b) => b.entries)
+    const entries = (await scanOffloadFile(fd, input)).flatMap((b) => b.entries)
     if (opts.images.length === 0) {
       io.stderr(`kernelpack unpack: no --image given, nothing extracted (${entries.length} image${entries.length === 1 ? '' : 's'} in ${input}; list them with kernelpack inspect ${input})\n`)
       return 0

@@ -10,7 +10,7 @@ export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, BackendInfo, 
 export { createModule, readImages } from './module.js'
 export { CudaError, NoDriverError } from './errors.js'
 export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
-export { layoutParams, createPacker, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
+export { layoutParams, createPacker, createPackTarget, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
 export {
   t, array, struct, union, sizeof, alignof, offsetof, layout, encode, toHalfBits, toBfloat16Bits,
   type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,

@@ -71,113 +71,160 @@ export function describeParam(p: ParamInfo): string {
 /** `.b8 name[N]` (struct/array by value) as opposed to a scalar `.b8`. */
 const isAggregate = (p: ParamInfo) => p.type === 'b8' && (p.count !== undefined ? true : p.size !== 1)
 
-type Writer = (dv: DataView, off: number, v: unknown) => void
+/**
+ * Typed views over one parameter block, made once per block. PTX aligns every parameter to its size (or more),
+ * and blocks start 16-aligned, so element views index parameters directly (offset >> log2 size).
+ */
+export interface PackTarget {
+  bytes: Uint8Array
+  dv: DataView
+  u16: Uint16Array
+  u32: Uint32Array
+  i32: Int32Array
+  f32: Float32Array
+  f64: Float64Array
+  u64: BigUint64Array
+}
 
-const intBounds = (bits: number, signedOk: boolean): [number, number] =>
-  [signedOk ? -(2 ** (bits - 1)) : 0, 2 ** bits - 1]
+export function createPackTarget(bytes: Uint8Array): PackTarget {
+  const { buffer, byteOffset, byteLength } = bytes
+  if (byteOffset % 8 !== 0) throw new RangeError('a parameter block must start 8-byte aligned')
+  const words = (size: number) => Math.floor(byteLength / size)
+  return {
+    bytes,
+    dv: new DataView(buffer, byteOffset, byteLength),
+    u16: new Uint16Array(buffer, byteOffset, words(2)),
+    u32: new Uint32Array(buffer, byteOffset, words(4)),
+    i32: new Int32Array(buffer, byteOffset, words(4)),
+    f32: new Float32Array(buffer, byteOffset, words(4)),
+    f64: new Float64Array(buffer, byteOffset, words(8)),
+    u64: new BigUint64Array(buffer, byteOffset, words(8)),
+  }
+}
+
+type Writer = (t: PackTarget, off: number, v: unknown) => void
+
+// BigInt bounds computed once: `2n ** 63n` in a hot path allocates on every call.
+const I64_MIN = -(2n ** 63n)
+const I64_MAX = 2n ** 63n - 1n
+const U64_END = 2n ** 64n
+const I128_MIN = -(2n ** 127n)
+const U128_END = 2n ** 128n
+const TWO32 = 2 ** 32
+
+/** Thrown by a writer that meets a slice or a zero-sized value: the arguments need expanding first. */
+const EXPAND = Symbol('expand')
+const needsExpanding = (v: unknown) => isSlice(v) || (isTypedValue(v) && v.type.size === 0)
 
 /**
- * Builds the packer for one kernel: `pack(args, bytes)` checks `args` against the PTX parameter list and
- * writes them at the layout's offsets into `bytes` (a view that may live in native memory).
+ * Builds the packer for one kernel: `pack(args, target)` checks `args` against the PTX parameter list and
+ * writes them at the layout's offsets into the target block (which may live in native memory).
  */
-export function createPacker(kernel: string, params: readonly ParamInfo[]): { layout: ParamLayout; pack(args: readonly unknown[], bytes: Uint8Array, dv?: DataView): void } {
+export function createPacker(kernel: string, params: readonly ParamInfo[]): { layout: ParamLayout; pack(args: readonly unknown[], target: PackTarget): void } {
   const layout = layoutParams(params)
   const n = params.length
+  const offsets = layout.offsets
   const errAt = (i: number, got: unknown, extra = '') => {
+    if (needsExpanding(got)) return EXPAND
     const p = params[i]!
     return new TypeError(`kernel ${kernel}: parameter ${i}${p.name ? ` (${p.name})` : ''} expects ${describeParam(p)}, got ${showValue(got)}${extra}`)
   }
+  const path = (i: number) => `kernel ${kernel}: parameter ${i}`
   const writers: Writer[] = params.map((p, i) => makeWriter(p, i))
 
   function makeWriter(p: ParamInfo, i: number): Writer {
     if (isAggregate(p)) {
-      return (dv, off, v) => {
+      return (t, off, v) => {
         if (v instanceof Uint8Array) {
           if (v.byteLength !== p.size) throw errAt(i, v)
-          new Uint8Array(dv.buffer, dv.byteOffset + off, p.size).set(v)
+          t.bytes.set(v, off)
           return
         }
-        if (isTypedValue(v)) {
+        if (isTypedValue(v) && v.type.size !== 0) {
           if (v.type.size !== p.size || v.type.align !== p.align) throw errAt(i, v, ` of ${v.type.size} bytes aligned to ${v.type.align}`)
-          writeValue(dv, off, v.type, v.value, `kernel ${kernel}: parameter ${i}`)
+          writeValue(t.dv, off, v.type, v.value, path(i))
           return
         }
         if (p.size === 16 && p.align === 16 && typeof v === 'bigint') {
           // __int128 / unsigned __int128 by value
+          if (v < I128_MIN || v >= U128_END) throw errAt(i, v, ' (out of the 128-bit range)')
           const b = BigInt.asUintN(128, v)
-          if (v < -(2n ** 127n) || v >= 2n ** 128n) throw errAt(i, v, ' (out of the 128-bit range)')
-          dv.setBigUint64(off, BigInt.asUintN(64, b), true)
-          dv.setBigUint64(off + 8, b >> 64n, true)
+          t.dv.setBigUint64(off, BigInt.asUintN(64, b), true)
+          t.dv.setBigUint64(off + 8, b >> 64n, true)
           return
         }
         throw errAt(i, v)
       }
     }
-    const t = p.type
-    if (t === 'f32') return (dv, off, v) => { if (typeof v !== 'number') throw errAt(i, v); dv.setFloat32(off, v, true) }
-    if (t === 'f64') return (dv, off, v) => { if (typeof v !== 'number') throw errAt(i, v); dv.setFloat64(off, v, true) }
-    if (t === 'f16' || t === 'bf16') {
-      const conv = t === 'f16' ? toHalfBits : toBfloat16Bits
-      return (dv, off, v) => {
-        if (typeof v === 'number') return dv.setUint16(off, conv(v), true)
-        if (isTypedValue(v) && v.type.size === 2) return writeValue(dv, off, v.type, v.value, `kernel ${kernel}: parameter ${i}`)
+    const ty = p.type
+    if (ty === 'f32') return (t, off, v) => { if (typeof v !== 'number') throw errAt(i, v); t.f32[off >> 2] = v }
+    if (ty === 'f64') return (t, off, v) => { if (typeof v !== 'number') throw errAt(i, v); t.f64[off >> 3] = v }
+    if (ty === 'f16' || ty === 'bf16') {
+      const conv = ty === 'f16' ? toHalfBits : toBfloat16Bits
+      return (t, off, v) => {
+        if (typeof v === 'number') return void (t.u16[off >> 1] = conv(v))
+        if (isTypedValue(v) && v.type.size === 2) return writeValue(t.dv, off, v.type, v.value, path(i))
         throw errAt(i, v)
       }
     }
-    const signed = t[0] === 's'
+    const signed = ty[0] === 's'
     const size = p.size
     if (size === 8) {
-      return (dv, off, v) => {
+      return (t, off, v) => {
+        if (typeof v === 'object' && v !== null) {
+          const address = (v as { address?: unknown }).address
+          if (typeof address === 'bigint') return void (t.u64[off >> 3] = address)
+          if (isTypedValue(v) && v.type.size === 8) return writeValue(t.dv, off, v.type, v.value, path(i))
+          throw errAt(i, v)
+        }
         if (typeof v === 'bigint') {
-          if (v < -(2n ** 63n) || v >= 2n ** 64n || (signed && v >= 2n ** 63n)) throw errAt(i, v, ' (out of range)')
-          dv.setBigUint64(off, BigInt.asUintN(64, v), true)
-        } else if (typeof v === 'object' && v !== null && typeof (v as { address?: unknown }).address === 'bigint') {
-          dv.setBigUint64(off, (v as { address: bigint }).address, true)
+          if (v < I64_MIN || v >= U64_END || (signed && v > I64_MAX)) throw errAt(i, v, ' (out of range)')
+          t.u64[off >> 3] = v // a BigUint64Array store wraps negatives modulo 2^64 itself
         } else if (typeof v === 'number') {
           if (!Number.isSafeInteger(v)) throw errAt(i, v, ' (not a safe integer: pass a bigint)')
-          dv.setBigInt64(off, BigInt(v), true)
+          if (v >= 0) {
+            // two 32-bit halves: no BigInt allocated for the common case
+            t.u32[off >> 2] = v % TWO32
+            t.u32[(off >> 2) + 1] = Math.floor(v / TWO32)
+          } else t.u64[off >> 3] = BigInt.asUintN(64, BigInt(v))
         } else if (v === null) {
-          dv.setBigUint64(off, 0n, true)
-        } else if (isTypedValue(v) && v.type.size === 8) {
-          writeValue(dv, off, v.type, v.value, `kernel ${kernel}: parameter ${i}`)
+          t.u64[off >> 3] = 0n
         } else throw errAt(i, v)
       }
     }
     if (size === 1 || size === 2 || size === 4) {
-      const [lo, hi] = intBounds(size * 8, true)
-      const hiSigned = 2 ** (size * 8 - 1) - 1
-      const max = signed ? hiSigned : hi
-      const set = size === 1 ? 'setUint8' : size === 2 ? 'setUint16' : 'setUint32'
+      const lo = -(2 ** (size * 8 - 1))
+      const max = signed ? 2 ** (size * 8 - 1) - 1 : 2 ** (size * 8) - 1
       const mod = 2 ** (size * 8)
-      return (dv, off, raw) => {
+      return (t, off, raw) => {
         let v = raw
-        if (typeof v === 'boolean' && size === 1) v = v ? 1 : 0
-        else if (typeof v === 'bigint' && v >= BigInt(lo) && v <= BigInt(max)) v = Number(v)
-        else if (isTypedValue(v) && v.type.size === size) return writeValue(dv, off, v.type, v.value, `kernel ${kernel}: parameter ${i}`)
+        if (typeof v !== 'number') {
+          if (typeof v === 'boolean' && size === 1) v = v ? 1 : 0
+          else if (typeof v === 'bigint' && v >= BigInt(lo) && v <= BigInt(max)) v = Number(v)
+          else if (isTypedValue(v) && v.type.size === size) return writeValue(t.dv, off, v.type, v.value, path(i))
+        }
         if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > max) throw errAt(i, raw, typeof v === 'number' && Number.isInteger(v) ? ` (out of range [${lo}, ${max}])` : '')
         const u = v < 0 ? v + mod : v
-        if (set === 'setUint8') dv.setUint8(off, u)
-        else dv[set](off, u, true)
+        if (size === 4) t.u32[off >> 2] = u
+        else if (size === 2) t.u16[off >> 1] = u
+        else t.bytes[off] = u
       }
     }
-    return (dv, off, v) => {
-      if (v instanceof Uint8Array && v.byteLength === size) return void new Uint8Array(dv.buffer, dv.byteOffset + off, size).set(v)
+    return (t, off, v) => {
+      if (v instanceof Uint8Array && v.byteLength === size) return void t.bytes.set(v, off)
       throw errAt(i, v)
     }
   }
 
-  // Fast path: no slices and no zero-sized values, so argument i is parameter i.
-  function pack(args: readonly unknown[], bytes: Uint8Array, dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)): void {
-    let simple = args.length === n
-    if (simple) {
-      for (let i = 0; i < n; i++) {
-        const a = args[i]
-        if (typeof a === 'object' && a !== null && (isSlice(a) || (isTypedValue(a) && a.type.size === 0))) { simple = false; break }
+  function pack(args: readonly unknown[], target: PackTarget): void {
+    // Fast path: argument i is parameter i unless a slice or a zero-sized value turns up (EXPAND).
+    if (args.length === n) {
+      try {
+        for (let i = 0; i < n; i++) writers[i]!(target, offsets[i]!, args[i])
+        return
+      } catch (err) {
+        if (err !== EXPAND) throw err
       }
-    }
-    if (simple) {
-      for (let i = 0; i < n; i++) writers[i]!(dv, layout.offsets[i]!, args[i])
-      return
     }
     const flat: unknown[] = []
     for (const a of args) {
@@ -193,7 +240,12 @@ export function createPacker(kernel: string, params: readonly ParamInfo[]): { la
     }
     for (let i = 0; i < n; i++) {
       if (isSlice(args[i]) && params[i] && params[i]!.size !== 8) throw errAt(i, args[i], ' (a slice pointer needs a 64-bit parameter)')
-      writers[i]!(dv, layout.offsets[i]!, flat[i])
+      const w = writers[i]!
+      try {
+        w(target, offsets[i]!, flat[i])
+      } catch (err) {
+        throw err === EXPAND ? new TypeError(`kernel ${kernel}: parameter ${i} expects ${describeParam(params[i]!)}, got a nested slice or zero-sized value`) : err
+      }
     }
   }
   return { layout, pack }
@@ -207,6 +259,6 @@ function describeParamShort(p: ParamInfo): string {
 export function packParams(kernel: string, params: readonly ParamInfo[], args: readonly unknown[]): KernelParams {
   const { layout, pack } = createPacker(kernel, params)
   const bytes = new Uint8Array(layout.size)
-  pack(args, bytes)
+  pack(args, createPackTarget(bytes))
   return { bytes, offsets: layout.offsets, sizes: layout.sizes }
 }

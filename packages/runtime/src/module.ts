@@ -4,7 +4,7 @@
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo } from '@kernelpack/offload'
 import { ImageKind, readOffloadEntries } from '@kernelpack/offload'
 import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
-import { createPacker, type KernelArg } from './marshal.js'
+import { createPacker, createPackTarget, type KernelArg, type PackTarget } from './marshal.js'
 import { selectImage, sniffKind } from './select-image.js'
 
 export interface DeviceBuffer {
@@ -98,16 +98,26 @@ export function readImages(bytes: Uint8Array, sourceName: string): OffloadEntry[
   return [{ imageKind, offloadKind: 2, flags: 0, strings: new Map([['arch', arch]]), image: bytes }]
 }
 
-function dim3(d: Dim, what: string, kernel: string): Dim3 {
-  const check = (v: unknown) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 0x7fffffff) {
-      throw new TypeError(`kernel ${kernel}: ${what} must be a positive integer or [x, y, z] of them, got ${JSON.stringify(d)}`)
-    }
-    return v
+function checkDim(v: unknown, d: Dim, what: string, kernel: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 0x7fffffff) {
+    throw new TypeError(`kernel ${kernel}: ${what} must be a positive integer or [x, y, z] of them, got ${JSON.stringify(d)}`)
   }
-  if (typeof d === 'number') return [check(d), 1, 1]
+  return v
+}
+
+/** Writes a grid/block given as a number or [x, y?, z?] into `out` (no allocation on the launch path). */
+function dim3(d: Dim, what: string, kernel: string, out: Dim3): Dim3 {
+  if (typeof d === 'number' && d >= 1 && d <= 0x7fffffff && (d | 0) === d) {
+    out[0] = d; out[1] = 1; out[2] = 1
+    return out
+  }
+  if (typeof d === 'number') checkDim(d, d, what, kernel)
   if (!Array.isArray(d) || d.length < 1 || d.length > 3) throw new TypeError(`kernel ${kernel}: ${what} must be a number or [x, y, z], got ${JSON.stringify(d)}`)
-  return [check(d[0]), check(d[1] ?? 1), check(d[2] ?? 1)]
+  const x = checkDim(d[0], d, what, kernel)
+  const y = checkDim(d[1] ?? 1, d, what, kernel)
+  const z = checkDim(d[2] ?? 1, d, what, kernel)
+  out[0] = x; out[1] = y; out[2] = z
+  return out
 }
 
 const resolved = Promise.resolve()
@@ -184,37 +194,29 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     const packer = createPacker(label, info.params)
     let fn: BackendFunction | undefined
     let prepared: PreparedLaunch | undefined
-    let fallback: Uint8Array | undefined
-    let fallbackView: DataView | undefined
-    let preparedView: DataView | undefined
+    let target: PackTarget | undefined
     const config: LaunchConfig = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null }
 
     function run(o: LaunchOptions, args: unknown[]): Promise<void> | void {
-      config.grid = dim3(o.grid, 'grid', label)
-      config.block = dim3(o.block, 'block', label)
+      dim3(o.grid, 'grid', label, config.grid)
+      dim3(o.block, 'block', label, config.block)
       const shared = o.sharedBytes ?? 0
       if (!Number.isInteger(shared) || shared < 0) throw new TypeError(`kernel ${label}: sharedBytes must be a non-negative integer, got ${shared}`)
       config.sharedBytes = shared
       config.stream = o.stream ? streams.get(o.stream) ?? null : null
       if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
-      if (prepared) {
-        packer.pack(args, prepared.bytes, preparedView)
-        const r = prepared.launch(config)
-        return r
-      }
-      packer.pack(args, fallback!, fallbackView)
-      return backend.launch(fn!, config, { bytes: fallback!, offsets: packer.layout.offsets, sizes: packer.layout.sizes })
+      packer.pack(args, target!)
+      if (prepared) return prepared.launch(config)
+      // Backends without a prepared block may run later (the emulator): give them their own copies.
+      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream },
+        { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
     }
 
     async function slowLaunch(o: LaunchOptions, args: unknown[]): Promise<void> {
       alive(`launching ${label}`)
       fn = await bmod.getFunction(info.name)
       prepared = bmod.prepareLaunch?.(fn, packer.layout)
-      if (prepared) preparedView = new DataView(prepared.bytes.buffer, prepared.bytes.byteOffset, prepared.bytes.byteLength)
-      else {
-        fallback = new Uint8Array(packer.layout.size)
-        fallbackView = new DataView(fallback.buffer)
-      }
+      target = createPackTarget(prepared ? prepared.bytes : new Uint8Array(packer.layout.size))
       await run(o, args)
     }
 

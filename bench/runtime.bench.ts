@@ -1,0 +1,99 @@
+// Launch overhead of the runtime (Kernel.launch: argument checks + packing into the per-kernel native block +
+// cuLaunchKernelEx through koffi) next to a bare koffi call of cuLaunchKernelEx with a block prepared once,
+// both against the libcuda test double (test/fixtures/runtime/README.md) with launch logging off, so the
+// driver side costs the same in both. Target (issue 5): marshalling adds <= 100 ns per launch.
+import type { KernelManifest } from '@kernelpack/offload'
+import { loadModule } from '@kernelpack/runtime'
+import { buildTestDouble, koffi } from '../test/runtime/libcuda-double.js'
+import { median, type BenchResult } from './lib.js'
+
+interface KoffiBench {
+  load(path: string): { func(decl: string): (...args: unknown[]) => number }
+  alloc(type: string, n: number): bigint
+  view(ptr: bigint, n: number): ArrayBuffer
+  proto(decl: string): unknown
+  decode(ptr: bigint, type: unknown): (...args: unknown[]) => number
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const td = buildTestDouble()
+  const k = koffi as unknown as KoffiBench
+  // vec6(float *a, const float *b, float *c, unsigned n, float alpha, unsigned long long seed)
+  const params = [
+    { type: 'u64', size: 8, align: 8, pointer: true }, { type: 'u64', size: 8, align: 8, pointer: true }, { type: 'u64', size: 8, align: 8, pointer: true },
+    { type: 'u32', size: 4, align: 4 }, { type: 'f32', size: 4, align: 4 }, { type: 'u64', size: 8, align: 8 },
+  ]
+  td.defineKernel('vec6', params.map((p) => p.size))
+  const manifest: KernelManifest = { kernels: [{ name: 'vec6', demangled: 'vec6', linkage: 'visible', params }], variables: [] }
+  const mod = await loadModule(new TextEncoder().encode('.version 9.0\n.target sm_90\n.address_size 64\n'), manifest, { backend: 'cuda', libcudaPath: td.path })
+  const [a, b, c] = await Promise.all([mod.alloc(4096), mod.alloc(4096), mod.alloc(4096)])
+  const kernel = mod.kernel('vec6')
+  td.logLaunches(false)
+  const opts = { grid: 8, block: 128 }
+  await kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
+
+  // The bare call: cuLaunchKernelEx resolved the same way, block filled once, nothing packed per call.
+  const lib = k.load(td.path)
+  const gpa = lib.func('int cuGetProcAddress_v2(const char *symbol, uint64_t pfn, int cudaVersion, uint64_t flags, uint64_t status)')
+  const scratch = k.alloc('uint8_t', 64)
+  gpa('cuLaunchKernelEx', scratch, 11060, 1n, scratch + 8n)
+  const pfn = new DataView(k.view(scratch, 64)).getBigUint64(0, true)
+  const bare = k.decode(pfn, k.proto('int bench_cuLaunchKernelEx(uint64_t config, uint64_t f, uint64_t kernelParams, uint64_t extra)'))
+  const block = k.alloc('uint8_t', 256)
+  const view = new DataView(k.view(block, 256))
+  for (const [i, v] of [8, 1, 1, 128, 1, 1].entries()) view.setUint32(i * 4, v, true)
+  const offsets = [0, 8, 16, 24, 28, 32]
+  offsets.forEach((o, i) => view.setBigUint64(64 + i * 8, block + 128n + BigInt(o), true))
+  // the function handle the runtime got from cuModuleGetFunction: read it back through the module
+  const fnHandle = await (async () => {
+    const scratch2 = k.alloc('uint8_t', 16)
+    const getFunction = (() => {
+      gpa('cuModuleGetFunction', scratch2, 2000, 1n, scratch2 + 8n)
+      return k.decode(new DataView(k.view(scratch2, 16)).getBigUint64(0, true), k.proto('int bench_cuModuleGetFunction(uint64_t hfunc, uint64_t hmod, const char *name)'))
+    })()
+    getFunction(scratch2, 0n, 'vec6')
+    return new DataView(k.view(scratch2, 16)).getBigUint64(0, true)
+  })()
+
+  const rounds = 9
+  const n = 100_000
+  const apiNs: number[] = []
+  const awaitedNs: number[] = []
+  const bareNs: number[] = []
+  // Rounds interleave the three loops so machine load hits them alike; medians over rounds.
+  for (let r = 0; r < rounds; r++) {
+    let t0 = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) bare(block, fnHandle, block + 64n, 0n)
+    bareNs.push(Number(process.hrtime.bigint() - t0) / n)
+    t0 = process.hrtime.bigint()
+    // launch() resolves synchronously on the cuda backend (the promise is already settled): this is its cost
+    for (let i = 0; i < n; i++) void kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
+    apiNs.push(Number(process.hrtime.bigint() - t0) / n)
+    t0 = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) await kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
+    awaitedNs.push(Number(process.hrtime.bigint() - t0) / n)
+  }
+  const launched = td.launchCount()
+  if (launched < BigInt(rounds * n * 3)) throw new Error(`expected ${rounds * n * 3} launches, the double saw ${launched}`)
+  await mod.unload()
+  const api = median(apiNs)
+  const awaited = median(awaitedNs)
+  const ref = median(bareNs)
+  return [
+    {
+      name: 'runtime: Kernel.launch, 6 args (check + pack + cuLaunchKernelEx), test double (ns/launch)',
+      value: api, unit: 'ns', reference: 'bare koffi cuLaunchKernelEx, block prepared once', referenceValue: ref, ratio: api / ref,
+      target: `marshalling adds ${Math.round(api - ref)} ns; target <= 100 ns`,
+    },
+    {
+      name: 'runtime: Kernel.launch awaited, 6 args, test double (ns/launch)',
+      value: awaited, unit: 'ns', reference: 'bare koffi cuLaunchKernelEx, block prepared once', referenceValue: ref, ratio: awaited / ref,
+      target: `adds ${Math.round(awaited - ref)} ns incl. the await; informational`,
+    },
+    {
+      name: 'runtime: launches per second (6 args, test double)',
+      value: 1e9 / api, unit: 'launches/s', reference: 'bare koffi cuLaunchKernelEx', referenceValue: 1e9 / ref, ratio: ref / api,
+      target: 'ratio >= 0.5',
+    },
+  ]
+}

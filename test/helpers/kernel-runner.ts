@@ -1,0 +1,213 @@
+// Drives one PTX module on an execution backend for tests and benches: finds entries by name, packs kernel
+// arguments into PTX `.param` layout (each parameter at an offset aligned to its PTX alignment, pointers as
+// 8-byte device addresses, scalars little-endian: PTX ISA "Kernel Function Parameters"), moves typed arrays
+// to and from device memory, and compares results with the element index of the first mismatches.
+import type { Backend, BackendModule, Dim3 } from '../../packages/runtime/src/backend.js'
+
+/** One `.param` of a PTX `.entry`, as declared. */
+export interface PtxParam {
+  name: string
+  /** Element type without the dot: `u64`, `f32`, `b8`… */
+  type: string
+  size: number
+  align: number
+}
+
+const typeSizes: Record<string, number> = {
+  b8: 1, u8: 1, s8: 1, b16: 2, u16: 2, s16: 2, f16: 2, bf16: 2,
+  b32: 4, u32: 4, s32: 4, f32: 4, b64: 8, u64: 8, s64: 8, f64: 8,
+}
+
+/** Every `.entry` of a PTX text with its parameter list. */
+export function readPtxEntries(ptx: string): Map<string, PtxParam[]> {
+  const out = new Map<string, PtxParam[]>()
+  const re = /\.entry\s+([\w$.]+)\s*\(([^)]*)\)/g
+  for (const m of ptx.matchAll(re)) {
+    const params: PtxParam[] = []
+    for (const raw of m[2]!.split(',')) {
+      const decl = raw.replace(/\/\/.*$/gm, '').trim()
+      if (!decl) continue
+      const pm = /^\.param((?:\s+\.[\w]+(?:\s+\d+)?)*)\s+([\w$.]+)(?:\s*\[(\d+)\])?$/.exec(decl)
+      if (!pm) throw new Error(`cannot read PTX parameter '${decl}' of .entry ${m[1]}`)
+      const words = pm[1]!.trim().split(/\s+/)
+      let type = ''
+      let align = 0
+      let pointer = false
+      for (let i = 0; i < words.length; i++) {
+        const w = words[i]!.slice(1)
+        // `.ptr .align N` (clang: `.param .u64 .ptr .align 1 p`) is the alignment of the pointee, not of
+        // the parameter (PTX ISA "Kernel Function Parameter Attributes"); only `.align` before the type counts.
+        if (w === 'align') {
+          const n = Number(words[++i])
+          if (!pointer && !type) align = n
+        } else if (w === 'ptr') pointer = true
+        else if (w in typeSizes) type = w
+      }
+      if (!type) throw new Error(`no type in PTX parameter '${decl}' of .entry ${m[1]}`)
+      const size = typeSizes[type]! * (pm[3] ? Number(pm[3]) : 1)
+      params.push({ name: pm[2]!, type, size, align: align || typeSizes[type]! })
+    }
+    out.set(m[1]!, params)
+  }
+  return out
+}
+
+/** A `.global`/`.const` variable's PTX name containing `ident` (nvcc keeps `s_scale`, clang says `_ZL7s_scale`). */
+export function findPtxVariable(ptx: string, ident: string): string {
+  const names = [...ptx.matchAll(/^\s*(?:\.\w+\s+)*\.(?:global|const)\s+(?:\.align\s+\d+\s+|\.\w+\s+)*([A-Za-z_$][\w$.]*)/gm)].map((m) => m[1]!)
+  const hits = [...new Set(names.filter((n) => n === ident || new RegExp(`(^|\\d)${ident}$`).test(n)))]
+  if (hits.length !== 1) throw new Error(`expected one PTX variable named like ${ident}, found ${hits.length ? hits.join(', ') : 'none'} among ${names.join(', ')}`)
+  return hits[0]!
+}
+
+/** Device memory the runner allocated. */
+export interface DeviceBuffer {
+  address: bigint
+  byteLength: number
+}
+
+/** A kernel argument: a buffer for a pointer, a number/bigint for a scalar, bytes for a struct by value. */
+export type KernelArg = DeviceBuffer | number | bigint | boolean | Uint8Array
+
+/** Packs arguments for `params` into one `.param`-layout buffer. */
+export function packParams(entry: string, params: readonly PtxParam[], args: readonly KernelArg[]): { bytes: Uint8Array; offsets: number[]; sizes: number[] } {
+  if (args.length !== params.length) throw new Error(`${entry}: expected ${params.length} arguments, got ${args.length}`)
+  const offsets: number[] = []
+  let end = 0
+  for (const p of params) {
+    const off = Math.ceil(end / p.align) * p.align
+    offsets.push(off)
+    end = off + p.size
+  }
+  const bytes = new Uint8Array(Math.max(end, 1))
+  const dv = new DataView(bytes.buffer)
+  params.forEach((p, i) => {
+    const a = args[i]!
+    const off = offsets[i]!
+    if (a instanceof Uint8Array) {
+      if (a.length !== p.size) throw new Error(`${entry}: parameter ${i} (${p.name}) is ${p.size} bytes, got ${a.length}`)
+      bytes.set(a, off)
+      return
+    }
+    let v: number | bigint
+    if (typeof a === 'object') v = a.address
+    else if (typeof a === 'boolean') v = a ? 1 : 0
+    else v = a
+    if (p.type === 'f32') dv.setFloat32(off, Number(v), true)
+    else if (p.type === 'f64') dv.setFloat64(off, Number(v), true)
+    else {
+      const big = BigInt.asUintN(p.size * 8, typeof v === 'bigint' ? v : BigInt(Math.trunc(v)))
+      for (let b = 0; b < p.size; b++) bytes[off + b] = Number((big >> BigInt(8 * b)) & 0xffn)
+    }
+  })
+  return { bytes, offsets, sizes: params.map((p) => p.size) }
+}
+
+type View = ArrayBufferView & { length: number }
+type ViewCtor<T extends View> = { new (buffer: ArrayBuffer, byteOffset?: number, length?: number): T; BYTES_PER_ELEMENT: number }
+
+/** One loaded PTX module on a backend. */
+export class KernelRunner {
+  readonly entries: Map<string, PtxParam[]>
+  /** Entries launched so far (so a corpus can check that it ran every kernel of a module). */
+  readonly launched = new Set<string>()
+  /** `printed`: where the backend was told to put device printf output, for cases that check it. */
+  constructor(readonly backend: Backend, readonly module: BackendModule, readonly ptx: string, readonly label: string, readonly printed: string[] = []) {
+    this.entries = readPtxEntries(ptx)
+  }
+
+  static async load(backend: Backend, ptx: string, arch: string, label: string, printed: string[] = []): Promise<KernelRunner> {
+    const module = await backend.loadModule({ kind: 'ptx', arch, bytes: new TextEncoder().encode(ptx) })
+    return new KernelRunner(backend, module, ptx, label, printed)
+  }
+
+  /** The one entry whose name equals `name` or contains it (a C++ kernel's identifier inside its mangled name). */
+  entry(name: string): string {
+    if (this.entries.has(name)) return name
+    const hits = [...this.entries.keys()].filter((e) => e.includes(name))
+    if (hits.length !== 1) throw new Error(`${this.label}: expected one .entry matching ${name}, found ${hits.length ? hits.join(', ') : 'none'} (entries: ${[...this.entries.keys()].join(', ')})`)
+    return hits[0]!
+  }
+
+  async upload(data: ArrayBufferView): Promise<DeviceBuffer> {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    const address = await this.backend.alloc(Math.max(bytes.length, 1))
+    await this.backend.copyToDevice(address, bytes)
+    return { address, byteLength: bytes.length }
+  }
+
+  /** A buffer of `byteLength` bytes, each set to `byte`. */
+  async alloc(byteLength: number, byte = 0): Promise<DeviceBuffer> {
+    const address = await this.backend.alloc(Math.max(byteLength, 1))
+    await this.backend.memset(address, byte, byteLength)
+    return { address, byteLength }
+  }
+
+  async read<T extends View>(buf: DeviceBuffer, ctor: ViewCtor<T>): Promise<T> {
+    const bytes = new Uint8Array(buf.byteLength)
+    await this.backend.copyFromDevice(bytes, buf.address)
+    return new ctor(bytes.buffer, 0, buf.byteLength / ctor.BYTES_PER_ELEMENT)
+  }
+
+  async launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes = 0): Promise<void> {
+    const entry = this.entry(name)
+    this.launched.add(entry)
+    const fn = await this.module.getFunction(entry)
+    const dim = (d: number | Dim3): Dim3 => (typeof d === 'number' ? [d, 1, 1] : d)
+    await this.backend.launch(fn, { grid: dim(grid), block: dim(block), sharedBytes }, packParams(entry, this.entries.get(entry)!, args))
+  }
+
+  /** Address of a module variable found by identifier (see findPtxVariable); needs backend getGlobal. */
+  async variable(ident: string): Promise<DeviceBuffer> {
+    const name = findPtxVariable(this.ptx, ident)
+    if (!this.module.getGlobal) throw new Error(`${this.backend.name} backend has no getGlobal; cannot reach ${name}`)
+    const g = await this.module.getGlobal(name)
+    return { address: g.address, byteLength: g.size }
+  }
+
+  async write(buf: DeviceBuffer, data: ArrayBufferView): Promise<void> {
+    await this.backend.copyToDevice(buf.address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+  }
+}
+
+/** Deterministic PRNG (mulberry32) so every run feeds the kernels the same inputs. */
+export function createRng(seed: number): { u32(): number; int(lo: number, hi: number): number; u64(): bigint } {
+  let s = seed >>> 0
+  const u32 = () => {
+    s = (s + 0x6d2b79f5) >>> 0
+    let t = s
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return (t ^ (t >>> 14)) >>> 0
+  }
+  return {
+    u32,
+    /** Integer in [lo, hi]. */
+    int: (lo, hi) => lo + (u32() % (hi - lo + 1)),
+    u64: () => (BigInt(u32()) << 32n) | BigInt(u32()),
+  }
+}
+
+type Numeric = ArrayLike<number> | ArrayLike<bigint>
+
+/** Throws listing the first mismatches when `actual` differs from `expected` (bit-exact for integers; for
+ *  floats Object.is-equal, or within `relTol` relative / `absTol` absolute error when given). */
+export function expectEqualArrays(what: string, actual: Numeric, expected: Numeric, tol: { relTol?: number; absTol?: number } = {}): void {
+  if (actual.length !== expected.length) throw new Error(`${what}: length ${actual.length}, expected ${expected.length}`)
+  const bad: string[] = []
+  let count = 0
+  for (let i = 0; i < actual.length; i++) {
+    const a = actual[i]!
+    const e = expected[i]!
+    let ok: boolean
+    if (typeof a === 'bigint' || typeof e === 'bigint') ok = a === e
+    else if (Object.is(a, e) || a === e) ok = true
+    else if (tol.relTol !== undefined || tol.absTol !== undefined) ok = Math.abs(a - e) <= Math.max(tol.absTol ?? 0, (tol.relTol ?? 0) * Math.abs(e))
+    else ok = false
+    if (!ok) {
+      count++
+      if (bad.length < 8) bad.push(`[${i}] got ${a}, expected ${e}`)
+    }
+  }
+  if (count) throw new Error(`${what}: ${count} of ${actual.length} elements differ: ${bad.join('; ')}`)
+}

@@ -138,7 +138,10 @@ function runCompiler(compiler: { run(cb: (err: Error | null, stats?: { hasErrors
       compiler.close(() => {
         if (err) return reject(err)
         const json = stats!.toJson({ all: false, errors: true, warnings: true })
-        if (stats!.hasErrors()) return reject(new Error((json.errors ?? []).map((e) => e.message).join('\n')))
+        if (stats!.hasErrors()) {
+          const errors = (json.errors ?? []).map((e) => e.message)
+          return reject(Object.assign(new Error(errors.join('\n')), { errors }))
+        }
         resolve((json.warnings ?? []).map((w) => w.message))
       })
     })

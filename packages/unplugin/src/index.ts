@@ -145,7 +145,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         // Name collisions are the import's error too: check before anything is emitted.
         nameKernelExports(res.manifest, relative(ctx.resolved.root, file) || file)
       } catch (err) {
-        throw toPluginError(err, file, ctx.resolved.root)
+        throw toPluginError(err, file, ctx.resolved.root, { frameInMessage: framework !== 'vite' && framework !== 'rollup' && framework !== 'rolldown' })
       }
       for (const dep of res.dependencies) if (dep !== file) this.addWatchFile(dep)
       ctx.writeDts(file, res)

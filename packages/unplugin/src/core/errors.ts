@@ -27,19 +27,22 @@ function isDiagnosticList(x: unknown): x is Diagnostic[] {
   return Array.isArray(x) && x.every((d) => d && typeof d === 'object' && typeof (d as Diagnostic).message === 'string')
 }
 
-/** A PluginError for a failure while building `file` (imported by `importer` when known). */
-export function toPluginError(err: unknown, file: string, root: string): PluginError {
+/** A PluginError for a failure while building `file`. `frameInMessage` appends the code frame to the message,
+ *  for bundlers that print only the message (esbuild, webpack, Rspack); Rollup and Vite print `frame`. */
+export function toPluginError(err: unknown, file: string, root: string, options: { frameInMessage?: boolean } = {}): PluginError {
   const e = err instanceof Error ? err : new Error(String(err))
   const rel = relative(root, file) || file
   const diags = (e as { diagnostics?: unknown }).diagnostics
   let out: PluginError
   if (isDiagnosticList(diags) && diags.length > 0) {
     const errors = diags.filter((d) => d.severity === 'error' || d.severity === 'fatal')
-    const first = errors[0] ?? diags[0]!
-    const where = `${relative(root, first.file) || first.file}:${first.line}:${first.column}`
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more error${errors.length > 2 ? 's' : ''})` : ''
-    const list = (errors.length ? errors : diags).map((d) => `${relative(root, d.file) || d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`).join('\n')
-    out = Object.assign(new Error(`${where}: ${first.message}${more}\n${list}`), {
+    const shown = errors.length ? errors : diags
+    const first = shown[0]!
+    const at = (d: Diagnostic) => `${relative(root, d.file) || d.file}:${d.line}:${d.column}`
+    const lines = [`${at(first)}: ${first.severity}: ${first.message}`]
+    if (options.frameInMessage && first.frame) lines.push(first.frame)
+    for (const d of shown.slice(1)) lines.push(`${at(d)}: ${d.severity}: ${d.message}`)
+    out = Object.assign(new Error(lines.join('\n')), {
       id: file,
       plugin: PLUGIN_NAME,
       loc: { file: first.file, line: first.line, column: first.column },

@@ -29,6 +29,16 @@ for (const name of cases) {
   })
 }
 
+// linkage_mix.cu (test/fixtures/codegen/linkage_mix, made here with nvcc 13.0: see the fixtures README) names
+// every linkage form from host code: namespaced templates, static/anonymous-namespace kernels and variables.
+emit('linkage_mix: byte-identical to cudafe++ for every linkage and naming form', async () => {
+  const dir = join(fixturesDir, 'codegen', 'linkage_mix')
+  const at = (f: string) => readFileSync(join(dir, f), 'utf8')
+  const manifest = await readPtxManifest(at('linkage_mix.rdc.sm_90.ptx'), { demangle: false })
+  const symbols = hostRefSymbolsFromManifest(manifest, lines(at('linkage_mix.rdc.hostref-symbols.txt')))
+  assert.fixture(emitHostRefs(symbols, { moduleId: at('linkage_mix.rdc.module_id').trim() }), at('linkage_mix.rdc.hostref.c'))
+})
+
 emit('no symbols: six empty arrays of one NUL each', () => {
   const text = emitHostRefs([])
   assert.is(text.match(/\n0x0\};\n/g)?.length, 6)

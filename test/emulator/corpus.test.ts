@@ -42,7 +42,9 @@ requests.forEach(({ source, config }, r) => {
     ctx.dispose = () => backend.dispose()
     ctx.k = await KernelRunner.load(backend, ptx, config.target, `${basename(source)} (${config.label})`, printed)
   })
-  s.after((ctx) => ctx.dispose?.())
+  s.after(async (ctx) => {
+    await ctx.dispose?.()
+  })
 
   let gapsRan = 0
   for (const c of group.cases) {

@@ -95,7 +95,7 @@ const u64buf = new BigUint64Array(f64buf.buffer)
 
 function immI64(v: bigint): string {
   v = BigInt.asIntN(64, v)
-  if (v >= -9007199254740992n && v <= 9007199254740991n) return jsNum(Number(v))
+  if (v >= -9007199254740991n && v <= 9007199254740991n) return jsNum(Number(v))
   return `${v}n`
 }
 
@@ -714,7 +714,7 @@ class FnCompiler {
         if (is64) {
           // fast path inline (both numbers, exact result in range), helper otherwise
           const x = this.rd(A[1]!, 'i64'), y = this.rd(A[2]!, 'i64')
-          return `u=${x};v=${y};${this.wr(A[0]!, 'i64', `(typeof u==='number'&&typeof v==='number'&&(x64=u${isSub ? '-' : '+'}v)<=9007199254740991&&x64>=-9007199254740992)?x64:${isSub ? 'sub64' : 'add64'}(u,v)`)}`
+          return `u=${x};v=${y};${this.wr(A[0]!, 'i64', `(typeof u==='number'&&typeof v==='number'&&(x64=u${isSub ? '-' : '+'}v)<=9007199254740991&&x64>=-9007199254740991)?x64:${isSub ? 'sub64' : 'add64'}(u,v)`)}`
         }
         if (t === 's32' && satf) return this.wr(A[0]!, 'i32', `satS32(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)
         if (k === 'i32') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})|0`)

@@ -1,14 +1,15 @@
 // Exact arithmetic helpers the compiled kernels call. Representations (see compile.ts):
 //   32-bit integers: int32 numbers (`x | 0`); 16/8-bit: unsigned numbers of that width;
-//   64-bit integers: "i64" = a JS number when the signed value lies in [-2^53, 2^53 - 1], else a BigInt
+//   64-bit integers: "i64" = a JS number when the signed value lies in [-(2^53 - 1), 2^53 - 1], else a BigInt
 //   (always canonical: BigInt.asIntN(64, v) outside that range), so address arithmetic stays on numbers;
 //   f32: numbers already rounded by Math.fround; f64: numbers; predicates: booleans.
 
 const TWO32 = 4294967296
 const MAXN = 9007199254740991
-const MINN = -9007199254740992
+// Symmetric range: a rounded sum/product lands outside it whenever the exact one does.
+const MINN = -9007199254740991
 const BMAXN = 9007199254740991n
-const BMINN = -9007199254740992n
+const BMINN = -9007199254740991n
 
 const scratch = new ArrayBuffer(8)
 const sF32 = new Float32Array(scratch)
@@ -31,7 +32,7 @@ export function big(a: number | bigint): bigint {
 }
 /** i64 from unsigned low and signed high 32-bit halves. */
 export function mk64(lo: number, hi: number): number | bigint {
-  if (hi >= -0x200000 && hi < 0x200000) return hi * TWO32 + (lo >>> 0)
+  if (hi > -0x200000 && hi < 0x200000) return hi * TWO32 + (lo >>> 0)
   return (BigInt(hi | 0) << 32n) | BigInt(lo >>> 0)
 }
 export function lo32(a: number | bigint): number {
@@ -69,7 +70,7 @@ export function mulhi64(a: number | bigint, b: number | bigint, signed: boolean)
   return n64(r >> 64n)
 }
 export function neg64(a: number | bigint): number | bigint {
-  return typeof a === 'number' && a !== MINN ? 0 - a : n64(-big(a))
+  return typeof a === 'number' ? 0 - a : n64(-big(a))
 }
 export function and64(a: number | bigint, b: number | bigint): number | bigint {
   if (typeof a === 'number' && typeof b === 'number' && (a | 0) === a && (b | 0) === b) return a & b
@@ -119,7 +120,8 @@ export function scmp64(a: number | bigint, b: number | bigint): number {
 }
 export function divs64(a: number | bigint, b: number | bigint): number | bigint {
   if (b == 0) return -1
-  if (typeof a === 'number' && typeof b === 'number') return Math.trunc(a / b) + 0 === Math.trunc(a / b) && Math.abs(a) < 2 ** 52 ? Math.trunc(a / b) + 0 : n64(BigInt(a) / BigInt(b))
+  // |a| < 2^52: a non-integer quotient is at least 1/|b| away from an integer, more than its rounding error
+  if (typeof a === 'number' && typeof b === 'number' && Math.abs(a) < 2 ** 52) return Math.trunc(a / b) + 0
   return n64(big(a) / big(b))
 }
 export function divu64(a: number | bigint, b: number | bigint): number | bigint {

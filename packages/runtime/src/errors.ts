@@ -35,4 +35,10 @@ export class CudaError extends Error {
 /** No usable NVIDIA driver (libcuda could not be loaded, or it reports no device). */
 export class NoDriverError extends Error {
   override name = 'NoDriverError'
+  /** One line without the advice, for `auto`'s reason. */
+  readonly summary: string
+  constructor(message: string, summary?: string) {
+    super(message)
+    this.summary = summary ?? message
+  }
 }

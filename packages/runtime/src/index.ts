@@ -65,7 +65,7 @@ export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{
     return { backend, reason: `auto: the NVIDIA driver answered (${backend.device().name})` }
   } catch (err) {
     if (!(err instanceof NoDriverError)) throw err
-    return { backend: await emulatorBackend(), reason: `auto: using the PTX emulator because ${err.message.split('. ')[0]}` }
+    return { backend: await emulatorBackend(), reason: `auto: using the PTX emulator because ${err.summary}` }
   }
 }
 

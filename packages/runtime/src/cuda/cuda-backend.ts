@@ -64,7 +64,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
       failures.push(`${name}: ${(err as Error).message}`)
     }
   }
-  if (!lib) throw new NoDriverError(`no NVIDIA driver was found: could not load ${failures.join('; ')}. ${noDriverHelp}`)
+  if (!lib) throw new NoDriverError(`no NVIDIA driver was found: could not load ${failures.join('; ')}. ${noDriverHelp}`, `no NVIDIA driver was found (could not load ${names.join(' or ')})`)
 
   let getProcAddress: Fn
   try {
@@ -125,7 +125,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   const driverVersion = outI32()
   check('cuDeviceGetCount', cu.cuDeviceGetCount(scratch))
   const count = outI32()
-  if (count === 0) throw new NoDriverError(`the NVIDIA driver (CUDA ${cudaVersionText(driverVersion)}) reports no CUDA device. ${noDriverHelp}`)
+  if (count === 0) throw new NoDriverError(`the NVIDIA driver (CUDA ${cudaVersionText(driverVersion)}) reports no CUDA device. ${noDriverHelp}`, 'the NVIDIA driver reports no CUDA device')
   const ordinal = options.device ?? 0
   if (!Number.isInteger(ordinal) || ordinal < 0 || ordinal >= count) {
     throw new RangeError(`device ${ordinal} does not exist: the driver reports ${count} device(s) (0…${count - 1})`)

@@ -28,7 +28,6 @@ const knownEmulatorGaps: Record<string, string> = {
   'clang sm_80|k_arrays': 'same `.ptr .align 1` parameter-offset defect (a pointer after a 36-byte struct)',
   'clang sm_80|k_nested': 'same `.ptr .align 1` parameter-offset defect (a pointer after a 72-byte struct and an int)',
   'clang sm_80|axpby': 'same `.ptr .align 1` parameter-offset defect (axpby(float, const float*, …))',
-  'clang sm_80|half2_math': 'clang writes the __half2 constant as `mov.b32 %r14, -1073741824` (the bits of -2.0f) then `cvt.rn.f16x2.f32 %r16, %r14, %r13`; the emulator classes %r14 as f32 and stores the integer value, not the bits',
 }
 
 requests.forEach(({ source, config }, r) => {

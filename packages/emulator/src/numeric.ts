@@ -491,7 +491,7 @@ function dirRound32(s: number, err: number, mode: RoundMode): number {
   } else if (f < s) { lo = f; hi = nextUp32(f) } else { hi = f; lo = nextDown32(f) }
   if (!Number.isFinite(s)) { lo = hi = s }
   switch (mode) {
-    case 'rz': f = s + err > 0 || (s === 0 ? err > 0 : s > 0) ? lo : hi; if (Math.abs(lo) === Infinity && Math.abs(hi) !== Infinity) f = s > 0 ? 3.4028234663852886e38 : -3.4028234663852886e38; break
+    case 'rz': f = (s !== 0 ? s > 0 : err > 0) ? lo : hi; break
     case 'rm': f = lo; break
     case 'rp': f = hi; break
   }
@@ -515,8 +515,9 @@ export function fop32(op: string, mode: RoundMode, a: number, b: number, c = 0):
     case 'add': s = a + b; err = Number.isFinite(s) ? twoSumErr(a, b, s) : 0; break
     case 'sub': s = a - b; err = Number.isFinite(s) ? twoSumErr(a, -b, s) : 0; break
     case 'mul': s = a * b; break
-    case 'div': s = a / b; err = Number.isFinite(s) && s !== 0 ? fma64(-s, b, a) / b : 0; break
-    case 'sqrt': s = Math.sqrt(a); err = Number.isFinite(s) && s > 0 ? fma64(-s, s, a) : 0; break
+    // signs of the exact remainders via BigInt (an fma-computed remainder can underflow to zero)
+    case 'div': s = a / b; err = Number.isFinite(s) && Number.isFinite(a) && b !== 0 && Number.isFinite(b) ? exactSign(-s, b, a, 0) * Math.sign(b) : 0; break
+    case 'sqrt': s = Math.sqrt(a); err = Number.isFinite(s) && s > 0 ? exactSign(-s, s, a, 0) : 0; break
     case 'fma': { const p = a * b; s = p + c; err = Number.isFinite(s) ? twoSumErr(p, c, s) : 0; break }
     default: throw new Error(op)
   }
@@ -528,13 +529,21 @@ export function fop64(op: string, mode: RoundMode, a: number, b: number, c = 0):
   switch (op) {
     case 'add': s = a + b; err = Number.isFinite(s) ? twoSumErr(a, b, s) : 0; break
     case 'sub': s = a - b; err = Number.isFinite(s) ? twoSumErr(a, -b, s) : 0; break
-    case 'mul': s = a * b; err = Number.isFinite(s) && s !== 0 ? fma64(a, b, -s) : 0; break
-    case 'div': s = a / b; err = Number.isFinite(s) && s !== 0 ? fma64(-s, b, a) / b : 0; break
-    case 'sqrt': s = Math.sqrt(a); err = Number.isFinite(s) && s > 0 ? fma64(-s, s, a) : 0; break
+    case 'mul': s = a * b; err = Number.isFinite(s) && Number.isFinite(a) && Number.isFinite(b) ? exactSign(a, b, 0, s) : 0; break
+    case 'div': s = a / b; err = Number.isFinite(s) && Number.isFinite(a) && b !== 0 && Number.isFinite(b) ? exactSign(-s, b, a, 0) * Math.sign(b) : 0; break
+    case 'sqrt': s = Math.sqrt(a); err = Number.isFinite(s) && s > 0 ? exactSign(-s, s, a, 0) : 0; break
     case 'fma': s = fma64(a, b, c); { const sb = a * b; err = 0; if (Number.isFinite(s) && Number.isFinite(sb)) { /* sign of exact - s */ err = exactSign(a, b, c, s) } } break
     default: throw new Error(op)
   }
-  if (mode === 'rn' || err === 0 || !Number.isFinite(s)) return s
+  if (mode === 'rn') return s
+  if (!Number.isFinite(s)) {
+    // overflow of finite operands: directed modes stop at the largest finite value
+    if (s !== s || !Number.isFinite(a) || !Number.isFinite(b) || !Number.isFinite(c) || (op === 'div' && b === 0)) return s
+    const pos = s > 0
+    if (mode === 'rz' || (mode === 'rm' && pos) || (mode === 'rp' && !pos)) return pos ? Number.MAX_VALUE : -Number.MAX_VALUE
+    return s
+  }
+  if (err === 0) return s
   if (mode === 'rz') return (s > 0 && err < 0) || (s < 0 && err > 0) ? (err < 0 ? nextDown64(s) : nextUp64(s)) : s
   if (mode === 'rm') return err < 0 ? nextDown64(s) : s
   return err > 0 ? nextUp64(s) : s

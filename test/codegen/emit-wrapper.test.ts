@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { KernelManifest } from '@kernelpack/offload'
+import { writeOffloadBinary, type KernelManifest } from '@kernelpack/offload'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { emitWrapperC, sanitizeIdentifier, hostSymbolName, wrapperLayout } from '../../packages/codegen/src/emit-wrapper.js'
 import { tool, tempDir, fixturesDir, clangCurandShim } from '../helpers/tools.js'
@@ -131,6 +131,15 @@ offload('entries: 56-byte records equal to clang-22 host output for the same ker
   assert.equal(strings(ours), strings(host))
   assert.equal(strings(gccObj), strings(host))
   assert.is(readSections(gccObj).find((s) => s.name === 'llvm_offload_entries')!.size, names.length * wrapperLayout.entrySize)
+})
+
+offload('every byte value survives the C: a 256 KiB image through gcc and clang', () => {
+  const image = new Uint8Array(256 * 1024)
+  let x = 0x12345678
+  for (let i = 0; i < image.length; i++) image[i] = i < 256 ? i : (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 24
+  const bin = writeOffloadBinary({ imageKind: 3, offloadKind: 2, strings: { triple: 'nvptx64-nvidia-cuda', arch: 'sm_90' }, image })
+  const { c } = emitWrapperC({ name: 'big', offload: bin, manifest: noSymbols })
+  for (const obj of compileC('big', c)) assert.ok(Buffer.from(readSectionBytes(obj, '.llvm.offloading')).equals(bin), obj)
 })
 
 offload('bad input is a clear error', () => {

@@ -99,6 +99,36 @@ export function hexLines(bytes: Uint8Array, options: { nul?: boolean; perLine?: 
   return lines.join('\n')
 }
 
+const octal = Array.from({ length: 256 }, (_, b) => '\\' + b.toString(8).padStart(3, '0'))
+
+/** Image bytes as C string-literal lines, every byte a 3-digit octal escape (`"\177\105…"`): nothing
+ * in the data can end the literal, and compilers read a literal ~30x faster than a brace list of the
+ * same bytes (4 MiB: gcc 1.2 s against 39 s). The array is declared with exactly the image's length, so
+ * C drops the literal's NUL (declared KP_NONSTRING). */
+export function octalLines(bytes: Uint8Array, perLine = 32, indent = '  '): string {
+  const lines: string[] = []
+  for (let i = 0; i < bytes.length; i += perLine) {
+    let line = indent + '"'
+    const end = Math.min(bytes.length, i + perLine)
+    for (let j = i; j < end; j++) line += octal[bytes[j]!]
+    lines.push(line + '"')
+  }
+  return lines.length ? lines.join('\n') : indent + '""'
+}
+
+/** `nonstring` (GCC >= 8, clang >= 21) marks the image arrays as bytes, not strings, so -Wextra's
+ * -Wunterminated-string-initialization stays quiet about the dropped NUL. */
+const nonstringMacro = [
+  '#if defined(__has_attribute)',
+  '#if __has_attribute(nonstring)',
+  '#define KP_NONSTRING __attribute__((nonstring))',
+  '#endif',
+  '#endif',
+  '#ifndef KP_NONSTRING',
+  '#define KP_NONSTRING',
+  '#endif',
+].join('\n')
+
 interface WrapperSymbol {
   kind: 'kernel' | 'variable'
   name: string
@@ -360,6 +390,7 @@ function emitOffload(input: WrapperInput, options: EmitWrapperOptions, legacy: b
     '',
   ]
   if (!legacy) parts.push(sectionMacros(), '')
+  parts.push(nonstringMacro, '')
 
   parts.push(hostDefinitions(symbols), '', nameArrays(id, symbols), '', symbolTables(id, symbols), '')
 
@@ -398,14 +429,16 @@ function emitOffload(input: WrapperInput, options: EmitWrapperOptions, legacy: b
     if (legacy) {
       if (!entry || b.entries.length !== 1) throw new WrapperError(`module ${JSON.stringify(input.name)}: the binary at byte ${b.offset} must hold exactly one image`)
       const bytes = entry.image
-      images.push(note, `static const unsigned char ${cname}[${Math.max(1, bytes.byteLength)}] __asm__(".omp_offloading.device_image${suffix}") = {\n${hexLines(bytes.byteLength ? bytes : new Uint8Array(1))}\n};`)
+      images.push(note, bytes.byteLength
+        ? `static const unsigned char ${cname}[${bytes.byteLength}] __asm__(".omp_offloading.device_image${suffix}") KP_NONSTRING =\n${octalLines(bytes)};`
+        : `static const unsigned char ${cname}[1] __asm__(".omp_offloading.device_image${suffix}") = { 0 };`)
       descs.push(`  { ${cname}, ${cname} + ${bytes.byteLength}, __start_${section}, __stop_${section} },`)
       images.push(`static const char kp_${id}_arch_${n}[] __asm__("__offload_arch${suffix}") __attribute__((section(".offload_arch_list"), used)) = {\n${hexLines(new TextEncoder().encode(arch), { nul: true })}\n};`)
       infos.push(`static const struct __tgt_image_info kp_${id}_image_info_${n} __asm__(".offload_image_info${suffix}") = { 1, ${n}, ${binaries.length}, kp_${id}_arch_${n}, 0 };`)
     } else {
       const [start, end] = innerImageRange(input, b)
       const bytes = input.offload.subarray(b.offset, b.offset + b.size)
-      images.push(note, `static const unsigned char ${cname}[${bytes.byteLength}] __asm__(".omp_offloading.device_image${suffix}") __attribute__((section(KP_SECTION_LLVM_OFFLOADING), aligned(8))) = {\n${hexLines(bytes)}\n};`)
+      images.push(note, `static const unsigned char ${cname}[${bytes.byteLength}] __asm__(".omp_offloading.device_image${suffix}") KP_NONSTRING __attribute__((section(KP_SECTION_LLVM_OFFLOADING), aligned(8))) =\n${octalLines(bytes)};`)
       descs.push(`  { ${cname} + ${start}, ${cname} + ${end}, __start_${section}, __stop_${section} },`)
     }
   })
@@ -469,7 +502,8 @@ function emitCuda(input: WrapperInput): WrapperOutput {
     symbolTables(id, symbols),
     '',
     `/* The fatbinary (${fatbin.byteLength} bytes). */`,
-    `static const unsigned char kp_${id}_fatbin[${fatbin.byteLength}] __asm__(".fatbin_image") __attribute__((section(".nv_fatbin"), aligned(16))) = {\n${hexLines(fatbin)}\n};`,
+    nonstringMacro,
+    `static const unsigned char kp_${id}_fatbin[${fatbin.byteLength}] __asm__(".fatbin_image") KP_NONSTRING __attribute__((section(".nv_fatbin"), aligned(16))) =\n${octalLines(fatbin)};`,
     `static const struct kp_fatbin_wrapper kp_${id}_fatbin_wrapper __asm__(".fatbin_wrapper") __attribute__((section(".nvFatBinSegment"), aligned(8))) = { ${wrapperLayout.fatbinMagic}, ${wrapperLayout.fatbinVersion}, kp_${id}_fatbin, 0 };`,
     `static void **kp_${id}_handle __asm__(".cuda.binary_handle");`,
     '',

@@ -1,5 +1,7 @@
-// Names of image and offload kinds as LLVM spells them (llvm/lib/Object/OffloadBinary.cpp:
-// getImageKind, getImageKindName, getOffloadKind, getOffloadKindName).
+// Names of image and offload kinds as LLVM 22 spells them (llvm/lib/Object/OffloadBinary.cpp:
+// getImageKind, getImageKindName, getOffloadKind, getOffloadKindName). LLVM main also maps "spv" to
+// IMG_SPIRV; LLVM 22, the version kernelpack matches byte for byte, does not (checked with the tool:
+// a .spv file gets kind None and an IMG_SPIRV image unpacks with an empty extension).
 import { ImageKind, OffloadKind } from './types.js'
 
 const imageKindByExtension: Record<string, number> = {
@@ -8,12 +10,11 @@ const imageKindByExtension: Record<string, number> = {
   cubin: ImageKind.Cubin,
   fatbin: ImageKind.Fatbinary,
   s: ImageKind.PTX,
-  spv: ImageKind.SPIRV,
 }
 
 /**
  * The image kind llvm-offload-binary infers from a file extension (without or with its dot): `o`,
- * `bc`, `cubin`, `fatbin`, `s`, `spv`; anything else (`ptx` included) is None. Case-sensitive, as in LLVM.
+ * `bc`, `cubin`, `fatbin`, `s`; anything else (`ptx` included) is None. Case-sensitive, as in LLVM.
  * (The tool also picks Bitcode for any file that starts with the bitcode magic; see `imageKindOfFile`.)
  */
 export function imageKindFromExtension(ext: string): number {
@@ -60,7 +61,6 @@ const imageKindNames: Record<number, string> = {
   [ImageKind.Cubin]: 'cubin',
   [ImageKind.Fatbinary]: 'fatbin',
   [ImageKind.PTX]: 's',
-  [ImageKind.SPIRV]: 'spv',
 }
 
 /** LLVM's `getImageKindName`: the extension llvm-offload-binary gives an extracted image ("" for None and unknown kinds). */

@@ -19,7 +19,7 @@ Packs device images into an LLVM offload binary, exactly as llvm-offload-binary 
   --image=k=v,…       one image: file= (required; repeat it for several files with the same metadata),
                       kind= (openmp, cuda, hip, sycl: the offload kind), any other key is stored as a
                       string (triple, arch, feature, producer…); a repeated key joins its values with ","
-The image kind comes from the extension: .o object, .bc bitcode, .cubin, .fatbin, .s PTX, .spv SPIR-V,
+The image kind comes from the extension: .o object, .bc bitcode, .cubin, .fatbin, .s PTX,
 anything else none (a file with the bitcode magic is always bitcode).
 `
 

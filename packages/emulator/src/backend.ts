@@ -298,7 +298,7 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
         new Uint8Array(heap.buffer, fb, params.bytes.length).set(params.bytes)
         const inst = mod.inst
         if (mod.generation !== heap.generation) { inst.setHeap(heap.buffer, heap.ok); mod.generation = heap.generation }
-        inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2] })
+        inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2] })
         mod.running = fn.name
         const K = inst.FN[fn.name] as unknown as KernelFn
         let states: ThreadState[] = []

@@ -109,6 +109,7 @@ class FnCompiler {
   hasSuspend = false
   vars = new Map<string, { v: PtxVariable; off: number }>() // param/local vars of this function
   localSize = 0
+  localExact = 0
   frameSize = 0
   paramOffsets: number[] = []
   retOffsets: number[] = []
@@ -443,7 +444,7 @@ class FnCompiler {
       case 'shared':
         return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
       case 'local':
-        return `a=${w};if(!(a>=0&&a<=LN-${n})${alc})fault(${idx},a,'local');a+=LB;`
+        return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
       default:
         // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around
         return `a=${w};if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,${JSON.stringify(space)});`
@@ -521,6 +522,7 @@ class FnCompiler {
     }
     this.frameSize = align(off, 16)
     this.localSize = align(loff, 16)
+    this.localExact = loff
 
     // labels → pcs
     for (const s of fn.body!) if (s.kind === 'label') this.labels.set(s.name, this.nextPc++)
@@ -1436,6 +1438,8 @@ export class ModuleCompiler {
       return Math.min(cf.localSize + m, 1 << 20)
     }
     for (const cf of out.values()) cf.stackNeed = need(cf.name, new Set())
+    // a kernel without calls gets a window of exactly its declared local bytes, so overruns fault
+    this.mod.functions.forEach((f, i) => { const fc = fcs[i]; if (fc && fc.calls.size === 0) out.get(f.name)!.stackNeed = fc.localExact })
     const foff: string[] = [], roff: string[] = [], fsize: string[] = []
     this.mod.functions.forEach((f, i) => {
       const fc = fcs[i]
@@ -1455,7 +1459,7 @@ export class ModuleCompiler {
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
 let H8,HI8,HU16,HI16,HI32,HU32,HF32,HF64,OK,HN=0;
-let SB=0,SHN=0,DYN=0,LB0=0,LN=0,PSP=0,PSEND=0,NTX=1,NTY=1,NTZ=1,NT=1,NCX=1,NCY=1,NCZ=1,CX=0,CY=0,CZ=0;
+let SB=0,SHN=0,DYN=0,LB0=0,LN=0,LSZ=0,PSP=0,PSEND=0,NTX=1,NTY=1,NTZ=1,NT=1,NCX=1,NCY=1,NCZ=1,CX=0,CY=0,CZ=0;
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
 function fault(i,a,what){E.fault(i,a,what)}
 function mcp(d,s,n){H8.copyWithin(d,s,s+n)}
@@ -1464,7 +1468,7 @@ ${parts.join('\n')}
 return {
   FN,
   setHeap(buf,ok){H8=new Uint8Array(buf);HI8=new Int8Array(buf);HU16=new Uint16Array(buf);HI16=new Int16Array(buf);HI32=new Int32Array(buf,0,buf.byteLength>>>2);HU32=new Uint32Array(buf,0,buf.byteLength>>>2);HF32=new Float32Array(buf,0,buf.byteLength>>>2);HF64=new Float64Array(buf,0,buf.byteLength>>>3);OK=ok;HN=buf.byteLength;},
-  setLaunch(o){SB=o.SB;SHN=o.SHN;DYN=o.DYN;LB0=o.LB0;LN=o.LN;PSP=o.PSP;PSEND=o.PSEND;NTX=o.NTX;NTY=o.NTY;NTZ=o.NTZ;NT=NTX*NTY*NTZ;NCX=o.NCX;NCY=o.NCY;NCZ=o.NCZ;},
+  setLaunch(o){SB=o.SB;SHN=o.SHN;DYN=o.DYN;LB0=o.LB0;LN=o.LN;LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;NTX=o.NTX;NTY=o.NTY;NTZ=o.NTZ;NT=NTX*NTY*NTZ;NCX=o.NCX;NCY=o.NCY;NCZ=o.NCZ;},
   setBlock(x,y,z){CX=x;CY=y;CZ=z;},
 };`
     return { source, functions: out }

@@ -1,0 +1,113 @@
+// The emulator package built for browsers (issue 6, "Must show"): esbuild bundles packages/emulator/src/index.ts
+// with platform "browser" (a Node built-in anywhere in the graph is a build error there), a page served from
+// 127.0.0.1 runs the tiled matmul of test/fixtures/emulator/kernels/shared.cu (nvcc PTX embedded in the page) in
+// headless Debian chromium, and the product read back from the page is compared with the TypeScript reference.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { build } from 'esbuild'
+import { createServer, type Server } from 'node:http'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { tmpdir } from 'node:os'
+import type { AddressInfo } from 'node:net'
+import { repoRoot, tool } from '../helpers/tools.js'
+import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
+import { createRng, expectEqualArrays, readPtxEntries } from '../helpers/kernel-runner.js'
+import { ownSource } from '../fixtures/emulator/cases-own.js'
+import { refMatmul } from '../fixtures/emulator/reference.js'
+
+const pageDir = join(repoRoot, 'test', 'fixtures', 'emulator', 'browser')
+const outDir = join(repoRoot, 'test', '.out', 'emulator-browser')
+
+const bundle = suite('browser bundle')
+
+bundle('packages/emulator/src/index.ts bundles for platform browser with no Node built-ins', async () => {
+  rmSync(outDir, { recursive: true, force: true })
+  mkdirSync(outDir, { recursive: true })
+  const result = await build({
+    entryPoints: [join(repoRoot, 'packages', 'emulator', 'src', 'index.ts')],
+    outfile: join(outDir, 'emulator.js'),
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+    conditions: ['source'],
+    metafile: true,
+    logLevel: 'silent',
+  })
+  assert.is(result.errors.length, 0)
+  const inputs = Object.keys(result.metafile.inputs)
+  assert.ok(inputs.every((p) => p.startsWith('packages/emulator/src/')), `bundle pulled in ${inputs.join(', ')}`)
+  const js = readFileSync(join(outDir, 'emulator.js'), 'utf8')
+  assert.not.match(js, /\brequire\(|from ["']node:/)
+  assert.match(js, /export\s*\{[^}]*createEmulatorBackend/)
+})
+
+bundle.run()
+
+// ---
+
+const page = suite('browser run')
+
+page('tiled matmul (shared memory, barriers, 2-D grid) runs in headless chromium and matches the reference', async () => {
+  const chromiumPath = tool('chromium')
+  const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+  const ptx = await compilePtx({ source: ownSource, config })
+  const entry = 'matmul_tile16'
+  const params = readPtxEntries(ptx).get(entry)!
+  const rng = createRng(4242)
+  const M = 29, N = 19, K = 35
+  const A = Array.from({ length: M * K }, () => rng.int(-4, 4))
+  const B = Array.from({ length: K * N }, () => rng.int(-4, 4))
+  const data = {
+    ptx, arch: config.target, entry, params,
+    buffers: [{ f32: A }, { f32: B }, { length: M * N }],
+    args: [{ buffer: 0 }, { buffer: 1 }, { buffer: 2 }, M, N, K],
+    output: 2, grid: [Math.ceil(N / 16), Math.ceil(M / 16), 1], block: [16, 16, 1],
+  }
+  // JSON inside <script>: escape '<' so neither `</script>` nor `<!--` in the PTX can end the element.
+  const html = readFileSync(join(pageDir, 'index.html'), 'utf8').replace('__DATA__', () => JSON.stringify(data).replace(/</g, '\\u003c'))
+  writeFileSync(join(outDir, 'index.html'), html)
+  copyFileSync(join(pageDir, 'page.js'), join(outDir, 'page.js'))
+
+  const types: Record<string, string> = { html: 'text/html', js: 'text/javascript' }
+  const server: Server = createServer((req, res) => {
+    const name = (req.url ?? '/').split('?')[0] === '/' ? 'index.html' : (req.url ?? '').slice(1).split('?')[0]!
+    if (!/^[\w.-]+$/.test(name)) return void res.writeHead(404).end()
+    try {
+      const body = readFileSync(join(outDir, name))
+      res.writeHead(200, { 'content-type': types[name.split('.').pop()!] ?? 'application/octet-stream' }).end(body)
+    } catch {
+      res.writeHead(404).end()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+
+  const { chromium } = await import('playwright-core')
+  const userDataDir = mkdtempSync(join(tmpdir(), 'kp-chromium-'))
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  })
+  try {
+    const tab = await context.newPage()
+    const errors: string[] = []
+    tab.on('pageerror', (e) => errors.push(String(e)))
+    await tab.goto(url)
+    await tab.waitForFunction(() => (window as unknown as { __kpResult?: unknown }).__kpResult !== undefined, undefined, { timeout: 30_000 })
+    const result = await tab.evaluate(() => (window as unknown as { __kpResult: { values?: number[]; device?: string; nodeGlobals?: boolean; error?: string } }).__kpResult)
+    assert.equal(errors, [])
+    assert.is(result.error, undefined, result.error)
+    assert.is(result.nodeGlobals, false)
+    assert.match(result.device ?? '', /emulator/i)
+    expectEqualArrays('C from chromium', result.values!, refMatmul(A, B, M, N, K))
+  } finally {
+    await context.close()
+    server.close()
+    rmSync(userDataDir, { recursive: true, force: true })
+  }
+})
+
+page.run()

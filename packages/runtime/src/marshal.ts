@@ -112,6 +112,12 @@ const I128_MIN = -(2n ** 127n)
 const U128_END = 2n ** 128n
 const TWO32 = 2 ** 32
 
+const KIND_OTHER = 0
+const KIND_U64 = 1
+const KIND_U32 = 2
+const KIND_F32 = 3
+const KIND_F64 = 4
+
 /** Thrown by a writer that meets a slice or a zero-sized value: the arguments need expanding first. */
 const EXPAND = Symbol('expand')
 const needsExpanding = (v: unknown) => isSlice(v) || (isTypedValue(v) && v.type.size === 0)
@@ -216,11 +222,40 @@ export function createPacker(kernel: string, params: readonly ParamInfo[]): { la
     }
   }
 
+  // Inline cases for the common parameter shapes keep the launch path free of megamorphic calls; anything
+  // else (and every error) goes through the parameter's writer.
+  const kinds = Uint8Array.from(params, (p) =>
+    isAggregate(p) ? KIND_OTHER : p.type === 'f32' ? KIND_F32 : p.type === 'f64' ? KIND_F64
+      : p.size === 8 && p.type[0] !== 's' && p.type[0] !== 'f' ? KIND_U64 : p.size === 4 && p.type[0] === 'u' ? KIND_U32 : KIND_OTHER)
+  const offs = Int32Array.from(offsets)
+
   function pack(args: readonly unknown[], target: PackTarget): void {
     // Fast path: argument i is parameter i unless a slice or a zero-sized value turns up (EXPAND).
     if (args.length === n) {
       try {
-        for (let i = 0; i < n; i++) writers[i]!(target, offsets[i]!, args[i])
+        for (let i = 0; i < n; i++) {
+          const v = args[i]
+          const off = offs[i]!
+          switch (kinds[i]) {
+            case KIND_U64:
+              if (typeof v === 'object' && v !== null) {
+                const address = (v as { address?: unknown }).address
+                if (typeof address === 'bigint') { target.u64[off >> 3] = address; continue }
+              } else if (typeof v === 'bigint' && v >= I64_MIN && v < U64_END) { target.u64[off >> 3] = v; continue }
+              break
+            case KIND_U32:
+              // a Uint32Array store wraps the signed range as C does (int → .u32)
+              if (typeof v === 'number' && v >= -2147483648 && v <= 4294967295 && Math.floor(v) === v) { target.u32[off >> 2] = v; continue }
+              break
+            case KIND_F32:
+              if (typeof v === 'number') { target.f32[off >> 2] = v; continue }
+              break
+            case KIND_F64:
+              if (typeof v === 'number') { target.f64[off >> 3] = v; continue }
+              break
+          }
+          writers[i]!(target, off, v)
+        }
         return
       } catch (err) {
         if (err !== EXPAND) throw err

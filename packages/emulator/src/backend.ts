@@ -315,7 +315,8 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
           }
         }
       } catch (e) {
-        if (e instanceof EmulatorFault || e instanceof PtxError || e instanceof RangeError || e instanceof TypeError) throw e
+        // deep device recursion exhausts the JS stack before the emulated call stack: same fault
+        if (e instanceof RangeError && /call stack/i.test(e.message)) throw new EmulatorFault('call stack overflow (device recursion too deep)', fn.name, 'call')
         throw e
       } finally {
         mod.running = undefined

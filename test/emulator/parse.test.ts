@@ -1,0 +1,128 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { parsePtx, PtxError, type PtxInstruction } from '../../packages/emulator/src/index.ts'
+import { referenceDir } from '../helpers/tools.ts'
+
+const parse = suite('parsePtx')
+
+parse('module directives, entries with params and performance directives, functions with return params', () => {
+  const m = parsePtx(`//
+// comment
+.version 9.0
+.target sm_90a, debug
+.address_size 64
+.extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);
+.global .align 4 .b32 g[3] = {1, -2, 0x10};
+.const .align 8 .f64 c = 0d3FF0000000000000;
+.extern .shared .align 16 .b8 dyn[];
+/* block
+   comment */
+.visible .entry k(
+\t.param .u64 .ptr .align 1 k_param_0,
+\t.param .align 8 .b8 k_param_1[24]
+)
+.maxntid 256, 1, 1
+.minnctapersm 2
+{
+\t.reg .pred \t%p<3>;
+\t.reg .b32 \t%r<10>;
+\t.local .align 4 .b8 \t__local_depot0[16];
+$L__BB0_1:
+\t@!%p1 bra \t$L__BB0_1;
+\tld.global.v4.f32 {%r1, %r2, _, %r3}, [%rd1+-8];
+\tshfl.sync.down.b32 %r4|%p2, %r1, 16, 31, -1;
+\tmov.f32 %r5, 0fBF800000;
+\tret;
+}
+.weak .func (.param .align 16 .b8 out[32]) f(.param .b32 x) .noreturn;
+`)
+  assert.is(m.version, '9.0')
+  assert.equal(m.target, ['sm_90a', 'debug'])
+  assert.is(m.addressSize, 64)
+  assert.equal(m.variables.map((v) => [v.name, v.space, v.size, v.extern]), [['g', 'global', 12, false], ['c', 'const', 8, false], ['dyn', 'shared', 0, true]])
+  assert.equal(m.variables[0]!.init!.map((x) => x.value), [1n, -2n, 16n])
+  assert.is(m.variables[1]!.init![0]!.fbits, 0x3ff0000000000000n)
+  const k = m.functions.find((f) => f.name === 'k')!
+  assert.is(k.kind, 'entry')
+  assert.is(k.linkage, 'visible')
+  assert.equal(k.params.map((p) => [p.name, p.type, p.size, p.align]), [['k_param_0', 'u64', 8, 1], ['k_param_1', 'b8', 24, 8]])
+  assert.equal(k.directives, { maxntid: [256, 1, 1], minnctapersm: [2] })
+  assert.is(k.regs.length, 13)
+  assert.equal(k.vars.map((v) => [v.name, v.space, v.size]), [['__local_depot0', 'local', 16]])
+  const body = k.body!
+  assert.equal(body[0], { kind: 'label', name: '$L__BB0_1', line: 22 })
+  const bra = body[1] as PtxInstruction
+  assert.equal(bra.guard, { reg: '%p1', negate: true })
+  assert.equal(bra.op, ['bra'])
+  const ld = body[2] as PtxInstruction
+  assert.equal(ld.op, ['ld', 'global', 'v4', 'f32'])
+  assert.equal(ld.args[1], { k: 'addr', base: { k: 'id', name: '%rd1' }, offset: -8 })
+  assert.is((ld.args[0] as { items: unknown[] }).items.length, 4)
+  const shfl = body[3] as PtxInstruction
+  assert.equal(shfl.args[0], { k: 'pair', a: { k: 'id', name: '%r4' }, b: { k: 'id', name: '%p2' } })
+  assert.equal(shfl.args[4], { k: 'imm', value: -1n })
+  assert.equal((body[4] as PtxInstruction).args[1], { k: 'fimm', bits: 0xbf800000n, width: 32 })
+  const vp = m.functions.find((f) => f.name === 'vprintf')!
+  assert.is(vp.body, undefined)
+  assert.is(vp.returns.length, 1)
+  const f = m.functions.find((x) => x.name === 'f')!
+  assert.equal(f.returns.map((r) => [r.name, r.size, r.align]), [['out', 32, 16]])
+})
+
+parse('call sequences get their own scope: repeated param names stay distinct', () => {
+  const m = parsePtx(`.version 9.0
+.target sm_80
+.address_size 64
+.func (.param .b32 r) g(.param .b32 x) { ret; }
+.visible .entry k() {
+  .reg .b32 %r<3>;
+  { .param .b32 param0; .param .b32 retval0;
+    st.param.b32 [param0], %r1;
+    call.uni (retval0), g, (param0);
+    ld.param.b32 %r2, [retval0]; }
+  { .param .b32 param0; .param .b32 retval0;
+    st.param.b32 [param0+0], %r2;
+    call.uni (retval0),
+    g,
+    (
+    param0
+    );
+    ld.param.b32 %r1, [retval0+0]; }
+  ret;
+}`)
+  const k = m.functions[1]!
+  const names = k.vars.map((v) => v.name)
+  assert.is(new Set(names).size, 4)
+  const calls = k.body!.filter((s): s is PtxInstruction => s.kind === 'instr' && s.op[0] === 'call')
+  assert.is(calls.length, 2)
+  const argName = (c: PtxInstruction) => ((c.args[2] as { items: Array<{ name: string }> }).items[0]!.name)
+  assert.not.equal(argName(calls[0]!), argName(calls[1]!))
+})
+
+parse('every reference PTX file of nvcc parses', () => {
+  const dir = join(referenceDir, 'nvcc')
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ptx'))
+  assert.ok(files.length >= 10)
+  for (const f of files) {
+    const m = parsePtx(readFileSync(join(dir, f), 'utf8'))
+    assert.ok(m.functions.length > 0, f)
+  }
+})
+
+parse('errors name the line', () => {
+  const bad = (text: string, line: number, re: RegExp) => {
+    try { parsePtx(text); assert.unreachable('should throw') } catch (e) {
+      assert.instance(e, PtxError)
+      assert.is((e as PtxError).line, line)
+      assert.match((e as Error).message, re)
+    }
+  }
+  bad('.version 9.0\n.target sm_80\n.entry k() {\n  add.s32 %r1, %r2 %r3;\n}', 4, /unexpected `%r3`/)
+  bad('.version 9.0\n\n.bogus 1\n', 3, /\.bogus/)
+  bad('.version 9.0\n.entry k() {\n  ret;\n', 2, /unterminated body of k/)
+  bad('.version 9.0\n.global .b32 x[zz];\n', 2, /integer literal/)
+})
+
+parse.run()

@@ -91,6 +91,27 @@ unpack('compressed version 3 input', async () => {
   same(readFileSync(join(dir, 'out.cubin')), image)
 })
 
+unpack('an ELF object with a .llvm.offloading section, like llvm-offload-binary reads it', async () => {
+  const root = tempDir()
+  writeFileSync(join(root, 'm.s'), '.text\n.globl main\nmain:\n  ret\n')
+  const clang = spawnSync(tool('clang'), ['-c', 'm.s', '-o', 'm.o'], { cwd: root, encoding: 'utf8' })
+  assert.is(clang.status, 0, clang.stderr)
+  const objcopy = spawnSync(tool('llvm-objcopy'), ['--add-section', `.llvm.offloading=${join(offloadFixtures, 'b_cubin_ptx_2arch.bin')}`, '--set-section-type', '.llvm.offloading=0x6fff4c0b', 'm.o', 'host.o'], { cwd: root, encoding: 'utf8' })
+  assert.is(objcopy.status, 0, objcopy.stderr)
+  for (const who of ['ref', 'ours']) {
+    mkdirSync(join(root, who))
+    const args = ['../host.o', '--image=arch=sm_90', '--image=file=p.s,arch=sm_80,kind=cuda,feature=+ptx80']
+    if (who === 'ref') assert.is(spawnSync(tool('llvm-offload-binary'), args, { cwd: join(root, who) }).status, 0)
+    else assert.is((await kernelpack(['unpack', ...args], join(root, who))).code, 0)
+  }
+  const ref = readdirSync(join(root, 'ref')).sort()
+  assert.equal(ref, ['host-nvptx64-nvidia-cuda-sm_90.0.cubin', 'host-nvptx64-nvidia-cuda-sm_90.1.s', 'p.s'])
+  assert.equal(readdirSync(join(root, 'ours')).sort(), ref)
+  for (const f of ref) same(readFileSync(join(root, 'ours', f)), readFileSync(join(root, 'ref', f)), f)
+  const listed = await kernelpack(['inspect', 'host.o'], root)
+  assert.match(listed.stdout, /host\.o: 4 binaries, 4 images/)
+})
+
 unpack('bad input and bad usage', async () => {
   const dir = workDir()
   writeFileSync(join(dir, 'not.bin'), 'hello world, this is not an offload binary at all')

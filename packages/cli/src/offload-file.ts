@@ -47,48 +47,92 @@ function readAt(fd: number, position: number, length: number): Uint8Array {
  */
 export async function scanOffloadFile(fd: number, path: string): Promise<ScannedBinary[]> {
   const fileSize = fstatSync(fd).size
-  const out: ScannedBinary[] = []
-  let offset = 0
   if (fileSize === 0) throw new UserError(`${path}: empty file, not an offload binary`)
-  try {
-    while (offset < fileSize) {
-      const left = fileSize - offset
-      let window = readAt(fd, offset, Math.min(left, WINDOW))
-      await loadCodecsIfCompressed(window)
-      let decoded
-      try {
-        decoded = decodeBinaryAt(windowSource(window, left), 0)
-      } catch (err) {
-        if (!(err instanceof WindowTooSmall)) throw err
-        // Metadata past the first window (or a compressed body): read the whole binary.
-        const size = Number(new DataView(window.buffer, window.byteOffset).getBigUint64(8, true))
-        window = readAt(fd, offset, Math.min(left, size))
-        decoded = decodeBinaryAt(windowSource(window, left), 0)
-      }
-      const index = out.length
-      out.push({
-        offset,
-        size: decoded.size,
-        version: decoded.version,
-        compressed: decoded.compressed,
-        entries: decoded.entries.map((e) => ({
-          ...e,
-          imageOffset: e.imageOffset === undefined ? undefined : offset + e.imageOffset,
-          binary: index,
-          binaryOffset: offset,
+  const head = readAt(fd, 0, Math.min(fileSize, 64))
+  const isElf = head[0] === 0x7f && head[1] === 0x45 && head[2] === 0x4c && head[3] === 0x46
+  // An ELF object (clang -fgpu-rdc, --offload-new-driver) carries its binaries in SHT_LLVM_OFFLOADING
+  // sections, as llvm-offload-binary reads them (OffloadBinary.cpp, extractFromObject).
+  const regions = isElf ? offloadingSections(fd, fileSize, path) : [{ start: 0, end: fileSize, name: '' }]
+  const out: ScannedBinary[] = []
+  for (const region of regions) {
+    let offset = region.start
+    try {
+      while (offset < region.end) {
+        const left = region.end - offset
+        let window = readAt(fd, offset, Math.min(left, WINDOW))
+        await loadCodecsIfCompressed(window)
+        let decoded
+        try {
+          decoded = decodeBinaryAt(windowSource(window, left), 0)
+        } catch (err) {
+          if (!(err instanceof WindowTooSmall)) throw err
+          // Metadata past the first window (or a compressed body): read the whole binary.
+          const size = Number(new DataView(window.buffer, window.byteOffset).getBigUint64(8, true))
+          window = readAt(fd, offset, Math.min(left, size))
+          decoded = decodeBinaryAt(windowSource(window, left), 0)
+        }
+        const index = out.length
+        const at = offset
+        out.push({
+          offset: at,
+          size: decoded.size,
           version: decoded.version,
           compressed: decoded.compressed,
-        })),
-      })
-      offset += decoded.next
+          entries: decoded.entries.map((e) => ({
+            ...e,
+            imageOffset: e.imageOffset === undefined ? undefined : at + e.imageOffset,
+            binary: index,
+            binaryOffset: at,
+            version: decoded.version,
+            compressed: decoded.compressed,
+          })),
+        })
+        offset += decoded.next
+      }
+    } catch (err) {
+      if (err instanceof DecodeError || err instanceof RangeError) {
+        const at = (err as { offset?: number }).offset
+        const where = at === undefined ? '' : ` (file offset ${offset + at}${region.name ? ` in section ${region.name}` : ''})`
+        throw new UserError(`${path}: ${err.message.replace(/ \(at byte offset \d+\)$/, '')}${where}; is it an offload binary written by llvm-offload-binary or kernelpack pack?`)
+      }
+      throw err
     }
-  } catch (err) {
-    if (err instanceof DecodeError || err instanceof RangeError) {
-      const at = (err as { offset?: number }).offset
-      const where = at === undefined ? '' : ` (file offset ${offset + at})`
-      throw new UserError(`${path}: ${err.message.replace(/ \(at byte offset \d+\)$/, '')}${where}; is it an offload binary written by llvm-offload-binary or kernelpack pack?`)
-    }
-    throw err
+  }
+  return out
+}
+
+const SHT_LLVM_OFFLOADING = 0x6fff4c0b // llvm/BinaryFormat/ELF.h
+
+/** File ranges of the SHT_LLVM_OFFLOADING sections of a 64-bit little-endian ELF file. */
+function offloadingSections(fd: number, fileSize: number, path: string): { start: number; end: number; name: string }[] {
+  const eh = readAt(fd, 0, 64)
+  if (eh.length < 64 || eh[4] !== 2 || eh[5] !== 1) throw new UserError(`${path}: only 64-bit little-endian ELF objects are read for offload sections`)
+  const v = new DataView(eh.buffer)
+  const shoff = Number(v.getBigUint64(0x28, true))
+  const shentsize = v.getUint16(0x3a, true)
+  const shnum = v.getUint16(0x3c, true)
+  const shstrndx = v.getUint16(0x3e, true)
+  if (shentsize < 64 || shoff + shnum * shentsize > fileSize) throw new UserError(`${path}: ELF section header table (${shnum} × ${shentsize} bytes at ${shoff}) lies outside the ${fileSize}-byte file`)
+  const table = readAt(fd, shoff, shnum * shentsize)
+  const t = new DataView(table.buffer)
+  const section = (i: number) => ({
+    name: t.getUint32(i * shentsize, true),
+    type: t.getUint32(i * shentsize + 4, true),
+    offset: Number(t.getBigUint64(i * shentsize + 0x18, true)),
+    size: Number(t.getBigUint64(i * shentsize + 0x20, true)),
+  })
+  const strtab = shstrndx < shnum ? section(shstrndx) : undefined
+  const names = strtab && strtab.offset + strtab.size <= fileSize ? readAt(fd, strtab.offset, strtab.size) : new Uint8Array(0)
+  const nameOf = (n: number) => {
+    const end = names.indexOf(0, n)
+    return n < names.length ? new TextDecoder().decode(names.subarray(n, end === -1 ? names.length : end)) : `#${n}`
+  }
+  const out: { start: number; end: number; name: string }[] = []
+  for (let i = 0; i < shnum; i++) {
+    const s = section(i)
+    if (s.type !== SHT_LLVM_OFFLOADING) continue
+    if (s.offset + s.size > fileSize) throw new UserError(`${path}: section ${nameOf(s.name)} (${s.size} bytes at ${s.offset}) lies outside the file`)
+    if (s.size > 0) out.push({ start: s.offset, end: s.offset + s.size, name: nameOf(s.name) })
   }
   return out
 }

@@ -384,19 +384,20 @@ function emitOffload(input: WrapperInput, options: EmitWrapperOptions, legacy: b
     'void __tgt_register_lib(const struct __tgt_bin_desc *);',
     'void __tgt_unregister_lib(const struct __tgt_bin_desc *);',
     '',
-    '/* Defined by the linker around every input section of that name (hidden: one table per DSO). */',
-    `extern const struct __tgt_offload_entry __start_${section}[] __attribute__((visibility("hidden")));`,
-    `extern const struct __tgt_offload_entry __stop_${section}[] __attribute__((visibility("hidden")));`,
-    '',
   ]
   if (!legacy) parts.push(sectionMacros(), '')
   parts.push(nonstringMacro, '')
 
   parts.push(hostDefinitions(symbols), '', nameArrays(id, symbols), '', symbolTables(id, symbols), '')
 
-  // Entries. An object without entries gets the zero-length dummy so that the linker still defines
-  // __start_/__stop_ (a non-empty table does that itself, and mixing the two would give GCC a section
-  // flags conflict: the dummy has no relocations, the entries do).
+  // Entries. An object without entries gets LLVM's zero-length dummy, so the section exists as in
+  // LLVM's output and the range is empty (never both: the dummy has no relocations and the entries do,
+  // which GCC reports as a section flags conflict).
+  // The descriptor and images point at this module's own records, not at the linker's
+  // __start_/__stop_ of the whole section as LLVM's one-wrapper-per-link does: several kernelpack modules
+  // linked into one program (an addon with two .cu files) then register each entity once, with its image.
+  const table = symbols.length === 0 ? `kp_${id}_dummy_entry` : `kp_${id}_entries`
+  const [begin, end] = [table, `${table} + ${symbols.length}`]
   if (symbols.length === 0) {
     const dummy = legacy ? '__dummy.omp_offloading.entry' : '__dummy.llvm_offload_entries'
     parts.push(`static const struct __tgt_offload_entry kp_${id}_dummy_entry[0] __asm__("${dummy}") __attribute__((section("${section}"), aligned(8), used));`, '')
@@ -432,14 +433,14 @@ function emitOffload(input: WrapperInput, options: EmitWrapperOptions, legacy: b
       images.push(note, bytes.byteLength
         ? `static const unsigned char ${cname}[${bytes.byteLength}] __asm__(".omp_offloading.device_image${suffix}") KP_NONSTRING =\n${octalLines(bytes)};`
         : `static const unsigned char ${cname}[1] __asm__(".omp_offloading.device_image${suffix}") = { 0 };`)
-      descs.push(`  { ${cname}, ${cname} + ${bytes.byteLength}, __start_${section}, __stop_${section} },`)
+      descs.push(`  { ${cname}, ${cname} + ${bytes.byteLength}, ${begin}, ${end} },`)
       images.push(`static const char kp_${id}_arch_${n}[] __asm__("__offload_arch${suffix}") __attribute__((section(".offload_arch_list"), used)) = {\n${hexLines(new TextEncoder().encode(arch), { nul: true })}\n};`)
       infos.push(`static const struct __tgt_image_info kp_${id}_image_info_${n} __asm__(".offload_image_info${suffix}") = { 1, ${n}, ${binaries.length}, kp_${id}_arch_${n}, 0 };`)
     } else {
-      const [start, end] = innerImageRange(input, b)
+      const [start, stop] = innerImageRange(input, b)
       const bytes = input.offload.subarray(b.offset, b.offset + b.size)
       images.push(note, `static const unsigned char ${cname}[${bytes.byteLength}] __asm__(".omp_offloading.device_image${suffix}") KP_NONSTRING __attribute__((section(KP_SECTION_LLVM_OFFLOADING), aligned(8))) =\n${octalLines(bytes)};`)
-      descs.push(`  { ${cname} + ${start}, ${cname} + ${end}, __start_${section}, __stop_${section} },`)
+      descs.push(`  { ${cname} + ${start}, ${cname} + ${stop}, ${begin}, ${end} },`)
     }
   })
   parts.push(...images, '')
@@ -448,7 +449,7 @@ function emitOffload(input: WrapperInput, options: EmitWrapperOptions, legacy: b
     `static const struct __tgt_device_image kp_${id}_device_images[${binaries.length}] __asm__(".omp_offloading.device_images") = {`,
     ...descs,
     '};',
-    `static const struct __tgt_bin_desc kp_${id}_descriptor __asm__(".omp_offloading.descriptor") = { ${binaries.length}, kp_${id}_device_images, __start_${section}, __stop_${section} };`,
+    `static const struct __tgt_bin_desc kp_${id}_descriptor __asm__(".omp_offloading.descriptor") = { ${binaries.length}, kp_${id}_device_images, ${begin}, ${end} };`,
     '',
     `static void kp_${id}_unregister(void) __asm__(".omp_offloading.descriptor_unreg");`,
     `__attribute__((section(".text.startup"))) static void kp_${id}_unregister(void) {`,

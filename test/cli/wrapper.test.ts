@@ -98,6 +98,27 @@ wrapper('offload and legacy: C and header written, compile warning-free', async 
   assert.ok(readSections(join(dir, 'legacy.o')).some((s) => s.name === 'omp_offloading_entries'))
 })
 
+wrapper('two modules in one program: each descriptor holds its own images and entries', async () => {
+  for (const name of ['first', 'second']) {
+    const r = await cli(['--offload', 'extern_c.offload', '--manifest', 'extern_c.manifest.json', '-o', `${name}.c`, '--name', name])
+    assert.is(r.code, 0, r.stderr)
+  }
+  // A stand-in for libomptarget's __tgt_register_lib that prints what each descriptor covers.
+  writeFileSync(join(dir, 'tgt.c'), `#include <stdio.h>
+struct e { unsigned long long r; unsigned short v, k; unsigned f; void *a; const char *n; unsigned long long s, d; void *x; };
+struct i { const unsigned char *b, *end; const struct e *eb, *ee; };
+struct d { int n; const struct i *imgs; const struct e *eb, *ee; };
+void __tgt_register_lib(const struct d *p) {
+  printf("images=%d entries=%d first=%s image0=%ld\\n", p->n, (int)(p->ee - p->eb), p->eb[0].n, (long)(p->imgs[0].end - p->imgs[0].b));
+}
+void __tgt_unregister_lib(const struct d *p) { (void)p; }
+int main(void) { return 0; }
+`)
+  sh(tool('gcc'), ['-Wall', '-Wextra', '-Werror', 'tgt.c', 'first.c', 'second.c', '-o', 'two'])
+  const out = sh(join(dir, 'two'), []).trim().split('\n')
+  assert.equal(out, ['images=1 entries=3 first=saxpy image0=7632', 'images=1 entries=3 first=saxpy image0=7632'])
+})
+
 wrapper('same inputs give byte-identical output', async () => {
   await cli(['--offload', 'extern_c.offload', '--manifest', 'extern_c.manifest.json', '-o', 'a.c'])
   await cli(['--offload', 'extern_c.offload', '--manifest', 'extern_c.manifest.json', '-o', 'b.c'])

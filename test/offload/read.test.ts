@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ImageKind, OffloadKind, readOffloadBinaries, readOffloadEntries } from '@kernelpack/offload'
+import { ImageKind, OffloadKind, readOffloadBinaries, readOffloadEntries, writeOffloadBinary } from '@kernelpack/offload'
 import { fixture, fixtureBinaries, offloadFixtures, parseTwin } from './helpers.js'
 
 const equalBytes = (a: Uint8Array, b: Uint8Array, msg?: string) => assert.ok(Buffer.from(a).equals(Buffer.from(b)), msg)
@@ -97,3 +97,74 @@ entries('flattens every binary, in order', () => {
 })
 
 entries.run()
+
+// ---
+const versions = suite('readOffloadBinaries: versions 2 and 3')
+
+/** A version-2 binary made from an uncompressed version-3 one, field by field per LLVM main's
+ *  OffloadBinary.h: the 32-byte v2 header lacks InflatedSize, so every offset moves down by 8. */
+function toV2(v3: Uint8Array): Uint8Array {
+  const src = new DataView(v3.buffer, v3.byteOffset, v3.byteLength)
+  const out = new Uint8Array(v3.length - 8)
+  out.set(v3.subarray(0, 32), 0)
+  out.set(v3.subarray(40), 32)
+  const v = new DataView(out.buffer)
+  v.setUint32(4, 2, true)
+  v.setBigUint64(8, BigInt(out.length), true)
+  v.setBigUint64(16, 32n, true)
+  const count = Number(src.getBigUint64(24, true))
+  let strings = 0
+  for (let i = 0; i < count; i++) {
+    const e = 32 + 40 * i
+    const shift = (at: number) => v.setBigUint64(at, v.getBigUint64(at, true) - 8n, true)
+    shift(e + 8)
+    shift(e + 24)
+    strings += Number(v.getBigUint64(e + 16, true))
+  }
+  const first = Number(v.getBigUint64(32 + 8, true))
+  for (let j = 0; j < strings; j++) {
+    v.setBigUint64(first + 24 * j, v.getBigUint64(first + 24 * j, true) - 8n, true)
+    v.setBigUint64(first + 24 * j + 8, v.getBigUint64(first + 24 * j + 8, true) - 8n, true)
+  }
+  return out
+}
+
+versions('version 2 and 3 hold several entries in one binary, strings in insertion order', () => {
+  const entries = readOffloadEntries(fixture('b_cubin_ptx_2arch.bin'))
+  const v3 = writeOffloadBinary(entries, { version: 3 })
+  for (const [label, bytes, version] of [['v3', v3, 3], ['v2', toV2(v3), 2]] as const) {
+    const bins = readOffloadBinaries(bytes)
+    assert.is(bins.length, 1, label)
+    assert.is(bins[0]!.version, version)
+    assert.is(bins[0]!.entries.length, 4)
+    bins[0]!.entries.forEach((e, i) => {
+      equalBytes(e.image, entries[i]!.image, `${label} image ${i}`)
+      assert.ok(e.image.buffer === bytes.buffer, 'uncompressed: views into the input')
+      assert.equal([...e.strings], [...entries[i]!.strings])
+      assert.equal([e.imageKind, e.offloadKind, e.flags], [entries[i]!.imageKind, entries[i]!.offloadKind, entries[i]!.flags])
+    })
+  }
+})
+
+versions('a v3 value is its ValueSize bytes, not up to a NUL', () => {
+  const v3 = new Uint8Array(writeOffloadBinary({ imageKind: 0, offloadKind: 0, strings: new Map([['key', 'value']]), image: new Uint8Array(0) }, { version: 3 }))
+  const v = new DataView(v3.buffer)
+  const strings = Number(v.getBigUint64(40 + 8, true))
+  assert.is(v.getBigUint64(strings + 16, true), 5n)
+  v.setBigUint64(strings + 16, 3n, true)
+  assert.is(readOffloadEntries(v3)[0]!.strings.get('key'), 'val')
+})
+
+versions('version 1, 2 and 3 binaries concatenated in one buffer', () => {
+  const e = { imageKind: 3, offloadKind: 2, strings: { arch: 'sm_90' }, image: new Uint8Array([1, 2, 3]) }
+  const parts = [writeOffloadBinary(e), toV2(writeOffloadBinary(e, { version: 3 })), writeOffloadBinary(e, { version: 3, compression: 'zlib' })]
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) { all.set(p, at); at += p.length }
+  const bins = readOffloadBinaries(all)
+  assert.equal(bins.map((b) => b.version), [1, 2, 3])
+  assert.equal(bins.map((b) => b.offset), [0, parts[0]!.length, parts[0]!.length + parts[1]!.length])
+  for (const b of bins) equalBytes(b.entries[0]!.image, e.image)
+})
+
+versions.run()

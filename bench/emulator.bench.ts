@@ -1,0 +1,200 @@
+// Emulator throughput (issue 6, "Must show"): thread-instructions per second on vector add (2^22 elements),
+// a shared-memory tree reduction and a 16×16-tiled matmul, each beside a plain JavaScript loop doing the same
+// work in the same run.
+//
+// Counting: the PTX of each kernel (nvcc -ptx -arch=compute_80, test/fixtures/emulator/kernels) is copied with
+// one `red.global.add.u64 [__kp_icount], N;` at the start of every basic block, N being the number of PTX
+// instructions in that block (labels and directives are not instructions; a predicated instruction counts as
+// issued whether or not its predicate holds, as on the GPU). One run of that copy gives the exact number of
+// thread-instructions the real kernel executes for the given launch; the timed runs use the unmodified PTX.
+// The emulator runs on the calling thread (one core). Ratio = JS loop time / emulator time (≥ 0.2 is "within 5×").
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import type { BenchResult } from './lib.js'
+import { median } from './lib.js'
+import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
+import { KernelRunner, type KernelArg } from '../test/helpers/kernel-runner.js'
+import { ownSource } from '../test/fixtures/emulator/cases-own.js'
+
+const COUNTER = '__kp_icount'
+
+/** Copy of `ptx` whose `entry` adds each basic block's instruction count to the u64 global __kp_icount. */
+export function instrumentInstructionCount(ptx: string, entry: string): string {
+  const lines = ptx.split('\n')
+  const start = lines.findIndex((l) => new RegExp(`\\.entry\\s+${entry.replace(/\$/g, '\\$')}\\s*\\(`).test(l))
+  if (start < 0) throw new Error(`no .entry ${entry} in the PTX`)
+  const open = lines.findIndex((l, i) => i > start && /^\s*\{/.test(l))
+  // Statements of the body (depth ≥ 1), as [line index, kind].
+  type Kind = 'label' | 'instr' | 'branch' | 'other'
+  const stmts: [number, Kind][] = []
+  let depth = 0
+  let end = -1
+  for (let i = open; i < lines.length; i++) {
+    const code = lines[i]!.replace(/\/\/.*$/, '').trim()
+    const before = depth
+    for (const ch of code) depth += ch === '{' ? 1 : ch === '}' ? -1 : 0
+    if (depth === 0 && before > 0) { end = i; break }
+    if (i === open || !code || code === '{' || code === '}') continue
+    if (/^[$\w.]+:$/.test(code)) stmts.push([i, 'label'])
+    else if (code.startsWith('.')) stmts.push([i, 'other'])
+    else if (code.endsWith(';')) stmts.push([i, /^(bra|brx|ret|exit)\b/.test(code.replace(/^@!?%\w+\s+/, '')) ? 'branch' : 'instr'])
+  }
+  if (end < 0) throw new Error(`unterminated body of .entry ${entry}`)
+  // Basic blocks: a block starts at the first instruction, after a label and after a branch/ret.
+  const inserts = new Map<number, number>() // line index → instruction count of the block starting there
+  let blockStart = -1
+  let count = 0
+  const close = () => { if (blockStart >= 0 && count) inserts.set(blockStart, count); blockStart = -1; count = 0 }
+  for (const [i, kind] of stmts) {
+    if (kind === 'other') continue
+    if (kind === 'label') { close(); continue }
+    if (blockStart < 0) blockStart = i
+    count++
+    if (kind === 'branch') close()
+  }
+  close()
+  const out: string[] = []
+  lines.forEach((l, i) => {
+    const n = inserts.get(i)
+    if (n) out.push(`\tred.global.add.u64 [${COUNTER}], ${n};`)
+    out.push(l)
+    if (/^\.address_size\b/.test(l.trim())) out.push(`.global .align 8 .u64 ${COUNTER};`)
+  })
+  return out.join('\n')
+}
+
+interface Workload {
+  name: string
+  entry: string
+  grid: [number, number, number]
+  block: [number, number, number]
+  /** Allocates the inputs and returns the kernel arguments. */
+  setup(k: KernelRunner): Promise<KernelArg[]>
+  /** The same computation as a plain JavaScript loop over typed arrays; returns a checksum. */
+  js(): number
+  /** Reads the emulator's result and returns the same checksum. */
+  check(k: KernelRunner, args: KernelArg[]): Promise<number>
+  target: string
+}
+
+function sum(xs: ArrayLike<number>): number {
+  let s = 0
+  for (let i = 0; i < xs.length; i++) s += xs[i]!
+  return s
+}
+
+const N_ADD = 1 << 22
+const addA = Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5)
+const addB = Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25)
+
+const N_RED = 1 << 21
+const RED_BLOCK = 256
+const redIn = Float32Array.from({ length: N_RED }, (_, i) => (i % 13) - 6)
+const redBlocks = N_RED / (2 * RED_BLOCK)
+
+const MM = 192
+const mmA = Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3)
+const mmB = Float32Array.from({ length: MM * MM }, (_, i) => (i % 5) - 2)
+
+const workloads: Workload[] = [
+  {
+    name: 'vecAdd 2^22', entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
+    async setup(k) { return [await k.upload(addA), await k.upload(addB), await k.alloc(N_ADD * 4), N_ADD] },
+    js() {
+      const c = new Float32Array(N_ADD)
+      for (let i = 0; i < N_ADD; i++) c[i] = addA[i]! + addB[i]!
+      return sum(c)
+    },
+    async check(k, args) { return sum(await k.read(args[2] as { address: bigint; byteLength: number }, Float32Array)) },
+    target: 'value >= 2e8 thread-instr/s; ratio >= 0.2 (within 5x of the JS loop)',
+  },
+  {
+    name: `shared-memory reduction 2^21 (${RED_BLOCK}-thread blocks)`, entry: 'reduce_sum_shared', grid: [redBlocks, 1, 1], block: [RED_BLOCK, 1, 1],
+    async setup(k) { return [await k.upload(redIn), await k.alloc(redBlocks * 4), N_RED] },
+    js() {
+      // The kernel's algorithm: per block, 2 loads per thread into a scratch array, then a halving tree.
+      const out = new Float32Array(redBlocks)
+      const s = new Float32Array(RED_BLOCK)
+      for (let b = 0; b < redBlocks; b++) {
+        const base = b * 2 * RED_BLOCK
+        for (let t = 0; t < RED_BLOCK; t++) s[t] = redIn[base + t]! + redIn[base + t + RED_BLOCK]!
+        for (let st = RED_BLOCK >> 1; st > 0; st >>= 1) for (let t = 0; t < st; t++) s[t] = s[t]! + s[t + st]!
+        out[b] = s[0]!
+      }
+      return sum(out)
+    },
+    async check(k, args) { return sum(await k.read(args[1] as { address: bigint; byteLength: number }, Float32Array)) },
+    target: 'report; ratio >= 0.2 (within 5x of the JS loop)',
+  },
+  {
+    name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1],
+    async setup(k) { return [await k.upload(mmA), await k.upload(mmB), await k.alloc(MM * MM * 4), MM, MM, MM] },
+    js() {
+      const c = new Float32Array(MM * MM)
+      for (let r = 0; r < MM; r++)
+        for (let col = 0; col < MM; col++) {
+          let acc = 0
+          for (let t = 0; t < MM; t++) acc = Math.fround(acc + mmA[r * MM + t]! * mmB[t * MM + col]!)
+          c[r * MM + col] = acc
+        }
+      return sum(c)
+    },
+    async check(k, args) { return sum(await k.read(args[2] as { address: bigint; byteLength: number }, Float32Array)) },
+    target: 'report; ratio >= 0.2 (within 5x of the JS loop)',
+  },
+]
+
+function time(fn: () => void): number {
+  const t0 = process.hrtime.bigint()
+  fn()
+  return Number(process.hrtime.bigint() - t0) / 1e9
+}
+
+async function timeAsync(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint()
+  await fn()
+  return Number(process.hrtime.bigint() - t0) / 1e9
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+  const ptx = await compilePtx({ source: ownSource, config })
+  const results: BenchResult[] = []
+  for (const w of workloads) {
+    // 1. Exact thread-instruction count from the instrumented copy.
+    const counted = createEmulatorBackend()
+    const kc = await KernelRunner.load(counted, instrumentInstructionCount(ptx, w.entry), config.target, `${w.entry} (counting)`)
+    const counter = await kc.variable(COUNTER)
+    await kc.write(counter, new BigUint64Array(1))
+    await kc.launch(w.entry, w.grid, w.block, await w.setup(kc))
+    const threadInstr = Number((await kc.read(counter, BigUint64Array))[0])
+    counted.dispose()
+
+    // 2. Timed runs of the unmodified kernel (first launch compiles and warms up), and of the JS loop.
+    const be = createEmulatorBackend()
+    const k = await KernelRunner.load(be, ptx, config.target, w.entry)
+    const args = await w.setup(k)
+    await k.launch(w.entry, w.grid, w.block, args)
+    const emuTimes: number[] = []
+    for (let r = 0; r < 3; r++) emuTimes.push(await timeAsync(() => k.launch(w.entry, w.grid, w.block, args)))
+    const got = await w.check(k, args)
+    be.dispose()
+    let want = 0
+    w.js()
+    const jsTimes: number[] = []
+    for (let r = 0; r < 3; r++) jsTimes.push(time(() => { want = w.js() }))
+    if (got !== want) throw new Error(`${w.name}: emulator checksum ${got}, JS loop ${want}`)
+
+    const emu = median(emuTimes)
+    const js = median(jsTimes)
+    results.push({
+      name: `emulator ${w.name} (${(threadInstr / 1e6).toFixed(1)} M thread-instr)`,
+      value: threadInstr / emu,
+      unit: 'thread-instr/s',
+      reference: 'plain JS loop, same work (same instruction count / JS time)',
+      referenceValue: threadInstr / js,
+      ratio: js / emu,
+      target: w.target,
+    })
+  }
+  return results
+}

@@ -154,7 +154,13 @@ export function writeAtomically(path: string, write: (fd: number) => void): void
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`)
   let fd: number | undefined
   try {
-    fd = openSync(tmp, 'w', 0o644)
+    try {
+      fd = openSync(tmp, 'w', 0o644)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      const why = code === 'ENOENT' ? 'its directory does not exist' : code === 'EACCES' ? 'permission denied' : (err as Error).message
+      throw new UserError(`cannot write '${path}': ${why}`)
+    }
     write(fd)
     closeSync(fd)
     fd = undefined

@@ -270,6 +270,26 @@ Config('grid/block as numbers or tuples, dynamic shared memory and a stream reac
   assert.match(td.log(), /cuStreamSynchronize\ncuStreamDestroy/)
 })
 
+Config('events: record on the default stream and a stream, elapsed time read back from cuEventElapsedTime', async () => {
+  const [start, end] = [await scalarsMod.createEvent(), await scalarsMod.createEvent()]
+  const s = await scalarsMod.createStream()
+  await start.record()
+  await end.record(s)
+  assert.is(await end.elapsedSince(start), 1.5) // the double reports 1.5 ms
+  await start.destroy()
+  await end.destroy()
+  await s.destroy()
+})
+
+Config('overlapping first launches look the function up once', async () => {
+  const mod = await load(scalarsPtx)
+  td.clearLog()
+  const k = mod.kernel('_Z6k_boolbPb')
+  await Promise.all([k.launch({ grid: 1, block: 1 }, true, out), k.launch({ grid: 1, block: 1 }, false, out)])
+  assert.is(td.log().match(/cuModuleGetFunction _Z6k_boolbPb/g)?.length, 1)
+  assert.is(td.log().match(/^cuLaunchKernelEx _Z6k_boolbPb/gm)?.length, 2)
+})
+
 Config('upload, launch and download end to end (the double adds vectors for kptd_vecadd)', async () => {
   td.defineKernel('kptd_vecadd', [8, 8, 8, 4])
   const manifest: KernelManifest = { kernels: [{ name: 'kptd_vecadd', demangled: 'kptd_vecadd', linkage: 'visible', params: [

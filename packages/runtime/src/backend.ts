@@ -68,6 +68,10 @@ export interface BackendStream {
   readonly id: number
 }
 
+export interface BackendEvent {
+  readonly id: number
+}
+
 export interface LaunchConfig {
   grid: Dim3
   block: Dim3
@@ -97,6 +101,12 @@ export interface Backend {
   destroyStream(stream: BackendStream): MaybePromise<void>
   synchronize(stream?: BackendStream | null): MaybePromise<void>
   launch(fn: BackendFunction, config: LaunchConfig, params: KernelParams): MaybePromise<void>
+  /** Events for timing (optional; the cuda backend has them). */
+  createEvent?(): MaybePromise<BackendEvent>
+  recordEvent?(event: BackendEvent, stream?: BackendStream | null): MaybePromise<void>
+  /** Waits for `end`, then the milliseconds between the two recorded events. */
+  elapsedMs?(start: BackendEvent, end: BackendEvent): MaybePromise<number>
+  destroyEvent?(event: BackendEvent): MaybePromise<void>
   /** Release everything (contexts, memory, workers). */
   dispose(): MaybePromise<void>
 }

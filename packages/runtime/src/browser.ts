@@ -6,7 +6,7 @@ import { createModule, type Module } from './module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
 
 export type * from './backend.js'
-export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, BackendInfo, Dim } from './module.js'
+export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, Event, BackendInfo, Dim } from './module.js'
 export { createModule, readImages } from './module.js'
 export { CudaError, NoDriverError } from './errors.js'
 export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'

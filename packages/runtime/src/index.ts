@@ -7,7 +7,7 @@ import { createModule, type Module } from './module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
 
 export type * from './backend.js'
-export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, BackendInfo, Dim } from './module.js'
+export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, Event, BackendInfo, Dim } from './module.js'
 export { createModule, readImages } from './module.js'
 export { CudaError, NoDriverError } from './errors.js'
 export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
@@ -25,15 +25,17 @@ export interface LoadModuleOptions {
   device?: number
   /** Path of libcuda. @default `KERNELPACK_LIBCUDA`, else `libcuda.so.1` */
   libcudaPath?: string
+  /** cuda: per-thread default stream semantics instead of the legacy default stream. @default false */
+  perThreadDefaultStream?: boolean
 }
 
 const backends = new Map<string, Promise<Backend>>()
 
 function cudaBackend(options: LoadModuleOptions): Promise<Backend> {
-  const key = `cuda:${options.device ?? 0}:${options.libcudaPath ?? process.env.KERNELPACK_LIBCUDA ?? ''}`
+  const key = `cuda:${options.device ?? 0}:${options.libcudaPath ?? process.env.KERNELPACK_LIBCUDA ?? ''}:${options.perThreadDefaultStream ? 'ptds' : 'legacy'}`
   let b = backends.get(key)
   if (!b) {
-    b = import('./cuda/cuda-backend.js').then((m) => m.createCudaBackend({ device: options.device, libcudaPath: options.libcudaPath }))
+    b = import('./cuda/cuda-backend.js').then((m) => m.createCudaBackend({ device: options.device, libcudaPath: options.libcudaPath, perThreadDefaultStream: options.perThreadDefaultStream }))
     backends.set(key, b)
     b.catch(() => backends.delete(key))
   }

@@ -31,6 +31,14 @@ export interface LaunchOptions {
   stream?: Stream
 }
 
+export interface Event {
+  /** Records the event on `stream` (default: the default stream). */
+  record(stream?: Stream): Promise<void>
+  /** Waits for this event, then the milliseconds since `start` was recorded. */
+  elapsedSince(start: Event): Promise<number>
+  destroy(): Promise<void>
+}
+
 export interface Stream {
   readonly id: number
   synchronize(): Promise<void>
@@ -62,6 +70,8 @@ export interface Module {
   alloc(byteLength: number): Promise<DeviceBuffer>
   kernel(ptxEntryName: string): Kernel
   createStream(): Promise<Stream>
+  /** A timing event (cuda backend; the emulator may not have them). */
+  createEvent(): Promise<Event>
   /** Waits for all work (or one stream's). */
   synchronize(stream?: Stream): Promise<void>
   /** Address and size of a module-scope `.global`/`.const` variable. */
@@ -212,11 +222,22 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
         { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
     }
 
+    let init: Promise<void> | undefined
     async function slowLaunch(o: LaunchOptions, args: unknown[]): Promise<void> {
       alive(`launching ${label}`)
-      fn = await bmod.getFunction(info.name)
-      prepared = bmod.prepareLaunch?.(fn, packer.layout)
-      target = createPackTarget(prepared ? prepared.bytes : new Uint8Array(packer.layout.size))
+      // The first launch looks the function up and prepares its block, once even if launches overlap.
+      init ??= (async () => {
+        const f = await bmod.getFunction(info.name)
+        prepared = bmod.prepareLaunch?.(f, packer.layout)
+        target = createPackTarget(prepared ? prepared.bytes : new Uint8Array(packer.layout.size))
+        fn = f
+      })()
+      try {
+        await init
+      } catch (err) {
+        init = undefined
+        throw err
+      }
       await run(o, args)
     }
 
@@ -276,6 +297,20 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       }
       streams.set(s, bs)
       return s
+    },
+    async createEvent() {
+      alive('createEvent')
+      if (!backend.createEvent || !backend.recordEvent || !backend.elapsedMs || !backend.destroyEvent) {
+        throw new Error(`the ${backend.name} backend has no events`)
+      }
+      const be = await backend.createEvent()
+      const ev: Event & { be: typeof be } = {
+        be,
+        record: async (stream?: Stream) => { await backend.recordEvent!(be, stream ? streams.get(stream) ?? null : null) },
+        elapsedSince: async (start: Event) => backend.elapsedMs!((start as typeof ev).be, be),
+        destroy: async () => { await backend.destroyEvent!(be) },
+      }
+      return ev
     },
     async synchronize(stream?: Stream) {
       await backend.synchronize(stream ? streams.get(stream) ?? null : null)

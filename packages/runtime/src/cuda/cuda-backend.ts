@@ -3,7 +3,7 @@
 // was written for (driver-api.ts) with the default-stream flag, as cudaGetDriverEntryPoint does. Each device
 // uses its primary context, made current on the calling (JS) thread. All calls are synchronous koffi calls.
 import type {
-  Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig,
+  Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig,
   PreparedLaunch, ParamBlockLayout,
 } from '../backend.js'
 import { CudaError, NoDriverError, fallbackErrorName } from '../errors.js'
@@ -30,6 +30,10 @@ interface CudaFunction extends BackendFunction {
 }
 
 interface CudaStream extends BackendStream {
+  readonly handle: bigint
+}
+
+interface CudaEvent extends BackendEvent {
   readonly handle: bigint
 }
 
@@ -152,6 +156,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   const nativeBlocks = new Set<bigint>()
   let disposed = false
   let nextStreamId = 1
+  let nextEventId = 1
   const streamHandle = (s?: BackendStream | null): bigint => (s ? (s as CudaStream).handle : 0n)
 
   function prepareLaunch(fn: BackendFunction, layout: ParamBlockLayout): PreparedLaunch {
@@ -306,20 +311,20 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
       p.bytes.set(params.bytes)
       return p.launch(config) as void
     },
-    createEvent(): bigint {
+    createEvent(): CudaEvent {
       check('cuEventCreate', cu.cuEventCreate(scratch, 0))
-      return outU64()
+      return { id: nextEventId++, handle: outU64() }
     },
-    recordEvent(event: bigint, stream?: BackendStream | null): void {
-      check('cuEventRecord', cu.cuEventRecord(event, streamHandle(stream)))
+    recordEvent(event: BackendEvent, stream?: BackendStream | null): void {
+      check('cuEventRecord', cu.cuEventRecord((event as CudaEvent).handle, streamHandle(stream)))
     },
-    elapsedMs(start: bigint, end: bigint): number {
-      check('cuEventSynchronize', cu.cuEventSynchronize(end))
-      check('cuEventElapsedTime', cu.cuEventElapsedTime(scratch, start, end))
+    elapsedMs(start: BackendEvent, end: BackendEvent): number {
+      check('cuEventSynchronize', cu.cuEventSynchronize((end as CudaEvent).handle))
+      check('cuEventElapsedTime', cu.cuEventElapsedTime(scratch, (start as CudaEvent).handle, (end as CudaEvent).handle))
       return scratchView.getFloat32(0, true)
     },
-    destroyEvent(event: bigint): void {
-      check('cuEventDestroy', cu.cuEventDestroy(event))
+    destroyEvent(event: BackendEvent): void {
+      check('cuEventDestroy', cu.cuEventDestroy((event as CudaEvent).handle))
     },
     dispose(): void {
       if (disposed) return
@@ -334,10 +339,6 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
 
 /** What the cuda backend offers beyond the Backend interface. */
 export interface CudaBackendExtras {
+  /** `cuDriverGetVersion` (CUDA x.y → x*1000 + y*10). */
   readonly driverVersion: number
-  createEvent(): bigint
-  recordEvent(event: bigint, stream?: BackendStream | null): void
-  /** Waits for `end`, then the milliseconds between the two events. */
-  elapsedMs(start: bigint, end: bigint): number
-  destroyEvent(event: bigint): void
 }

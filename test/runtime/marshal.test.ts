@@ -1,0 +1,85 @@
+// The parameter block layout against ptxas (EIATTR_KPARAM_INFO offsets and sizes in the cubin built from the
+// same PTX: the driver's own layout of the kernel parameter buffer), and packing rules without the FFI.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import type { ParamInfo } from '@kernelpack/offload'
+import { readPtxManifest } from '@kernelpack/toolchain'
+import { layoutParams, packParams, slice, t } from '@kernelpack/runtime'
+import { fixturesDir, referenceDir, tempDir, tool } from '../helpers/tools.js'
+import { readKernelParams } from '../toolchain/cubin.js'
+import { hex } from './host-structs.js'
+
+const run = promisify(execFile)
+const work = tempDir('kp-marshal-')
+// structs.cu and scalars.cu: reference PTX (nvcc 13.0); abi.cu: PTX and cubin built here.
+const sources: Record<string, string> = {
+  structs: join(referenceDir, 'nvcc', 'structs.sm_90.ptx'),
+  scalars: join(referenceDir, 'nvcc', 'scalars.sm_90.ptx'),
+}
+await run(tool('nvcc'), ['-ptx', '-arch=sm_90', join(fixturesDir, 'runtime', 'abi.cu'), '-o', join(work, 'abi.ptx')])
+sources.abi = join(work, 'abi.ptx')
+const cases = await Promise.all(Object.entries(sources).map(async ([name, ptxPath]) => {
+  const cubin = join(work, `${name}.cubin`)
+  await run(tool('nvcc'), ['-cubin', '-arch=sm_90', ptxPath, '-o', cubin])
+  return { name, manifest: await readPtxManifest(readFileSync(ptxPath, 'utf8'), { demangle: false }), cubin: new Uint8Array(readFileSync(cubin)) }
+}))
+
+// ---
+const Layout = suite('layoutParams')
+
+for (const c of cases) {
+  Layout(`${c.name}: every kernel's parameter offsets and sizes equal ptxas's EIATTR_KPARAM_INFO`, () => {
+    assert.ok(c.manifest.kernels.length > 0)
+    for (const k of c.manifest.kernels) {
+      const kp = readKernelParams(c.cubin, k.name)
+      assert.ok(kp, `${k.name}: KPARAM_INFO present`)
+      const l = layoutParams(k.params)
+      assert.equal(l.offsets, kp!.map((p) => p.offset), `${k.name} offsets`)
+      assert.equal(l.sizes, kp!.map((p) => p.size), `${k.name} sizes`)
+    }
+  })
+}
+
+Layout('the block size covers the last parameter, rounded up to 8', () => {
+  const p = (type: string, size: number, align = size): ParamInfo => ({ type, size, align })
+  assert.equal(layoutParams([p('u8', 1), p('u64', 8), p('u16', 2)]), { size: 24, offsets: [0, 8, 16], sizes: [1, 8, 2] })
+  assert.equal(layoutParams([]), { size: 8, offsets: [], sizes: [] })
+})
+
+Layout.run()
+
+// ---
+const Pack = suite('packParams')
+
+const P = (type: string, size: number, align = size, extra: Partial<ParamInfo> = {}): ParamInfo => ({ type, size, align, ...extra })
+
+Pack('scalars wrap the signed range into .u params as C does, f32 rounds, bigints and safe numbers for 64-bit', () => {
+  const r = packParams('k', [P('u8', 1), P('u16', 2), P('u32', 4), P('f32', 4), P('u64', 8), P('u64', 8), P('s64', 8)], [-1, -2, -3, 0.1, 2 ** 53 - 1, -5, -6n])
+  assert.is(hex(r.bytes), 'ff00feff' + 'fdffffff' + 'cdcccc3d' + '00000000' + 'ffffffffffff1f00' + 'fbffffffffffffff' + 'faffffffffffffff')
+})
+
+Pack('slices expand to (pointer, length); a zero-sized value takes no parameter', () => {
+  const r = packParams('k', [P('u64', 8), P('u32', 4), P('u64', 8)], [slice({ address: 0x1000n }, 7), t.struct({}).of({}), null])
+  assert.is(hex(r.bytes), '0010000000000000' + '07000000' + '00000000' + '0000000000000000')
+})
+
+Pack('f16 / bf16 PTX params take numbers', () => {
+  const r = packParams('k', [P('f16', 2), P('bf16', 2)], [1.5, -3.5])
+  assert.is(hex(r.bytes), '003e60c0' + '00000000')
+})
+
+Pack('errors name the kernel, the parameter and the PTX type', () => {
+  assert.throws(() => packParams('k(int*)', [P('u64', 8, 8, { name: 'k_param_0', pointer: true })], [{}]),
+    /^kernel k\(int\*\): parameter 0 \(k_param_0\) expects a pointer: DeviceBuffer or device address \(PTX \.param \.u64\), got an object \(no keys\)$/)
+  assert.throws(() => packParams('k', [P('u64', 8)], [2 ** 60]), /not a safe integer: pass a bigint/)
+  assert.throws(() => packParams('k', [P('s64', 8)], [2n ** 63n]), /out of range/)
+  assert.throws(() => packParams('k', [P('u32', 4)], [1, 2]), /expects 1 argument \(PTX parameters: \.u32\), got 2/)
+  assert.throws(() => packParams('k', [P('b8', 16, 16, { count: 16 })], [2n ** 128n]), /out of the 128-bit range/)
+  assert.throws(() => packParams('k', [P('u32', 4)], [slice({ address: 1n }, 2)]), /expects 1 argument .*got 1 \(2 after expanding slices/)
+})
+
+Pack.run()

@@ -86,3 +86,24 @@ for (const b of bundlers) {
   }
   test.run()
 }
+
+// ---
+const native = suite('emit wrapper-c and hostrefs')
+
+for (const b of ['rollup', 'esbuild', 'webpack'] as const) {
+  native(`${b} emits <name>.wrapper.c/.h and <name>.hostrefs.c beside the bundle, and gcc compiles them`, async () => {
+    const outDir = join(root, '..', `out-native-${b}`)
+    const out = await build[b]({ root, entry: 'src/main.js', outDir, options: { ...options, emit: ['wrapper-c', 'hostrefs'] } })
+    for (const f of ['kernels.wrapper.c', 'kernels.wrapper.h', 'kernels.hostrefs.c']) assert.ok(out.files.includes(f), `${b}: ${f} in ${out.files.join(', ')}`)
+    const hostrefs = readFileSync(join(outDir, 'kernels.hostrefs.c'), 'utf8')
+    assert.match(hostrefs, '.nvHRKE')
+    assert.match(hostrefs, '/* vecAdd */')
+    const wrapper = readFileSync(join(outDir, 'kernels.wrapper.c'), 'utf8')
+    assert.match(wrapper, 'llvm_offload_entries')
+    for (const f of ['kernels.wrapper.c', 'kernels.hostrefs.c']) {
+      execFileSync(tool('gcc'), ['-c', '-I', outDir, join(outDir, f), '-o', join(outDir, f.replace(/\.c$/, '.o'))])
+    }
+  })
+}
+
+native.run()

@@ -5,8 +5,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { pathToFileURL } from 'node:url'
 import { createUnplugin, type UnpluginFactory, type UnpluginOptions } from 'unplugin'
 import type { BuildResult } from '@kernelpack/toolchain'
-import * as codegen from '@kernelpack/codegen'
-import { emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
+import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
 import { createContext, type Logger, type PluginContext } from './core/context.js'
 import { parseImportKind, stripQuery, type Options } from './core/options.js'
 import { assetFileName, writeFileAtomic } from './core/assets.js'
@@ -94,22 +93,23 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     return { kind: 'expression', expression: `new URL(${JSON.stringify(rel)}, import.meta.url)` }
   }
 
-  /** C files for native packages (`emit: ['wrapper-c', 'hostrefs']`), when codegen provides them. */
+  /** C files for native packages (`emit: ['wrapper-c', 'hostrefs']`), named like `kernelpack build --emit`
+   *  writes them: `<name>.wrapper.c` (+ `.wrapper.h`) in LLVM 22's offload layout, `<name>.hostrefs.c`. */
   function emitNativeFiles(this: EmitContext, file: string, res: BuildResult): void {
     const stem = basename(file).replace(/\.cu$/i, '')
-    const gen = codegen as unknown as Record<string, ((...a: unknown[]) => string) | undefined>
-    const jobs: Array<[string, string]> = []
+    const files: Array<[string, string]> = []
     if (ctx.resolved.emit.has('wrapper-c')) {
-      if (!gen.emitWrapperC) throw new Error(`${PLUGIN_NAME}: emit 'wrapper-c' needs @kernelpack/codegen's emitWrapperC, which this version lacks`)
-      jobs.push([`${stem}.wrapper.c`, gen.emitWrapperC({ offload: res.offload, manifest: res.manifest, name: stem })])
+      const out = emitWrapperC({ name: stem, offload: res.offload, manifest: res.manifest })
+      files.push([`${stem}.wrapper.c`, out.c])
+      if (out.h) files.push([`${stem}.wrapper.h`, out.h])
     }
     if (ctx.resolved.emit.has('hostrefs')) {
-      if (!gen.emitHostRefs) throw new Error(`${PLUGIN_NAME}: emit 'hostrefs' needs @kernelpack/codegen's emitHostRefs, which this version lacks`)
-      jobs.push([`${stem}.hostrefs.c`, gen.emitHostRefs({ manifest: res.manifest, name: stem })])
+      files.push([`${stem}.hostrefs.c`, emitHostRefs(hostRefSymbolsFromManifest(res.manifest), { dialect: 'c', missingModuleId: 'skip' })])
     }
-    for (const [name, text] of jobs) {
-      if (this.emitFile) this.emitFile({ type: 'asset', fileName: name, source: text })
-      else writeFileAtomic(join(ctx.resolved.root, name), text)
+    for (const [name, text] of files) {
+      if (framework === 'esbuild') writeFileAtomic(join(esbuildTarget?.outdir ?? resolve(ctx.resolved.root, 'dist'), name), text)
+      else if (framework === 'vite' && viteCommand === 'serve') writeFileAtomic(join(ctx.resolved.cacheDir, 'native', name), text)
+      else this.emitFile!({ type: 'asset', fileName: name, source: text })
     }
   }
 
@@ -154,7 +154,11 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       const ssr = !!loadOptions?.ssr
       const asset = assetFor.call(this as EmitContext, file, res, ssr)
       if (kind === 'url') return emitUrlStub({ asset })
-      emitNativeFiles.call(this as EmitContext, file, res)
+      try {
+        emitNativeFiles.call(this as EmitContext, file, res)
+      } catch (err) {
+        throw toPluginError(err, file, ctx.resolved.root)
+      }
       return emitLoaderStub({
         manifest: res.manifest,
         asset,

@@ -45,7 +45,7 @@ function readAt(fd: number, position: number, length: number): Uint8Array {
  * window come back empty with `imageOffset` set (absolute in the file); images of compressed binaries
  * are held in memory (they must be inflated anyway).
  */
-export async function scanOffloadFile(fd: number, path: string): Promise<ScannedBinary[]> {
+export async function scanOffloadFile(fd: number, path: string, windowSize = WINDOW): Promise<ScannedBinary[]> {
   const fileSize = fstatSync(fd).size
   if (fileSize === 0) throw new UserError(`${path}: empty file, not an offload binary`)
   const head = readAt(fd, 0, Math.min(fileSize, 64))
@@ -59,7 +59,7 @@ export async function scanOffloadFile(fd: number, path: string): Promise<Scanned
     try {
       while (offset < region.end) {
         const left = region.end - offset
-        let window = readAt(fd, offset, Math.min(left, WINDOW))
+        let window = readAt(fd, offset, Math.min(left, windowSize))
         await loadCodecsIfCompressed(window)
         let decoded
         try {
@@ -67,7 +67,9 @@ export async function scanOffloadFile(fd: number, path: string): Promise<Scanned
         } catch (err) {
           if (!(err instanceof WindowTooSmall)) throw err
           // Metadata past the first window (or a compressed body): read the whole binary.
-          const size = Number(new DataView(window.buffer, window.byteOffset).getBigUint64(8, true))
+          const head = window.length >= 16 ? window : readAt(fd, offset, Math.min(left, 16))
+          if (head.length < 16) decodeBinaryAt(windowSource(head, head.length), 0) // throws: truncated
+          const size = Number(new DataView(head.buffer, head.byteOffset).getBigUint64(8, true))
           window = readAt(fd, offset, Math.min(left, size))
           decoded = decodeBinaryAt(windowSource(window, left), 0)
         }

@@ -42,6 +42,13 @@ hostrefs('default symbols: every kernel and variable of the PTX; -o writes the f
   assert.match(text, /\/\* _Z13external_poly\* \*\//)
 })
 
+hostrefs('default symbols skip compiler-made globals (nvcc\'s printf strings $str)', async () => {
+  const r = await cli(['--ptx', join(nvccDir, 'structs.rdc.sm_90.ptx')])
+  assert.is(r.code, 0, r.stderr)
+  assert.not.match(r.stdout, /\$str/)
+  assert.match(r.stdout, /\/\* _Z8k_arrays\* \*\//)
+})
+
 hostrefs('--c gives C without extern "C"', async () => {
   const r = await cli(['--ptx', join(nvccDir, 'extern_c.rdc.sm_90.ptx'), '--c'])
   assert.is(r.code, 0)

@@ -14,7 +14,7 @@
 //    `__cudaUnregisterFatBinary` at exit.
 // Every name that came from a user file is written as hex bytes; comments go through escapeCComment.
 import { readOffloadBinaries, type KernelManifest, type OffloadBinary } from '@kernelpack/offload'
-import { emitHostRefs, escapeCComment, type HostRefSymbol } from './host-refs.js'
+import { emitHostRefs, escapeCComment, isCompilerInternalSymbol, type HostRefSymbol } from './host-refs.js'
 
 export type WrapperFlavor = 'offload' | 'legacy' | 'cuda'
 
@@ -138,12 +138,6 @@ interface WrapperSymbol {
   flags: number
   constant: boolean
   extern: boolean
-}
-
-/** Compiler-made globals that are no user entity: nvcc's string literals (`$str`, `$str$1`) and clang's
- * `__clang_gpu_used_external` list. clang's host side registers none of them. */
-export function isCompilerInternalSymbol(name: string): boolean {
-  return name.startsWith('$') || name.startsWith('__clang_')
 }
 
 /** A manifest alignment usable in `aligned(N)`: a power of two from 1 to 4096, else 1. */

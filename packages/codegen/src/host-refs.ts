@@ -208,14 +208,21 @@ export function emitHostRefs(symbols: HostRefSymbol[], options: EmitHostRefsOpti
   return blocks.join('\n')
 }
 
+/** Compiler-made globals that are no user entity: nvcc's string literals (`$str`, `$str$1`) and clang's
+ * `__clang_gpu_used_external` list. Neither cudafe++ nor clang's host side lists them. */
+export function isCompilerInternalSymbol(name: string): boolean {
+  return name.startsWith('$') || name.startsWith('__clang_')
+}
+
 /** Host-reference symbols for the kernels and variables of a manifest; `only` picks PTX names (each must
- * exist in the manifest). Default: every kernel and variable that the module defines. */
+ * exist in the manifest). Default: every kernel and variable that the module defines, less the
+ * compiler-made ones (isCompilerInternalSymbol). */
 export function hostRefSymbolsFromManifest(manifest: KernelManifest, only?: string[]): HostRefSymbol[] {
   const all: HostRefSymbol[] = [
     ...manifest.kernels.map((k): HostRefSymbol => ({ name: k.name, kind: 'kernel', linkage: k.linkage })),
     ...manifest.variables.map((v): HostRefSymbol => ({ name: v.name, kind: 'variable', linkage: v.linkage, space: v.space })),
   ]
-  if (!only) return all.filter((s) => s.linkage !== 'extern')
+  if (!only) return all.filter((s) => s.linkage !== 'extern' && !isCompilerInternalSymbol(s.name))
   const byName = new Map(all.map((s) => [s.name, s]))
   return only.map((name) => {
     const s = byName.get(name)

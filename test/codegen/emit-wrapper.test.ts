@@ -27,13 +27,13 @@ function compileLl(name: string): string {
   return out
 }
 
-/** Compiles C with clang-22 -Wall and gcc -Wall -Wextra, both with -Werror; returns [clang object, gcc object]. */
+/** Compiles C with clang-22 and gcc, -Wall -Wextra, both with -Werror; returns [clang object, gcc object]. */
 function compileC(name: string, c: string): [string, string] {
   const src = join(dir, `${name}.c`)
   writeFileSync(src, c)
   const clangObj = join(dir, `${name}.clang.o`)
   const gccObj = join(dir, `${name}.gcc.o`)
-  run(tool('clang'), ['-O2', '-Wall', '-Werror', '-c', src, '-o', clangObj])
+  run(tool('clang'), ['-O2', '-Wall', '-Wextra', '-Werror', '-c', src, '-o', clangObj])
   run(tool('gcc'), ['-O2', '-Wall', '-Wextra', '-Werror', '-c', src, '-o', gccObj])
   return [clangObj, gccObj]
 }

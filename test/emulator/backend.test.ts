@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { clangPtx, createEmulatorBackend, download, marshal, nvccPtx, ptxBytes, upload } from './helpers.ts'
-import { EmulatorFault, PtxError } from '../../packages/emulator/src/index.ts'
+import { clangPtx, createEmulatorBackend, download, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
+import { EmulatorFault, PtxError } from '../../packages/emulator/src/index.js'
 
 const vecAddCu = `
 extern "C" __global__ void vecAdd(const float* a, const float* b, float* c, int n) {

@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { clangCurandShim, tool } from '../helpers/tools.ts'
-import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.ts'
+import { clangCurandShim, tool } from '../helpers/tools.js'
+import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.js'
 
 export function nvccPtx(source: string, arch = 'compute_80', extra: string[] = []): string {
   const dir = mkdtempSync(join(tmpdir(), 'kp-emu-'))

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { bitsf32, bitsf64, F32, F64, f32bits, f64bits, frac, halfToNum, numToHalf, roundRational, runForm, s, u, type Bits, type Mode } from './ptx-harness.ts'
+import { bitsf32, bitsf64, F32, F64, f32bits, f64bits, frac, halfToNum, numToHalf, roundRational, runForm, s, u, type Bits, type Mode } from './ptx-harness.js'
 
 function check(form: string, dst: string, src: string, inputs: Bits[], ref: (x: Bits) => Bits): void {
   const got = runForm({ form, dst, srcs: [src] }, inputs.map((x) => [x]))

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { bitsf32, bitsf64, F32, F64, f32bits, f64bits, frac, halfToNum, numToHalf, roundRational, runForm, type Bits, type Mode } from './ptx-harness.ts'
+import { bitsf32, bitsf64, F32, F64, f32bits, f64bits, frac, halfToNum, numToHalf, roundRational, runForm, type Bits, type Mode } from './ptx-harness.js'
 
 const MIN_NORMAL32 = 2 ** -126
 const DENORM32 = 2 ** -140

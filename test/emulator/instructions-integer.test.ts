@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { runForm, s, u, type Bits } from './ptx-harness.ts'
+import { runForm, s, u, type Bits } from './ptx-harness.js'
 
 const V32 = [0n, 1n, 2n, 3n, 7n, 31n, 32n, 33n, 0x7fffffffn, 0x80000000n, 0xffffffffn, 0xfffffffen, 12345n, u(-777, 32), 0x55555555n, 0x12345678n]
 const V64 = [0n, 1n, 5n, 63n, 64n, 0x7fffffffn, 0x80000000n, 0xffffffffn, 0x100000000n, (1n << 53n) - 1n, 1n << 53n, (1n << 53n) + 1n, (1n << 63n) - 1n, 1n << 63n, u(-1, 64), u(-12345678901n, 64), 0x9e3779b97f4a7c15n]

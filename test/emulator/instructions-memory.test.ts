@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createEmulatorBackend, EmulatorFault } from '../../packages/emulator/src/index.ts'
-import { download, marshal, ptxBytes, upload, type Arg } from './helpers.ts'
+import { createEmulatorBackend, EmulatorFault } from '../../packages/emulator/src/index.js'
+import { download, marshal, ptxBytes, upload, type Arg } from './helpers.js'
 
 const head = '.version 8.0\n.target sm_80\n.address_size 64\n'
 const be = createEmulatorBackend()

@@ -2,8 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { parsePtx, PtxError, type PtxInstruction } from '../../packages/emulator/src/index.ts'
-import { referenceDir } from '../helpers/tools.ts'
+import { parsePtx, PtxError, type PtxInstruction } from '../../packages/emulator/src/index.js'
+import { referenceDir } from '../helpers/tools.js'
 
 const parse = suite('parsePtx')
 

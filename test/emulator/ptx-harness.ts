@@ -2,7 +2,7 @@
 // operands (8-byte slots) from global memory, executes the form, stores the destination's bits. The
 // expected values in the tests come from independent references (BigInt integer math and the exact
 // rational rounding below), never from the emulator's own helpers.
-import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.ts'
+import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.js'
 
 export type Bits = bigint
 

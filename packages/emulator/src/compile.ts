@@ -116,6 +116,7 @@ class FnCompiler {
   calls = new Set<string>()
   usesCF = false
   hoisted = new Map<string, { name: string; code: string; kind: Kind }>()
+  suspendAt = new Map<number, PtxInstruction>()
   cur!: PtxInstruction
   instrIndex = 0
 
@@ -549,9 +550,19 @@ class FnCompiler {
     }
     const regDecl = [...this.regs.values()].map((r) => `${r.js}=${r.cls === 'pred' ? 'false' : '0'}`).join(',')
     const regList = [...this.regs.values()].map((r) => r.js)
-    const save = regList.map((r, i) => `R[${i}]=${r};`).join('')
-    const restore = regList.map((r, i) => `${r}=R[${i}];`).join('')
-    const code = body.join('\n').replaceAll('/*SAVE*/', save)
+    // save/restore only the registers live across each suspension point
+    const live = this.liveAcross()
+    let code = body.join('\n')
+    let restore = ''
+    if (this.suspendAt.size) {
+      const slot = new Map(regList.map((r, i) => [r, i]))
+      const cases: string[] = []
+      for (const [pc, regs] of live) {
+        code = code.replace(`/*SAVE${pc}*/`, regs.map((r) => `R[${slot.get(r)}]=${r};`).join(''))
+        cases.push(`case ${pc}:${regs.map((r) => `${r}=R[${slot.get(r)}];`).join('')}break;`)
+      }
+      restore = `switch(pc){${cases.join('')}}`
+    }
     const locals = `let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
     if (fn.kind === 'entry') {
       // thread ids advance incrementally (no division per thread); LB = this thread's local window
@@ -565,6 +576,75 @@ class FnCompiler {
     return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\nreturn;default:throw new Error('bad pc '+pc)}}`
   }
 
+  /** Backward liveness over the instruction graph; for each suspension pc, the JS names of the registers
+   *  live after the suspending instruction (its own destinations are written on resume). */
+  liveAcross(): Map<number, string[]> {
+    const result = new Map<number, string[]>()
+    if (this.suspendAt.size === 0) return result
+    const instrs: PtxInstruction[] = []
+    const labelAt = new Map<string, number>()
+    for (const st of this.fn.body!) {
+      if (st.kind === 'label') labelAt.set(st.name, instrs.length)
+      else instrs.push(st)
+    }
+    const regIndex = new Map<string, number>()
+    const regNames: string[] = []
+    for (const [name, r] of this.regs) { regIndex.set(name, regNames.length); regNames.push(r.js) }
+    const W = Math.max(1, Math.ceil(regNames.length / 32))
+    const n = instrs.length
+    const noDest = new Set(['st', 'red', 'bar', 'barrier', 'bra', 'ret', 'exit', 'call', 'membar', 'fence', 'trap', 'brkpt', 'nanosleep', 'prefetch', 'prefetchu', 'pmevent', 'discard', 'applypriority', 'griddepcontrol', 'setmaxnreg'])
+    const collect = (o: Operand | undefined, out: number[]) => {
+      if (!o) return
+      switch (o.k) {
+        case 'id': { const i = regIndex.get(o.name); if (i !== undefined) out.push(i); break }
+        case 'vec': case 'list': for (const x of o.items) collect(x, out); break
+        case 'pair': collect(o.a, out); collect(o.b, out); break
+        case 'not': case 'neg': collect(o.a, out); break
+        case 'addr': collect(o.base, out); break
+        default: break
+      }
+    }
+    const uses: number[][] = [], dests: number[][] = [], kills: boolean[] = [], succ: number[][] = []
+    instrs.forEach((ins, i) => {
+      const u: number[] = [], d: number[] = []
+      const hasDest = !noDest.has(ins.op[0]!)
+      ins.args.forEach((a, j) => collect(a, j === 0 && hasDest ? d : u))
+      if (ins.guard) { const g = regIndex.get(ins.guard.reg); if (g !== undefined) u.push(g) }
+      uses.push(u); dests.push(d); kills.push(!ins.guard)
+      const op0 = ins.op[0]
+      const next = i + 1 < n ? [i + 1] : []
+      if (op0 === 'bra') {
+        const tgt = ins.args[0]?.k === 'id' ? labelAt.get(ins.args[0].name) : undefined
+        const t = tgt !== undefined && tgt < n ? [tgt] : []
+        succ.push(ins.guard ? [...t, ...next] : t)
+      } else if (op0 === 'ret' || op0 === 'exit') succ.push(ins.guard ? next : [])
+      else succ.push(next)
+    })
+    const liveIn = Array.from({ length: n }, () => new Uint32Array(W))
+    const liveOut = Array.from({ length: n }, () => new Uint32Array(W))
+    for (let changed = true; changed;) {
+      changed = false
+      for (let i = n - 1; i >= 0; i--) {
+        const out = liveOut[i]!
+        for (const sI of succ[i]!) { const li = liveIn[sI]!; for (let w = 0; w < W; w++) out[w]! |= li[w]! }
+        const inn = new Uint32Array(out)
+        if (kills[i]) for (const d of dests[i]!) inn[d >>> 5]! &= ~(1 << (d & 31))
+        for (const u of uses[i]!) inn[u >>> 5]! |= 1 << (u & 31)
+        const cur = liveIn[i]!
+        for (let w = 0; w < W; w++) if (cur[w] !== inn[w]) { cur[w] = inn[w]!; changed = true }
+      }
+    }
+    for (const [pc, ins] of this.suspendAt) {
+      const i = instrs.indexOf(ins)
+      const set = new Uint32Array(liveOut[i]!)
+      for (const d of dests[i]!) set[d >>> 5]! &= ~(1 << (d & 31))
+      const names: string[] = []
+      for (let r = 0; r < regNames.length; r++) if ((set[r >>> 5]! >>> (r & 31)) & 1) names.push(regNames[r]!)
+      result.set(pc, names)
+    }
+    return result
+  }
+
   ret(): string {
     if (this.fn.kind === 'entry') return this.hasSuspend ? 'S.st=3;continue TH;' : 'continue TH;'
     return 'return;'
@@ -576,8 +656,9 @@ class FnCompiler {
     const pc = this.nextPc++
     this.collectives.set(pc, kind)
     const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
+    this.suspendAt.set(pc, this.cur)
     return {
-      parts: [`${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};/*SAVE*/continue TH;`, `case ${pc}:`, outputs.join('')],
+      parts: [`${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};/*SAVE${pc}*/continue TH;`, `case ${pc}:`, outputs.join('')],
     }
   }
 

@@ -103,11 +103,39 @@ export function packParams(entry: string, params: readonly PtxParam[], args: rea
   return { bytes, offsets, sizes: params.map((p) => p.size) }
 }
 
-type View = ArrayBufferView & { length: number }
-type ViewCtor<T extends View> = { new (buffer: ArrayBuffer, byteOffset?: number, length?: number): T; BYTES_PER_ELEMENT: number }
+export type View = ArrayBufferView & { length: number }
+export type ViewCtor<T extends View> = { new (buffer: ArrayBuffer, byteOffset?: number, length?: number): T; BYTES_PER_ELEMENT: number }
+
+/** What corpus cases use to run kernels: a module loaded on a backend directly (KernelRunner) or through
+ *  the runtime API (RuntimeKernelHost in runtime-kernel-host.ts). */
+export interface KernelHost {
+  readonly label: string
+  /** Entries launched so far (so a corpus can check that it ran every kernel of a module). */
+  readonly launched: Set<string>
+  /** Device printf output of the launches, for cases that check it. */
+  readonly printed: string[]
+  /** The one entry whose name equals `name` or contains it (a C++ kernel's identifier inside its mangled name). */
+  entry(name: string): string
+  upload(data: ArrayBufferView): Promise<DeviceBuffer>
+  /** A buffer of `byteLength` bytes, each set to `byte`. */
+  alloc(byteLength: number, byte?: number): Promise<DeviceBuffer>
+  read<T extends View>(buf: DeviceBuffer, ctor: ViewCtor<T>): Promise<T>
+  write(buf: DeviceBuffer, data: ArrayBufferView): Promise<void>
+  launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes?: number): Promise<void>
+  /** A module variable found by identifier (see findPtxVariable). */
+  variable(ident: string): Promise<DeviceBuffer>
+}
+
+/** The one name in `names` equal to `name` or containing it; throws listing the candidates otherwise. */
+export function pickEntry(names: readonly string[], name: string, label: string): string {
+  if (names.includes(name)) return name
+  const hits = names.filter((e) => e.includes(name))
+  if (hits.length !== 1) throw new Error(`${label}: expected one .entry matching ${name}, found ${hits.length ? hits.join(', ') : 'none'} (entries: ${names.join(', ')})`)
+  return hits[0]!
+}
 
 /** One loaded PTX module on a backend. */
-export class KernelRunner {
+export class KernelRunner implements KernelHost {
   readonly entries: Map<string, PtxParam[]>
   /** Entries launched so far (so a corpus can check that it ran every kernel of a module). */
   readonly launched = new Set<string>()
@@ -121,12 +149,8 @@ export class KernelRunner {
     return new KernelRunner(backend, module, ptx, label, printed)
   }
 
-  /** The one entry whose name equals `name` or contains it (a C++ kernel's identifier inside its mangled name). */
   entry(name: string): string {
-    if (this.entries.has(name)) return name
-    const hits = [...this.entries.keys()].filter((e) => e.includes(name))
-    if (hits.length !== 1) throw new Error(`${this.label}: expected one .entry matching ${name}, found ${hits.length ? hits.join(', ') : 'none'} (entries: ${[...this.entries.keys()].join(', ')})`)
-    return hits[0]!
+    return pickEntry([...this.entries.keys()], name, this.label)
   }
 
   async upload(data: ArrayBufferView): Promise<DeviceBuffer> {
@@ -136,7 +160,6 @@ export class KernelRunner {
     return { address, byteLength: bytes.length }
   }
 
-  /** A buffer of `byteLength` bytes, each set to `byte`. */
   async alloc(byteLength: number, byte = 0): Promise<DeviceBuffer> {
     const address = await this.backend.alloc(Math.max(byteLength, 1))
     await this.backend.memset(address, byte, byteLength)

@@ -6,7 +6,7 @@
 // behind, and parallel test files can share the cache.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { clangCurandShim, repoRoot, tool } from './tools.js'
 
@@ -94,12 +94,29 @@ export async function compilePtx(req: CompileRequest): Promise<string> {
   const file = join(ptxCacheDir, `${stem}-${req.config.compiler}-${req.config.arch}-${key.slice(0, 24)}.ptx`)
   if (existsSync(file)) return readFileSync(file, 'utf8')
   mkdirSync(ptxCacheDir, { recursive: true })
+  // Test files run in parallel processes: the first to create `<entry>.lock` compiles, the others wait for
+  // the entry instead of running the same compiler again (a lock older than 5 minutes is taken as stale).
+  const lock = `${file}.lock`
+  for (;;) {
+    if (existsSync(file)) return readFileSync(file, 'utf8')
+    try {
+      mkdirSync(lock)
+      break
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > 300_000) rmSync(lock, { recursive: true, force: true })
+    } catch { /* the other process just finished */ }
+    await new Promise((r) => setTimeout(r, 100))
+  }
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
   try {
     await run(cmd, [...args, '-o', tmp])
     renameSync(tmp, file)
   } finally {
     rmSync(tmp, { force: true })
+    rmSync(lock, { recursive: true, force: true })
   }
   return readFileSync(file, 'utf8')
 }

@@ -1,0 +1,72 @@
+// Runs corpus cases through the public runtime API (@kernelpack/runtime loadModule with backend 'emulator'):
+// buffers are the runtime's DeviceBuffers, launches go through mod.kernel(name).launch, so the runtime's
+// argument checks and parameter marshalling (from the manifest) are what the kernels see.
+import { loadModule, resolveBackend, type Backend, type Module } from '@kernelpack/runtime'
+import type { KernelManifest } from '@kernelpack/offload'
+import { pickEntry, type DeviceBuffer, type KernelArg, type KernelHost, type View, type ViewCtor } from './kernel-runner.js'
+import type { Dim3 } from '../../packages/runtime/src/backend.js'
+
+type RuntimeBuffer = DeviceBuffer & { download?: (into: Uint8Array) => Promise<Uint8Array>; write?: (d: ArrayBufferView) => Promise<void> }
+
+export class RuntimeKernelHost implements KernelHost {
+  readonly launched = new Set<string>()
+  readonly printed: string[] = []
+  private constructor(readonly mod: Module, readonly backend: Backend, readonly manifest: KernelManifest, readonly label: string) {}
+
+  /** Loads `source` (an offload binary or raw PTX) for `manifest` with `backend: 'emulator'`. */
+  static async load(source: Uint8Array, manifest: KernelManifest, label: string): Promise<RuntimeKernelHost> {
+    const mod = await loadModule(source, manifest, { backend: 'emulator' })
+    const { backend } = await resolveBackend({ backend: 'emulator' })
+    return new RuntimeKernelHost(mod, backend, manifest, label)
+  }
+
+  entry(name: string): string {
+    return pickEntry(this.manifest.kernels.map((k) => k.name), name, this.label)
+  }
+
+  async upload(data: ArrayBufferView): Promise<DeviceBuffer> {
+    return this.mod.upload(data)
+  }
+
+  async alloc(byteLength: number, byte = 0): Promise<DeviceBuffer> {
+    const buf = await this.mod.alloc(byteLength)
+    await buf.fill(byte)
+    return buf
+  }
+
+  async read<T extends View>(buf: DeviceBuffer, ctor: ViewCtor<T>): Promise<T> {
+    const bytes = new Uint8Array(buf.byteLength)
+    const rb = buf as RuntimeBuffer
+    if (rb.download) await rb.download(bytes)
+    else await this.backend.copyFromDevice(bytes, buf.address) // a module variable: no DeviceBuffer for it
+    return new ctor(bytes.buffer, 0, buf.byteLength / ctor.BYTES_PER_ELEMENT)
+  }
+
+  async write(buf: DeviceBuffer, data: ArrayBufferView): Promise<void> {
+    const rb = buf as RuntimeBuffer
+    if (rb.write) await rb.write(data)
+    else await this.backend.copyToDevice(buf.address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+  }
+
+  async launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes = 0): Promise<void> {
+    const entry = this.entry(name)
+    this.launched.add(entry)
+    // The runtime's emulator backend prints device printf with console.log; catch it for the cases that check it.
+    const log = console.log
+    console.log = (...xs: unknown[]) => void this.printed.push(xs.join(' '))
+    try {
+      await this.mod.kernel(entry).launch({ grid, block, sharedBytes }, ...args)
+      await this.mod.synchronize()
+    } finally {
+      console.log = log
+    }
+  }
+
+  async variable(ident: string): Promise<DeviceBuffer> {
+    const names = this.manifest.variables.map((v) => v.name)
+    const hits = names.filter((n) => n === ident || new RegExp(`(^|\\d)${ident}$`).test(n))
+    if (hits.length !== 1) throw new Error(`${this.label}: expected one variable named like ${ident} in the manifest, found ${hits.join(', ') || 'none'}`)
+    const g = await this.mod.global(hits[0]!)
+    return { address: g.address, byteLength: g.size }
+  }
+}

@@ -143,6 +143,8 @@ offload('every byte value survives the C: a 256 KiB image through gcc and clang'
 })
 
 offload('bad input is a clear error', () => {
+  const badSize = { kernels: [], variables: [{ name: 'v', space: 'global', size: -1, linkage: 'visible' }] } as KernelManifest
+  assert.throws(() => emitWrapperC({ name: 'x', offload: oneCubin, manifest: badSize }), /"v" has size -1/)
   assert.throws(() => emitWrapperC({ name: 'x', offload: new Uint8Array(8), manifest: noSymbols }), /not an offload binary|holds no binaries/)
 })
 

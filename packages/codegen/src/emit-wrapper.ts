@@ -146,6 +146,14 @@ function powerOfTwoAlign(align: number | undefined): number {
 }
 
 function collectSymbols(input: WrapperInput): WrapperSymbol[] {
+  // A manifest is user input (JSON on disk): check what goes into the C before using it.
+  for (const k of input.manifest.kernels) {
+    if (typeof k.name !== 'string' || k.name === '') throw new WrapperError(`module ${JSON.stringify(input.name)}: a kernel in the manifest has no name; regenerate the manifest`)
+  }
+  for (const v of input.manifest.variables) {
+    if (typeof v.name !== 'string' || v.name === '') throw new WrapperError(`module ${JSON.stringify(input.name)}: a variable in the manifest has no name; regenerate the manifest`)
+    if (!Number.isSafeInteger(v.size) || v.size < 0) throw new WrapperError(`module ${JSON.stringify(input.name)}: variable ${JSON.stringify(v.name)} has size ${JSON.stringify(v.size)} in the manifest; sizes are byte counts (regenerate the manifest)`)
+  }
   const out: WrapperSymbol[] = []
   const names = new Set<string>()
   // Declarations of entities defined elsewhere (`.extern`) have no code in this module's images; a PTX

@@ -100,6 +100,22 @@ Resolve('a driver reporting no device is "no driver" (so auto can fall back)', a
   td.reset()
 })
 
+Resolve('each device uses its primary context, made current again whenever another device was used last', async () => {
+  td.setDevice(9, 0, 2)
+  const b0 = await createCudaBackend({ libcudaPath: td.path, device: 0 })
+  const b1 = await createCudaBackend({ libcudaPath: td.path, device: 1 })
+  td.clearLog()
+  const p0 = b0.alloc(16)
+  const p1 = b1.alloc(16)
+  const p2 = b1.alloc(16)
+  assert.is(td.log(), 'cuCtxSetCurrent primary of device 0\ncuMemAlloc 16\ncuCtxSetCurrent primary of device 1\ncuMemAlloc 16\ncuMemAlloc 16\n')
+  for (const [b, p] of [[b0, p0], [b1, p1], [b1, p2]] as const) await b.free(p)
+  await b0.dispose()
+  await b1.dispose()
+  assert.match(td.log(), /cuDevicePrimaryCtxRelease 0\n.*cuDevicePrimaryCtxRelease 1\n/s)
+  td.reset()
+})
+
 Resolve.run()
 
 // ---

@@ -38,6 +38,10 @@ interface CudaEvent extends BackendEvent {
 }
 
 let koffiPromise: Promise<Koffi> | undefined
+// The context current on the JS thread, as this module last set it: several backends (devices) may share the
+// thread, so each makes its primary context current before it calls the driver (one comparison when it is).
+let currentContext = 0n
+
 // koffi registers prototypes by name, once per process.
 const protos = new Map<string, unknown>()
 function loadKoffi(): Promise<Koffi> {
@@ -151,6 +155,13 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   check('cuDevicePrimaryCtxRetain', cu.cuDevicePrimaryCtxRetain(scratch, dev))
   const ctx = outU64()
   check('cuCtxSetCurrent', cu.cuCtxSetCurrent(ctx))
+  currentContext = ctx
+  const cur = () => {
+    if (currentContext !== ctx) {
+      check('cuCtxSetCurrent', cu.cuCtxSetCurrent(ctx))
+      currentContext = ctx
+    }
+  }
 
   const info: DeviceInfo = { name, computeCapability: cc, totalMemory, ptxVersion: ptxVersionForDriver(driverVersion), multiProcessorCount: sms, warpSize: warp }
   const nativeBlocks = new Set<bigint>()
@@ -186,6 +197,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
         cfg32[3] = b[0]; cfg32[4] = b[1]; cfg32[5] = b[2]
         cfg32[LaunchConfigLayout.sharedMemBytes / 4] = config.sharedBytes
         cfg64[LaunchConfigLayout.hStream / 8] = config.stream ? (config.stream as CudaStream).handle : 0n
+        if (currentContext !== ctx) cur()
         const r = launchEx(base, handle, ptrsAddr, 0n)
         if (r !== 0) check(`cuLaunchKernelEx(${fn.name}, grid [${g.join(', ')}], block [${b.join(', ')}], ${config.sharedBytes} B shared)`, r)
       },
@@ -203,6 +215,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     driverVersion,
     device: () => info,
     loadModule(image: ImageToLoad): BackendModule {
+      cur()
       // PTX must be NUL-terminated text; cubin/fatbin are passed as they are.
       const size = image.bytes.byteLength + 1
       const img = koffi.alloc('uint8_t', size) as bigint
@@ -236,6 +249,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
         const functions = new Map<string, CudaFunction>()
         return {
           getFunction(fname: string): CudaFunction {
+            cur()
             let f = functions.get(fname)
             if (f) return f
             check(`cuModuleGetFunction(${JSON.stringify(fname)})`, cu.cuModuleGetFunction(scratch, hmod, fname))
@@ -244,6 +258,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
             return f
           },
           getGlobal(gname: string) {
+            cur()
             check(`cuModuleGetGlobal(${JSON.stringify(gname)})`, cu.cuModuleGetGlobal(scratch, scratch + 8n, hmod, gname))
             return { address: outU64(), size: Number(scratchView.getBigUint64(8, true)) }
           },
@@ -253,6 +268,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
             return p
           },
           unload() {
+            cur()
             for (const p of launches) p.dispose?.()
             check('cuModuleUnload', cu.cuModuleUnload(hmod))
           },
@@ -263,14 +279,17 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
       }
     },
     alloc(byteLength: number): bigint {
+      cur()
       if (byteLength === 0) return 0n
       check(`cuMemAlloc(${byteLength} bytes)`, cu.cuMemAlloc(scratch, byteLength))
       return outU64()
     },
     free(address: bigint): void {
+      cur()
       if (address !== 0n) check('cuMemFree', cu.cuMemFree(address))
     },
     copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): void {
+      cur()
       if (src.byteLength === 0) return
       if (stream) {
         // The host memory is a JS buffer that may move once we return: wait for the copy.
@@ -279,6 +298,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
       } else check('cuMemcpyHtoD', cu.cuMemcpyHtoD(dst, src, src.byteLength))
     },
     copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): void {
+      cur()
       if (dst.byteLength === 0) return
       if (stream) {
         check('cuMemcpyDtoHAsync', cu.cuMemcpyDtoHAsync(dst, src, dst.byteLength, streamHandle(stream)))
@@ -286,18 +306,22 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
       } else check('cuMemcpyDtoH', cu.cuMemcpyDtoH(dst, src, dst.byteLength))
     },
     memset(dst: bigint, byte: number, byteLength: number, stream?: BackendStream | null): void {
+      cur()
       if (byteLength === 0) return
       if (stream) check('cuMemsetD8Async', cu.cuMemsetD8Async(dst, byte & 0xff, byteLength, streamHandle(stream)))
       else check('cuMemsetD8', cu.cuMemsetD8(dst, byte & 0xff, byteLength))
     },
     createStream(): CudaStream {
+      cur()
       check('cuStreamCreate', cu.cuStreamCreate(scratch, 0))
       return { id: nextStreamId++, handle: outU64() }
     },
     destroyStream(stream: BackendStream): void {
+      cur()
       check('cuStreamDestroy', cu.cuStreamDestroy(streamHandle(stream)))
     },
     synchronize(stream?: BackendStream | null): void {
+      cur()
       if (stream) check('cuStreamSynchronize', cu.cuStreamSynchronize(streamHandle(stream)))
       else check('cuCtxSynchronize', cu.cuCtxSynchronize())
     },
@@ -312,23 +336,28 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
       return p.launch(config) as void
     },
     createEvent(): CudaEvent {
+      cur()
       check('cuEventCreate', cu.cuEventCreate(scratch, 0))
       return { id: nextEventId++, handle: outU64() }
     },
     recordEvent(event: BackendEvent, stream?: BackendStream | null): void {
+      cur()
       check('cuEventRecord', cu.cuEventRecord((event as CudaEvent).handle, streamHandle(stream)))
     },
     elapsedMs(start: BackendEvent, end: BackendEvent): number {
+      cur()
       check('cuEventSynchronize', cu.cuEventSynchronize((end as CudaEvent).handle))
       check('cuEventElapsedTime', cu.cuEventElapsedTime(scratch, (start as CudaEvent).handle, (end as CudaEvent).handle))
       return scratchView.getFloat32(0, true)
     },
     destroyEvent(event: BackendEvent): void {
+      cur()
       check('cuEventDestroy', cu.cuEventDestroy((event as CudaEvent).handle))
     },
     dispose(): void {
       if (disposed) return
       disposed = true
+      cur()
       for (const b of nativeBlocks) koffi.free(b)
       nativeBlocks.clear()
       check('cuDevicePrimaryCtxRelease', cu.cuDevicePrimaryCtxRelease(dev))

@@ -171,11 +171,14 @@ type KernelFn = (T: ThreadState[] | null, t0: number, t1: number, FB: number) =>
 
 function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number): void {
   for (let t = 0; t < n; t++) { const s = states[t]!; s.st = 0; s.pc = 0 }
+  // without warp collectives, only barriers suspend: run the whole block in one call per phase
+  const step = cf.hasWarpCollective ? 32 : n
   for (;;) {
-    for (let w = 0; w < n; w += 32) {
-      const end = Math.min(w + 32, n)
+    for (let w = 0; w < n; w += step) {
+      const end = Math.min(w + step, n)
       for (;;) {
         K(states, w, end, FB)
+        if (step !== 32) break
         let pcSel = -1
         for (let t = w; t < end; t++) if (states[t]!.st === 2) { pcSel = states[t]!.pc; break }
         if (pcSel < 0) break

@@ -42,6 +42,8 @@ export interface CompiledFunction {
   /** Suspension points: resume pc → what the scheduler must do. */
   collectives: Map<number, CollectiveKind>
   hasSuspend: boolean
+  /** Has shfl/vote/match/activemask/redux (suspends at warp granularity). */
+  hasWarpCollective: boolean
   /** Bytes of kernel params (entry) / frame (func) in param memory. */
   frameSize: number
   paramOffsets: number[]
@@ -1503,6 +1505,7 @@ export class ModuleCompiler {
       fcs[i] = fc
       const cf: CompiledFunction = {
         name: f.name, kind: f.kind, js, collectives: fc.collectives, hasSuspend: fc.hasSuspend,
+        hasWarpCollective: [...fc.collectives.values()].some((c) => c.kind !== 'bar'),
         frameSize: fc.frameSize, paramOffsets: fc.paramOffsets, localSize: fc.localSize, stackNeed: fc.localSize,
         calls: fc.calls, regCount: fc.regs.size,
       }

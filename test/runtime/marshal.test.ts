@@ -62,6 +62,12 @@ Pack('scalars wrap the signed range into .u params as C does, f32 rounds, bigint
   assert.is(hex(r.bytes), 'ff00feff' + 'fdffffff' + 'cdcccc3d' + '00000000' + 'ffffffffffff1f00' + 'fbffffffffffffff' + 'faffffffffffffff')
 })
 
+Pack('.s8/.s16/.s32 take only the signed range', () => {
+  assert.is(hex(packParams('k', [P('s8', 1), P('s16', 2), P('s32', 4)], [-128, -32768, -2147483648]).bytes), '80000080' + '00000080')
+  assert.throws(() => packParams('k', [P('s8', 1)], [128]), /out of range \[-128, 127\]/)
+  assert.throws(() => packParams('k', [P('s32', 4)], [2 ** 31]), /out of range \[-2147483648, 2147483647\]/)
+})
+
 Pack('slices expand to (pointer, length); a zero-sized value takes no parameter', () => {
   const r = packParams('k', [P('u64', 8), P('u32', 4), P('u64', 8)], [slice({ address: 0x1000n }, 7), t.struct({}).of({}), null])
   assert.is(hex(r.bytes), '0010000000000000' + '07000000' + '00000000' + '0000000000000000')

@@ -112,6 +112,42 @@ unpack('an ELF object with a .llvm.offloading section, like llvm-offload-binary 
   assert.match(listed.stdout, /host\.o: 4 binaries, 4 images/)
 })
 
+unpack('--archive output matches llvm-offload-binary (short and long member names, odd sizes) and reads back', async () => {
+  const root = tempDir()
+  const r = prng(99)
+  const images = [1, 2, 3, 0, 17].map((n, i) => {
+    writeFileSync(join(root, `i${i}.bin`), r.bytes(n))
+    return `--image=file=i${i}.bin,triple=t,arch=${i % 2 ? 'odd' : 'even'}`
+  })
+  assert.is(spawnSync(tool('llvm-offload-binary'), ['-o', 'short.bin', ...images], { cwd: root }).status, 0)
+  copyFileSync(join(root, 'short.bin'), join(root, 'a-rather-long-input-name.bin'))
+  for (const input of ['short.bin', 'a-rather-long-input-name.bin']) {
+    for (const sel of ['arch=odd', 'arch=even', 'triple=t']) {
+      const args = [input, `--image=file=${input}.${sel}.ref.a,${sel}`, '--archive']
+      assert.is(spawnSync(tool('llvm-offload-binary'), args, { cwd: root }).status, 0)
+      const ours = await kernelpack(['unpack', input, `--image=file=${input}.${sel}.ours.a,${sel}`, '--archive'], root)
+      assert.is(ours.code, 0, ours.stderr)
+      same(readFileSync(join(root, `${input}.${sel}.ours.a`)), readFileSync(join(root, `${input}.${sel}.ref.a`)), `${input} ${sel}`)
+    }
+  }
+  // An archive of offload binaries is read member by member, as llvm-offload-binary reads it.
+  // Members that are plain images (or cubins without offload sections) hold no binaries: skipped.
+  copyFileSync(join(offloadFixtures, 'unpacked', 'b.sm_80.a'), join(root, 'cubins.a'))
+  const listed = await kernelpack(['inspect', 'short.bin.triple=t.ref.a', 'cubins.a'], root)
+  assert.is(listed.code, 0, listed.stderr)
+  assert.match(listed.stdout, /short\.bin\.triple=t\.ref\.a: 0 binaries, 0 images[\s\S]*cubins\.a: 0 binaries, 0 images/)
+  const packedArchive = spawnSync(tool('llvm-ar'), ['rcD', 'bins.a', 'short.bin', 'a-rather-long-input-name.bin'], { cwd: root, encoding: 'utf8' })
+  assert.is(packedArchive.status, 0, packedArchive.stderr)
+  mkdirSync(join(root, 'ref'))
+  mkdirSync(join(root, 'ours'))
+  assert.is(spawnSync(tool('llvm-offload-binary'), ['../bins.a', '--image=arch=odd'], { cwd: join(root, 'ref') }).status, 0)
+  assert.is((await kernelpack(['unpack', '../bins.a', '--image=arch=odd'], join(root, 'ours'))).code, 0)
+  const ref = readdirSync(join(root, 'ref')).sort()
+  assert.is(ref.length, 4)
+  assert.equal(readdirSync(join(root, 'ours')).sort(), ref)
+  for (const f of ref) same(readFileSync(join(root, 'ours', f)), readFileSync(join(root, 'ref', f)), f)
+})
+
 unpack('bad input and bad usage', async () => {
   const dir = workDir()
   writeFileSync(join(dir, 'not.bin'), 'hello world, this is not an offload binary at all')

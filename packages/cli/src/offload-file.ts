@@ -48,11 +48,7 @@ function readAt(fd: number, position: number, length: number): Uint8Array {
 export async function scanOffloadFile(fd: number, path: string, windowSize = WINDOW): Promise<ScannedBinary[]> {
   const fileSize = fstatSync(fd).size
   if (fileSize === 0) throw new UserError(`${path}: empty file, not an offload binary`)
-  const head = readAt(fd, 0, Math.min(fileSize, 64))
-  const isElf = head[0] === 0x7f && head[1] === 0x45 && head[2] === 0x4c && head[3] === 0x46
-  // An ELF object (clang -fgpu-rdc, --offload-new-driver) carries its binaries in SHT_LLVM_OFFLOADING
-  // sections, as llvm-offload-binary reads them (OffloadBinary.cpp, extractFromObject).
-  const regions = isElf ? offloadingSections(fd, fileSize, path) : [{ start: 0, end: fileSize, name: '' }]
+  const regions = regionsOf(fd, 0, fileSize, path, '')
   const out: ScannedBinary[] = []
   for (const region of regions) {
     let offset = region.start
@@ -94,7 +90,7 @@ export async function scanOffloadFile(fd: number, path: string, windowSize = WIN
     } catch (err) {
       if (err instanceof DecodeError || err instanceof RangeError) {
         const at = (err as { offset?: number }).offset
-        const where = at === undefined ? '' : ` (file offset ${offset + at}${region.name ? ` in section ${region.name}` : ''})`
+        const where = at === undefined ? '' : ` (file offset ${offset + at}${region.name ? ` in ${region.name}` : ''})`
         throw new UserError(`${path}: ${err.message.replace(/ \(at byte offset \d+\)$/, '')}${where}; is it an offload binary written by llvm-offload-binary or kernelpack pack?`)
       }
       throw err
@@ -105,17 +101,74 @@ export async function scanOffloadFile(fd: number, path: string, windowSize = WIN
 
 const SHT_LLVM_OFFLOADING = 0x6fff4c0b // llvm/BinaryFormat/ELF.h
 
-/** File ranges of the SHT_LLVM_OFFLOADING sections of a 64-bit little-endian ELF file. */
-function offloadingSections(fd: number, fileSize: number, path: string): { start: number; end: number; name: string }[] {
-  const eh = readAt(fd, 0, 64)
-  if (eh.length < 64 || eh[4] !== 2 || eh[5] !== 1) throw new UserError(`${path}: only 64-bit little-endian ELF objects are read for offload sections`)
+interface Region { start: number; end: number; name: string }
+
+/**
+ * Where offload binaries lie in a file, following llvm-offload-binary (OffloadBinary.cpp,
+ * extractOffloadBinaries): an offload binary is itself; an ELF object holds them in its
+ * SHT_LLVM_OFFLOADING sections (clang -fgpu-rdc objects); a static archive in its members, each
+ * read the same way (members of other kinds are skipped, as LLVM does). Anything else at the top
+ * level is an error here (LLVM 22 silently extracts nothing, which hides mistakes).
+ */
+function regionsOf(fd: number, start: number, end: number, path: string, where: string): Region[] {
+  const head = readAt(fd, start, Math.min(end - start, 8))
+  const is = (bytes: number[]) => bytes.every((b, i) => head[i] === b)
+  if (is([0x10, 0xff, 0x10, 0xad])) return [{ start, end, name: where }]
+  if (is([0x7f, 0x45, 0x4c, 0x46])) return offloadingSections(fd, start, end, path, where)
+  if (is([...'!<arch>\n'].map((c) => c.charCodeAt(0)))) {
+    return archiveMembers(fd, start, end, path).flatMap((m) => {
+      const h = readAt(fd, m.start, Math.min(m.end - m.start, 4))
+      const known = (h[0] === 0x10 && h[1] === 0xff && h[2] === 0x10 && h[3] === 0xad) || (h[0] === 0x7f && h[1] === 0x45 && h[2] === 0x4c && h[3] === 0x46)
+      return known ? regionsOf(fd, m.start, m.end, path, `member ${m.name}`) : []
+    })
+  }
+  if (where) return []
+  const shown = [...head.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ')
+  throw new UserError(`${path}: not an offload binary: bad magic ${shown}, expected 10 ff 10 ad (or an ELF object or archive holding offload sections)`)
+}
+
+/** Members of a GNU or BSD-less `ar` archive (symbol table and long-name table skipped). */
+function archiveMembers(fd: number, start: number, end: number, path: string): Region[] {
+  const out: Region[] = []
+  let longNames: Uint8Array = new Uint8Array(0)
+  let at = start + 8
+  while (at + 60 <= end) {
+    const h = new TextDecoder('latin1').decode(readAt(fd, at, 60))
+    if (h.slice(58, 60) !== '`\n') throw new UserError(`${path}: archive member header at ${at} is malformed`)
+    const rawName = h.slice(0, 16).trimEnd()
+    const size = Number(h.slice(48, 58).trim())
+    if (!Number.isSafeInteger(size) || size < 0 || at + 60 + size > end) throw new UserError(`${path}: archive member at ${at} has a bad size`)
+    const data = at + 60
+    if (rawName === '//') longNames = readAt(fd, data, size)
+    else if (rawName !== '/' && rawName !== '/SYM64/') {
+      let name = rawName.endsWith('/') ? rawName.slice(0, -1) : rawName
+      if (/^\/\d+$/.test(rawName)) {
+        const off = Number(rawName.slice(1))
+        const stop = longNames.indexOf(0x0a, off)
+        name = new TextDecoder().decode(longNames.subarray(off, stop === -1 ? longNames.length : stop)).replace(/\/$/, '')
+      }
+      out.push({ start: data, end: data + size, name })
+    }
+    at = data + size + (size % 2)
+  }
+  return out
+}
+
+/** File ranges of the SHT_LLVM_OFFLOADING sections of a 64-bit little-endian ELF file at `base`. */
+function offloadingSections(fd: number, base: number, limit: number, path: string, where: string): Region[] {
+  const fileSize = limit - base
+  const eh = readAt(fd, base, 64)
+  if (eh.length < 64 || eh[4] !== 2 || eh[5] !== 1) {
+    if (where) return [] // e.g. a 32-bit member of an archive: nothing kernelpack can hold
+    throw new UserError(`${path}: only 64-bit little-endian ELF objects are read for offload sections`)
+  }
   const v = new DataView(eh.buffer)
   const shoff = Number(v.getBigUint64(0x28, true))
   const shentsize = v.getUint16(0x3a, true)
   const shnum = v.getUint16(0x3c, true)
   const shstrndx = v.getUint16(0x3e, true)
   if (shentsize < 64 || shoff + shnum * shentsize > fileSize) throw new UserError(`${path}: ELF section header table (${shnum} × ${shentsize} bytes at ${shoff}) lies outside the ${fileSize}-byte file`)
-  const table = readAt(fd, shoff, shnum * shentsize)
+  const table = readAt(fd, base + shoff, shnum * shentsize)
   const t = new DataView(table.buffer)
   const section = (i: number) => ({
     name: t.getUint32(i * shentsize, true),
@@ -124,17 +177,18 @@ function offloadingSections(fd: number, fileSize: number, path: string): { start
     size: Number(t.getBigUint64(i * shentsize + 0x20, true)),
   })
   const strtab = shstrndx < shnum ? section(shstrndx) : undefined
-  const names = strtab && strtab.offset + strtab.size <= fileSize ? readAt(fd, strtab.offset, strtab.size) : new Uint8Array(0)
+  const names = strtab && strtab.offset + strtab.size <= fileSize ? readAt(fd, base + strtab.offset, strtab.size) : new Uint8Array(0)
   const nameOf = (n: number) => {
     const end = names.indexOf(0, n)
     return n < names.length ? new TextDecoder().decode(names.subarray(n, end === -1 ? names.length : end)) : `#${n}`
   }
-  const out: { start: number; end: number; name: string }[] = []
+  const out: Region[] = []
   for (let i = 0; i < shnum; i++) {
     const s = section(i)
     if (s.type !== SHT_LLVM_OFFLOADING) continue
     if (s.offset + s.size > fileSize) throw new UserError(`${path}: section ${nameOf(s.name)} (${s.size} bytes at ${s.offset}) lies outside the file`)
-    if (s.size > 0) out.push({ start: s.offset, end: s.offset + s.size, name: nameOf(s.name) })
+    const name = `section ${nameOf(s.name)}${where ? ` of ${where}` : ''}`
+    if (s.size > 0) out.push({ start: base + s.offset, end: base + s.offset + s.size, name })
   }
   return out
 }

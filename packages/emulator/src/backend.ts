@@ -69,7 +69,7 @@ export interface EmulatorBackend {
   dispose(): void
 }
 
-interface ThreadState { st: number; pc: number; r: unknown[]; c0: unknown; c1: unknown; c2: unknown; c3: unknown; o0: unknown; o1: unknown }
+interface ThreadState { st: number; pc: number; r: unknown[]; f: Float64Array; c0: unknown; c1: unknown; c2: unknown; c3: unknown; o0: unknown; o1: unknown }
 
 class KernelHandle implements EmulatorFunction {
   constructor(readonly name: string, readonly mod: LoadedModule, readonly cf: CompiledFunction) {}
@@ -306,7 +306,7 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
         const K = inst.FN[fn.name] as unknown as KernelFn
         let states: ThreadState[] = []
         if (cf.hasSuspend) {
-          states = Array.from({ length: nthreads }, () => ({ st: 0, pc: 0, r: new Array(cf.regCount).fill(0), c0: 0, c1: 0, c2: 0, c3: 0, o0: 0, o1: false }))
+          states = Array.from({ length: nthreads }, () => ({ st: 0, pc: 0, r: new Array(cf.regCount).fill(0), f: new Float64Array(cf.regCount), c0: 0, c1: 0, c2: 0, c3: 0, o0: 0, o1: false }))
         }
         for (let z = 0; z < grid[2]; z++) {
           for (let y = 0; y < grid[1]; y++) {

@@ -557,11 +557,15 @@ class FnCompiler {
     let code = body.join('\n')
     let restore = ''
     if (this.suspendAt.size) {
+      // numbers go to a Float64Array (no boxing), i64 values (number or BigInt) to a plain array
       const slot = new Map(regList.map((r, i) => [r, i]))
+      const clsOf = new Map([...this.regs.values()].map((r) => [r.js, r.cls]))
+      const sv = (r: string) => (clsOf.get(r) === 'i64' ? `R[${slot.get(r)}]=${r};` : clsOf.get(r) === 'pred' ? `RF[${slot.get(r)}]=${r}?1:0;` : `RF[${slot.get(r)}]=${r};`)
+      const rs = (r: string) => (clsOf.get(r) === 'i64' ? `${r}=R[${slot.get(r)}];` : clsOf.get(r) === 'pred' ? `${r}=RF[${slot.get(r)}]!==0;` : `${r}=RF[${slot.get(r)}];`)
       const cases: string[] = []
       for (const [pc, regs] of live) {
-        code = code.replace(`/*SAVE${pc}*/`, regs.map((r) => `R[${slot.get(r)}]=${r};`).join(''))
-        cases.push(`case ${pc}:${regs.map((r) => `${r}=R[${slot.get(r)}];`).join('')}break;`)
+        code = code.replace(`/*SAVE${pc}*/`, regs.map(sv).join(''))
+        cases.push(`case ${pc}:${regs.map(rs).join('')}break;`)
       }
       restore = `switch(pc){${cases.join('')}}`
     }
@@ -571,7 +575,7 @@ class FnCompiler {
       const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}`
       const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
       if (this.hasSuspend) {
-        return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
+        return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
       }
       return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\ncontinue TH;default:throw new Error('bad pc '+pc)}}}`
     }

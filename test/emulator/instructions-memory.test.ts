@@ -72,6 +72,38 @@ ldst('64-bit values round-trip exactly through memory', () => {
   vals.forEach((v, i) => assert.is(out[i], v ^ 0x5555555555555555n))
 })
 
+ldst('cp.async copies global to shared (zero-filling past src-size); commit/wait are no-ops', () => {
+  const src = new Uint32Array(32).map((_, i) => 0x1000 + i)
+  const din = upload(be, src), dout = be.alloc(32 * 4)
+  launch(`.visible .entry k(.param .u64 a, .param .u64 b) {
+    .shared .align 16 .b8 s[128];
+    .reg .b64 %rd<8>; .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b];
+    mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 16; add.s64 %rd4, %rd1, %rd3;
+    mov.u32 %r2, s; shl.b32 %r3, %r1, 4; add.s32 %r4, %r2, %r3;
+    setp.eq.u32 %p1, %r1, 7;
+    selp.u32 %r5, 8, 16, %p1;
+    cp.async.cg.shared.global [%r4], [%rd4], 16, %r5;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    bar.sync 0;
+    mul.wide.u32 %rd5, %r1, 4; add.s64 %rd6, %rd2, %rd5; ld.shared.u32 %r6, [%r4+12]; st.global.u32 [%rd6], %r6;
+    ret; }`.replace('.reg .b32 %r<8>;', '.reg .b32 %r<8>; .reg .pred %p1;'), 'k', 1, 8, [{ u64: din }, { u64: dout }])
+  const out = download(be, dout, new Uint32Array(8))
+  // the last word of each thread's 16-byte copy; thread 7 copied only 8 bytes, the rest is zero-filled
+  for (let t = 0; t < 8; t++) assert.is(out[t], t === 7 ? 0 : 0x1000 + 4 * t + 3)
+  launch(`.visible .entry k(.param .u64 a, .param .u64 b) {
+    .shared .align 16 .b8 s[128];
+    .reg .b64 %rd<4>; .reg .b32 %r<4>;
+    ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r1, s;
+    cp.async.ca.shared.global [%r1+16], [%rd1+16], 16, 8;
+    cp.async.wait_all;
+    ld.shared.v4.u32 {%r0, %r1, %r2, %r3}, [%r1+16];
+    st.global.v4.u32 [%rd2], {%r0, %r1, %r2, %r3};
+    ret; }`, 'k', 1, 1, [{ u64: din }, { u64: dout }])
+  assert.equal(Array.from(download(be, dout, new Uint32Array(4))), [0x1004, 0x1005, 0, 0])
+})
+
 const spaces = suite('shared / local / const / param spaces')
 spaces('static and dynamic (.extern) shared memory, cvta.shared round trip', () => {
   const n = 128

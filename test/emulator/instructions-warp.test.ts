@@ -116,6 +116,16 @@ vote('match.any / match.all and redux', () => {
   assert.is(umin[0], Math.min(...Array.from(v2, (x) => x >>> 0)) | 0)
 })
 
+vote('bar.warp.sync (__syncwarp) orders shared-memory exchange between the lanes of a warp', () => {
+  const vals = new Int32Array(64).map((_, i) => i * 3)
+  const got = perThread(`.shared .align 4 .b32 s[64];
+    mov.u32 %r3, s; shl.b32 %r4, %r1, 2; add.s32 %r5, %r3, %r4; st.shared.u32 [%r5], %r2;
+    bar.warp.sync -1;
+    and.b32 %r6, %r1, 32; add.s32 %r7, %r1, 1; and.b32 %r7, %r7, 31; or.b32 %r7, %r7, %r6; shl.b32 %r7, %r7, 2; add.s32 %r8, %r3, %r7;
+    ld.shared.u32 %r9, [%r8];`, vals)
+  for (let t = 0; t < 64; t++) assert.is(got[t], ((t & 32) | ((t + 1) & 31)) * 3)
+})
+
 const barrier = suite('bar.sync / barrier.sync / bar.red')
 barrier('threads of all warps meet; loops with barriers; 3-D blocks and grids', () => {
   // block 8x4x2 = 64 threads; every thread writes shared[tid], then reads its mirror after a barrier, twice

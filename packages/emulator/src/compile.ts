@@ -33,6 +33,7 @@ export type CollectiveKind =
   | { kind: 'vote'; mode: string }
   | { kind: 'match'; mode: 'any' | 'all' }
   | { kind: 'activemask' }
+  | { kind: 'warpsync' }
   | { kind: 'redux'; mode: string; signed: boolean }
 
 export interface CompiledFunction {
@@ -1063,7 +1064,8 @@ class FnCompiler {
         return ''
       case 'call': return this.call(ins)
       case 'bar': case 'barrier': {
-        if (op.includes('warp')) return ''
+        // __syncwarp(): the lanes of the warp meet (warp-synchronous shared-memory code depends on it)
+        if (op.includes('warp')) return this.suspend({ kind: 'warpsync' }, [], [])
         if (op.includes('arrive')) return ''
         if (op.includes('red')) {
           const mode = op.includes('popc') ? 'popc' : op.includes('and') ? 'and' : 'or'
@@ -1102,6 +1104,18 @@ class FnCompiler {
         return this.suspend({ kind: 'redux', mode, signed }, [this.rd(A[1]!, 'i32'), this.rd(A[2]!, 'i32')], [this.wr(A[0]!, 'i32', 'S.o0')])
       }
       case 'atom': case 'red': return this.atom(ins, idx)
+      case 'cp': {
+        // cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once, so the
+        // commit/wait instructions have nothing left to wait for
+        if (op[1] !== 'async') return this.fail(`unsupported instruction ${ins.opcode}`)
+        if (op.includes('commit_group') || op.includes('wait_group') || op.includes('wait_all')) return ''
+        if (op.includes('bulk') || op.includes('mbarrier')) return this.fail(`unsupported instruction ${ins.opcode}`)
+        const size = A[2]?.k === 'imm' ? Number(A[2].value) : this.fail('cp.async size must be an immediate')
+        const srcSize = A[3] ? this.rd(A[3], 'u32') : String(size)
+        let code = this.addr(A[0]!, 'shared', size, idx) + 'v=a;'
+        code += this.addr(A[1]!, 'global', size, idx)
+        return code + `u=${srcSize};for(let k=0;k<${size};k++)H8[v+k]=k<u?H8[a+k]:0;`
+      }
       case 'isspacep': {
         const space = op[1]
         const a = this.rd(A[1]!, 'i64')

@@ -131,7 +131,7 @@ async function buildTarget(
           if (!h) { records.length = 0; break }
           records.push({ path: d, hash: h.hash, sig: h.sig })
         }
-        if (records.length && !changedSince(start, records)) await cache.store(key, records, entry).catch(() => {})
+        if (out.depsComplete && records.length && !changedSince(start, records)) await cache.store(key, records, entry).catch(() => {})
       }
       return { ...entry, cached: false }
     })()

@@ -9,7 +9,7 @@ import { execa } from 'execa'
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, renameSync, writeFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { Target } from './arch-spec.js'
 import { parseDepFile } from './deps.js'
 import { dedupeDiagnostics, parseDiagnostics } from './diagnostics.js'
@@ -35,6 +35,9 @@ export interface CompileOutput {
   bytes: Uint8Array
   /** Absolute paths of the source and every file it included, as the user names them. */
   deps: string[]
+  /** False when the compiler's dependency list could not be read back completely (nvcc cannot spell a
+   *  '"' in a file name there): such an output must not be cached. */
+  depsComplete: boolean
   warnings: Diagnostic[]
 }
 
@@ -107,13 +110,19 @@ function stage(compiler: CompilerInfo, file: string, includeDirs: string[]): Sta
   const links: [string, string][] = []
   let input = file
   if (!shellSafe.test(file)) {
-    // The wrapper #includes the real file by absolute path: the preprocessor opens it directly (no
-    // shell), and its own quoted #includes still resolve next to it. The wrapper's name is derived from
-    // the path so that outputs stay reproducible (nvcc's RDC module id hashes the main file's path).
+    // The wrapper #includes the real file through a symlink to its directory: the preprocessor opens it
+    // directly (no shell), its own quoted #includes resolve next to it, and nvcc's dependency output,
+    // which cannot spell a '"' in a path, sees only the link's name. The names derive from the path so
+    // outputs stay reproducible (nvcc's RDC module id hashes the main file's path).
+    const srcDir = dirname(file)
+    const link = join(dir, `dir-${sha256(srcDir).slice(0, 16)}`)
+    ensureLink(link, srcDir)
+    links.push([link, srcDir])
+    const target = join(link, basename(file))
     let directive: string
-    if (!/["\n\r]/.test(file)) directive = `#include "${file}"`
-    else if (!/[>\n\r]/.test(file)) directive = `#include <${file}>`
-    else throw new ToolchainError(`cannot compile ${JSON.stringify(file)} with nvcc: its path contains both '"' and '>' (or a newline); rename it`)
+    if (!/["\n\r]/.test(target)) directive = `#include "${target}"`
+    else if (!/[>\n\r]/.test(target)) directive = `#include <${target}>`
+    else throw new ToolchainError(`cannot compile ${JSON.stringify(file)} with nvcc: its name contains both '"' and '>' (or a newline); rename it`)
     input = join(dir, `src-${sha256(file).slice(0, 16)}.cu`)
     ensureFile(input, `${directive}\n`)
   }
@@ -236,11 +245,17 @@ export async function compileTarget(compiler: CompilerInfo, target: Target, file
       })
     }
     let deps: string[] = [file]
+    let depsComplete = false
     try {
       deps = parseDepFile(await readFile(depfile, 'utf8')).map((p) => st.mapPath(resolve(o.cwd, p))).filter((p) => !st.isOwn(p))
       deps = [file, ...deps.filter((p) => p !== file)]
+      depsComplete = deps.every((p) => existsSync(p))
     } catch { /* no dependency file: only the source is known */ }
-    return { bytes, deps, warnings: diagnostics.filter((d) => d.severity !== 'error') }
+    const warnings = diagnostics.filter((d) => d.severity !== 'error')
+    if (!depsComplete) {
+      warnings.push({ file, line: 0, column: 0, severity: 'warning', message: `${compiler.kind} did not list this file's dependencies in a form that can be read back (a '"' in a file name?); it is rebuilt every time, not cached` })
+    }
+    return { bytes, deps: deps.filter((p) => existsSync(p)), depsComplete, warnings }
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => {})
   }

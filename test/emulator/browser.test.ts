@@ -32,6 +32,7 @@ bundle('packages/emulator/src/index.ts bundles for platform browser with no Node
     format: 'esm',
     target: 'es2022',
     conditions: ['source'],
+    absWorkingDir: repoRoot,
     metafile: true,
     logLevel: 'silent',
   })

@@ -286,6 +286,16 @@ Config('grid/block as numbers or tuples, dynamic shared memory and a stream reac
   assert.match(td.log(), /cuStreamSynchronize\ncuStreamDestroy/)
 })
 
+Config('more than 48 KiB of dynamic shared memory raises MAX_DYNAMIC_SHARED_SIZE_BYTES first, once per new maximum', async () => {
+  const k = scalarsMod.kernel('_Z6k_overPf')
+  td.clearLog()
+  await k.launch({ grid: 1, block: 1, sharedBytes: 48 * 1024 }, out)
+  await k.launch({ grid: 1, block: 1, sharedBytes: 100_000 }, out)
+  await k.launch({ grid: 1, block: 1, sharedBytes: 90_000 }, out)
+  assert.equal(td.log().match(/^cuFuncSetAttribute .*$/gm), ['cuFuncSetAttribute _Z6k_overPf 8 100000'])
+  assert.match(td.log(), /cuFuncSetAttribute _Z6k_overPf 8 100000\ncuLaunchKernelEx _Z6k_overPf grid=1,1,1 block=1,1,1 shared=100000/)
+})
+
 Config('events: record on the default stream and a stream, elapsed time read back from cuEventElapsedTime', async () => {
   const [start, end] = [await scalarsMod.createEvent(), await scalarsMod.createEvent()]
   const s = await scalarsMod.createStream()

@@ -92,6 +92,13 @@ Sources('unreadable sources name the file and the problem', async () => {
   await rejects(() => loadModule(new Response('nope', { status: 404, statusText: 'Not Found' }), manifest, { backend: 'emulator' }), (e) => /HTTP 404 Not Found/.test(e.message))
 })
 
+Sources('a malformed manifest names the place', async () => {
+  const bytes = readFileSync(ptxPath)
+  await rejects(() => loadModule(bytes, {} as never, { backend: 'emulator' }), (e) => e instanceof TypeError && /module bytes: manifest: no kernels array/.test(e.message))
+  const bad = { kernels: [{ name: 'saxpy', demangled: 'saxpy', linkage: 'visible', params: [{ type: 'u32', size: 4, align: 3 }] }], variables: [] }
+  await rejects(() => loadModule(bytes, bad as never, { backend: 'emulator' }), (e) => /manifest kernels\[0\] \(saxpy\) params\[0\]: needs \{ type, size, align \} with a power-of-two align, got \{"type":"u32","size":4,"align":3\}/.test(e.message))
+})
+
 Sources('no image for the device: the error lists the images and the device', async () => {
   td.setDevice(7, 5)
   const { createCudaBackend } = await import('../../packages/runtime/src/cuda/cuda-backend.js')

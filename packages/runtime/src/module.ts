@@ -130,11 +130,27 @@ function dim3(d: Dim, what: string, kernel: string, out: Dim3): Dim3 {
   return out
 }
 
+/** The parts of the manifest the runtime relies on, checked once with a message naming the bad place. */
+function checkManifest(manifest: KernelManifest, source: string): void {
+  const bad = (where: string, what: string) => {
+    throw new TypeError(`${source}: manifest${where ? ` ${where}` : ''}: ${what} (expected the <name>.manifest.json written by kernelpack build)`)
+  }
+  if (!manifest || typeof manifest !== 'object' || !Array.isArray(manifest.kernels)) bad('', 'no kernels array')
+  manifest.kernels.forEach((k, i) => {
+    if (!k || typeof k.name !== 'string' || !k.name) bad(`kernels[${i}]`, 'no name')
+    if (!Array.isArray(k.params)) bad(`kernels[${i}] (${k.name})`, 'no params array')
+    k.params.forEach((p, j) => {
+      const ok = p && typeof p.type === 'string' && Number.isInteger(p.size) && p.size >= 0 && Number.isInteger(p.align) && p.align >= 1 && (p.align & (p.align - 1)) === 0
+      if (!ok) bad(`kernels[${i}] (${k.name}) params[${j}]`, `needs { type, size, align } with a power-of-two align, got ${JSON.stringify(p)}`)
+    })
+  })
+}
+
 const resolved = Promise.resolve()
 
 /** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
 export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string }): Promise<Module> {
-  if (!manifest || !Array.isArray(manifest.kernels)) throw new TypeError(`${opts.sourceName}: the manifest has no kernels array (expected the <name>.manifest.json written by kernelpack build)`)
+  checkManifest(manifest, opts.sourceName)
   const entries = readImages(bytes, opts.sourceName)
   const device = backend.device()
   let choice

@@ -8,7 +8,7 @@ import type {
 } from '../backend.js'
 import { CudaError, NoDriverError, fallbackErrorName } from '../errors.js'
 import {
-  Attr, JitOption, LaunchConfigLayout, ProcAddressFlags, ProcAddressStatus, Result, cudaVersionText, entryPoints,
+  Attr, DEFAULT_MAX_DYNAMIC_SHARED, FuncAttr, JitOption, LaunchConfigLayout, ProcAddressFlags, ProcAddressStatus, Result, cudaVersionText, entryPoints,
   ptxVersionForDriver, type EntryName,
 } from './driver-api.js'
 
@@ -188,6 +188,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     const handle = (fn as CudaFunction).handle
     const ptrsAddr = base + BigInt(ptrOff)
     const launchEx = cu.cuLaunchKernelEx
+    let maxShared = DEFAULT_MAX_DYNAMIC_SHARED
     return {
       bytes,
       launch(config: LaunchConfig) {
@@ -198,6 +199,12 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
         cfg32[LaunchConfigLayout.sharedMemBytes / 4] = config.sharedBytes
         cfg64[LaunchConfigLayout.hStream / 8] = config.stream ? (config.stream as CudaStream).handle : 0n
         if (currentContext !== ctx) cur()
+        if (config.sharedBytes > maxShared) {
+          // opt in to more than 48 KiB of dynamic shared memory (cudaFuncSetAttribute in the runtime API)
+          check(`cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${config.sharedBytes})`,
+            cu.cuFuncSetAttribute(handle, FuncAttr.maxDynamicSharedSizeBytes, config.sharedBytes))
+          maxShared = config.sharedBytes
+        }
         const r = launchEx(base, handle, ptrsAddr, 0n)
         if (r !== 0) check(`cuLaunchKernelEx(${fn.name}, grid [${g.join(', ')}], block [${b.join(', ')}], ${config.sharedBytes} B shared)`, r)
       },

@@ -50,6 +50,7 @@ export const entryPoints = [
   { name: 'cuEventSynchronize', version: 2000, proto: 'int cuEventSynchronize(uint64_t hEvent)' },
   { name: 'cuEventElapsedTime', version: 2000, proto: 'int cuEventElapsedTime(uint64_t pMilliseconds, uint64_t hStart, uint64_t hEnd)' },
   { name: 'cuEventDestroy', version: 4000, proto: 'int cuEventDestroy(uint64_t hEvent)' },
+  { name: 'cuFuncSetAttribute', version: 9000, proto: 'int cuFuncSetAttribute(uint64_t hfunc, int attrib, int value)' },
   { name: 'cuLaunchKernelEx', version: 11060, proto: 'int cuLaunchKernelEx(uint64_t config, uint64_t f, uint64_t kernelParams, uint64_t extra)' },
 ] as const satisfies readonly EntryPoint[]
 
@@ -63,6 +64,9 @@ export const ProcAddressStatus = { success: 0, symbolNotFound: 1, versionNotSuff
 
 /** cuda.h enum values the backend passes. */
 export const Attr = { warpSize: 10, multiProcessorCount: 16, computeCapabilityMajor: 75, computeCapabilityMinor: 76 } as const
+/** `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: launches with more than 48 KiB of dynamic shared memory need it raised first. */
+export const FuncAttr = { maxDynamicSharedSizeBytes: 8 } as const
+export const DEFAULT_MAX_DYNAMIC_SHARED = 48 * 1024
 export const JitOption = { infoLogBuffer: 3, infoLogBufferSizeBytes: 4, errorLogBuffer: 5, errorLogBufferSizeBytes: 6, logVerbose: 12 } as const
 export const Result = { success: 0, noDevice: 100, invalidPtx: 218, unsupportedPtxVersion: 222, noBinaryForGpu: 209 } as const
 

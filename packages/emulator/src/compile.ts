@@ -65,6 +65,18 @@ export interface ModuleLayout {
 
 const TYPES = new Set(['b8', 'b16', 'b32', 'b64', 'b128', 'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64', 'f16', 'f16x2', 'bf16', 'bf16x2', 'f32', 'f64', 'pred', 'tf32', 'e4m3x2', 'e5m2x2'])
 
+/** Opcode parts the compiler understands (PTX ISA qualifiers it implements or may ignore safely). */
+const KNOWN_PARTS = new Set([...TYPES,
+  'rn', 'rz', 'rm', 'rp', 'rni', 'rzi', 'rmi', 'rpi', 'ftz', 'sat', 'approx', 'full', 'lo', 'hi', 'wide', 'cc', 'uni', 'sync',
+  'up', 'down', 'bfly', 'idx', 'all', 'any', 'ballot', 'global', 'shared', 'local', 'const', 'param', 'v2', 'v4', 'nc',
+  'volatile', 'relaxed', 'acquire', 'release', 'acq_rel', 'weak', 'sc', 'cta', 'gpu', 'sys', 'ca', 'cg', 'cs', 'lu', 'cv', 'wb',
+  'wt', 'to', 'clamp', 'wrap', 'shiftamt', 'and', 'or', 'xor', 'noftz', 'NaN', 'async', 'commit_group', 'wait_group',
+  'wait_all', 'f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16', 'l', 'r', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'ls', 'hs', 'equ', 'neu',
+  'ltu', 'leu', 'gtu', 'geu', 'num', 'nan', 'finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal', 'min', 'max',
+  'add', 'inc', 'dec', 'exch', 'cas', 'sext', 'zext', 'shared::cta'])
+/** No-op or self-validating instructions whose qualifiers need no check here. */
+const NO_CHECK = new Set(['bar', 'barrier', 'bra', 'call', 'ret', 'exit', 'membar', 'fence', 'prefetch', 'prefetchu', 'nanosleep', 'griddepcontrol', 'discard', 'applypriority', 'createpolicy', 'pmevent', 'brkpt', 'trap', 'setmaxnreg', 'cp', 'redux', 'match', 'vote', 'activemask'])
+
 function kindOf(type: string): Kind {
   switch (type) {
     case 'f32': return 'f32'
@@ -674,6 +686,12 @@ class FnCompiler {
 
   instr(ins: PtxInstruction, idx: number): string | { parts: string[] } {
     const op = ins.op
+    if (!NO_CHECK.has(op[0]!)) {
+      // an unknown qualifier may change semantics (.relu, .xorsign, .satfinite…): refuse rather than ignore
+      for (const p of op.slice(1)) {
+        if (!KNOWN_PARTS.has(p) && !p.startsWith('L1::') && !p.startsWith('L2::') && p !== 'shared::cta') this.fail(`unsupported qualifier .${p} of ${op[0]}`)
+      }
+    }
     const A = ins.args
     const types = this.types(ins)
     const t = types[types.length - 1] ?? ''

@@ -13,7 +13,6 @@ import { UsageError, UserError } from '../errors.js'
 import { parseImageArgs, parseOptions } from '../image-args.js'
 import { extractImage, imageBytes, scanOffloadFile, writeAll, writeAtomically } from '../offload-file.js'
 import type { ScannedEntry } from '../offload-file.js'
-import { encodeArchive } from '../archive.js'
 
 export const help = `Usage: kernelpack unpack IN --image=[file=F,]key=value… [--image=…] [--archive]
 
@@ -68,6 +67,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       const file = args.get('file')
       if (opts.archive) {
         if (file === undefined) throw new UserError(`--image=${text}: --archive needs a file= argument naming the archive`)
+        const { encodeArchive } = await import('../archive.js')
         const archive = encodeArchive(extracted.map((e) => ({ name: input, data: imageBytes(fd, e) })))
         writeAtomically(resolve(io.cwd, file), (out) => writeAll(out, archive))
       } else if (file !== undefined) {

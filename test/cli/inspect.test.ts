@@ -37,8 +37,10 @@ inspect('the human table lists every image with kinds, size and strings', async 
   assert.match(lines[0]!, /b_cubin_ptx_2arch\.bin: 4 binaries, 4 images/)
   assert.match(lines[1]!, /#\s+offset\s+ver\s+image\s+offload\s+flags\s+size\s+strings/)
   assert.is(lines.length, 6)
-  assert.match(lines[2]!, /^0\s+0x0\s+1\s+cubin\s+cuda\s+0x0\s+6568\s+/)
-  assert.match(lines[5]!, /ptx\s+openmp\s+0x0\s+2665\s+.*dup=1,2/)
+  // Sizes of the packed inputs (commands.txt): sm_80 cubin first, sm_90 PTX (.s) last.
+  const size = (n: string) => readFileSync(join(offloadFixtures, 'inputs', n)).length
+  assert.match(lines[2]!, new RegExp(`^0\\s+0x0\\s+1\\s+cubin\\s+cuda\\s+0x0\\s+${size('extern_c.sm_80.cubin')}\\s+`))
+  assert.match(lines[5]!, new RegExp(`ptx\\s+openmp\\s+0x0\\s+${size('extern_c.sm_90.s')}\\s+.*dup=1,2`))
 })
 
 inspect('version 3 and compressed binaries', async () => {

@@ -81,6 +81,21 @@ arith32('fma.rn.f32 rounds once', () => {
   checkF('fma.rz.f32 $d, $a, $b, $c;', 'f32', ['f32', 'f32', 'f32'], hard, (a, b, c) => ieee('fma', F32, 'rz', a, b, c))
   checkF('mad.rn.f32 $d, $a, $b, $c;', 'f32', ['f32', 'f32', 'f32'], hard, (a, b, c) => ieee('fma', F32, 'rn', a, b, c))
 })
+arith32('fma.rn.f32 on random operands near cancellation and ties', () => {
+  let seed = 12345
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32)
+  const cases: number[][] = []
+  for (let i = 0; i < 768; i++) {
+    const a = Math.fround((rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20))
+    const b = Math.fround((rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20))
+    const p = a * b
+    // c near -a*b (cancellation), or a*b's rounding tail, or random
+    const k = i % 3
+    const c = Math.fround(k === 0 ? -p * (1 + (rnd() - 0.5) * 2 ** -20) : k === 1 ? p * 2 ** -24 * (rnd() < 0.5 ? 1 : -1) : (rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20))
+    cases.push([a, b, c])
+  }
+  checkF('fma.rn.f32 $d, $a, $b, $c;', 'f32', ['f32', 'f32', 'f32'], cases, (a, b, c) => ieee('fma', F32, 'rn', a, b, c))
+})
 arith32('.ftz flushes denormal inputs and results, .sat clamps to [0, 1]', () => {
   const ftz = (x: number) => (x !== 0 && Math.abs(x) < MIN_NORMAL32 ? (x < 0 ? -0 : 0) : x)
   checkF('add.ftz.f32 $d, $a, $b;', 'f32', ['f32', 'f32'], pairs([DENORM32, -DENORM32, 0, 1, MIN_NORMAL32, Math.fround(MIN_NORMAL32 * 1.5)]), (a, b) => ftz(Math.fround(ftz(a) + ftz(b))))

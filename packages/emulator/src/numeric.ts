@@ -466,11 +466,23 @@ export function fma64(a: number, b: number, c: number): number {
   if (sum === 0n) return p + c // sign of zero per IEEE: +0 in RN unless both negative
   return roundBigToDouble(sum, e, false)
 }
-/** fma.rn.f32 on f32 inputs: the product is exact in binary64; round-to-odd avoids double rounding. */
+/** fma.rn.f32 on f32 inputs. The product is exact in binary64, so s = RN64(a*b + c) can only round wrongly
+ *  to f32 when s lies exactly on a midpoint between two f32 values (an f32 midpoint is a double, so no
+ *  midpoint lies strictly between s and the exact sum); then the sign of the exact error decides. */
 export function fma32(a: number, b: number, c: number): number {
   const p = a * b
   const s = p + c
-  if (!Number.isFinite(s)) return fround(s)
+  const f = fround(s)
+  const g = 2 * s - f
+  if (g === f || fround(g) !== g || f - f !== 0) {
+    if (f - f === 0 || s !== s || s - s !== 0) return f
+    return fma32Slow(p, c, s)
+  }
+  const err = twoSumErr(p, c, s)
+  return err === 0 ? f : err > 0 ? Math.max(f, g) : Math.min(f, g)
+}
+/** Results past the f32 range: round-to-odd in binary64, then to f32. */
+function fma32Slow(p: number, c: number, s: number): number {
   const err = twoSumErr(p, c, s)
   if (err === 0 || isOdd64(s)) return fround(s)
   return fround(err > 0 ? nextUp64(s) : nextDown64(s))

@@ -281,6 +281,8 @@ Config('grid/block as numbers or tuples, dynamic shared memory and a stream reac
   const s = await scalarsMod.createStream()
   await k.launch({ grid: 7, block: 64, stream: s }, out)
   assert.match(lastLaunch().header, /grid=7,1,1 block=64,1,1 shared=0 stream=set/)
+  await k.launch({ grid: 7, block: 64 }, out)
+  assert.match(lastLaunch().header, /grid=7,1,1 block=64,1,1 shared=0 stream=null/)
   await s.synchronize()
   await s.destroy()
   assert.match(td.log(), /cuStreamSynchronize\ncuStreamDestroy/)

@@ -189,6 +189,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     const ptrsAddr = base + BigInt(ptrOff)
     const launchEx = cu.cuLaunchKernelEx
     let maxShared = DEFAULT_MAX_DYNAMIC_SHARED
+    let lastStream: BackendStream | null = null
     return {
       bytes,
       launch(config: LaunchConfig) {
@@ -197,7 +198,12 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
         cfg32[0] = g[0]; cfg32[1] = g[1]; cfg32[2] = g[2]
         cfg32[3] = b[0]; cfg32[4] = b[1]; cfg32[5] = b[2]
         cfg32[LaunchConfigLayout.sharedMemBytes / 4] = config.sharedBytes
-        cfg64[LaunchConfigLayout.hStream / 8] = config.stream ? (config.stream as CudaStream).handle : 0n
+        const stream = config.stream ?? null
+        if (stream !== lastStream) {
+          // a BigInt store costs a conversion: write the stream handle only when it changes
+          cfg64[LaunchConfigLayout.hStream / 8] = stream ? (stream as CudaStream).handle : 0n
+          lastStream = stream
+        }
         if (currentContext !== ctx) cur()
         if (config.sharedBytes > maxShared) {
           // opt in to more than 48 KiB of dynamic shared memory (cudaFuncSetAttribute in the runtime API)

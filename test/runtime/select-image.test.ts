@@ -89,6 +89,13 @@ Kinds('PTX newer than the driver JIT supports is skipped and named in the error'
   assert.throws(() => selectImage([ptx('compute_80', '9.0')], { computeCapability: [8, 6], ptxVersion: [8, 5] }, cuda), /needs PTX ISA 9\.0 but the driver supports up to 8\.5/)
 })
 
+Kinds('a fatbin without an arch is left to the driver; a matching cubin still wins', () => {
+  const fatbin: OffloadEntry = { imageKind: ImageKind.Fatbinary, offloadKind: 2, flags: 0, strings: new Map(), image: new Uint8Array([0x50, 0xed, 0x55, 0xba]) }
+  assert.is(pick([fatbin, ptx('compute_80', '7.0')], [8, 6]), 'fatbin ')
+  assert.is(pick([fatbin, cubin('sm_86')], [8, 6]), 'cubin sm_86')
+  assert.throws(() => selectImage([fatbin], { computeCapability: [8, 6] }, ['ptx']), /images present: fatbin \(no arch\)/)
+})
+
 Kinds('an entry of image kind None (a .ptx file) is recognised by its text', () => {
   assert.is(pick([ptx('sm_90', '8.5', ImageKind.None)], [9, 0]), 'ptx sm_90')
 })

@@ -99,7 +99,8 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
   for (const entry of entries) {
     const kind = entryKind(entry)
     const archName = entry.strings.get('arch') ?? ''
-    const arch = parseArch(archName)
+    // A fatbin without an arch (a raw `nvcc -fatbin` output) holds its own list: the driver picks from it.
+    const arch = parseArch(archName) ?? (kind === 'fatbin' ? { major: 0, minor: 0, suffix: '' as const, virtual: true } : undefined)
     if (!kind || !kinds.includes(kind) || !arch) continue
     if (kind === 'ptx' && !arch.virtual) {
       // nvcc/clang label PTX with the real arch it was generated for (sm_90 → .target sm_90): same rule as compute_90.
@@ -127,7 +128,9 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
     )
   }
   const a = best.arch
-  const reason = best.kind === 'ptx'
+  const reason = best.kind === 'fatbin' && a.major === 0
+    ? `fatbin ${best.archName || '(archs inside)'}: the driver picks the image for compute capability ${ccText}`
+    : best.kind === 'ptx'
     ? `newest PTX that runs on compute capability ${ccText}: ${best.archName} (JIT-compiled by the driver)`
     : a.suffix === 'a'
       ? `cubin ${best.archName} built for exactly compute capability ${ccText}`

@@ -1,6 +1,7 @@
 // Runtime schemas of the structs in test/fixtures/runtime/structs-host.c (twins of shared/reference/cu/structs.cu
 // and test/fixtures/runtime/abi.cu), the values the C program fills in, and a helper that compiles and runs it.
 import { execFileSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { t, type DataType } from '@kernelpack/runtime'
 import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
@@ -52,7 +53,9 @@ export interface HostFacts {
 
 /** Compiles structs-host.c with gcc and returns what it prints. */
 export function readHostFacts(): HostFacts {
-  const exe = join(tempDir('kp-structs-host-'), 'structs-host')
+  const dir = tempDir('kp-structs-host-')
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const exe = join(dir, 'structs-host')
   execFileSync(tool('gcc'), ['-O0', '-Wall', '-o', exe, join(fixturesDir, 'runtime', 'structs-host.c')], { stdio: 'pipe' })
   return JSON.parse(execFileSync(exe, { encoding: 'utf8' })) as HostFacts
 }

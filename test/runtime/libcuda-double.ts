@@ -2,6 +2,7 @@
 // a temp dir and binds its kptd_* control/query functions through koffi, which shares the dlopen handle
 // with the runtime's cuda backend, so both see the same state.
 import { execFileSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fixturesDir, repoRoot, tempDir, tool } from '../helpers/tools.js'
@@ -31,6 +32,7 @@ export interface TestDouble {
 
 export function buildTestDouble(): TestDouble {
   const dir = tempDir('kp-libcuda-double-')
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
   const path = join(dir, 'libcuda.so.1')
   execFileSync(tool('gcc'), ['-shared', '-fPIC', '-O2', '-Wall', '-Werror', '-o', path, doubleSource], { stdio: 'pipe' })
   const lib = koffi.load(path)

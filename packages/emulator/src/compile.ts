@@ -544,8 +544,10 @@ class FnCompiler {
     for (const s of fn.body!) if (s.kind === 'label') this.labels.set(s.name, this.nextPc++)
 
     const body: string[] = []
+    const stmtCode: string[][] = []
     for (const s of fn.body!) {
-      if (s.kind === 'label') { body.push(`case ${this.labels.get(s.name)}:`); continue }
+      const start = body.length
+      if (s.kind === 'label') { body.push(`case ${this.labels.get(s.name)}:`); stmtCode.push(body.slice(start)); continue }
       this.cur = s
       const idx = this.mc.instrs.length
       this.mc.instrs.push({ fn: fn.name, text: s.text, line: s.line })
@@ -562,12 +564,14 @@ class FnCompiler {
         }
       } else if (typeof code === 'string') body.push(code)
       else body.push(...code.parts)
+      stmtCode.push(body.slice(start))
     }
+    const structured = this.suspendAt.size === 0 ? this.structure(stmtCode) : undefined
     const regDecl = [...this.regs.values()].map((r) => `${r.js}=${r.cls === 'pred' ? 'false' : '0'}`).join(',')
     const regList = [...this.regs.values()].map((r) => r.js)
     // save/restore only the registers live across each suspension point
     const live = this.liveAcross()
-    let code = body.join('\n')
+    let code = structured ?? body.join('\n').replace(/\/\*BR:([^*]+)\*\//g, (_m, l: string) => `pc=${this.labels.get(l)};continue L;`)
     let restore = ''
     if (this.suspendAt.size) {
       // numbers go to a Float64Array (no boxing), i64 values (number or BigInt) to a plain array
@@ -590,9 +594,64 @@ class FnCompiler {
       if (this.hasSuspend) {
         return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
       }
+      if (structured !== undefined) return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;\n${code}\n}}`
       return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\ncontinue TH;default:throw new Error('bad pc '+pc)}}}`
     }
+    if (structured !== undefined) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${code}\n}`
     return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\nreturn;default:throw new Error('bad pc '+pc)}}`
+  }
+
+  /** Structured control flow for functions without suspension points: forward branches become `break`
+   *  out of labelled blocks, backward branches `continue` of labelled loops, so V8 sees ordinary loops
+   *  instead of a `switch (pc)` dispatcher. Returns undefined (use the dispatcher) when the branch
+   *  intervals do not nest. `stmtCode[i]` is the code of fn.body[i]. */
+  structure(stmtCode: string[][]): string | undefined {
+    const stmts = this.fn.body!
+    const labelPos = new Map<string, number>()
+    stmts.forEach((st, i) => { if (st.kind === 'label') labelPos.set(st.name, i) })
+    const fwd = new Map<string, [number, number]>() // label → [first source, target)
+    const loops = new Map<string, [number, number]>() // label → [header, last back-edge + 1)
+    for (let i = 0; i < stmts.length; i++) {
+      const st = stmts[i]!
+      if (st.kind !== 'instr' || st.op[0] !== 'bra') continue
+      const name = (st.args[0] as { name: string }).name
+      const t = labelPos.get(name)!
+      if (t > i) { const f = fwd.get(name); fwd.set(name, [f ? Math.min(f[0], i) : i, t]) } else { const l = loops.get(name); loops.set(name, [t, Math.max(l ? l[1] : 0, i + 1)]) }
+    }
+    type Iv = { kind: 'B' | 'L'; name: string; s: number; e: number }
+    const ivs: Iv[] = [...[...fwd].map(([name, [s0, e]]) => ({ kind: 'B' as const, name, s: s0, e })), ...[...loops].map(([name, [s0, e]]) => ({ kind: 'L' as const, name, s: s0, e }))]
+    // forward blocks may start earlier to nest with each other (not with loops)
+    for (let changed = true; changed;) {
+      changed = false
+      for (const a of ivs) for (const b of ivs) {
+        if (a === b || a.kind !== 'B' || b.kind !== 'B') continue
+        if (b.s < a.s && a.s < b.e && b.e < a.e) { a.s = b.s; changed = true }
+      }
+    }
+    for (const a of ivs) for (const b of ivs) if (a !== b && a.s < b.s && b.s < a.e && a.e < b.e) return undefined
+    const ids = new Map<string, number>()
+    const lab = (iv: Iv) => `${iv.kind}${ids.get(iv.kind + iv.name) ?? (ids.set(iv.kind + iv.name, ids.size), ids.size - 1)}`
+    const out: string[] = []
+    const open: Iv[] = []
+    for (let i = 0; i <= stmts.length; i++) {
+      // close what ends here (innermost first), then open what starts here (outermost first)
+      while (open.length && open[open.length - 1]!.e === i) { const iv = open.pop()!; out.push(iv.kind === 'L' ? 'break;}' : '}') }
+      if (open.some((iv) => iv.e === i)) return undefined
+      const starting = ivs.filter((iv) => iv.s === i).sort((x, y) => y.e - x.e || (x.kind === 'B' ? -1 : 1))
+      for (const iv of starting) { out.push(iv.kind === 'L' ? `${lab(iv)}:for(;;){` : `${lab(iv)}:{`); open.push(iv) }
+      if (i === stmts.length) break
+      const st = stmts[i]!
+      if (st.kind === 'label') continue
+      out.push(stmtCode[i]!.join('\n').replace(/\/\*BR:([^*]+)\*\//g, (_m, l: string) => {
+        const loop = ivs.find((iv) => iv.kind === 'L' && iv.name === l && labelPos.get(l)! <= i)
+        if (loop && open.includes(loop)) return `continue ${lab(loop)};`
+        const blk = ivs.find((iv) => iv.kind === 'B' && iv.name === l)!
+        return `break ${lab(blk)};`
+      }))
+    }
+    if (open.length) return undefined
+    out.push(this.ret())
+    return out.join('\n')
   }
 
   /** Backward liveness over the instruction graph; for each suspension pc, the JS names of the registers
@@ -822,7 +881,7 @@ class FnCompiler {
         if (is64) {
           // fast path inline (both numbers, exact result in range), helper otherwise
           const x = this.rd(A[1]!, 'i64'), y = this.rd(A[2]!, 'i64')
-          return `u=${x};v=${y};${this.wr(A[0]!, 'i64', `(typeof u==='number'&&typeof v==='number'&&(x64=u${isSub ? '-' : '+'}v)<=9007199254740991&&x64>=-9007199254740991)?x64:${isSub ? 'sub64' : 'add64'}(u,v)`)}`
+          return this.wr(A[0]!, 'i64', `${isSub ? 'sub64' : 'add64'}(${x},${y})`)
         }
         if (t === 's32' && satf) return this.wr(A[0]!, 'i32', `satS32(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)
         if (k === 'i32') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})|0`)
@@ -840,7 +899,12 @@ class FnCompiler {
         }
         if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return this.half(ins, '*')
         if (op.includes('wide')) {
-          if (t === 's32' || t === 'u32') return this.wr(A[0]!, 'i64', `mulwide32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${signed})`)
+          if (t === 's32' || t === 'u32') {
+            // a 32-bit value times a small constant always stays within ±2^53: plain multiplication
+            const imm = A[2]!.k === 'imm' ? Number(signed ? BigInt.asIntN(32, A[2]!.value) : BigInt.asUintN(32, A[2]!.value)) : undefined
+            if (imm !== undefined && Math.abs(imm) <= 1 << 20) return this.wr(A[0]!, 'i64', `(${this.rd(A[1]!, signed ? 'i32' : 'u32')}*${imm}+0)`)
+            return this.wr(A[0]!, 'i64', `mulwide32(${this.rd(A[1]!, 'i32')},${this.rd(A[2]!, 'i32')},${signed})`)
+          }
           if (t === 's16' || t === 'u16') return this.wr(A[0]!, 'i32', `(${this.rd(A[1]!, kindOf(t))}*${this.rd(A[2]!, kindOf(t))})|0`)
           return this.fail('unsupported mul.wide type')
         }
@@ -1071,7 +1135,7 @@ class FnCompiler {
       case 'bra': {
         const target = A[0]!
         if (target.k !== 'id' || !this.labels.has(target.name)) return this.fail('unknown branch target')
-        return `pc=${this.labels.get(target.name)};continue L;`
+        return `/*BR:${target.name}*/`
       }
       case 'brx': return this.fail('indirect branches (brx.idx) are not supported')
       case 'ret': return this.ret()

@@ -1,0 +1,113 @@
+// unplugin-cuda figures, each beside its reference measured in the same run:
+//  - Vite build of a 24-file project, cold (empty compile cache) and warm, against the toolchain's raw
+//    buildCudaFile time for the same files (all at once, as the plugin's load hooks run them). Target: the
+//    plugin and bundler add ≤ 10% cold.
+//  - Vite dev HMR latency: from a .cu save to the updated stub being served, against the raw compile time of
+//    the same edit. Target: compile time + ≤ 50 ms.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildCudaFile } from '@kernelpack/toolchain'
+import { median, type BenchResult } from './lib.js'
+
+const FILES = 24
+const root = join(import.meta.dirname, '..')
+
+function kernel(i: number, variant = 0): string {
+  return `// bench kernel ${i}\nextern "C" __global__ void k${i}(float *x, int n)\n{\n    int j = blockIdx.x * blockDim.x + threadIdx.x;\n    if (j < n)\n        x[j] = x[j] * ${i + 1}.0f + ${variant}.0f;\n}\n`
+}
+
+function makeProject(dir: string): string[] {
+  mkdirSync(join(dir, 'src'), { recursive: true })
+  const files: string[] = []
+  const imports: string[] = []
+  for (let i = 0; i < FILES; i++) {
+    const f = join(dir, 'src', `k${i}.cu`)
+    writeFileSync(f, kernel(i))
+    files.push(f)
+    imports.push(`import { k${i} } from './k${i}.cu'`)
+  }
+  writeFileSync(join(dir, 'src', 'main.js'), `${imports.join('\n')}\nexport const all = [${files.map((_, i) => `k${i}`).join(', ')}]\n`)
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><script type="module" src="/src/main.js"></script>\n')
+  return files
+}
+
+async function rawCompile(files: string[], cacheDir: string): Promise<number> {
+  const t0 = performance.now()
+  await Promise.all(files.map((f) => buildCudaFile(f, { cacheDir })))
+  return performance.now() - t0
+}
+
+async function viteBuild(dir: string, cacheDir: string): Promise<number> {
+  const { build } = await import('vite')
+  const cuda = (await import('unplugin-cuda/vite')).default
+  const t0 = performance.now()
+  await build({ root: dir, configFile: false, logLevel: 'silent', plugins: [cuda({ cacheDir })], build: { outDir: join(dir, 'dist'), emptyOutDir: true, minify: false } })
+  return performance.now() - t0
+}
+
+async function hmrLatency(dir: string, files: string[], rounds: number): Promise<{ hmr: number[]; compile: number[] }> {
+  const { createServer } = await import('vite')
+  const cuda = (await import('unplugin-cuda/vite')).default
+  const cacheDir = join(dir, 'cache-hmr')
+  const server = await createServer({ root: dir, configFile: false, logLevel: 'silent', plugins: [cuda({ cacheDir })], server: { host: '127.0.0.1', port: 0 } })
+  await server.listen()
+  const port = (server.httpServer!.address() as { port: number }).port
+  const url = `http://127.0.0.1:${port}/src/k0.cu?import`
+  const hmr: number[] = []
+  const compile: number[] = []
+  try {
+    let previous = await (await fetch(url)).text()
+    for (let r = 1; r <= rounds; r++) {
+      const changed = new Promise<void>((resolve) => {
+        const on = (p: string) => { if (p === files[0]) { server.watcher.off('change', on); resolve() } }
+        server.watcher.on('change', on)
+      })
+      const t0 = performance.now()
+      writeFileSync(files[0]!, kernel(0, r))
+      await changed
+      let text = previous
+      while (text === previous) {
+        const res = await fetch(url)
+        text = await res.text()
+        if (text === previous) await new Promise((z) => setTimeout(z, 2))
+      }
+      hmr.push(performance.now() - t0)
+      previous = text
+      // Reference: the raw compile of the same edit, in its own cache so it is a real compile too.
+      const copy = join(dir, `edit${r}.cu`)
+      writeFileSync(copy, readFileSync(files[0]!))
+      const c0 = performance.now()
+      await buildCudaFile(copy, { cacheDir: join(dir, 'cache-ref-hmr') })
+      compile.push(performance.now() - c0)
+    }
+  } finally {
+    await server.close()
+  }
+  return { hmr, compile }
+}
+
+export async function run(): Promise<BenchResult[]> {
+  // Inside the repo so the stubs resolve unplugin-cuda/runtime from node_modules, as in a real project.
+  mkdirSync(join(root, 'test', '.out'), { recursive: true })
+  const dir = mkdtempSync(join(root, 'test', '.out', 'bench-unplugin-'))
+  try {
+    const files = makeProject(dir)
+    // Cold: each side gets its own empty cache; raw first, then Vite, then Vite again warm.
+    const rawCold = await rawCompile(files, join(dir, 'cache-raw'))
+    const viteCold = await viteBuild(dir, join(dir, 'cache-vite'))
+    const rawWarm = median([await rawCompile(files, join(dir, 'cache-raw')), await rawCompile(files, join(dir, 'cache-raw'))])
+    const viteWarm = median([await viteBuild(dir, join(dir, 'cache-vite')), await viteBuild(dir, join(dir, 'cache-vite'))])
+    const { hmr, compile } = await hmrLatency(dir, files, 3)
+    const hmrMs = median(hmr)
+    const compileMs = median(compile)
+    return [
+      { name: 'unplugin: vite build, 24 .cu, cold', value: viteCold / 1000, unit: 's', reference: 'toolchain buildCudaFile ×24, cold', referenceValue: rawCold / 1000, ratio: viteCold / rawCold, target: 'ratio <= 1.10' },
+      { name: 'unplugin: vite build, 24 .cu, warm', value: viteWarm / 1000, unit: 's', reference: 'toolchain buildCudaFile ×24, warm', referenceValue: rawWarm / 1000, ratio: viteWarm / rawWarm, target: 'report (bundler startup dominates)' },
+      { name: 'unplugin: vite dev HMR, .cu save → updated stub', value: hmrMs, unit: 'ms', reference: 'toolchain compile of the same edit', referenceValue: compileMs, ratio: hmrMs / compileMs, target: `value <= reference + 50 ms (overhead ${(hmrMs - compileMs).toFixed(0)} ms)` },
+    ]
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await run())

@@ -49,7 +49,7 @@ export interface Kernel {
   /** The PTX `.entry` name. */
   readonly name: string
   readonly demangled: string
-  readonly params: readonly ParamInfo[]
+  readonly params: ParamInfo[]
   /** Checks and packs `args` (in PTX order), then launches; resolves once the launch is queued. */
   launch(opts: LaunchOptions, ...args: KernelArg[]): Promise<void>
 }

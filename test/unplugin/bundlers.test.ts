@@ -81,11 +81,26 @@ for (const b of bundlers) {
       const r = runOutput(out.file)
       checkResult(r, `${b} ${format}`)
       assert.is(r.rawBytes, readFileSync(join(outDir, assets[0]!)).byteLength, '?raw is the asset bytes')
+      assert.ok(r.url.endsWith(assets[0]!.split('/').pop()!), `?url names the asset: ${r.url}`)
       checkWithLlvm(join(outDir, assets[0]!))
     })
   }
   test.run()
 }
+
+// ---
+const inline = suite('inline threshold')
+
+inline('an image under the inline threshold is embedded as base64: no asset, same results', async () => {
+  const outDir = join(root, '..', 'out-inline')
+  const out = await build.rollup({ root, entry: 'src/main.js', outDir, options: { ...options, inline: 1 << 20 } })
+  assert.equal(out.files.filter((f) => f.endsWith('.offload')), [])
+  const r = runOutput(out.file)
+  checkResult(r, 'rollup inline')
+  assert.match(r.url, /^data:application\/octet-stream;base64,/)
+})
+
+inline.run()
 
 // ---
 const native = suite('emit wrapper-c and hostrefs')

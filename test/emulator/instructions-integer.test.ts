@@ -208,6 +208,12 @@ bits('bit fields', () => {
   const ci = pairs(V32.slice(0, 8)).flatMap(([a, b]) => fields.map(([p, l]) => [a!, b!, p!, l!]))
   check('bfi.b32 $d, $a, $b, $c, $e;', 'b32', ['b32', 'b32', 'u32', 'u32'], ci, (a, b, p, l) => bfi(a, b, p, l, 32))
 })
+bits('bmsk builds masks, clamping or wrapping position and width', () => {
+  const cases = [0n, 1n, 4n, 31n, 32n, 33n, 40n].flatMap((a) => [0n, 1n, 8n, 31n, 32n, 36n].map((b) => [a, b]))
+  const mask = (a: bigint, b: bigint) => { let d = 0n; for (let i = a; i < a + b && i < 32n; i++) d |= 1n << i; return d }
+  check('bmsk.clamp.b32 $d, $a, $b;', 'b32', ['u32', 'u32'], cases, (a, b) => mask(a > 32n ? 32n : a, b > 32n ? 32n : b))
+  check('bmsk.wrap.b32 $d, $a, $b;', 'b32', ['u32', 'u32'], cases, (a, b) => mask(a & 31n, b & 31n))
+})
 bits('prmt selects and sign-replicates bytes', () => {
   const sels = [0x3210n, 0x7654n, 0x0123n, 0x4444n, 0x8888n, 0xba98n, 0x1032n]
   const cases = pairs([0x80ff7f01n, 0x12345678n, 0xdeadbeefn]).flatMap(([a, b]) => sels.map((c) => [a!, b!, c]))

@@ -116,6 +116,11 @@ vote('match.any / match.all and redux', () => {
   assert.is(umin[0], Math.min(...Array.from(v2, (x) => x >>> 0)) | 0)
 })
 
+vote('elect.sync picks the lowest lane of the member mask', () => {
+  const vals = new Int32Array(64)
+  const got = perThread('elect.sync %r10|%p1, 0xfffffff0; selp.u32 %r11, 1, 0, %p1; shl.b32 %r9, %r10, 8; or.b32 %r9, %r9, %r11;', vals)
+  for (let t = 0; t < 64; t++) assert.is(got[t], (4 << 8) | ((t & 31) === 4 ? 1 : 0))
+})
 vote('bar.warp.sync (__syncwarp) orders shared-memory exchange between the lanes of a warp', () => {
   const vals = new Int32Array(64).map((_, i) => i * 3)
   const got = perThread(`.shared .align 4 .b32 s[64];

@@ -139,6 +139,15 @@ function resolveCollective(kind: CollectiveKind, states: ThreadState[], w: numbe
       }
       break
     }
+    case 'elect': {
+      for (const [, s] of inGroup) {
+        const mask = (s.c0 as number) & groupMask
+        const leader = mask === 0 ? -1 : 31 - Math.clz32(mask & -mask)
+        s.o0 = leader
+        s.o1 = leader >= 0 && inGroup.get(leader) === s
+      }
+      break
+    }
     case 'activemask':
       for (const [, s] of inGroup) s.o0 = groupMask | 0
       break

@@ -34,6 +34,7 @@ export type CollectiveKind =
   | { kind: 'match'; mode: 'any' | 'all' }
   | { kind: 'activemask' }
   | { kind: 'warpsync' }
+  | { kind: 'elect' }
   | { kind: 'redux'; mode: string; signed: boolean }
 
 export interface CompiledFunction {
@@ -75,7 +76,7 @@ const KNOWN_PARTS = new Set([...TYPES,
   'ltu', 'leu', 'gtu', 'geu', 'num', 'nan', 'finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal', 'min', 'max',
   'add', 'inc', 'dec', 'exch', 'cas', 'sext', 'zext', 'shared::cta'])
 /** No-op or self-validating instructions whose qualifiers need no check here. */
-const NO_CHECK = new Set(['bar', 'barrier', 'bra', 'call', 'ret', 'exit', 'membar', 'fence', 'prefetch', 'prefetchu', 'nanosleep', 'griddepcontrol', 'discard', 'applypriority', 'createpolicy', 'pmevent', 'brkpt', 'trap', 'setmaxnreg', 'cp', 'redux', 'match', 'vote', 'activemask'])
+const NO_CHECK = new Set(['elect', 'bar', 'barrier', 'bra', 'call', 'ret', 'exit', 'membar', 'fence', 'prefetch', 'prefetchu', 'nanosleep', 'griddepcontrol', 'discard', 'applypriority', 'createpolicy', 'pmevent', 'brkpt', 'trap', 'setmaxnreg', 'cp', 'redux', 'match', 'vote', 'activemask'])
 
 function kindOf(type: string): Kind {
   switch (type) {
@@ -129,7 +130,6 @@ class FnCompiler {
   paramOffsets: number[] = []
   retOffsets: number[] = []
   calls = new Set<string>()
-  usesCF = false
   hoisted = new Map<string, { name: string; code: string; kind: Kind }>()
   suspendAt = new Map<number, PtxInstruction>()
   cur!: PtxInstruction
@@ -1098,7 +1098,6 @@ class FnCompiler {
         return this.wr(A[0]!, kk, `(${cond})?${this.rd(A[1]!, kk)}:${this.rd(A[2]!, kk)}`)
       }
       case 'cvt': return this.cvt(ins)
-      case 'cvt.pack': return this.fail('unsupported')
       case 'copysign': {
         if (t === 'f32') return this.wr(A[0]!, 'f32', `copysign(${this.rd(A[2]!, 'f32')},${this.rd(A[1]!, 'f32')})`)
         return this.wr(A[0]!, 'f64', `copysign(${this.rd(A[2]!, 'f64')},${this.rd(A[1]!, 'f64')})`)
@@ -1181,6 +1180,19 @@ class FnCompiler {
         return this.suspend({ kind: 'match', mode }, [this.rd(A[1]!, is64 ? 'i64' : 'i32'), this.rd(A[2]!, 'i32')], outs)
       }
       case 'activemask': return this.suspend({ kind: 'activemask' }, [], [this.wr(A[0]!, 'i32', 'S.o0')])
+      case 'elect': {
+        // elect.sync d|p, membermask: the lowest lane of the group in membermask is the leader
+        const dst = A[0]!.k === 'pair' ? A[0]!.a : A[0]!
+        const outs = [this.wr(dst, 'i32', 'S.o0')]
+        if (A[0]!.k === 'pair') outs.push(this.wr(A[0]!.b, 'pred', 'S.o1'))
+        return this.suspend({ kind: 'elect' }, [this.rd(A[1]!, 'i32')], outs)
+      }
+      case 'bmsk': {
+        // bmsk.{clamp,wrap}.b32 d, a, b: b ones starting at bit a
+        const wrap = op.includes('wrap')
+        const a = this.rd(A[1]!, 'u32'), b = this.rd(A[2]!, 'u32')
+        return `u=${wrap ? `${a}&31` : `Math.min(${a},32)`};v=${wrap ? `${b}&31` : `Math.min(${b},32)`};${this.wr(A[0]!, 'i32', 'u>=32?0:((u+v>=32?0:(1<<(u+v)))-(1<<u))|0')}`
+      }
       case 'redux': {
         const mode = op[2]!
         return this.suspend({ kind: 'redux', mode, signed }, [this.rd(A[1]!, 'i32'), this.rd(A[2]!, 'i32')], [this.wr(A[0]!, 'i32', 'S.o0')])

@@ -149,8 +149,6 @@ export function clz64(a: number | bigint): number {
 export function brev64(a: number | bigint): number | bigint {
   return mk64(brev32(hi32(a)), brev32(lo32(a)))
 }
-/** i64 → unsigned 64-bit value as a (possibly inexact) double, for cvt.f.u64. */
-export function u64ToBig(a: number | bigint): bigint { return u64b(a) }
 
 // --- 32-bit integers ---
 
@@ -629,11 +627,6 @@ export function bf16ToNum(h: number): number { return fromSmallFloat(h & 0xffff,
 export function numToBf16(x: number, mode: RoundMode = 'rn'): number {
   if (x !== x) return 0x7fff
   return toSmallFloat(x, 7, 8, mode)
-}
-/** f16 ops: exact operation in binary64 (exact for +,-,* of halves), then one rounding to f16. */
-export function h16(x: number, ftzFlag = false): number {
-  void ftzFlag
-  return numToF16(x)
 }
 /** fma.rn.f16: a*b exact in double, + c exact in double for halves (exponent range small). */
 export function fmaH(a: number, b: number, c: number): number { return numToF16(a * b + c) }

@@ -91,6 +91,13 @@ export interface KernelModule {
   /** `load()` then `alloc(byteLength)`. */
   alloc(byteLength: number): Promise<DeviceBuffer>
   launcher<Args extends unknown[] = unknown[]>(entry: string): Launcher<Args>
+  /** Called after a hot update swapped in a new build of the .cu (Vite dev); returns an unsubscribe
+   *  function. While a listener is registered, updates swap the kernels in place (launchers and device
+   *  buffers stay valid); without one, Vite updates the importers instead. */
+  onUpdate(listener: (module: KernelModule) => void): () => void
+  /** Takes over the images of `next` (the same .cu's module from a newer build); false when no listener
+   *  would notice, so the caller lets the bundler update the importers. */
+  hotReplace(next: KernelModule): boolean
 }
 
 export interface KernelModuleSpec {

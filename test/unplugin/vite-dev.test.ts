@@ -1,6 +1,7 @@
 // Vite dev server + headless Chromium: the page shows the kernel's result; editing the .cu and then an
-// included header updates the page with no server restart; a syntax error shows in Vite's overlay with
-// the file and line; fixing it recovers.
+// included header hot-swaps the kernels (the page listens with module.onUpdate and never reloads) with no
+// server restart; a syntax error shows in Vite's overlay with the file, line and code frame; fixing it
+// recovers.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -57,6 +58,7 @@ dev('page result, .cu edit, header edit, overlay on a syntax error, recovery', a
     const h = join(root, 'src', 'common.h')
     writeFileSync(h, readFileSync(h, 'utf8').replace('#define COMBINE_B 1.0f', '#define COMBINE_B 2.0f'))
     await result(expected(2, 1))
+    assert.is(await page.evaluate(() => (window as unknown as { __kpLoads: number }).__kpLoads), 1, 'kernels swapped in place: the page never reloaded')
 
     // Line 7 loses its `;`: nvcc reports the next token, line 8 column 5.
     const broken = good.replace('int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n)\n        c[i]', 'int i = blockIdx.x * blockDim.x + threadIdx.x\n    if (i < n)\n        c[i]')

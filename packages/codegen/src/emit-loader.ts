@@ -45,7 +45,8 @@ export interface EmitLoaderOptions {
   backend?: 'auto' | 'cuda' | 'emulator'
   /** Module specifier of the runtime helper that defines `defineKernelModule`. @default 'unplugin-cuda/runtime' */
   runtime?: string
-  /** Emit Vite HMR glue (`import.meta.hot`): unload the old module when it is replaced. @default false */
+  /** Emit Vite HMR glue (`import.meta.hot`): swap the kernels in place for modules with `onUpdate`
+   *  listeners, else let Vite update the importers. @default false */
   hot?: boolean
 }
 
@@ -234,8 +235,11 @@ export function emitLoaderStub(options: EmitLoaderOptions): string {
   if (options.hot) {
     lines.push('')
     lines.push('if (import.meta.hot) {')
-    lines.push('  // A new build of this .cu replaces the module: free the old device module and its buffers.')
-    lines.push('  import.meta.hot.dispose(() => module.unload());')
+    lines.push('  // A new build of this .cu: swap its kernels into the running module (launchers and buffers stay')
+    lines.push('  // valid) when the app listens with module.onUpdate; otherwise update the importers.')
+    lines.push('  import.meta.hot.accept((next) => {')
+    lines.push('    if (!next || !module.hotReplace(next.module)) import.meta.hot.invalidate();')
+    lines.push('  });')
     lines.push('}')
   }
   return lines.join('\n') + '\n'

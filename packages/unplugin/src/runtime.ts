@@ -35,36 +35,45 @@ function toLoadSource(source: unknown): LoadSource {
   return source as LoadSource
 }
 
-/** Builds a stub's `module`: lazy loading, shared between launchers, reloadable after `unload()`. */
+// The spec behind a module, read by hotReplace on the module a new build of the same .cu created.
+const SPEC = Symbol.for('unplugin-cuda.spec')
+
+/** Builds a stub's `module`: lazy loading, shared between launchers, reloadable after `unload()`, and
+ *  hot-replaceable (Vite HMR) with its launchers and device buffers kept. */
 export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
+  let current = spec
   let loading: Promise<RuntimeModule> | undefined
+  const listeners = new Set<(m: KernelModule) => void>()
   const load = (options: { backend?: BackendName } = {}): Promise<RuntimeModule> => {
     if (!loading) {
-      const backend = options.backend ?? spec.backend
+      const s = current
+      const backend = options.backend ?? s.backend
       loading = Promise.resolve()
-        .then(() => loadModule(toLoadSource(spec.source()), spec.manifest as unknown as KernelManifest, { backend }))
+        .then(() => loadModule(toLoadSource(s.source()), s.manifest as unknown as KernelManifest, { backend }))
         .then((m) => m as unknown as RuntimeModule)
         .catch((err: unknown) => {
           loading = undefined
           const e = err instanceof Error ? err : new Error(String(err))
-          e.message = `${spec.name}: cannot load kernels: ${e.message}`
+          e.message = `${s.name}: cannot load kernels: ${e.message}`
           throw e
         })
     }
     return loading
   }
-  return {
-    name: spec.name,
-    manifest: spec.manifest,
-    images: Object.freeze(spec.images.map((i) => Object.freeze({ ...i }))),
+  const unload = async (): Promise<void> => {
+    const before = loading
+    loading = undefined
+    if (!before) return
+    const m = await before.catch(() => undefined)
+    if (m) await m.unload()
+  }
+  const mod: KernelModule & { [SPEC]: KernelModuleSpec } = {
+    [SPEC]: spec,
+    get name() { return current.name },
+    get manifest() { return current.manifest },
+    get images() { return Object.freeze(current.images.map((i) => Object.freeze({ ...i }))) },
     load,
-    async unload() {
-      const current = loading
-      loading = undefined
-      if (!current) return
-      const m = await current.catch(() => undefined)
-      if (m) await m.unload()
-    },
+    unload,
     async upload(data): Promise<DeviceBuffer> { return (await load()).upload(data) },
     async alloc(byteLength): Promise<DeviceBuffer> { return (await load()).alloc(byteLength) },
     launcher<Args extends unknown[]>(entry: string): Launcher<Args> {
@@ -76,5 +85,18 @@ export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
       Object.defineProperty(fn, 'name', { value: entry })
       return fn as Launcher<Args>
     },
+    onUpdate(listener) {
+      listeners.add(listener)
+      return () => { listeners.delete(listener) }
+    },
+    hotReplace(next) {
+      const nextSpec = (next as Partial<Record<typeof SPEC, KernelModuleSpec>>)[SPEC]
+      if (!nextSpec || listeners.size === 0) return false
+      current = nextSpec
+      // Buffers belong to the backend, not to the loaded module: they stay valid across the swap.
+      void unload().then(() => { for (const l of listeners) l(mod) })
+      return true
+    },
   }
+  return mod
 }

@@ -1,0 +1,106 @@
+// Toolchain build speed, measured side by side in one run:
+//  1. cold: 24 kernel files × 3 targets (80-real;90 = sm_80 cubin, sm_90 cubin, compute_90 PTX) with an
+//     empty cache through buildCudaFile, against the very same nvcc command lines run by
+//     `xargs -P$(nproc)` (no cache, no manifest, no packing): the overhead of everything kernelpack adds.
+//  2. warm: the same build again with everything cached, against the cold build.
+// Sources: the reference corpus (test/fixtures/toolchain/cu, bad.cu excepted), three copies of each with a
+// distinct macro so that no two files are the same compile.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  buildCudaFile, BuildSession, compileArgs, findCompiler, parseArchSpec, resolveOptions,
+} from '@kernelpack/toolchain'
+import { median, type BenchResult } from './lib.js'
+
+const arch = '80-real;90'
+const rounds = Number(process.env.KP_BENCH_ROUNDS ?? 2)
+
+function seconds(t0: bigint): number {
+  return Number(process.hrtime.bigint() - t0) / 1e9
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const root = mkdtempSync(join(tmpdir(), 'kp-bench-toolchain-'))
+  try {
+    const corpus = join(import.meta.dirname, '..', 'test', 'fixtures', 'toolchain', 'cu')
+    const srcDir = join(root, 'src')
+    mkdirSync(srcDir)
+    const files: string[] = []
+    for (const f of readdirSync(corpus).filter((n) => n.endsWith('.cu') && n !== 'bad.cu').sort()) {
+      for (let copy = 0; copy < 3; copy++) {
+        const file = join(srcDir, f.replace(/\.cu$/, `_${copy}.cu`))
+        writeFileSync(file, `#define KP_BENCH_COPY ${copy}\n${readFileSync(join(corpus, f), 'utf8')}`)
+        files.push(file)
+      }
+    }
+    if (files.length !== 24) throw new Error(`expected 24 bench files, found ${files.length}`)
+
+    const compiler = await findCompiler('nvcc')
+    const targets = parseArchSpec(arch, { supported: compiler.archs })
+    const jobs = availableParallelism()
+
+    // The reference: one nvcc command per file and target, exactly the arguments buildCudaFile uses.
+    const refOut = join(root, 'ref')
+    mkdirSync(refOut)
+    const o = resolveOptions({})
+    const lines = files.flatMap((file, i) => targets.map((t) => {
+      const base = join(refOut, `${i}-${t.target}`)
+      return compileArgs(compiler, t, o, { input: file, output: `${base}.out`, depfile: `${base}.d`, includeDirs: [] }).join(' ')
+    }))
+    const cmdFile = join(root, 'commands.txt')
+    writeFileSync(cmdFile, lines.join('\n') + '\n')
+    const runXargs = () => {
+      const t0 = process.hrtime.bigint()
+      const r = spawnSync('xargs', ['-P', String(jobs), '-L', '1', compiler.path], { stdio: ['pipe', 'ignore', 'pipe'], input: readFileSync(cmdFile) })
+      const s = seconds(t0)
+      if (r.status !== 0) throw new Error(`xargs nvcc failed: ${r.stderr}`)
+      return s
+    }
+
+    const runOurs = async (cacheDir: string) => {
+      const session = new BuildSession()
+      const t0 = process.hrtime.bigint()
+      const rs = await Promise.all(files.map((f) => buildCudaFile(f, { arch, compiler: 'nvcc', cacheDir, session, jobs })))
+      const s = seconds(t0)
+      return { s, compiles: rs.reduce((n, r) => n + r.stats.compiles, 0) }
+    }
+
+    const cold: number[] = []
+    const ref: number[] = []
+    let lastCache = ''
+    for (let i = 0; i < rounds; i++) {
+      ref.push(runXargs())
+      lastCache = join(root, `cache-${i}`)
+      const r = await runOurs(lastCache)
+      if (r.compiles !== files.length * targets.length) throw new Error(`cold build ran ${r.compiles} compiles, expected ${files.length * targets.length}`)
+      cold.push(r.s)
+    }
+    const warm: number[] = []
+    for (let i = 0; i < 3; i++) {
+      const r = await runOurs(lastCache)
+      if (r.compiles !== 0) throw new Error(`warm build ran ${r.compiles} compiles`)
+      warm.push(r.s)
+    }
+    const coldS = median(cold)
+    const refS = median(ref)
+    const warmS = median(warm)
+    return [
+      {
+        name: `toolchain cold build, ${files.length} files x ${targets.length} targets (nvcc, ${jobs} jobs)`,
+        value: coldS, unit: 's',
+        reference: `the same ${lines.length} nvcc commands via xargs -P${jobs}`,
+        referenceValue: refS, ratio: coldS / refS, target: 'ratio <= 1.10',
+      },
+      {
+        name: `toolchain warm rebuild, ${files.length} files x ${targets.length} targets (all cached)`,
+        value: warmS, unit: 's',
+        reference: 'kernelpack cold build (same run)',
+        referenceValue: coldS, ratio: warmS / coldS, target: 'ratio <= 0.03',
+      },
+    ]
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}

@@ -6,7 +6,7 @@
 // path with shell-special characters is compiled through a staged one-line file that #includes it, and
 // include directories through symlinks; messages and dependencies are mapped back to the user's paths.
 import { execa } from 'execa'
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, renameSync, writeFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -56,6 +56,11 @@ export function scratchRoot(): string {
     const base = shellSafe.test(tmpdir()) ? tmpdir() : '/tmp'
     rootDir = join(base, `kernelpack-${user}`)
     mkdirSync(rootDir, { recursive: true, mode: 0o700 })
+    // A predictable name in a shared /tmp: use it only if it is our own real directory, else a fresh one.
+    const st = lstatSync(rootDir)
+    if (!st.isDirectory() || (typeof process.getuid === 'function' && st.uid !== process.getuid()) || (st.mode & 0o022) !== 0) {
+      rootDir = mkdtempSync(join(base, 'kernelpack-'))
+    }
   }
   return rootDir
 }

@@ -83,6 +83,12 @@ for (const b of bundlers) {
       assert.is(r.rawBytes, readFileSync(join(outDir, assets[0]!)).byteLength, '?raw is the asset bytes')
       assert.ok(r.url.endsWith(assets[0]!.split('/').pop()!), `?url names the asset: ${r.url}`)
       checkWithLlvm(join(outDir, assets[0]!))
+      if (b === 'rollup') {
+        // The per-build summary reaches Rollup's onLog (kernels, targets, sizes, cache hits).
+        const summary = out.messages.find((m) => m.includes('1 .cu file'))
+        assert.ok(summary, `summary in ${JSON.stringify(out.messages)}`)
+        assert.match(summary!, /3 kernels, targets .*compute_\d+.*, [\d.]+ KiB of images, \d+ compiles?, \d+ cache hits?/)
+      }
     })
   }
   test.run()

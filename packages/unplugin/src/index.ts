@@ -178,7 +178,8 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       if (!line || !logLevelInfo) return
       // Rollup routes `this.info` through its onLog (Vite and webpack loggers are set in their hooks).
       const info = (this as { info?: (m: string) => void }).info
-      if ((framework === 'rollup' || framework === 'rolldown') && typeof info === 'function') info.call(this, line)
+      // Rollup prefixes `[plugin unplugin-cuda]` itself.
+      if ((framework === 'rollup' || framework === 'rolldown') && typeof info === 'function') info.call(this, line.replace(/^unplugin-cuda: /, ''))
       else ctx.logger.info(line)
     },
 

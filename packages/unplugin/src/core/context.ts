@@ -92,6 +92,11 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         jobs: r.jobs,
         cwd: r.root,
       }).then((res) => {
+        if (res.stats.compiles > 0) {
+          // Progress: one line per file that needed the compiler (cache hits stay quiet).
+          const secs = ((performance.now() - t0) / 1000).toFixed(2)
+          ctx.logger.info(`unplugin-cuda: compiled ${relative(r.root, file) || file} → ${res.images.map((i) => i.target).join(', ')} (${res.stats.compiles} compiled, ${res.stats.cacheHits} cached) in ${secs} s`)
+        }
         for (const dep of res.dependencies) if (!stamps.has(dep)) stamps.set(dep, mtime(dep))
         const s = ctx.summary
         s.files++

@@ -19,7 +19,8 @@ extern "C" __global__ void sumSquares(const float* in, float* out, int n) {
   if (t == 0) { float x = 0; for (int k = 0; k < blockDim.x / 32; k++) x += s[k]; atomicAdd(out, x); }
 }
 `
-const compiled = { nvcc80: nvccPtx(vecAddCu, 'compute_80'), nvcc90: nvccPtx(vecAddCu, 'compute_90'), clang: clangPtx(vecAddCu) }
+// nvcc -G keeps __shfl_down_sync as a called function: exercises inlining of suspending callees
+const compiled = { nvcc80: nvccPtx(vecAddCu, 'compute_80'), nvcc90debug: nvccPtx(vecAddCu, 'compute_90', ['-G']), clang: clangPtx(vecAddCu) }
 
 const createEmulatorBackendSuite = suite('createEmulatorBackend')
 

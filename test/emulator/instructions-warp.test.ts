@@ -242,6 +242,48 @@ calls('device functions with params and return values, recursion', () => {
     assert.is(o.getBigUint64(16 * t + 8, true), 0x100000000n + BigInt(t + 1000))
   }
 })
+calls('functions with barriers and shuffles are inlined, also under a guard and nested', () => {
+  const mod = be.loadModule(ptxBytes(`${head}
+  .func (.param .b32 ret) wsum(.param .b32 x)
+  {
+    .reg .b32 %r<4>; .reg .pred %p1;
+    ld.param.u32 %r1, [x];
+    mov.u32 %r2, 16;
+  L:
+    shfl.sync.bfly.b32 %r3, %r1, %r2, 31, -1; add.s32 %r1, %r1, %r3;
+    shr.u32 %r2, %r2, 1; setp.ne.u32 %p1, %r2, 0; @%p1 bra L;
+    st.param.b32 [ret], %r1;
+    ret;
+  }
+  .func (.param .b32 ret) bsum(.param .b32 x)
+  {
+    .shared .align 4 .b32 part[2];
+    .reg .b32 %r<8>; .reg .pred %p<2>;
+    ld.param.u32 %r1, [x];
+    { .param .b32 param0; .param .b32 retval0; st.param.b32 [param0], %r1; call.uni (retval0), wsum, (param0); ld.param.b32 %r2, [retval0]; }
+    mov.u32 %r3, %laneid; setp.ne.u32 %p1, %r3, 0; mov.u32 %r4, %warpid; shl.b32 %r5, %r4, 2; mov.u32 %r6, part; add.s32 %r6, %r6, %r5;
+    @!%p1 st.shared.u32 [%r6], %r2;
+    bar.sync 0;
+    mov.u32 %r6, part; ld.shared.u32 %r7, [%r6]; ld.shared.u32 %r2, [%r6+4]; add.s32 %r7, %r7, %r2;
+    st.param.b32 [ret], %r7;
+    ret;
+  }
+  .visible .entry k(.param .u64 b)
+  {
+    .reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .pred %p1;
+    ld.param.u64 %rd1, [b]; mov.u32 %r1, %tid.x; mov.u32 %r2, -1;
+    setp.lt.u32 %p1, %r1, 64;
+    { .param .b32 param0; .param .b32 retval0; st.param.b32 [param0], %r1;
+      @%p1 call.uni (retval0), bsum, (param0);
+      @%p1 ld.param.b32 %r2, [retval0]; }
+    mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r2;
+    ret;
+  }`))
+  const dout = be.alloc(64 * 4)
+  be.launch(mod.getFunction('k'), { grid: [1, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: dout }]))
+  const out = download(be, dout, new Int32Array(64))
+  for (let t = 0; t < 64; t++) assert.is(out[t], (63 * 64) / 2)
+})
 calls('unbounded recursion faults instead of hanging', () => {
   const mod = be.loadModule(ptxBytes(`${head}
   .func (.param .b32 ret) down(.param .b32 n)

@@ -620,11 +620,12 @@ class FnCompiler {
     }
     type Iv = { kind: 'B' | 'L'; name: string; s: number; e: number }
     const ivs: Iv[] = [...[...fwd].map(([name, [s0, e]]) => ({ kind: 'B' as const, name, s: s0, e })), ...[...loops].map(([name, [s0, e]]) => ({ kind: 'L' as const, name, s: s0, e }))]
-    // forward blocks may start earlier to nest with each other (not with loops)
+    // a forward block may start earlier so that it encloses what it would cross (a `break` out of a loop
+    // becomes a block around the loop); a jump into a loop from before it cannot be structured
     for (let changed = true; changed;) {
       changed = false
       for (const a of ivs) for (const b of ivs) {
-        if (a === b || a.kind !== 'B' || b.kind !== 'B') continue
+        if (a === b || a.kind !== 'B') continue
         if (b.s < a.s && a.s < b.e && b.e < a.e) { a.s = b.s; changed = true }
       }
     }
@@ -729,7 +730,8 @@ class FnCompiler {
   }
 
   suspend(kind: CollectiveKind, inputs: string[], outputs: string[]): { parts: string[] } {
-    if (this.fn.kind !== 'entry') this.fail(`${this.cur.opcode} inside a called function is not supported by the emulator (inline the function)`)
+    // calls to functions with suspension points are inlined (inline.ts); the function itself is unreachable
+    if (this.fn.kind !== 'entry') return { parts: [`throw new Error(${JSON.stringify(`internal: ${this.cur.opcode} reached in a called function`)});`] }
     this.hasSuspend = true
     const pc = this.nextPc++
     this.collectives.set(pc, kind)

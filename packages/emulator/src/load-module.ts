@@ -6,6 +6,7 @@ import type { Heap } from './heap.js'
 import * as numeric from './numeric.js'
 import { parsePtx, typeSize, type PtxModule, type PtxVariable } from './parse.js'
 import { formatPrintf } from './printf.js'
+import { inlineSuspendingCalls } from './inline.js'
 
 export interface ModuleInstance {
   FN: Record<string, (...args: never[]) => void>
@@ -66,6 +67,7 @@ function writeInit(heap: Heap, at: number, v: PtxVariable, addrOf: (s: string) =
 
 export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {}): LoadedModule {
   const ptx = parsePtx(text)
+  inlineSuspendingCalls(ptx)
   if (ptx.addressSize !== undefined && ptx.addressSize !== 64) throw new PtxError(`.address_size ${ptx.addressSize} is not supported (64-bit only)`)
   const globals = new Map<string, number>()
   const globalInfo = new Map<string, { address: number; size: number }>()

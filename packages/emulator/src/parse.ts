@@ -210,7 +210,19 @@ class Parser {
         continue
       }
       if (t.v === '.address_size') { this.pos++; mod.addressSize = Number(this.next().v); continue }
-      if (t.v === '.file' || t.v === '.loc' || t.v === '.section' || t.v === '@@DWARF') { this.pos++; this.skipLine(t.line); continue }
+      if (t.v === '.section') {
+        // debug sections of -G builds: `.section .debug_info { … }`
+        this.pos++
+        while (this.pos < this.toks.length && !this.isP('{')) this.pos++
+        let depth = 0
+        while (this.pos < this.toks.length) {
+          const x = this.next()
+          if (x.t === 'p' && x.v === '{') depth++
+          else if (x.t === 'p' && x.v === '}' && --depth === 0) break
+        }
+        continue
+      }
+      if (t.v === '.file' || t.v === '.loc' || t.v === '@@DWARF') { this.pos++; this.skipLine(t.line); continue }
       // linkage prefixes, then .entry / .func / a variable
       let linkage = ''
       let isExtern = false

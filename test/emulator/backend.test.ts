@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { clangPtx, createEmulatorBackend, download, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
 import { EmulatorFault, PtxError } from '../../packages/emulator/src/index.js'
+import type { Backend } from '../../packages/runtime/src/backend.js'
 
 const vecAddCu = `
 extern "C" __global__ void vecAdd(const float* a, const float* b, float* c, int n) {
@@ -89,6 +90,30 @@ createEmulatorBackendSuite('an unknown qualifier that could change results fails
     assert.is((e as PtxError).line, 7)
     assert.match((e as Error).message, /\.relu/)
   }
+})
+
+createEmulatorBackendSuite('implements the runtime Backend interface; memory operations check their ranges', async () => {
+  const be: Backend = createEmulatorBackend() // type-checked against packages/runtime/src/backend.ts
+  assert.is(be.name, 'emulator')
+  assert.equal(be.imageKinds, ['ptx'])
+  const dev = be.device()
+  assert.equal(dev.computeCapability, [12, 0])
+  const a = await be.alloc(16)
+  await be.memset(a, 0xab, 16)
+  const out = new Uint8Array(16)
+  await be.copyFromDevice(out, a)
+  assert.ok(out.every((x) => x === 0xab))
+  assert.throws(() => be.copyToDevice(a, new Uint8Array(17)), /outside|not inside/)
+  assert.throws(() => be.copyFromDevice(new Uint8Array(4), a + 16n), /outside|not inside/)
+  await be.free(a)
+  assert.throws(() => be.free(a), /not an allocation/)
+  assert.throws(() => be.loadModule({ kind: 'cubin', arch: 'sm_80', bytes: new Uint8Array(4) }), /PTX only/)
+  const mod = await be.loadModule(ptxBytes(compiled.nvcc80))
+  assert.throws(() => mod.getFunction('nope'), /vecAdd/)
+  const fn = await mod.getFunction('vecAdd')
+  assert.throws(() => be.launch(fn, { grid: [1, 1, 1], block: [2048, 1, 1], sharedBytes: 0 }, marshal([{ u64: 0n }, { u64: 0n }, { u64: 0n }, { s32: 0 }])), /1024/)
+  assert.throws(() => be.launch(fn, { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0 }, marshal([{ u64: 0n }])), /parameter block/)
+  await be.dispose()
 })
 
 createEmulatorBackendSuite.run()

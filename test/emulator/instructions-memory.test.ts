@@ -185,6 +185,32 @@ spaces('struct parameters by value (.param .align 8 .b8 s[24]) and param address
   assert.is(dv.getFloat64(8, true), 0.75)
 })
 
+spaces('device printf (vprintf) formats from the argument buffer in local memory', () => {
+  const lines: string[] = []
+  const pbe = createEmulatorBackend({ print: (t) => lines.push(t) })
+  const mod = pbe.loadModule(ptxBytes(`${head}
+  .extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+  .global .align 1 .b8 $str[26] = {118, 61, 37, 100, 32, 37, 46, 50, 102, 32, 37, 115, 32, 37, 48, 56, 120, 32, 37, 108, 108, 100, 32, 37, 37, 0};
+  .global .align 1 .b8 $str1[3] = {104, 105, 0};
+  .visible .entry k() {
+    .local .align 8 .b8 __local_depot0[40];
+    .reg .b64 %SP, %SPL, %rd<8>; .reg .b32 %r<3>; .reg .f64 %fd1;
+    mov.u64 %SPL, __local_depot0; cvta.local.u64 %SP, %SPL;
+    add.u64 %rd1, %SP, 0; add.u64 %rd2, %SPL, 0;
+    mov.u32 %r1, %tid.x; st.local.u32 [%rd2], %r1;
+    mov.f64 %fd1, 0d3FF8000000000000; st.local.f64 [%rd2+8], %fd1;
+    mov.u64 %rd3, $str1; cvta.global.u64 %rd4, %rd3; st.local.u64 [%rd2+16], %rd4;
+    st.local.u32 [%rd2+24], 48879; st.local.u64 [%rd2+32], -5000000000;
+    mov.u64 %rd5, $str; cvta.global.u64 %rd6, %rd5;
+    { .param .b64 param0; .param .b64 param1; .param .b32 retval0;
+      st.param.b64 [param0], %rd6; st.param.b64 [param1], %rd1;
+      call.uni (retval0), vprintf, (param0, param1);
+      ld.param.b32 %r2, [retval0]; }
+    ret; }`))
+  pbe.launch(mod.getFunction('k'), { grid: [1, 1, 1], block: [2, 1, 1], sharedBytes: 0 }, marshal([]))
+  assert.equal(lines, ['v=0 1.50 hi 0000beef -5000000000 %', 'v=1 1.50 hi 0000beef -5000000000 %'])
+})
+
 const faults = suite('bounds checks')
 const oobKernel = `.visible .entry oob(.param .u64 b, .param .u32 i) {
   .reg .b64 %rd<4>; .reg .b32 %r<3>;

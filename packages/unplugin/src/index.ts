@@ -119,7 +119,14 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
 
     async buildStart() {
       ctx.resetSummary()
-      await ctx.writeAllDts()
+      if (framework === 'rollup' || framework === 'rolldown') {
+        // Rollup's logger (onLog), which prefixes `[plugin unplugin-cuda]` itself.
+        const rc = this as unknown as { info?: (m: string) => void; warn: (m: string) => void }
+        if (typeof rc.info === 'function') ctx.logger = { info: (m) => rc.info!(m.replace(/^unplugin-cuda: /, '')), warn: (m) => rc.warn(m.replace(/^unplugin-cuda: /, '')) }
+      }
+      const typing = ctx.writeAllDts()
+      // The dev server need not wait: the .d.ts files land while it starts, imports compile on request.
+      if (!(framework === 'vite' && viteCommand === 'serve')) await typing
     },
 
     resolveId(source, importer) {
@@ -175,12 +182,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
 
     buildEnd() {
       const line = ctx.formatSummary()
-      if (!line || !logLevelInfo) return
-      // Rollup routes `this.info` through its onLog (Vite and webpack loggers are set in their hooks).
-      const info = (this as { info?: (m: string) => void }).info
-      // Rollup prefixes `[plugin unplugin-cuda]` itself.
-      if ((framework === 'rollup' || framework === 'rolldown') && typeof info === 'function') info.call(this, line.replace(/^unplugin-cuda: /, ''))
-      else ctx.logger.info(line)
+      if (line && logLevelInfo) ctx.logger.info(line)
     },
 
     vite: {
@@ -224,7 +226,8 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         const format = initial.format ?? (initial.platform === 'node' ? 'cjs' : 'iife')
         esbuildTarget = outdir ? { outdir: resolve(ctx.resolved.root, outdir), format: format as EsbuildTarget['format'] } : undefined
         logLevelInfo = ['info', 'debug', 'verbose'].includes(initial.logLevel ?? '')
-        ctx.logger = { info: (m) => console.error(m), warn: (m) => console.error(m) }
+        // esbuild has no plugin logger: stderr, at the build's logLevel.
+        ctx.logger = { info: (m) => { if (logLevelInfo) console.error(m) }, warn: (m) => { if (initial.logLevel !== 'silent' && initial.logLevel !== 'error') console.error(m) } }
       },
     },
 

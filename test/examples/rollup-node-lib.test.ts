@@ -9,10 +9,10 @@ const test = suite('examples/rollup-node-lib')
 test('README command builds the library with Rollup; a consumer imports it by name and gets checked window sums', async () => {
   const dir = join(examplesDir, 'rollup-node-lib')
   const { stdout } = await runReadme('rollup-node-lib')
-  // What the package ships (`files: ["dist"]`): the library entry and its kernels.
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, string> }
-  assert.equal(pkg.files, ['dist'])
-  assert.is(pkg.exports['.'], './dist/index.js')
+  // What the package ships (`files`): the library entry, its kernels and its types.
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, Record<string, string>> }
+  assert.equal(pkg.files, ['dist', 'index.d.ts'])
+  assert.is(pkg.exports['.']!.default, './dist/index.js')
   assert.ok(readdirSync(join(dir, 'dist', 'assets')).some((f) => /^window-sum-.+\.offload$/.test(f)))
   assert.match(readFileSync(join(dir, 'dist', 'main.js'), 'utf8'), /from ['"]@kernelpack-example\/rollup-node-lib['"]/, 'main imports the built package')
   assert.match(stdout, /^backend: (cuda|emulator) /m)

@@ -24,6 +24,8 @@ type Cls = 'i32' | 'f32' | 'i64' | 'f64' | 'i16' | 'pred'
 type Kind = 'i32' | 'u32' | 'f32' | 'f64' | 'i64' | 'u16' | 's16' | 'u8' | 's8' | 'pred'
 
 interface RegInfo { js: string; cls: Cls }
+/** A suspension point: resume pc, the code that suspends, the code that takes the results on resume. */
+interface SuspInfo { pc: number; pre: string; post: string; guard?: string }
 
 export interface InstrInfo { fn: string; text: string; line: number }
 
@@ -545,6 +547,7 @@ class FnCompiler {
 
     const body: string[] = []
     const stmtCode: string[][] = []
+    const suspInfo = new Map<number, SuspInfo>()
     for (const s of fn.body!) {
       const start = body.length
       if (s.kind === 'label') { body.push(`case ${this.labels.get(s.name)}:`); stmtCode.push(body.slice(start)); continue }
@@ -552,6 +555,10 @@ class FnCompiler {
       const idx = this.mc.instrs.length
       this.mc.instrs.push({ fn: fn.name, text: s.text, line: s.line })
       const code = this.instr(s, idx)
+      if (typeof code !== 'string' && code.susp) {
+        const g = s.guard ? this.regs.get(s.guard.reg) : undefined
+        suspInfo.set(stmtCode.length, { ...code.susp, guard: g ? `${s.guard!.negate ? '!' : ''}${g.js}` : undefined })
+      }
       if (s.guard) {
         const g = this.regs.get(s.guard.reg)
         if (!g || g.cls !== 'pred') this.fail(`guard ${s.guard.reg} is not a predicate register`)
@@ -566,7 +573,7 @@ class FnCompiler {
       else body.push(...code.parts)
       stmtCode.push(body.slice(start))
     }
-    const structured = this.suspendAt.size === 0 ? this.structure(stmtCode) : undefined
+    const structured = this.structure(stmtCode, suspInfo)
     const regDecl = [...this.regs.values()].map((r) => `${r.js}=${r.cls === 'pred' ? 'false' : '0'}`).join(',')
     const regList = [...this.regs.values()].map((r) => r.js)
     // save/restore only the registers live across each suspension point
@@ -581,7 +588,7 @@ class FnCompiler {
       const rs = (r: string) => (clsOf.get(r) === 'i64' ? `${r}=R[${slot.get(r)}];` : clsOf.get(r) === 'pred' ? `${r}=RF[${slot.get(r)}]!==0;` : `${r}=RF[${slot.get(r)}];`)
       const cases: string[] = []
       for (const [pc, regs] of live) {
-        code = code.replace(`/*SAVE${pc}*/`, regs.map(sv).join(''))
+        code = code.replace(`/*SAVE${pc}*/`, regs.map(sv).join('')).replace(`/*RESTORE${pc}*/`, regs.map(rs).join(''))
         cases.push(`case ${pc}:${regs.map(rs).join('')}break;`)
       }
       restore = `switch(pc){${cases.join('')}}`
@@ -591,6 +598,9 @@ class FnCompiler {
       // thread ids advance incrementally (no division per thread); LB = this thread's local window
       const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}`
       const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
+      if (this.hasSuspend && structured !== undefined) {
+        return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${code}\n}}`
+      }
       if (this.hasSuspend) {
         return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
       }
@@ -605,7 +615,7 @@ class FnCompiler {
    *  out of labelled blocks, backward branches `continue` of labelled loops, so V8 sees ordinary loops
    *  instead of a `switch (pc)` dispatcher. Returns undefined (use the dispatcher) when the branch
    *  intervals do not nest. `stmtCode[i]` is the code of fn.body[i]. */
-  structure(stmtCode: string[][]): string | undefined {
+  structure(stmtCode: string[][], susp: Map<number, SuspInfo>): string | undefined {
     const stmts = this.fn.body!
     const labelPos = new Map<string, number>()
     stmts.forEach((st, i) => { if (st.kind === 'label') labelPos.set(st.name, i) })
@@ -632,17 +642,42 @@ class FnCompiler {
     for (const a of ivs) for (const b of ivs) if (a !== b && a.s < b.s && b.s < a.e && a.e < b.e) return undefined
     const ids = new Map<string, number>()
     const lab = (iv: Iv) => `${iv.kind}${ids.get(iv.kind + iv.name) ?? (ids.set(iv.kind + iv.name, ids.size), ids.size - 1)}`
+    // Resumable structured code (threads suspended at barriers/collectives): a resumed thread enters the
+    // blocks and loops that contain its suspension point and skips everything else, which is wrapped in
+    // `if(pc===0){…}`; at the resume point pc returns to 0 and execution continues normally.
+    const hot = (iv: Iv) => [...susp.keys()].some((k) => iv.s <= k && k < iv.e)
     const out: string[] = []
     const open: Iv[] = []
+    let guarded = false
+    const guard = (on: boolean) => {
+      if (susp.size === 0 || on === guarded) return
+      out.push(on ? 'if(pc===0){' : '}')
+      guarded = on
+    }
     for (let i = 0; i <= stmts.length; i++) {
       // close what ends here (innermost first), then open what starts here (outermost first)
-      while (open.length && open[open.length - 1]!.e === i) { const iv = open.pop()!; out.push(iv.kind === 'L' ? 'break;}' : '}') }
+      while (open.length && open[open.length - 1]!.e === i) {
+        const iv = open.pop()!
+        if (hot(iv)) guard(false)
+        out.push(iv.kind === 'L' ? 'break;}' : '}')
+      }
       if (open.some((iv) => iv.e === i)) return undefined
       const starting = ivs.filter((iv) => iv.s === i).sort((x, y) => y.e - x.e || (x.kind === 'B' ? -1 : 1))
-      for (const iv of starting) { out.push(iv.kind === 'L' ? `${lab(iv)}:for(;;){` : `${lab(iv)}:{`); open.push(iv) }
+      for (const iv of starting) {
+        guard(!hot(iv))
+        out.push(iv.kind === 'L' ? `${lab(iv)}:for(;;){` : `${lab(iv)}:{`)
+        open.push(iv)
+      }
       if (i === stmts.length) break
       const st = stmts[i]!
       if (st.kind === 'label') continue
+      const sp = susp.get(i)
+      if (sp) {
+        guard(false)
+        out.push(`if(pc===0${sp.guard ? `&&${sp.guard}` : ''}){${sp.pre}}`, `if(pc===${sp.pc}){pc=0;/*RESTORE${sp.pc}*/${sp.post}}`)
+        continue
+      }
+      guard(true)
       out.push(stmtCode[i]!.join('\n').replace(/\/\*BR:([^*]+)\*\//g, (_m, l: string) => {
         const loop = ivs.find((iv) => iv.kind === 'L' && iv.name === l && labelPos.get(l)! <= i)
         if (loop && open.includes(loop)) return `continue ${lab(loop)};`
@@ -651,6 +686,7 @@ class FnCompiler {
       }))
     }
     if (open.length) return undefined
+    guard(false)
     out.push(this.ret())
     return out.join('\n')
   }
@@ -729,7 +765,7 @@ class FnCompiler {
     return 'return;'
   }
 
-  suspend(kind: CollectiveKind, inputs: string[], outputs: string[]): { parts: string[] } {
+  suspend(kind: CollectiveKind, inputs: string[], outputs: string[]): { parts: string[]; susp?: SuspInfo } {
     // calls to functions with suspension points are inlined (inline.ts); the function itself is unreachable
     if (this.fn.kind !== 'entry') return { parts: [`throw new Error(${JSON.stringify(`internal: ${this.cur.opcode} reached in a called function`)});`] }
     this.hasSuspend = true
@@ -737,15 +773,14 @@ class FnCompiler {
     this.collectives.set(pc, kind)
     const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
     this.suspendAt.set(pc, this.cur)
-    return {
-      parts: [`${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};/*SAVE${pc}*/continue TH;`, `case ${pc}:`, outputs.join('')],
-    }
+    const pre = `${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};/*SAVE${pc}*/continue TH;`
+    return { parts: [pre, `case ${pc}:`, outputs.join('')], susp: { pc, pre, post: outputs.join('') } }
   }
 
   types(ins: PtxInstruction): string[] { return ins.op.filter((p) => TYPES.has(p)) }
   has(ins: PtxInstruction, m: string): boolean { return ins.op.includes(m) }
 
-  instr(ins: PtxInstruction, idx: number): string | { parts: string[] } {
+  instr(ins: PtxInstruction, idx: number): string | { parts: string[]; susp?: SuspInfo } {
     const op = ins.op
     if (!NO_CHECK.has(op[0]!)) {
       // an unknown qualifier may change semantics (.relu, .xorsign, .satfinite…): refuse rather than ignore

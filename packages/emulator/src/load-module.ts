@@ -120,8 +120,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const mc = new ModuleCompiler(ptx, layout)
   const { source, functions } = mc.compile()
   const lm: LoadedModule = { ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo }
-  // console.log adds the newline device printf strings usually end with
-  const print = options.print ?? ((s: string) => console.log(s.endsWith('\n') ? s.slice(0, -1) : s))
+  const print = options.print ?? ((s: string) => console.log(s))
   const env = {
     h: numeric,
     fault(i: number, a: number | bigint | undefined, what: string): never {

@@ -164,6 +164,42 @@ barrier('threads of all warps meet; loops with barriers; 3-D blocks and grids', 
     }
   }
 })
+barrier('barriers and shuffles in nested loops with early exits, guarded collectives, irreducible jumps', () => {
+  const vals = new Int32Array(64).map((_, i) => i)
+  // nested loops: outer i < 3, inner j < tid%4 with an early break when j == 2; a barrier and a guarded shfl inside
+  const nested = perThread(`mov.u32 %r9, 0; mov.u32 %r3, 0; and.b32 %r8, %r1, 3;
+  OUTER:
+    mov.u32 %r4, 0;
+  INNER:
+    setp.ge.u32 %p1, %r4, %r8; @%p1 bra INNER_END;
+    setp.eq.u32 %p2, %r4, 2; @%p2 bra INNER_END;
+    add.s32 %r9, %r9, 1; add.s32 %r4, %r4, 1; bra.uni INNER;
+  INNER_END:
+    bar.sync 0;
+    setp.lt.u32 %p3, %r1, 32;
+    @%p3 shfl.sync.idx.b32 %r5, %r9, 0, 31, -1;
+    @%p3 add.s32 %r9, %r9, %r5;
+    add.s32 %r3, %r3, 1; setp.lt.u32 %p4, %r3, 3; @%p4 bra OUTER;`, vals)
+  for (let t = 0; t < 64; t++) {
+    let acc = 0
+    const lane0 = t < 32 ? 0 : 32
+    let acc0 = 0
+    for (let i = 0; i < 3; i++) {
+      const inc = (x: number) => Math.min(x & 3, 2)
+      acc += inc(t); acc0 += inc(lane0)
+      if (t < 32) { const shared = acc0; acc += shared; acc0 += shared }
+    }
+    assert.is(nested[t], acc, `thread ${t}`)
+  }
+  // a jump into the middle of a loop (irreducible: runs on the pc dispatcher) with a barrier in the loop
+  const irr = perThread(`mov.u32 %r9, 100; mov.u32 %r3, 0; bra.uni MID;
+  TOP:
+    add.s32 %r9, %r9, 1;
+  MID:
+    bar.sync 0;
+    add.s32 %r3, %r3, 1; setp.lt.u32 %p1, %r3, 4; @%p1 bra TOP;`, vals)
+  assert.ok(irr.every((x) => x === 103))
+})
 barrier('bar.red.popc / .and / .or', () => {
   const vals = new Int32Array(96).map((_, i) => (i % 5 === 0 ? 1 : 0))
   const popc = perThread('setp.ne.s32 %p1, %r2, 0; bar.red.popc.u32 %r9, 0, %p1;', vals)

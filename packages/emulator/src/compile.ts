@@ -1451,7 +1451,7 @@ class FnCompiler {
         const hi = ds ? 2 ** (db - 1) - 1 : 2 ** db - 1
         if (sb === 64 || db === 64) {
           const v = ss ? `big(${this.rd(A[1]!, 'i64')})` : `u64b(${this.rd(A[1]!, 'i64')})`
-          return `{const W=${v};${this.wr(A[0]!, 'i64', `n64(W<${BigInt(lo)}n?${BigInt(lo)}n:W>${BigInt(hi)}n?${BigInt(hi)}n:W)`)}}`.replace(/i64', /, '')
+          return `{const W=${v};${this.wr(A[0]!, 'i64', `n64(W<${BigInt(lo)}n?${BigInt(lo)}n:W>${BigInt(hi)}n?${BigInt(hi)}n:W)`)}}`
         }
         const kk: Kind = sb === 32 ? (ss ? 'i32' : 'u32') : sb === 16 ? (ss ? 's16' : 'u16') : ss ? 's8' : 'u8'
         const v = this.rd(A[1]!, kk)

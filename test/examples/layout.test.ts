@@ -1,0 +1,58 @@
+// Every example (but native-addon, the codegen one) has the shape the docs promise: a private
+// @kernelpack-example/* package with dev/build/start scripts and workspace:* kernelpack deps, one .cu,
+// a main.ts, and a three-line README whose Run line is what its test runs.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { repoRoot } from '../helpers/tools.js'
+import { examplesDir, readmeCommand } from './run-example.js'
+
+const examples = readdirSync(examplesDir).filter((n) => n !== 'native-addon' && statSync(join(examplesDir, n)).isDirectory()).sort()
+
+function listCu(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cu') && !f.includes('node_modules') && !f.startsWith('dist'))
+}
+
+const test = suite('examples layout')
+
+test('the seven examples of the docs exist, each with a test file', () => {
+  assert.equal(examples, ['ci-prebuild', 'esbuild-cli', 'rollup-node-lib', 'rspack-node', 'vite-browser', 'vite-ssr', 'webpack-node'])
+  const tests = readdirSync(join(repoRoot, 'test', 'examples'))
+  for (const e of examples) assert.ok(tests.includes(`${e === 'webpack-node' ? 'demo' : e}.test.ts`), `a test runs ${e}`)
+})
+
+test('package.json: private @kernelpack-example/<name>, dev/build/start scripts, workspace:* kernelpack deps', () => {
+  for (const e of examples) {
+    const pkg = JSON.parse(readFileSync(join(examplesDir, e, 'package.json'), 'utf8')) as {
+      name: string; private: boolean; scripts: Record<string, string>; dependencies?: Record<string, string>; devDependencies?: Record<string, string>
+    }
+    assert.is(pkg.name, `@kernelpack-example/${e}`)
+    assert.is(pkg.private, true, e)
+    for (const s of ['dev', 'build', 'start']) assert.type(pkg.scripts[s], 'string', `${e}: script ${s}`)
+    const deps = { ...pkg.dependencies, ...pkg.devDependencies }
+    const ours = Object.entries(deps).filter(([n]) => n === 'kernelpack' || n === 'unplugin-cuda' || n.startsWith('@kernelpack/'))
+    assert.ok(ours.length > 0, `${e} depends on a kernelpack package`)
+    for (const [n, v] of ours) assert.is(v, 'workspace:*', `${e}: ${n}`)
+  }
+})
+
+test('one .cu, a main.ts, and a three-line README (what, needs, run) whose command starts with pnpm build', () => {
+  for (const e of examples) {
+    const dir = join(examplesDir, e)
+    assert.is(listCu(dir).length, 1, `${e}: one .cu file`)
+    assert.ok(readdirSync(dir).includes('main.ts'), `${e}: main.ts`)
+    const lines = readFileSync(join(dir, 'README.md'), 'utf8').trimEnd().split('\n')
+    assert.is(lines.length, 3, `${e}: README has three lines`)
+    assert.match(lines[0]!, new RegExp(`^# ${e}: `))
+    assert.match(lines[1]!, /^Needs /)
+    assert.match(readmeCommand(e), /^pnpm build && pnpm start/)
+  }
+})
+
+test('the root README links every example', () => {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  for (const e of [...examples, 'native-addon']) assert.match(readme, `](examples/${e})`)
+})
+
+test.run()

@@ -5,7 +5,7 @@ import { basename, join, resolve } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
-import { compileTarget, keyArgs, type ResolvedCompileOptions } from './compile.js'
+import { compileTarget, keyArgs, unreadableDepsWarning, type ResolvedCompileOptions } from './compile.js'
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
@@ -124,15 +124,18 @@ async function buildTarget(
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
       // Every PTX carries its manifest, read once here, so that a warm build spawns no process at all.
       if (target.kind === 'ptx') entry.manifest = await readPtxManifest(new TextDecoder().decode(out.bytes))
-      if (cache) {
-        const records: DepRecord[] = []
-        for (const d of out.deps) {
-          const h = await hashDependency(d)
-          if (!h) { records.length = 0; break }
-          records.push({ path: d, hash: h.hash, sig: h.sig })
-        }
-        if (out.depsComplete && records.length && !changedSince(start, records)) await cache.store(key, records, entry).catch(() => {})
+      // Hash what the compile read (fresh stats, not the session's: they must describe the files as they
+      // are now). A listed file that does not exist means the list cannot be trusted: no cache entry.
+      const records: DepRecord[] = []
+      let complete = true
+      for (const d of out.deps) {
+        const h = cache ? await hashDependency(d) : existsSync(d) ? { hash: '', sig: '' } : undefined
+        if (!h) { complete = false; continue }
+        records.push({ path: d, hash: h.hash, sig: h.sig })
       }
+      entry.deps = records.map((r) => r.path)
+      if (!complete) entry.warnings = [...entry.warnings, unreadableDepsWarning(compiler, file)]
+      if (cache && complete && !changedSince(start, records)) await cache.store(key, records, entry).catch(() => {})
       return { ...entry, cached: false }
     })()
     inFlight.set(key, p)

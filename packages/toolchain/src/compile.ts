@@ -7,7 +7,7 @@
 // include directories through symlinks; messages and dependencies are mapped back to the user's paths.
 import { execa } from 'execa'
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, renameSync, writeFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Target } from './arch-spec.js'
@@ -35,11 +35,16 @@ export interface CompileOutput {
   bytes: Uint8Array
   /** Absolute paths of the source and every file it included, as the user names them. */
   deps: string[]
-  /** False when the compiler's dependency list could not be read back completely (nvcc cannot spell a
-   *  '"' in a file name there): such an output must not be cached. */
-  depsComplete: boolean
   warnings: Diagnostic[]
 }
+
+/** The warning for a compile whose dependency list names files that do not exist (nvcc cannot spell a
+ *  '"' in a file name in its .d output): such an output is not cached. */
+export function unreadableDepsWarning(compiler: CompilerInfo, file: string): Diagnostic {
+  return { file, line: 0, column: 0, severity: 'warning', message: `${compiler.kind} did not list this file's dependencies in a form that can be read back (a '"' in a file name?); it is rebuilt every time, not cached` }
+}
+
+let outputCounter = 0
 
 /** Counts compiler processes started by this module (tests and stats read it). */
 export const processCounter = { spawned: 0 }
@@ -220,10 +225,11 @@ function lineCount(file: string): number {
 /** Runs one compile; throws a CompileError carrying every diagnostic when the compiler fails. */
 export async function compileTarget(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<CompileOutput> {
   const st = stage(compiler, file, o.includeDirs)
-  mkdirSync(join(scratchRoot(), 'work'), { recursive: true })
-  const work = await mkdtemp(join(scratchRoot(), 'work', 'c-'))
-  const output = join(work, target.kind === 'cubin' ? 'out.cubin' : 'out.ptx')
-  const depfile = join(work, 'out.d')
+  const work = join(scratchRoot(), 'work')
+  mkdirSync(work, { recursive: true })
+  const stem = join(work, `${process.pid}-${++outputCounter}`)
+  const output = `${stem}.${target.kind === 'cubin' ? 'cubin' : 'ptx'}`
+  const depfile = `${stem}.d`
   const args = compileArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
   const [cmd, ...pre] = o.launcher ? [...o.launcher, compiler.path] : [compiler.path]
   try {
@@ -250,18 +256,12 @@ export async function compileTarget(compiler: CompilerInfo, target: Target, file
       })
     }
     let deps: string[] = [file]
-    let depsComplete = false
     try {
       deps = parseDepFile(await readFile(depfile, 'utf8')).map((p) => st.mapPath(resolve(o.cwd, p))).filter((p) => !st.isOwn(p))
       deps = [file, ...deps.filter((p) => p !== file)]
-      depsComplete = deps.every((p) => existsSync(p))
     } catch { /* no dependency file: only the source is known */ }
-    const warnings = diagnostics.filter((d) => d.severity !== 'error')
-    if (!depsComplete) {
-      warnings.push({ file, line: 0, column: 0, severity: 'warning', message: `${compiler.kind} did not list this file's dependencies in a form that can be read back (a '"' in a file name?); it is rebuilt every time, not cached` })
-    }
-    return { bytes, deps: deps.filter((p) => existsSync(p)), depsComplete, warnings }
+    return { bytes, deps, warnings: diagnostics.filter((d) => d.severity !== 'error') }
   } finally {
-    await rm(work, { recursive: true, force: true }).catch(() => {})
+    await Promise.all([rm(output, { force: true }), rm(depfile, { force: true })]).catch(() => {})
   }
 }

@@ -5,7 +5,7 @@
 // different compiler never reuses another's outputs.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { basename, delimiter, dirname, join } from 'node:path'
 import { ToolchainError } from './errors.js'
 
@@ -109,6 +109,17 @@ const cache = new Map<string, Promise<CompilerInfo>>()
 function toolSignature(path: string): string | undefined {
   let real: string
   try { real = realpathSync(path) } catch { return undefined }
+  // A wrapper script (`exec /usr/local/cuda-13.0/bin/nvcc "$@"`) hides the compiler it runs: its own stat
+  // says nothing about an upgrade behind it, so such a compiler is probed in every process.
+  try {
+    const fd = openSync(real, 'r')
+    const head = Buffer.alloc(2)
+    readSync(fd, head, 0, 2, 0)
+    closeSync(fd)
+    if (head.toString('latin1') === '#!') return undefined
+  } catch {
+    return undefined
+  }
   const bin = dirname(real)
   const files = [real, join(bin, 'cudafe++'), join(bin, 'ptxas'), join(bin, 'nvcc.profile'), join(bin, '..', 'nvvm', 'bin', 'cicc')]
   return files.map((f) => {

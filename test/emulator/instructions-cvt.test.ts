@@ -104,7 +104,59 @@ floatFloat('f16 and bf16 conversions: ties, subnormals, overflow', () => {
   check('cvt.rn.f16.s32 $d, $a;', 'b16', 's32', [1n, 2049n, 70000n, u(-3, 32)], (x) => BigInt(numToHalf(Number(s(x, 32)))))
 })
 
+const fp8 = suite('cvt to and from 8-bit floats (e4m3x2 / e5m2x2)')
+/** All finite values of an FP8 format, decoded from the OCP FP8 definition. */
+function fp8Values(e4: boolean): Array<[number, number]> {
+  const out: Array<[number, number]> = []
+  for (let b = 0; b < 256; b++) {
+    const sgn = b & 0x80 ? -1 : 1
+    const E = e4 ? (b >> 3) & 15 : (b >> 2) & 31
+    const M = e4 ? b & 7 : b & 3
+    const mb = e4 ? 3 : 2, bias = e4 ? 7 : 15
+    if (e4 && E === 15 && M === 7) continue
+    if (!e4 && E === 31) continue
+    out.push([b, E === 0 ? sgn * M * 2 ** (1 - bias - mb) : sgn * (1 + M / 2 ** mb) * 2 ** (E - bias)])
+  }
+  return out
+}
+/** Nearest finite FP8 code by exhaustive search (ties to the even code), clamped to ±max as .satfinite does. */
+function nearestFp8(x: number, e4: boolean): number {
+  if (x !== x) return 0x7f
+  const vals = fp8Values(e4).filter(([b]) => b !== 0x80)
+  const max = Math.max(...vals.map(([, v]) => v))
+  const c = Math.max(-max, Math.min(max, x))
+  let best = -1, bd = Infinity
+  for (const [b, v] of vals) {
+    const d = Math.abs(v - c)
+    if (d < bd || (d === bd && (b & 1) === 0)) { bd = d; best = b }
+  }
+  if (best === 0) return x < 0 || Object.is(x, -0) ? 0x80 : 0
+  return best
+}
+fp8('f32 → e4m3x2/e5m2x2 rounds to nearest even and saturates; back to f16x2 exactly', () => {
+  const xs = [0, -0, 1, -1, 0.3, 448, 449, 460, 470, 1000, -1e6, 57344, 60000, 1e9, Infinity, -Infinity, 2 ** -9, 2 ** -10, 3 * 2 ** -10, 2 ** -16, 2 ** -17, 1.0625, 1.1875, 3.14159, -0.0078125, 240, 248, 232]
+  for (const e4 of [true, false]) {
+    const t = e4 ? 'e4m3x2' : 'e5m2x2'
+    const cases = xs.map((x, i) => [f32bits(Math.fround(x)), f32bits(Math.fround(xs[(i + 3) % xs.length]!))])
+    const got = runForm({ form: `cvt.rn.satfinite.${t}.f32 $d, $a, $b;`, dst: 'b16', srcs: ['f32', 'f32'] }, cases)
+    cases.forEach(([a, b], i) => {
+      const want = (nearestFp8(bitsf32(a!), e4) << 8) | nearestFp8(bitsf32(b!), e4)
+      assert.is(Number(got[i]!.d), want, `${t} of ${bitsf32(a!)}, ${bitsf32(b!)}`)
+    })
+    const codes = Array.from({ length: 128 }, (_, i) => BigInt((2 * i) | ((2 * i + 1) << 8)))
+    const back = runForm({ form: `cvt.rn.f16x2.${t} $d, $a;`, dst: 'b32', srcs: ['b16'] }, codes.map((c) => [c]))
+    const dec = new Map(fp8Values(e4))
+    codes.forEach((c, i) => {
+      const lo = Number(c & 0xffn), hi = Number(c >> 8n)
+      const f = (b: number) => (dec.has(b) ? numToHalf(dec.get(b)!) : e4 ? 0x7fff : (b & 0x7f) === 0x7c ? (b & 0x80 ? 0xfc00 : 0x7c00) : 0x7fff)
+      assert.is(Number(back[i]!.d), ((f(hi) << 16) | f(lo)) >>> 0, `${t} code ${lo.toString(16)} ${hi.toString(16)}`)
+    })
+  }
+  check('cvt.rn.satfinite.f16.f32 $d, $a;', 'b16', 'f32', [1e6, -Infinity, NaN, 1].map((x) => f32bits(Math.fround(x))), (b) => { const x = bitsf32(b); return BigInt(x !== x ? 0x7fff : Math.abs(x) > 65504 ? (x < 0 ? 0xfbff : 0x7bff) : numToHalf(x)) })
+})
+
 intInt.run()
 floatInt.run()
 intFloat.run()
 floatFloat.run()
+fp8.run()

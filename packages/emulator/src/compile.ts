@@ -785,6 +785,7 @@ class FnCompiler {
     if (!NO_CHECK.has(op[0]!)) {
       // an unknown qualifier may change semantics (.relu, .xorsign, .satfinite…): refuse rather than ignore
       for (const p of op.slice(1)) {
+        if (p === 'satfinite' && op[0] === 'cvt') continue
         if (!KNOWN_PARTS.has(p) && !p.startsWith('L1::') && !p.startsWith('L2::') && p !== 'shared::cta') this.fail(`unsupported qualifier .${p} of ${op[0]}`)
       }
     }
@@ -1394,6 +1395,23 @@ class FnCompiler {
       if (st === 'f16') return `f16ToNum(${this.rd(A[1]!, 'u16')})`
       return `bf16ToNum(${this.rd(A[1]!, 'u16')})`
     }
+    const fp8 = types.find((t) => t === 'e4m3x2' || t === 'e5m2x2')
+    if (fp8) {
+      const e4 = fp8 === 'e4m3x2'
+      if (dt === fp8) {
+        if (!op.includes('satfinite')) return this.fail(`cvt to .${fp8} needs .satfinite`)
+        const enc = e4 ? 'numToE4m3' : 'numToE5m2'
+        // two f32 sources: a → upper byte, b → lower byte; one f16x2 source: halves in place
+        if (st === 'f32') return this.wr(A[0]!, 'u16', `(${enc}(${this.rd(A[2]!, 'f32')})|(${enc}(${this.rd(A[1]!, 'f32')})<<8))`)
+        if (st === 'f16x2') return `u=${this.rd(A[1]!, 'i32')};${this.wr(A[0]!, 'u16', `(${enc}(f16ToNum(u&65535))|(${enc}(f16ToNum(u>>>16))<<8))`)}`
+        return this.fail(`unsupported conversion .${dt}.${st}`)
+      }
+      if (dt === 'f16x2' && st === fp8) {
+        const dec = e4 ? 'e4m3ToNum' : 'e5m2ToNum'
+        return `u=${this.rd(A[1]!, 'u16')};${this.wr(A[0]!, 'i32', `(numToF16(${dec}(u&255))|(numToF16(${dec}(u>>>8))<<16))`)}`
+      }
+      return this.fail(`unsupported conversion .${dt}.${st}`)
+    }
     if (op.includes('f16x2') || op.includes('bf16x2')) {
       // cvt.rn.f16x2.f32 d, a, b: d = {a→hi, b→lo}
       const f = dt === 'bf16x2' ? 'numToBf16' : 'numToF16'
@@ -1415,8 +1433,9 @@ class FnCompiler {
       }
       let src = irnd ? `roundInt(${x},'${irnd}')` : x
       if (satF) src = `sat(${src})`
-      if (dt === 'f16') return this.wr(A[0]!, 'u16', `numToF16(${src},'${frnd}')`)
-      return this.wr(A[0]!, 'u16', `numToBf16(${src},'${frnd}')`)
+      const sf = op.includes('satfinite')
+      if (dt === 'f16') return this.wr(A[0]!, 'u16', `numToF16(${src},'${frnd}',${sf})`)
+      return this.wr(A[0]!, 'u16', `numToBf16(${src},'${frnd}',${sf})`)
     }
     if (isI(dt) && isF(st)) {
       const x = readF()
@@ -1687,7 +1706,7 @@ export class ModuleCompiler {
     const helpers = ['add64', 'sub64', 'mul64', 'mulhi64', 'neg64', 'and64', 'or64', 'xor64', 'not64', 'shl64', 'shrs64', 'shru64', 'ucmp64', 'scmp64', 'divs64', 'divu64', 'rems64', 'remu64', 'popc64', 'clz64', 'brev64', 'mk64', 'lo32', 'hi32', 'n64', 'big', 'u64b',
       'popc32', 'brev32', 'mulhi32', 'mulwide32', 'divs32', 'divu32', 'rems32', 'remu32', 'bfe32', 'bfe64', 'bfi32', 'bfi64', 'bfind32', 'bfind64', 'prmt', 'lop3', 'shf', 'dp4a', 'dp2a',
       'fround', 'ftz', 'sat', 'fmin', 'fmax', 'fminNaN', 'fmaxNaN', 'fma64', 'fma32', 'fop32', 'fop64', 'cvt32', 'f16ToNum', 'numToF16', 'bf16ToNum', 'numToBf16', 'fmaH', 'fmaB',
-      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32']
+      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum']
     const source = `"use strict";
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;

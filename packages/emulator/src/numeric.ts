@@ -622,12 +622,58 @@ function fromSmallFloat(h: number, mant: number, ebits: number): number {
   return s * (M + (1 << mant)) * 2 ** (E - bias - mant)
 }
 export function f16ToNum(h: number): number { return fromSmallFloat(h & 0xffff, 10, 5) }
-export function numToF16(x: number, mode: RoundMode = 'rn'): number { return toSmallFloat(x, 10, 5, mode) }
+export function numToF16(x: number, mode: RoundMode = 'rn', satfinite = false): number { return toSmallFloat(x, 10, 5, mode, satfinite) }
 export function bf16ToNum(h: number): number { return fromSmallFloat(h & 0xffff, 7, 8) }
-export function numToBf16(x: number, mode: RoundMode = 'rn'): number {
+export function numToBf16(x: number, mode: RoundMode = 'rn', satfinite = false): number {
   if (x !== x) return 0x7fff
-  return toSmallFloat(x, 7, 8, mode)
+  return toSmallFloat(x, 7, 8, mode, satfinite)
 }
+
+// --- 8-bit floats (PTX .e4m3x2 / .e5m2x2, OCP FP8): e4m3 has no infinities, S.1111.111 is NaN, max 448;
+// e5m2 is IEEE-like (max 57344). Conversions to them are .rn.satfinite: overflow and ±Inf give ±max.
+
+/** Rounds |x| (finite, > 0) to `mant` fraction bits with smallest normal exponent `emin`, ties to even. */
+function roundMag(a: number, mant: number, emin: number): [number, number] {
+  let e = Math.floor(Math.log2(a))
+  if (2 ** e > a) e--
+  if (2 ** (e + 1) <= a) e++
+  if (e < emin) e = emin
+  const scaled = a * 2 ** (mant - e)
+  let q = Math.floor(scaled)
+  const rem = scaled - q
+  if (rem > 0.5 || (rem === 0.5 && (q & 1) === 1)) q++
+  if (q >= 2 ** (mant + 1)) { q /= 2; e++ }
+  return [q, e]
+}
+export function numToE4m3(x: number): number {
+  if (x !== x) return 0x7f
+  const sign = x < 0 || Object.is(x, -0) ? 0x80 : 0
+  const a = Math.abs(x)
+  if (a >= 448) return sign | 0x7e
+  if (a === 0) return sign
+  const [q, e] = roundMag(a, 3, -6)
+  if (q < 8) return sign | q // subnormal (e === -6)
+  if (e > 8 || (e === 8 && q > 14)) return sign | 0x7e
+  return sign | ((e + 7) << 3) | (q & 7)
+}
+export function numToE5m2(x: number): number {
+  if (x !== x) return 0x7f
+  const sign = x < 0 || Object.is(x, -0) ? 0x80 : 0
+  const a = Math.abs(x)
+  if (a === 0) return sign
+  if (a >= 57344) return sign | 0x7b
+  const [q, e] = roundMag(a, 2, -14)
+  if (q < 4) return sign | q
+  if (e > 15) return sign | 0x7b
+  return sign | ((e + 15) << 2) | (q & 3)
+}
+export function e4m3ToNum(b: number): number {
+  const s = b & 0x80 ? -1 : 1
+  const E = (b >>> 3) & 15, M = b & 7
+  if (E === 15 && M === 7) return NaN
+  return E === 0 ? s * M * 2 ** -9 : s * (8 + M) * 2 ** (E - 10)
+}
+export function e5m2ToNum(b: number): number { return fromSmallFloat(b & 0xff, 2, 5) }
 /** fma.rn.f16: a*b exact in double, + c exact in double for halves (exponent range small). */
 export function fmaH(a: number, b: number, c: number): number { return numToF16(a * b + c) }
 export function fmaB(a: number, b: number, c: number): number { return numToBf16(fma32exact(a, b, c)) }

@@ -271,6 +271,22 @@ misc('dot products and absolute differences', () => {
   check('dp4a.u32.u32 $d, $a, $b, $c;', 'u32', ['u32', 'u32', 'u32'], cases, (a, b, c) => [0, 1, 2, 3].reduce((acc, i) => acc + byte(a, i, false) * byte(b, i, false), c))
   check('sad.s32 $d, $a, $b, $c;', 's32', ['s32', 's32', 's32'], pairs(V32.slice(0, 10)).map(([a, b]) => [a!, b!, 3n]), (a, b, c) => { const d = s(a, 32) - s(b, 32); return (d < 0n ? -d : d) + c })
 })
+misc('mul24/mad24, mad.hi.sat, szext, dp2a', () => {
+  const s24 = (x: bigint) => s(x & 0xffffffn, 24)
+  check('mul24.hi.s32 $d, $a, $b;', 's32', ['s32', 's32'], pairs(V32), (a, b) => (s24(a) * s24(b)) >> 16n)
+  check('mad24.lo.u32 $d, $a, $b, $c;', 'u32', ['u32', 'u32', 'u32'], pairs(V32).map(([a, b]) => [a!, b!, 5n]), (a, b, c) => (a & 0xffffffn) * (b & 0xffffffn) + c)
+  const clamp = (x: bigint) => (x > 0x7fffffffn ? 0x7fffffffn : x < -0x80000000n ? -0x80000000n : x)
+  check('mad.hi.sat.s32 $d, $a, $b, $c;', 's32', ['s32', 's32', 's32'], pairs(V32).map(([a, b]) => [a!, b!, 0x7fffff00n]), (a, b, c) => clamp(((s(a, 32) * s(b, 32)) >> 32n) + s(c, 32)))
+  const ext = V32.flatMap((a) => [0n, 1n, 8n, 31n, 32n, 40n].map((n) => [a, n]))
+  check('szext.clamp.s32 $d, $a, $b;', 's32', ['u32', 'u32'], ext, (a, n) => { const w = n > 32n ? 32n : n; return w === 0n ? 0n : s(a & ((1n << w) - 1n), Number(w)) })
+  check('szext.clamp.u32 $d, $a, $b;', 'u32', ['u32', 'u32'], ext, (a, n) => { const w = n > 32n ? 32n : n; return a & ((1n << w) - 1n) })
+  check('szext.wrap.s32 $d, $a, $b;', 's32', ['u32', 'u32'], ext, (a, n) => { const w = n & 31n; return w === 0n ? 0n : s(a & ((1n << w) - 1n), Number(w)) })
+  const cases = pairs([0x01020304n, 0x80ff7f01n, 0xffffffffn]).map(([a, b]) => [a!, b!, 7n])
+  const half = (x: bigint, i: number, sg: boolean) => { const v = (x >> BigInt(16 * i)) & 0xffffn; return sg && v & 0x8000n ? v - 65536n : v }
+  const byte = (x: bigint, i: number, sg: boolean) => { const v = (x >> BigInt(8 * i)) & 0xffn; return sg && v & 0x80n ? v - 256n : v }
+  check('dp2a.lo.s32.s32 $d, $a, $b, $c;', 's32', ['s32', 's32', 's32'], cases, (a, b, c) => c + half(a, 0, true) * byte(b, 0, true) + half(a, 1, true) * byte(b, 1, true))
+  check('dp2a.hi.u32.u32 $d, $a, $b, $c;', 'u32', ['u32', 'u32', 'u32'], cases, (a, b, c) => c + half(a, 0, false) * byte(b, 2, false) + half(a, 1, false) * byte(b, 3, false))
+})
 misc('mov packs and unpacks vectors', () => {
   check('mov.b64 $d, {$a, $b};', 'b64', ['b32', 'b32'], pairs(V32.slice(0, 8)), (a, b) => (b << 32n) | a)
   check('mov.b64 {$d, %r20}, $a;', 'b32', ['b64'], V64.map((a) => [a]), (a) => a & 0xffffffffn)

@@ -131,6 +131,33 @@ vote('bar.warp.sync (__syncwarp) orders shared-memory exchange between the lanes
   for (let t = 0; t < 64; t++) assert.is(got[t], ((t & 32) | ((t + 1) & 31)) * 3)
 })
 
+vote('special registers: lane masks, warp ids, grid sizes, dynamic shared size; exit', () => {
+  const vals = new Int32Array(70)
+  const eq = perThread('mov.u32 %r9, %lanemask_eq;', vals)
+  const lt = perThread('mov.u32 %r9, %lanemask_lt;', vals)
+  const le = perThread('mov.u32 %r9, %lanemask_le;', vals)
+  const gt = perThread('mov.u32 %r9, %lanemask_gt;', vals)
+  const ge = perThread('mov.u32 %r9, %lanemask_ge;', vals)
+  for (let t = 0; t < 70; t++) {
+    const l = t % 32
+    let m = 0
+    for (let i = 0; i < 32; i++) if (i < l) m |= 1 << i
+    assert.is(eq[t], (1 << l) | 0)
+    assert.is(lt[t], m | 0)
+    assert.is(le[t], (m | (1 << l)) | 0)
+    assert.is(gt[t], ~(m | (1 << l)))
+    assert.is(ge[t], ~m)
+  }
+  const w = perThread('mov.u32 %r3, %warpid; mov.u32 %r4, %nwarpid; mov.u32 %r5, %nctaid.y; mad.lo.s32 %r9, %r3, 100, %r4; mad.lo.s32 %r9, %r5, 10000, %r9;', vals)
+  for (let t = 0; t < 70; t++) assert.is(w[t], 10000 + (t >> 5) * 100 + 3)
+  const ex = perThread('mov.u32 %r9, 5; st.global.u32 [%rd5], %r9; setp.lt.u32 %p1, %r1, 10; @%p1 exit; mov.u32 %r9, 6;', vals)
+  for (let t = 0; t < 70; t++) assert.is(ex[t], t < 10 ? 5 : 6)
+  const din = upload(be, vals), dout = be.alloc(4)
+  launch(`.visible .entry k(.param .u64 a, .param .u64 b) { .reg .b64 %rd<2>; .reg .b32 %r<2>;
+    ld.param.u64 %rd1, [b]; mov.u32 %r1, %dynamic_smem_size; st.global.u32 [%rd1], %r1; ret; }`, [1, 1, 1], [1, 1, 1], [{ u64: din }, { u64: dout }], 1234)
+  assert.is(download(be, dout, new Int32Array(1))[0], 1234)
+})
+
 const barrier = suite('bar.sync / barrier.sync / bar.red')
 barrier('threads of all warps meet; loops with barriers; 3-D blocks and grids', () => {
   // block 8x4x2 = 64 threads; every thread writes shared[tid], then reads its mirror after a barrier, twice

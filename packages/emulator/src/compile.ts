@@ -1117,7 +1117,9 @@ class FnCompiler {
       case 'szext': {
         const n = `(${this.rd(A[2]!, 'u32')})`
         const a = this.rd(A[1]!, 'i32')
-        return `u=${n};u=u>32?32:u;${this.wr(A[0]!, 'i32', op.includes('sext') ? `u===0?0:(${a}<<(32-u))>>(32-u)` : `u===0?0:u===32?${a}:${a}&((1<<u)-1)`)}`
+        // szext.{clamp,wrap}.{s32,u32}: sign- (.s32) or zero-extend (.u32) the low b bits of a
+        const width = op.includes('wrap') ? 'u=u&31;' : 'u=u>32?32:u;'
+        return `u=${n};${width}${this.wr(A[0]!, 'i32', signed ? `u===0?0:(${a}<<(32-u))>>(32-u)` : `u===0?0:u===32?${a}:${a}&((1<<u)-1)`)}`
       }
       case 'setp': return this.setp(ins)
       case 'set': return this.set(ins)

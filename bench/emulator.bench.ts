@@ -16,6 +16,8 @@ import { KernelRunner, type KernelArg } from '../test/helpers/kernel-runner.js'
 import { ownSource } from '../test/fixtures/emulator/cases-own.js'
 
 const COUNTER = '__kp_icount'
+/** Timed repetitions of each side (the median is reported). */
+const REPS = 5
 
 /** Copy of `ptx` whose `entry` adds each basic block's instruction count to the u64 global __kp_icount. */
 export function instrumentInstructionCount(ptx: string, entry: string): string {
@@ -85,22 +87,26 @@ function sum(xs: ArrayLike<number>): number {
 const N_ADD = 1 << 22
 const addA = Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5)
 const addB = Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25)
+const addC = new Float32Array(N_ADD) // outputs preallocated, as the emulator's device buffers are
 
 const N_RED = 1 << 21
 const RED_BLOCK = 256
 const redIn = Float32Array.from({ length: N_RED }, (_, i) => (i % 13) - 6)
 const redBlocks = N_RED / (2 * RED_BLOCK)
+const redOut = new Float32Array(redBlocks)
+const redScratch = new Float32Array(RED_BLOCK)
 
 const MM = 192
 const mmA = Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3)
 const mmB = Float32Array.from({ length: MM * MM }, (_, i) => (i % 5) - 2)
+const mmC = new Float32Array(MM * MM)
 
 const workloads: Workload[] = [
   {
     name: 'vecAdd 2^22', entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
     async setup(k) { return [await k.upload(addA), await k.upload(addB), await k.alloc(N_ADD * 4), N_ADD] },
     js() {
-      const c = new Float32Array(N_ADD)
+      const c = addC
       for (let i = 0; i < N_ADD; i++) c[i] = addA[i]! + addB[i]!
       return sum(c)
     },
@@ -112,8 +118,8 @@ const workloads: Workload[] = [
     async setup(k) { return [await k.upload(redIn), await k.alloc(redBlocks * 4), N_RED] },
     js() {
       // The kernel's algorithm: per block, 2 loads per thread into a scratch array, then a halving tree.
-      const out = new Float32Array(redBlocks)
-      const s = new Float32Array(RED_BLOCK)
+      const out = redOut
+      const s = redScratch
       for (let b = 0; b < redBlocks; b++) {
         const base = b * 2 * RED_BLOCK
         for (let t = 0; t < RED_BLOCK; t++) s[t] = redIn[base + t]! + redIn[base + t + RED_BLOCK]!
@@ -129,7 +135,7 @@ const workloads: Workload[] = [
     name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1],
     async setup(k) { return [await k.upload(mmA), await k.upload(mmB), await k.alloc(MM * MM * 4), MM, MM, MM] },
     js() {
-      const c = new Float32Array(MM * MM)
+      const c = mmC
       for (let r = 0; r < MM; r++)
         for (let col = 0; col < MM; col++) {
           let acc = 0
@@ -175,13 +181,13 @@ export async function run(): Promise<BenchResult[]> {
     const args = await w.setup(k)
     await k.launch(w.entry, w.grid, w.block, args)
     const emuTimes: number[] = []
-    for (let r = 0; r < 3; r++) emuTimes.push(await timeAsync(() => k.launch(w.entry, w.grid, w.block, args)))
+    for (let r = 0; r < REPS; r++) emuTimes.push(await timeAsync(() => k.launch(w.entry, w.grid, w.block, args)))
     const got = await w.check(k, args)
     be.dispose()
     let want = 0
     w.js()
     const jsTimes: number[] = []
-    for (let r = 0; r < 3; r++) jsTimes.push(time(() => { want = w.js() }))
+    for (let r = 0; r < REPS; r++) jsTimes.push(time(() => { want = w.js() }))
     if (got !== want) throw new Error(`${w.name}: emulator checksum ${got}, JS loop ${want}`)
 
     const emu = median(emuTimes)

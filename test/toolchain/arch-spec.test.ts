@@ -59,6 +59,11 @@ parse('all and all-major follow the list nvcc itself prints', async () => {
   assert.equal(names(major.filter((t) => t.kind === 'cubin')), listed.filter((n) => n % 10 === 0).sort((a, b) => a - b).map((n) => `sm_${n}`))
 })
 
+parse('an `all` list without `supported` defines all/all-major but does not restrict other targets', () => {
+  assert.equal(names(parseArchSpec('all-major', { all: [75, 80, 86, 90, 100, 120] })), ['sm_80', 'sm_90', 'sm_100', 'sm_120', 'compute_120'])
+  assert.equal(names(parseArchSpec('sm_70', { all: [75, 80] })), ['sm_70'])
+})
+
 parse('native: one cubin per local GPU; a clear error without one', () => {
   assert.equal(names(parseArchSpec('native', { native: () => [86, 90] })), ['sm_86', 'sm_90'])
   throws('native', /needs a GPU, and none was found.*--arch 80/, { native: () => [] })

@@ -33,8 +33,11 @@ export const DEFAULT_ARCH = '80'
 export const NVCC_13_ARCHS = [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121]
 
 export interface ParseArchOptions {
-  /** Real architecture numbers the compiler supports (for `all`, `all-major` and validation). */
+  /** Real architecture numbers the compiler supports: every target is checked against them, and they are
+   *  what `all` / `all-major` mean. */
   supported?: number[]
+  /** What `all` / `all-major` mean when no `supported` list is given (no validation then). @default NVCC_13_ARCHS */
+  all?: number[]
   /** Compute capabilities of the local GPUs for `native` (e.g. `[86]`); by default nvidia-smi is asked. */
   native?: () => number[]
 }
@@ -98,7 +101,7 @@ export function parseArchSpec(spec: string | string[], options: ParseArchOptions
   for (const item of items) {
     const lower = item.toLowerCase()
     if (lower === 'all' || lower === 'all-major') {
-      const list = (options.supported ?? NVCC_13_ARCHS).filter((n) => lower === 'all' || n % 10 === 0)
+      const list = (options.supported ?? options.all ?? NVCC_13_ARCHS).filter((n) => lower === 'all' || n % 10 === 0)
       if (list.length === 0) throw bad(item, text, 'the compiler reports no supported architectures')
       for (const n of list) out.push(make(n, '', 'cubin'))
       out.push(make(Math.max(...list), '', 'ptx'))

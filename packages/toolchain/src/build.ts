@@ -195,7 +195,9 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   }
   const cacheDir = options.cacheDir === false ? undefined : resolve(o.cwd, options.cacheDir ?? defaultCacheDir(o.cwd))
   const compiler = await findCompiler(options.compiler, cacheDir ? { cacheDir } : {})
-  const targets = parseArchSpec(options.arch ?? DEFAULT_ARCH, { supported: compiler.archs })
+  // nvcc reports what it supports (--list-gpu-code); clang's list depends on the toolkit it is paired
+  // with, so clang itself judges the targets and its list only gives `all` / `all-major` a meaning.
+  const targets = parseArchSpec(options.arch ?? DEFAULT_ARCH, compiler.kind === 'nvcc' ? { supported: compiler.archs } : { all: compiler.archs })
   const cache = cacheDir ? new CompileCache(cacheDir) : undefined
   const session = options.session ?? new BuildSession()
   const { target: mTarget, extra } = manifestTargetFor(targets)

@@ -81,14 +81,14 @@ createEmulatorBackendSuite('an unsupported opcode fails at load time with the op
 
 createEmulatorBackendSuite('an unknown qualifier that could change results fails at load time', () => {
   const be = createEmulatorBackend()
-  const ptx = '.version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b16 %h<4>;\n\tfma.rn.relu.f16 %h1, %h2, %h3, %h0;\n\tret;\n}\n'
+  const ptx = '.version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b16 %h<4>;\n\tfma.rn.xorsign.f16 %h1, %h2, %h3, %h0;\n\tret;\n}\n'
   try {
     be.loadModule(ptxBytes(ptx))
     assert.unreachable('should throw')
   } catch (e) {
     assert.instance(e, PtxError)
     assert.is((e as PtxError).line, 7)
-    assert.match((e as Error).message, /\.relu/)
+    assert.match((e as Error).message, /\.xorsign/)
   }
 })
 

@@ -235,6 +235,16 @@ half('add/mul/fma on f16 and f16x2 round once to half precision', () => {
     assert.ok(sameF(halfToNum(Number(got[i]!.d & 0xffffn)), lo) && sameF(halfToNum(Number(got[i]!.d >> 16n)), hi), `add.f16x2 ${x!.toString(16)} ${y!.toString(16)}`)
   })
 })
+half('fma.rn.relu clamps negative results to +0 and NaN to the canonical NaN', () => {
+  const hv = [0x3c00, 0xc000, 0x3e00, 0x7e00, 0x0001, 0x8001].map(BigInt)
+  const cases = pairs(hv).map(([a, b], i) => [a!, b!, hv[i % hv.length]!])
+  const got = runForm({ form: 'fma.rn.relu.f16 $d, $a, $b, $c;', dst: 'b16', srcs: ['b16', 'b16', 'b16'] }, cases)
+  cases.forEach(([a, b, c], i) => {
+    const x = halfToNum(Number(a)) * halfToNum(Number(b)) + halfToNum(Number(c))
+    const r = x !== x ? 0x7fff : numToHalf(x) & 0x8000 ? 0 : numToHalf(x)
+    assert.is(Number(got[i]!.d), r, `fma.relu ${a!.toString(16)} ${b!.toString(16)} ${c!.toString(16)}`)
+  })
+})
 half('bf16 arithmetic', () => {
   const bv = [0x3f80, 0x4000, 0xc040, 0x7f7f, 0x0001, 0x3dcc, 0x7f80].map((x) => BigInt(x))
   const cases = pairs(bv)

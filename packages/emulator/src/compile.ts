@@ -786,6 +786,7 @@ class FnCompiler {
       // an unknown qualifier may change semantics (.relu, .xorsign, .satfinite…): refuse rather than ignore
       for (const p of op.slice(1)) {
         if (p === 'satfinite' && op[0] === 'cvt') continue
+        if (p === 'relu' && (op[0] === 'cvt' || op[0] === 'fma')) continue
         if (!KNOWN_PARTS.has(p) && !p.startsWith('L1::') && !p.startsWith('L2::') && p !== 'shared::cta') this.fail(`unsupported qualifier .${p} of ${op[0]}`)
       }
     }
@@ -1414,11 +1415,16 @@ class FnCompiler {
       }
       return this.fail(`unsupported conversion .${dt}.${st}`)
     }
+    const relu = op.includes('relu')
+    const rl = (e: string, bf: boolean) => (relu ? `relu16(${e},${bf})` : e)
     if (op.includes('f16x2') || op.includes('bf16x2')) {
-      // cvt.rn.f16x2.f32 d, a, b: d = {a→hi, b→lo}
-      const f = dt === 'bf16x2' ? 'numToBf16' : 'numToF16'
-      return this.wr(A[0]!, 'i32', `(${f}(${this.rd(A[2]!, 'f32')},'${frnd}')|(${f}(${this.rd(A[1]!, 'f32')},'${frnd}')<<16))`)
+      // cvt.rn{.relu}{.satfinite}.f16x2.f32 d, a, b: d = {a→hi, b→lo}
+      const bf = dt === 'bf16x2'
+      const f = bf ? 'numToBf16' : 'numToF16'
+      const sf = op.includes('satfinite')
+      return this.wr(A[0]!, 'i32', `(${rl(`${f}(${this.rd(A[2]!, 'f32')},'${frnd}',${sf})`, bf)}|(${rl(`${f}(${this.rd(A[1]!, 'f32')},'${frnd}',${sf})`, bf)}<<16))`)
     }
+    if (relu && dt !== 'f16' && dt !== 'bf16') return this.fail('.relu applies to half-precision results only')
     if (isF(dt) && isF(st)) {
       const x = readF()
       if (dt === 'f32') {
@@ -1436,8 +1442,8 @@ class FnCompiler {
       let src = irnd ? `roundInt(${x},'${irnd}')` : x
       if (satF) src = `sat(${src})`
       const sf = op.includes('satfinite')
-      if (dt === 'f16') return this.wr(A[0]!, 'u16', `numToF16(${src},'${frnd}',${sf})`)
-      return this.wr(A[0]!, 'u16', `numToBf16(${src},'${frnd}',${sf})`)
+      if (dt === 'f16') return this.wr(A[0]!, 'u16', rl(`numToF16(${src},'${frnd}',${sf})`, false))
+      return this.wr(A[0]!, 'u16', rl(`numToBf16(${src},'${frnd}',${sf})`, true))
     }
     if (isI(dt) && isF(st)) {
       const x = readF()
@@ -1501,6 +1507,8 @@ class FnCompiler {
     const to = bf ? 'numToBf16' : 'numToF16'
     const from = bf ? 'bf16ToNum' : 'f16ToNum'
     const sat = ins.op.includes('sat')
+    const relu = ins.op.includes('relu')
+    if (relu && what !== 'fma') this.fail(`.relu is supported on fma only`)
     const ftzH = ins.op.includes('ftz')
     void ftzH
     const one = (x: string[]): string => {
@@ -1521,6 +1529,7 @@ class FnCompiler {
         default: return this.fail(`unsupported half-precision ${what}`)
       }
       if (sat) e = `${to}(sat(${from}(${e})))`
+      if (relu) e = `relu16(${e},${bf})`
       return e
     }
     const n = what === 'fma' ? 3 : ['+', '-', '*', 'min', 'max'].includes(what) ? 2 : 1
@@ -1708,7 +1717,7 @@ export class ModuleCompiler {
     const helpers = ['add64', 'sub64', 'mul64', 'mulhi64', 'neg64', 'and64', 'or64', 'xor64', 'not64', 'shl64', 'shrs64', 'shru64', 'ucmp64', 'scmp64', 'divs64', 'divu64', 'rems64', 'remu64', 'popc64', 'clz64', 'brev64', 'mk64', 'lo32', 'hi32', 'n64', 'big', 'u64b',
       'popc32', 'brev32', 'mulhi32', 'mulwide32', 'divs32', 'divu32', 'rems32', 'remu32', 'bfe32', 'bfe64', 'bfi32', 'bfi64', 'bfind32', 'bfind64', 'prmt', 'lop3', 'shf', 'dp4a', 'dp2a',
       'fround', 'ftz', 'sat', 'fmin', 'fmax', 'fminNaN', 'fmaxNaN', 'fma64', 'fma32', 'fop32', 'fop64', 'cvt32', 'f16ToNum', 'numToF16', 'bf16ToNum', 'numToBf16', 'fmaH', 'fmaB',
-      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum']
+      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum', 'relu16']
     const source = `"use strict";
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;

@@ -629,6 +629,13 @@ export function numToBf16(x: number, mode: RoundMode = 'rn', satfinite = false):
   return toSmallFloat(x, 7, 8, mode, satfinite)
 }
 
+/** .relu on a half-precision result: negative values become +0, NaN becomes the canonical NaN 0x7fff. */
+export function relu16(h: number, bf: boolean): number {
+  const nan = bf ? (h & 0x7f80) === 0x7f80 && (h & 0x7f) !== 0 : (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0
+  if (nan) return 0x7fff
+  return h & 0x8000 ? 0 : h
+}
+
 // --- 8-bit floats (PTX .e4m3x2 / .e5m2x2, OCP FP8): e4m3 has no infinities, S.1111.111 is NaN, max 448;
 // e5m2 is IEEE-like (max 57344). Conversions to them are .rn.satfinite: overflow and ±Inf give ±max.
 

@@ -87,3 +87,31 @@ dev('page result, .cu edit, header edit, overlay on a syntax error, recovery', a
 })
 
 dev.run()
+
+// ---
+const ssr = suite('vite dev ssrLoadModule')
+
+ssr('the SSR module graph loads the stub and runs the kernels in Node', async () => {
+  const root = copyFixture('app', 'vite-dev-ssr')
+  const { createServer } = await import('vite')
+  const cuda = (await import(join(repoRoot, 'packages', 'unplugin', 'dist', 'vite.js'))).default
+  const server = await createServer({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [cuda({ cacheDir: unpluginCacheDir })],
+    server: { middlewareMode: true, hmr: false, ws: false },
+    ssr: { external: true },
+    optimizeDeps: { noDiscovery: true, include: [] },
+  })
+  try {
+    const mod = await server.ssrLoadModule('/src/main.js') as { run(): Promise<{ backend: string; out: number[] }> }
+    const r = await mod.run()
+    assert.is(r.backend, 'emulator')
+    assert.equal(r.out, expected(1))
+  } finally {
+    await server.close()
+  }
+})
+
+ssr.run()

@@ -593,7 +593,10 @@ class FnCompiler {
       }
       restore = `switch(pc){${cases.join('')}}`
     }
-    const locals = `let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
+    // launch state as function-local constants (V8 keeps them in registers; the module-level ones are
+    // mutable and would be reloaded after every helper call)
+    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,CX=_CX,CY=_CY,CZ=_CZ;'
+    const locals = `${snap}let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
     if (fn.kind === 'entry') {
       // thread ids advance incrementally (no division per thread); LB = this thread's local window
       const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}`
@@ -1721,18 +1724,18 @@ export class ModuleCompiler {
     const source = `"use strict";
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
-let H8,HI8,HU16,HI16,HI32,HU32,HF32,HF64,OK,HN=0;
-let SB=0,SHN=0,DYN=0,LB0=0,LN=0,LSZ=0,PSP=0,PSEND=0,NTX=1,NTY=1,NTZ=1,NT=1,NCX=1,NCY=1,NCZ=1,CX=0,CY=0,CZ=0;
+let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_OK,_HN=0;
+let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0;
+function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
 function fault(i,a,what){E.fault(i,a,what)}
-function mcp(d,s,n){H8.copyWithin(d,s,s+n)}
 const FN=Object.create(null);
 ${parts.join('\n')}
 return {
   FN,
-  setHeap(buf,ok){H8=new Uint8Array(buf);HI8=new Int8Array(buf);HU16=new Uint16Array(buf);HI16=new Int16Array(buf);HI32=new Int32Array(buf,0,buf.byteLength>>>2);HU32=new Uint32Array(buf,0,buf.byteLength>>>2);HF32=new Float32Array(buf,0,buf.byteLength>>>2);HF64=new Float64Array(buf,0,buf.byteLength>>>3);OK=ok;HN=buf.byteLength;},
-  setLaunch(o){SB=o.SB;SHN=o.SHN;DYN=o.DYN;LB0=o.LB0;LN=o.LN;LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;NTX=o.NTX;NTY=o.NTY;NTZ=o.NTZ;NT=NTX*NTY*NTZ;NCX=o.NCX;NCY=o.NCY;NCZ=o.NCZ;},
-  setBlock(x,y,z){CX=x;CY=y;CZ=z;},
+  setHeap(buf,ok){_H8=new Uint8Array(buf);_HI8=new Int8Array(buf);_HU16=new Uint16Array(buf);_HI16=new Int16Array(buf);_HI32=new Int32Array(buf,0,buf.byteLength>>>2);_HU32=new Uint32Array(buf,0,buf.byteLength>>>2);_HF32=new Float32Array(buf,0,buf.byteLength>>>2);_HF64=new Float64Array(buf,0,buf.byteLength>>>3);_OK=ok;_HN=buf.byteLength;},
+  setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;},
+  setBlock(x,y,z){_CX=x;_CY=y;_CZ=z;},
 };`
     return { source, functions: out }
   }

@@ -97,7 +97,7 @@ export async function run(): Promise<BenchResult[]> {
     const viteCold = await viteBuild(dir, join(dir, 'cache-vite'))
     const rawWarm = median([await rawCompile(files, join(dir, 'cache-raw')), await rawCompile(files, join(dir, 'cache-raw'))])
     const viteWarm = median([await viteBuild(dir, join(dir, 'cache-vite')), await viteBuild(dir, join(dir, 'cache-vite'))])
-    const { hmr, compile } = await hmrLatency(dir, files, 3)
+    const { hmr, compile } = await hmrLatency(dir, files, 5)
     const hmrMs = median(hmr)
     const compileMs = median(compile)
     return [

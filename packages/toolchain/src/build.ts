@@ -10,7 +10,7 @@ import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
 import { packImages } from './pack.js'
-import { compilePool } from './pool.js'
+import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
 
 export interface BuildOptions {
@@ -41,8 +41,11 @@ export interface BuildOptions {
   /** A compiler launcher put in front of the compiler, like CMAKE_CUDA_COMPILER_LAUNCHER (`ccache`, `sccache`).
    * @default none */
   launcher?: string | string[]
-  /** Compiler processes at once (shared by every build in this process). @default os.availableParallelism() */
-  jobs?: number
+  /** Compiler processes this build runs at once: a number for this call, or a Pool shared by several calls
+   * (the CLI passes one for all its files). All builds of a process together run at most
+   * os.availableParallelism() ($KERNELPACK_JOBS), unless a larger number is asked for here (for a
+   * distributed launcher such as sccache), which raises that cap. @default os.availableParallelism() */
+  jobs?: number | Pool
   /** Directory relative paths are resolved against; the compiler runs there. @default process.cwd() */
   cwd?: string
   /** Shares stat results among the builds of one run (see BuildSession); create one per build, never reuse
@@ -111,7 +114,7 @@ function changedSince(start: number, deps: DepRecord[]): boolean {
 
 async function buildTarget(
   compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, wantManifest: boolean,
-  session: BuildSession,
+  session: BuildSession, limiter: Pool | undefined,
 ): Promise<TargetResult> {
   const key = inputKeyOf(compiler, target, o, file)
   let p = inFlight.get(key)
@@ -120,7 +123,8 @@ async function buildTarget(
       const hit = cache ? await cache.lookup(key, session) : undefined
       if (hit && (hit.manifest || target.kind !== 'ptx')) return { ...hit, cached: true }
       const start = Date.now() - 1 // mtimes have coarser clocks on some filesystems
-      const out = await compilePool.run(() => compileTarget(compiler, target, file, o))
+      const run = () => compilePool.run(() => compileTarget(compiler, target, file, o))
+      const out = await (limiter ? limiter.run(run) : run())
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
       // Every PTX carries its manifest, read once here, so that a warm build spawns no process at all.
       if (target.kind === 'ptx') entry.manifest = await readPtxManifest(new TextDecoder().decode(out.bytes))
@@ -189,10 +193,13 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const o = resolveOptions(options)
   const abs = resolve(o.cwd, file)
   if (!existsSync(abs) || !statSync(abs).isFile()) throw new ToolchainError(`cannot read ${abs}: no such file`)
-  if (options.jobs !== undefined) {
+  let limiter: Pool | undefined
+  if (options.jobs instanceof Pool) limiter = options.jobs
+  else if (options.jobs !== undefined) {
     if (!Number.isInteger(options.jobs) || options.jobs < 1) throw new ToolchainError(`jobs must be a positive integer, not ${String(options.jobs)}`)
-    compilePool.limit = options.jobs
+    limiter = new Pool(options.jobs)
   }
+  if (limiter && limiter.limit > compilePool.limit) compilePool.limit = limiter.limit
   const cacheDir = options.cacheDir === false ? undefined : resolve(o.cwd, options.cacheDir ?? defaultCacheDir(o.cwd))
   const compiler = await findCompiler(options.compiler, cacheDir ? { cacheDir } : {})
   // nvcc reports what it supports (--list-gpu-code); clang's list depends on the toolkit it is paired
@@ -203,7 +210,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = extra ? sortTargets([...targets, mTarget]) : targets
   const settled = await Promise.allSettled(all.map(async (t) => {
-    const r = await buildTarget(compiler, t, abs, o, cache, t === mTarget, session)
+    const r = await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
     options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
     return r
   }))

@@ -20,5 +20,5 @@ export class Pool {
   }
 }
 
-/** The pool every build in this process shares. */
-export const compilePool = new Pool()
+/** The pool every build in this process shares: os.availableParallelism() slots, or $KERNELPACK_JOBS. */
+export const compilePool = new Pool(Number(process.env.KERNELPACK_JOBS) > 0 ? Math.floor(Number(process.env.KERNELPACK_JOBS)) : availableParallelism())

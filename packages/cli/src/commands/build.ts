@@ -8,7 +8,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { parseArgs } from 'node:util'
 import { emitHostRefs, emitWrapperC, hostRefSymbolsFromManifest, type WrapperFlavor } from '@kernelpack/codegen'
 import {
-  buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, type BuildOptions, type BuildResult, type Diagnostic,
+  buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, Pool, type BuildOptions, type BuildResult, type Diagnostic,
 } from '@kernelpack/toolchain'
 import type { CliIO } from '../main.js'
 import { UsageError, UserError } from '../errors.js'
@@ -155,7 +155,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (values.launcher) options.launcher = values.launcher
   if (values['no-cache']) options.cacheDir = false
   else if (values['cache-dir']) options.cacheDir = values['cache-dir']
-  if (jobs !== undefined) options.jobs = jobs
+  // One limiter for all the files: -j caps the whole command, not each file.
+  if (jobs !== undefined) options.jobs = new Pool(jobs)
 
   const results = await Promise.allSettled(positionals.map((f) => buildCudaFile(f, options)))
   let failed = 0

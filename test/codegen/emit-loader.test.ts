@@ -88,6 +88,13 @@ stub('extern_c.cu stub with inlined bytes and HMR glue matches its snapshot', ()
   matchSnapshot(emitLoaderStub({ manifest: manifests.extern_c!, asset: { kind: 'inline', bytes: new Uint8Array([0x10, 0xff, 0x10, 0xad]) }, name: 'extern_c.cu', backend: 'emulator', hot: true }), 'unplugin/snapshots/extern_c.inline-hot.stub.js')
 })
 
+stub('an eager asset expression is evaluated when the stub runs, a lazy one at first load', () => {
+  const eager = emitLoaderStub({ manifest: manifests.extern_c!, asset: { kind: 'expression', expression: 'here()', eager: true }, name: 'e.cu' })
+  assert.match(eager, '  source: ((source) => () => source)(here()),')
+  const lazy = emitLoaderStub({ manifest: manifests.extern_c!, asset: { kind: 'expression', expression: 'here()' }, name: 'e.cu' })
+  assert.match(lazy, '  source: () => here(),')
+})
+
 stub('same inputs give byte-identical stubs', () => {
   const a = emitLoaderStub({ manifest: manifests.structs!, asset: urlAsset, name: 'structs.cu' })
   const b = emitLoaderStub({ manifest: structuredClone(manifests.structs!), asset: urlAsset, name: 'structs.cu' })

@@ -20,8 +20,10 @@ export interface KernelExport {
 /** Where the stub finds the offload binary at run time. */
 export type LoaderAsset =
   /** A JavaScript expression, written by the plugin (never from user text), that evaluates to a URL, URL
-   *  string or file path: `import.meta.ROLLUP_FILE_URL_x`, `new URL("./a.offload", import.meta.url)`. */
-  | { kind: 'expression'; expression: string }
+   *  string or file path: `import.meta.ROLLUP_FILE_URL_x`, `new URL("./a.offload", import.meta.url)`.
+   *  `eager`: evaluate it when the stub module runs, not at first load (`document.currentScript` is only
+   *  set while a classic script runs). */
+  | { kind: 'expression'; expression: string; eager?: boolean }
   /** The bytes themselves, inlined as base64 (the plugin's `inline` threshold). */
   | { kind: 'inline'; bytes: Uint8Array }
 
@@ -201,6 +203,7 @@ function encodeBase64(bytes: Uint8Array): string {
 /** The source expression for an asset: the plugin's expression, or the inlined bytes. */
 function emitSource(asset: LoaderAsset): string {
   if (asset.kind === 'inline') return `() => decodeBase64(${JSON.stringify(encodeBase64(asset.bytes))})`
+  if (asset.eager) return `((source) => () => source)(${asset.expression})`
   return `() => ${asset.expression}`
 }
 

@@ -81,7 +81,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       const target = esbuildTarget ?? { outdir: resolve(ctx.resolved.root, 'dist'), format: 'esm' as const }
       writeFileAtomic(join(target.outdir, fileName), bytes)
       if (target.format === 'cjs') return { kind: 'expression', expression: `__dirname + ${JSON.stringify('/' + fileName)}` }
-      if (target.format === 'iife') return { kind: 'expression', expression: `new URL(${JSON.stringify('./' + fileName)}, document.currentScript ? document.currentScript.src : document.baseURI)` }
+      if (target.format === 'iife') return { kind: 'expression', eager: true, expression: `new URL(${JSON.stringify('./' + fileName)}, typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : location.href)` }
       return { kind: 'expression', expression: `new URL(${JSON.stringify('./' + fileName)}, import.meta.url)` }
     }
     // webpack and Rspack: `new URL('<relative file>', import.meta.url)` is their own asset syntax; they emit

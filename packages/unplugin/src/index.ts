@@ -47,6 +47,8 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
   let viteCommand: 'serve' | 'build' | undefined
   let viteBase = '/'
   const devAssets = new Map<string, Uint8Array>()
+  // The dev server keeps only the newest asset of each .cu (older hashes 404 instead of serving stale images).
+  const devAssetOf = new Map<string, string>()
   let esbuildTarget: EsbuildTarget | undefined
   let logLevelInfo = true
   const ssrAssets = new Map<string, Uint8Array>()
@@ -58,6 +60,9 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     const fileName = assetFileName(file, bytes)
     if (framework === 'vite' && viteCommand === 'serve') {
       if (!ssr) {
+        const old = devAssetOf.get(file)
+        if (old && old !== fileName) devAssets.delete(old)
+        devAssetOf.set(file, fileName)
         devAssets.set(fileName, bytes)
         return { kind: 'expression', expression: `new URL(${JSON.stringify(viteBase + DEV_ASSET_PREFIX + fileName)}, import.meta.url)` }
       }

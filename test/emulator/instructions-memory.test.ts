@@ -104,6 +104,22 @@ ldst('cp.async copies global to shared (zero-filling past src-size); commit/wait
   assert.equal(Array.from(download(be, dout, new Uint32Array(4))), [0x1004, 0x1005, 0, 0])
 })
 
+ldst('64-bit scalar parameters of any size stay exact (the speculative fast path checks its bounds)', () => {
+  const dout = be.alloc(16 * 8)
+  const ptx = `.visible .entry k(.param .u64 b, .param .u64 x) {
+    .reg .b64 %rd<8>; .reg .b32 %r1;
+    ld.param.u64 %rd1, [b]; ld.param.u64 %rd2, [x];
+    mov.u32 %r1, %tid.x; mul.wide.s32 %rd3, %r1, 8; add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd5, %rd2, %rd3; sub.s64 %rd6, %rd5, 1; add.s64 %rd7, %rd6, %rd2;
+    st.global.u64 [%rd4], %rd7;
+    ret; }`
+  for (const x of [5n, (1n << 40n) + 3n, (1n << 60n) + 1n, (1n << 64n) - 7n]) {
+    launch(ptx, 'k', 1, 16, [{ u64: dout }, { u64: x }])
+    const out = download(be, dout, new BigUint64Array(16))
+    for (let t = 0; t < 16; t++) assert.is(out[t], BigInt.asUintN(64, x + BigInt(8 * t) - 1n + x), `x=${x} t=${t}`)
+  }
+})
+
 const spaces = suite('shared / local / const / param spaces')
 spaces('static and dynamic (.extern) shared memory, cvta.shared round trip', () => {
   const n = 128

@@ -137,7 +137,10 @@ class FnCompiler {
   cur!: PtxInstruction
   instrIndex = 0
 
-  constructor(public fn: PtxFunction, public mc: ModuleCompiler) {}
+  /** Speculative variant: i64 kernel parameters are assumed to be numbers within ±2^40 (checked on entry,
+   *  else the generic variant `slow` runs), which lets bounded 64-bit adds use plain `+`. */
+  bounds?: Map<string, number>
+  constructor(public fn: PtxFunction, public mc: ModuleCompiler, public slow?: string) {}
 
   fail(msg: string, ins: PtxInstruction = this.cur): never {
     throw new PtxError(`${msg} in \`${ins.text}\` (function ${this.fn.name})`, ins.line)
@@ -510,6 +513,7 @@ class FnCompiler {
   compile(): string {
     const fn = this.fn
     this.assignRegs()
+    if (this.slow !== undefined) this.bounds = this.computeBounds()
     // params / returns / local vars
     let off = 0
     for (const p of fn.params) {
@@ -599,7 +603,8 @@ class FnCompiler {
     const locals = `${snap}let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
     if (fn.kind === 'entry') {
       // thread ids advance incrementally (no division per thread); LB = this thread's local window
-      const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}`
+      const guard = this.slow === undefined ? '' : [...this.hoisted.values()].filter((h) => h.kind === 'i64').map((h) => `if(typeof ${h.name}!=='number'||${h.name}>1099511627776||${h.name}<-1099511627776)return ${this.slow}(T,t0,t1,FB);`).join('')
+      const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}${guard}`
       const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
       if (this.hasSuspend && structured !== undefined) {
         return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${code}\n}}`
@@ -612,6 +617,69 @@ class FnCompiler {
     }
     if (structured !== undefined) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${code}\n}`
     return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\nreturn;default:throw new Error('bad pc '+pc)}}`
+  }
+
+  /** Largest magnitude each i64 register can hold, assuming hoisted kernel parameters within ±2^40:
+   *  a monotone fixpoint over all definitions; anything unbounded or beyond 2^53 is Infinity. */
+  computeBounds(): Map<string, number> {
+    const PB = 2 ** 40
+    const MAX = 2 ** 53 - 1
+    const b = new Map<string, number>()
+    const params = new Set(this.fn.params.map((p) => p.name))
+    for (const [name, r] of this.regs) if (r.cls === 'i64') b.set(name, 0)
+    const val = (o: Operand | undefined): number => {
+      if (!o) return Infinity
+      if (o.k === 'imm') return Math.abs(Number(BigInt.asIntN(64, o.value)))
+      if (o.k !== 'id') return Infinity
+      const r = this.regs.get(o.name)
+      if (r) return r.cls === 'i64' ? b.get(o.name)! : r.cls === 'i32' || r.cls === 'i16' ? 2 ** 32 : Infinity
+      if (this.special(o.name) !== undefined) return 2 ** 32
+      return this.symAddr(o.name) !== undefined ? 2 ** 32 : Infinity
+    }
+    const transfer = (ins: PtxInstruction): number => {
+      const A = ins.args
+      const op = ins.op
+      const t = this.types(ins)
+      switch (op[0]) {
+        case 'ld':
+          if (op.includes('param') && A[1]?.k === 'addr' && A[1].base?.k === 'id' && params.has(A[1].base.name)) return PB
+          return Infinity
+        case 'mov': return A[1]?.k === 'vec' ? Infinity : val(A[1])
+        case 'cvt': return t[1] && /^[us](8|16|32)$/.test(t[1]) ? 2 ** 32 : Infinity
+        case 'cvta': return op.includes('shared') || op.includes('local') ? val(A[1]) + 2 ** 32 : val(A[1])
+        case 'mul': return op.includes('wide') && (t[0] === 's32' || t[0] === 'u32') ? 2 ** 32 * (A[2]?.k === 'imm' ? Math.abs(Number(BigInt.asIntN(32, A[2].value))) : 2 ** 32) : Infinity
+        case 'add': case 'sub': return op.includes('cc') ? Infinity : val(A[1]) + val(A[2])
+        case 'shl': return A[2]?.k === 'imm' && A[2].value < 32n ? val(A[1]) * 2 ** Number(A[2].value) : Infinity
+        case 'selp': return Math.max(val(A[1]), val(A[2]))
+        default: return Infinity
+      }
+    }
+    const defs: Array<[string, PtxInstruction]> = []
+    const unbounded = new Set<string>()
+    for (const st of this.fn.body!) {
+      if (st.kind !== 'instr') continue
+      // registers written through vector or pair destinations are not tracked
+      const d0 = st.args[0]
+      if (d0 && (d0.k === 'vec' || d0.k === 'pair')) for (const x of d0.k === 'vec' ? d0.items : [d0.a, d0.b]) if (x.k === 'id' && b.has(x.name)) unbounded.add(x.name)
+      if (st.args[0]?.k !== 'id') continue
+      const name = st.args[0].name
+      if (b.has(name) && !['st', 'red', 'bra', 'call'].includes(st.op[0]!)) defs.push([name, st])
+    }
+    for (const n of unbounded) b.set(n, Infinity)
+    for (let pass = 0; ; pass++) {
+      let changed = false
+      for (const [name, ins] of defs) {
+        let v = transfer(ins)
+        if (!(v <= MAX)) v = Infinity
+        if (v > b.get(name)!) {
+          // growth after many passes means a loop-carried increment: give up on that register
+          b.set(name, pass > 8 ? Infinity : v)
+          changed = true
+        }
+      }
+      if (!changed) break
+    }
+    return b
   }
 
   /** Structured control flow for functions without suspension points: forward branches become `break`
@@ -923,6 +991,9 @@ class FnCompiler {
         if (is64) {
           // fast path inline (both numbers, exact result in range), helper otherwise
           const x = this.rd(A[1]!, 'i64'), y = this.rd(A[2]!, 'i64')
+          const bd = (o: Operand) => (o.k === 'imm' ? Math.abs(Number(BigInt.asIntN(64, o.value))) : o.k === 'id' && this.regs.get(o.name)?.cls === 'i64' ? this.bounds?.get(o.name) ?? Infinity : Infinity)
+          // both operands are numbers bounded so that the exact result stays within ±(2^53 - 1)
+          if (this.bounds && bd(A[1]!) + bd(A[2]!) <= 2 ** 53 - 1) return this.wr(A[0]!, 'i64', `(${x}${isSub ? '-' : '+'}${y})`)
           return this.wr(A[0]!, 'i64', `${isSub ? 'sub64' : 'add64'}(${x},${y})`)
         }
         if (t === 's32' && satf) return this.wr(A[0]!, 'i32', `satS32(${this.rd(A[1]!, 'i32')}${isSub ? '-' : '+'}${this.rd(A[2]!, 'i32')})`)
@@ -1680,11 +1751,20 @@ export class ModuleCompiler {
     const parts: string[] = []
     const out = new Map<string, CompiledFunction>()
     const fcs: FnCompiler[] = []
+    const fastJs = new Map<string, string | undefined>()
     this.mod.functions.forEach((f, i) => {
       if (!f.body) return
       const fc = new FnCompiler(f, this)
       const js = fc.compile()
       fcs[i] = fc
+      let fast: string | undefined
+      if (f.kind === 'entry' && [...fc.hoisted.values()].some((h) => h.kind === 'i64')) {
+        const ff = new FnCompiler(f, this, `K${i}s`)
+        const fjs = ff.compile()
+        // worth it only when some 64-bit add became plain arithmetic
+        if (fjs !== js.replace(/^/, '') && ff.bounds && [...ff.bounds.values()].some((x) => x < Infinity)) fast = fjs
+      }
+      fastJs.set(f.name, fast)
       const cf: CompiledFunction = {
         name: f.name, kind: f.kind, js, collectives: fc.collectives, hasSuspend: fc.hasSuspend,
         hasWarpCollective: [...fc.collectives.values()].some((c) => c.kind !== 'bar'),
@@ -1714,7 +1794,11 @@ export class ModuleCompiler {
       fsize.push(fc ? String(fc.frameSize) : '0')
       if (!fc) return
       const cf = out.get(f.name)!
-      parts.push(`const ${f.kind === 'entry' ? 'K' : 'F'}${i}=${cf.js.replaceAll('LOCALSZ', String(cf.localSize))};`)
+      const fast = fastJs.get(f.name)
+      if (fast) {
+        parts.push(`const K${i}s=${cf.js.replaceAll('LOCALSZ', String(cf.localSize))};`)
+        parts.push(`const K${i}=${fast.replaceAll('LOCALSZ', String(cf.localSize))};`)
+      } else parts.push(`const ${f.kind === 'entry' ? 'K' : 'F'}${i}=${cf.js.replaceAll('LOCALSZ', String(cf.localSize))};`)
       parts.push(`FN[${JSON.stringify(f.name)}]=${f.kind === 'entry' ? 'K' : 'F'}${i};`)
     })
     const helpers = ['add64', 'sub64', 'mul64', 'mulhi64', 'neg64', 'and64', 'or64', 'xor64', 'not64', 'shl64', 'shrs64', 'shru64', 'ucmp64', 'scmp64', 'divs64', 'divu64', 'rems64', 'remu64', 'popc64', 'clz64', 'brev64', 'mk64', 'lo32', 'hi32', 'n64', 'big', 'u64b',

@@ -116,7 +116,12 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
     writeDts(file, result) {
       if (!ctx.resolved.dts) return
       const text = emitLoaderDts({ manifest: result.manifest, name: relative(ctx.resolved.root, file) || file })
-      writeFileAtomic(`${file}.d.ts`, text)
+      try {
+        writeFileAtomic(`${file}.d.ts`, text)
+      } catch (err) {
+        // A read-only source folder (a package in node_modules) costs the types, not the build.
+        ctx.logger.warn(`unplugin-cuda: cannot write ${file}.d.ts (${(err as Error).message}); set dts: false to stop trying`)
+      }
     },
     async writeAllDts() {
       if (!ctx.resolved.dts) return []

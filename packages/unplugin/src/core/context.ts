@@ -94,8 +94,8 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
       }).then((res) => {
         if (res.stats.compiles > 0) {
           // Progress: one line per file that needed the compiler (cache hits stay quiet).
-          const secs = ((performance.now() - t0) / 1000).toFixed(2)
-          ctx.logger.info(`unplugin-cuda: compiled ${relative(r.root, file) || file} → ${res.images.map((i) => i.target).join(', ')} (${res.stats.compiles} compiled, ${res.stats.cacheHits} cached) in ${secs} s`)
+          const ms = Math.round(performance.now() - t0)
+          ctx.logger.info(`unplugin-cuda: compiled ${relative(r.root, file) || file} → ${res.images.map((i) => i.target).join(', ')} (${res.stats.compiles} compiled, ${res.stats.cacheHits} cached) in ${ms} ms`)
         }
         for (const dep of res.dependencies) if (!stamps.has(dep)) stamps.set(dep, mtime(dep))
         const s = ctx.summary

@@ -1,7 +1,7 @@
 // Vite dev server + headless Chromium: the page shows the kernel's result; editing the .cu and then an
 // included header hot-swaps the kernels (the page listens with module.onUpdate and never reloads) with no
 // server restart; a syntax error shows in Vite's overlay with the file, line and code frame; fixing it
-// recovers.
+// recovers. A page without a listener gets the update through its importers (a reload).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -78,6 +78,15 @@ dev('page result, .cu edit, header edit, overlay on a syntax error, recovery', a
     writeFileSync(cu, good)
     await result(expected(2))
     assert.is(await page.locator('vite-error-overlay').count(), 0, 'the overlay is gone')
+
+    // Without an onUpdate listener the stub declines the update and Vite updates the importers: the page
+    // reloads (the marker set on the old page is gone) and shows the new result.
+    await page.goto(`${url}plain.html`)
+    await result(expected(2))
+    await page.evaluate(() => { (window as unknown as { __kpMarker: number }).__kpMarker = 1 })
+    writeFileSync(cu, good.replace('c[i] = combine(a[i], b[i]);', 'c[i] = combine(a[i], b[i]) + 1.0f;'))
+    await result(expected(2, 1))
+    assert.is(await page.evaluate(() => (window as unknown as { __kpMarker?: number }).__kpMarker), undefined, 'the page reloaded')
     assert.is(server.httpServer, httpServer, 'same server, never restarted')
   } finally {
     await context.close()

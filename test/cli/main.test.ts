@@ -29,3 +29,15 @@ dispatch('unknown command exits 2 and names it', async () => {
 })
 
 dispatch.run()
+
+const entry = suite('package entry')
+
+entry('`kernelpack` exports main() that runs a command in-process', async () => {
+  const mod = await import('kernelpack')
+  const out = { stdout: '', stderr: '' }
+  const code = await mod.main(['--version'], { stdout: (t: string) => (out.stdout += t), stderr: (t: string) => (out.stderr += t), cwd: process.cwd() })
+  assert.is(code, 0)
+  assert.match(out.stdout, /^kernelpack \d+\.\d+\.\d+/)
+})
+
+entry.run()

@@ -2,9 +2,9 @@
 //  - Vite build of a 24-file project, cold (empty compile cache) and warm, against the toolchain's raw
 //    buildCudaFile time for the same files (all at once, as the plugin's load hooks run them). Target: the
 //    plugin and bundler add ≤ 10% cold.
-//  - Vite dev HMR latency: from a .cu save to the updated stub being served, against the raw compile time of
-//    the same edit. Target: compile time + ≤ 50 ms.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+//  - Vite dev HMR latency: from a .cu save to the updated stub being served, against the compile time inside
+//    that same update. Target: compile time + ≤ 50 ms.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile } from '@kernelpack/toolchain'
 import { median, type BenchResult } from './lib.js'
@@ -31,9 +31,9 @@ function makeProject(dir: string): string[] {
   return files
 }
 
-async function rawCompile(files: string[], cacheDir: string): Promise<number> {
+async function rawCompile(files: string[], cwd: string, cacheDir: string): Promise<number> {
   const t0 = performance.now()
-  await Promise.all(files.map((f) => buildCudaFile(f, { cacheDir })))
+  await Promise.all(files.map((f) => buildCudaFile(f, { cacheDir, cwd })))
   return performance.now() - t0
 }
 
@@ -45,11 +45,20 @@ async function viteBuild(dir: string, cacheDir: string): Promise<number> {
   return performance.now() - t0
 }
 
+// HMR: each round saves a new version of k0.cu and times save → the dev server answering with the new
+// stub. The reference is the compile inside that same update, as the plugin timed its toolchain call
+// (its progress line), so machine noise hits both figures alike; the difference is watcher + Vite + plugin.
 async function hmrLatency(dir: string, files: string[], rounds: number): Promise<{ hmr: number[]; compile: number[] }> {
-  const { createServer } = await import('vite')
+  const { createServer, createLogger } = await import('vite')
   const cuda = (await import('unplugin-cuda/vite')).default
   const cacheDir = join(dir, 'cache-hmr')
-  const server = await createServer({ root: dir, configFile: false, logLevel: 'silent', plugins: [cuda({ cacheDir })], server: { host: '127.0.0.1', port: 0 } })
+  const compiled: number[] = []
+  const logger = createLogger('info')
+  logger.info = (msg: string) => {
+    const m = /compiled src\/k0\.cu .* in (\d+) ms/.exec(msg)
+    if (m) compiled.push(Number(m[1]))
+  }
+  const server = await createServer({ root: dir, configFile: false, customLogger: logger, plugins: [cuda({ cacheDir })], server: { host: '127.0.0.1', port: 0 } })
   await server.listen()
   const port = (server.httpServer!.address() as { port: number }).port
   const url = `http://127.0.0.1:${port}/src/k0.cu?import`
@@ -62,6 +71,7 @@ async function hmrLatency(dir: string, files: string[], rounds: number): Promise
         const on = (p: string) => { if (p === files[0]) { server.watcher.off('change', on); resolve() } }
         server.watcher.on('change', on)
       })
+      const seen = compiled.length
       const t0 = performance.now()
       writeFileSync(files[0]!, kernel(0, r))
       await changed
@@ -73,12 +83,8 @@ async function hmrLatency(dir: string, files: string[], rounds: number): Promise
       }
       hmr.push(performance.now() - t0)
       previous = text
-      // Reference: the raw compile of the same edit, in its own cache so it is a real compile too.
-      const copy = join(dir, `edit${r}.cu`)
-      writeFileSync(copy, readFileSync(files[0]!))
-      const c0 = performance.now()
-      await buildCudaFile(copy, { cacheDir: join(dir, 'cache-ref-hmr') })
-      compile.push(performance.now() - c0)
+      if (compiled.length !== seen + 1) throw new Error(`expected one compile of k0.cu per edit, saw ${compiled.length - seen}`)
+      compile.push(compiled[seen]!)
     }
   } finally {
     await server.close()
@@ -92,18 +98,26 @@ export async function run(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(root, 'test', '.out', 'bench-unplugin-'))
   try {
     const files = makeProject(dir)
-    // Cold: each side gets its own empty cache; raw first, then Vite, then Vite again warm.
-    const rawCold = await rawCompile(files, join(dir, 'cache-raw'))
-    const viteCold = await viteBuild(dir, join(dir, 'cache-vite'))
-    const rawWarm = median([await rawCompile(files, join(dir, 'cache-raw')), await rawCompile(files, join(dir, 'cache-raw'))])
-    const viteWarm = median([await viteBuild(dir, join(dir, 'cache-vite')), await viteBuild(dir, join(dir, 'cache-vite'))])
+    // Warm-up outside the figures: compiler discovery and the OS file cache for nvcc and its headers.
+    writeFileSync(join(dir, 'warmup.cu'), kernel(99))
+    await buildCudaFile(join(dir, 'warmup.cu'), { cacheDir: join(dir, 'cache-warmup') })
+    // Cold, in A-B-B-A order so drift in machine load hits both sides alike: every run gets its own empty
+    // cache. Warm: the same caches again.
+    const rawCold1 = await rawCompile(files, dir, join(dir, 'cache-raw1'))
+    const viteCold1 = await viteBuild(dir, join(dir, 'cache-vite1'))
+    const viteCold2 = await viteBuild(dir, join(dir, 'cache-vite2'))
+    const rawCold2 = await rawCompile(files, dir, join(dir, 'cache-raw2'))
+    const rawCold = (rawCold1 + rawCold2) / 2
+    const viteCold = (viteCold1 + viteCold2) / 2
+    const rawWarm = median([await rawCompile(files, dir, join(dir, 'cache-raw1')), await rawCompile(files, dir, join(dir, 'cache-raw2'))])
+    const viteWarm = median([await viteBuild(dir, join(dir, 'cache-vite1')), await viteBuild(dir, join(dir, 'cache-vite2'))])
     const { hmr, compile } = await hmrLatency(dir, files, 5)
     const hmrMs = median(hmr)
     const compileMs = median(compile)
     return [
-      { name: 'unplugin: vite build, 24 .cu, cold', value: viteCold / 1000, unit: 's', reference: 'toolchain buildCudaFile ×24, cold', referenceValue: rawCold / 1000, ratio: viteCold / rawCold, target: 'ratio <= 1.10' },
+      { name: 'unplugin: vite build, 24 .cu, cold (mean of 2)', value: viteCold / 1000, unit: 's', reference: 'toolchain buildCudaFile ×24, cold (mean of 2, ABBA)', referenceValue: rawCold / 1000, ratio: viteCold / rawCold, target: 'ratio <= 1.10' },
       { name: 'unplugin: vite build, 24 .cu, warm', value: viteWarm / 1000, unit: 's', reference: 'toolchain buildCudaFile ×24, warm', referenceValue: rawWarm / 1000, ratio: viteWarm / rawWarm, target: 'report (bundler startup dominates)' },
-      { name: 'unplugin: vite dev HMR, .cu save → updated stub', value: hmrMs, unit: 'ms', reference: 'toolchain compile of the same edit', referenceValue: compileMs, ratio: hmrMs / compileMs, target: `value <= reference + 50 ms (overhead ${(hmrMs - compileMs).toFixed(0)} ms)` },
+      { name: 'unplugin: vite dev HMR, .cu save → updated stub', value: hmrMs, unit: 'ms', reference: 'toolchain compile inside that update', referenceValue: compileMs, ratio: hmrMs / compileMs, target: `value <= reference + 50 ms (overhead ${(hmrMs - compileMs).toFixed(0)} ms)` },
     ]
   } finally {
     rmSync(dir, { recursive: true, force: true })

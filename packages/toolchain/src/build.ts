@@ -127,7 +127,14 @@ async function buildTarget(
       const out = await (limiter ? limiter.run(run) : run())
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
       // Every PTX carries its manifest, read once here, so that a warm build spawns no process at all.
-      if (target.kind === 'ptx') entry.manifest = await readPtxManifest(new TextDecoder().decode(out.bytes))
+      if (target.kind === 'ptx') {
+        try {
+          entry.manifest = await readPtxManifest(new TextDecoder().decode(out.bytes))
+        } catch (err) {
+          throw new ToolchainError(`${file}: cannot read the kernel manifest from the ${target.target} PTX the compiler wrote: ${(err as Error).message}. ` +
+            'This is a kernelpack bug; please report it with the .cu file and the compiler version.')
+        }
+      }
       // Hash what the compile read (fresh stats, not the session's: they must describe the files as they
       // are now). A listed file that does not exist means the list cannot be trusted: no cache entry.
       const records: DepRecord[] = []

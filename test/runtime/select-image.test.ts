@@ -102,7 +102,8 @@ Kinds('an entry of image kind None (a .ptx file) is recognised by its text', () 
 
 Kinds('the reason says why', () => {
   assert.match(selectImage(setA, { computeCapability: [8, 9] }, cuda).reason, /cubin sm_86 runs on compute capability 8\.9/)
-  assert.match(selectImage(setA, { computeCapability: [11, 0] }, cuda).reason, /newest PTX .*compute_90/)
+  assert.match(selectImage(setA, { computeCapability: [11, 0] }, cuda).reason, /newest PTX .*compute_90.*JIT-compiled by the driver/)
+  assert.match(selectImage(setA, { computeCapability: [12, 0] }, ['ptx']).reason, /newest PTX .*executed by the PTX emulator/)
 })
 
 Kinds.run()

@@ -131,7 +131,7 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
   const reason = best.kind === 'fatbin' && a.major === 0
     ? `fatbin ${best.archName || '(archs inside)'}: the driver picks the image for compute capability ${ccText}`
     : best.kind === 'ptx'
-    ? `newest PTX that runs on compute capability ${ccText}: ${best.archName} (JIT-compiled by the driver)`
+    ? `newest PTX that runs on compute capability ${ccText}: ${best.archName} (${kinds.includes('cubin') ? 'JIT-compiled by the driver' : 'executed by the PTX emulator'})`
     : a.suffix === 'a'
       ? `cubin ${best.archName} built for exactly compute capability ${ccText}`
       : a.suffix === 'f'

@@ -30,7 +30,7 @@ export interface Options {
   rdc?: boolean
   /** Line info for profilers and the emulator's messages (`-lineinfo`). @default false */
   lineinfo?: boolean
-  /** Compile cache directory, shared by every build in the project. @default '<root>/node_modules/.cache/kernelpack' */
+  /** Compile cache directory, shared by every build in the project. @default $KERNELPACK_CACHE_DIR, else '<root>/node_modules/.cache/kernelpack' (as the toolchain and `kernelpack build`) */
   cacheDir?: string
   /** Compiler launcher put in front of the compiler, as CMake's CUDA_COMPILER_LAUNCHER (`'ccache'`, `'sccache'`). @default undefined */
   launcher?: string
@@ -95,7 +95,7 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     std: options.std,
     rdc: options.rdc ?? false,
     lineinfo: options.lineinfo ?? false,
-    cacheDir: options.cacheDir ? (isAbsolute(options.cacheDir) ? options.cacheDir : resolve(root, options.cacheDir)) : join(root, 'node_modules', '.cache', 'kernelpack'),
+    cacheDir: resolveCacheDir(options.cacheDir ?? process.env.KERNELPACK_CACHE_DIR, root),
     launcher: options.launcher,
     emit,
     inline,
@@ -137,4 +137,9 @@ export function parseImportKind(id: string): ImportKind {
   if (params.has('manifest')) return 'manifest'
   if (params.has('raw')) return 'raw'
   return 'stub'
+}
+
+function resolveCacheDir(dir: string | undefined, root: string): string {
+  if (!dir) return join(root, 'node_modules', '.cache', 'kernelpack')
+  return isAbsolute(dir) ? dir : resolve(root, dir)
 }

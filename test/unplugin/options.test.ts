@@ -1,0 +1,31 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { join } from 'node:path'
+import { resolveOptions } from 'unplugin-cuda'
+
+const cache = suite('resolveOptions: cacheDir')
+
+function withEnv<T>(value: string | undefined, fn: () => T): T {
+  const saved = process.env.KERNELPACK_CACHE_DIR
+  if (value === undefined) delete process.env.KERNELPACK_CACHE_DIR
+  else process.env.KERNELPACK_CACHE_DIR = value
+  try { return fn() } finally {
+    if (saved === undefined) delete process.env.KERNELPACK_CACHE_DIR
+    else process.env.KERNELPACK_CACHE_DIR = saved
+  }
+}
+
+cache('defaults to <root>/node_modules/.cache/kernelpack', () => {
+  withEnv(undefined, () => assert.is(resolveOptions({}, '/proj').cacheDir, join('/proj', 'node_modules', '.cache', 'kernelpack')))
+})
+
+cache('honours $KERNELPACK_CACHE_DIR like the toolchain and the CLI', () => {
+  withEnv('/shared/kp-cache', () => assert.is(resolveOptions({}, '/proj').cacheDir, '/shared/kp-cache'))
+  withEnv('rel/cache', () => assert.is(resolveOptions({}, '/proj').cacheDir, join('/proj', 'rel', 'cache')))
+})
+
+cache('an explicit option wins over the environment', () => {
+  withEnv('/shared/kp-cache', () => assert.is(resolveOptions({ cacheDir: 'mine' }, '/proj').cacheDir, join('/proj', 'mine')))
+})
+
+cache.run()

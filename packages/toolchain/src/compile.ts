@@ -6,7 +6,7 @@
 // path with shell-special characters is compiled through a staged one-line file that #includes it, and
 // include directories through symlinks; messages and dependencies are mapped back to the user's paths.
 import { execa } from 'execa'
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -66,6 +66,15 @@ export function scratchRoot(): string {
     if (!st.isDirectory() || (typeof process.getuid === 'function' && st.uid !== process.getuid()) || (st.mode & 0o022) !== 0) {
       rootDir = mkdtempSync(join(base, 'kernelpack-'))
     }
+    // Outputs of processes that were killed before they could remove them: gone after a day.
+    try {
+      const work = join(rootDir, 'work')
+      const old = Date.now() - 24 * 3600_000
+      for (const name of readdirSync(work)) {
+        const p = join(work, name)
+        try { if (lstatSync(p).mtimeMs < old) unlinkSync(p) } catch { /* raced with another process */ }
+      }
+    } catch { /* no work directory yet */ }
   }
   return rootDir
 }

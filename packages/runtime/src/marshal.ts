@@ -122,11 +122,21 @@ const KIND_F64 = 4
 const EXPAND = Symbol('expand')
 const needsExpanding = (v: unknown) => isSlice(v) || (isTypedValue(v) && v.type.size === 0)
 
+export interface PackerOptions {
+  /** Generate a pack function specialised to the parameter list with `new Function` (falls back to a loop
+   * over the parameters where code generation is refused, e.g. under a Content-Security-Policy). @default true */
+  generate?: boolean
+}
+
 /**
  * Builds the packer for one kernel: `pack(args, target)` checks `args` against the PTX parameter list and
  * writes them at the layout's offsets into the target block (which may live in native memory).
  */
-export function createPacker(kernel: string, params: readonly ParamInfo[]): { layout: ParamLayout; pack(args: readonly unknown[], target: PackTarget): void } {
+export function createPacker(
+  kernel: string,
+  params: readonly ParamInfo[],
+  options: PackerOptions = {},
+): { layout: ParamLayout; pack(args: readonly unknown[], target: PackTarget): void } {
   const layout = layoutParams(params)
   const n = params.length
   const offsets = layout.offsets
@@ -223,44 +233,16 @@ export function createPacker(kernel: string, params: readonly ParamInfo[]): { la
   }
 
   // Inline cases for the common parameter shapes keep the launch path free of megamorphic calls; anything
-  // else (and every error) goes through the parameter's writer.
+  // else (and every error) goes through the parameter's writer, which checks the value in full.
   const kinds = Uint8Array.from(params, (p) =>
     isAggregate(p) ? KIND_OTHER : p.type === 'f32' ? KIND_F32 : p.type === 'f64' ? KIND_F64
       : p.size === 8 && p.type[0] !== 's' && p.type[0] !== 'f' ? KIND_U64 : p.size === 4 && p.type[0] === 'u' ? KIND_U32 : KIND_OTHER)
   const offs = Int32Array.from(offsets)
+  const fast = (options.generate ?? true ? generateFastPack(kinds, offs, writers) : undefined) ?? loopFastPack(kinds, offs, writers)
 
   function pack(args: readonly unknown[], target: PackTarget): void {
     // Fast path: argument i is parameter i unless a slice or a zero-sized value turns up (EXPAND).
-    if (args.length === n) {
-      try {
-        for (let i = 0; i < n; i++) {
-          const v = args[i]
-          const off = offs[i]!
-          switch (kinds[i]) {
-            case KIND_U64:
-              if (typeof v === 'object' && v !== null) {
-                const address = (v as { address?: unknown }).address
-                if (typeof address === 'bigint') { target.u64[off >> 3] = address; continue }
-              } else if (typeof v === 'bigint' && v >= I64_MIN && v < U64_END) { target.u64[off >> 3] = v; continue }
-              break
-            case KIND_U32:
-              // a Uint32Array store wraps the signed range as C does (int → .u32)
-              if (typeof v === 'number' && v >= -2147483648 && v <= 4294967295 && Math.floor(v) === v) { target.u32[off >> 2] = v; continue }
-              break
-            case KIND_F32:
-              if (typeof v === 'number') { target.f32[off >> 2] = v; continue }
-              break
-            case KIND_F64:
-              if (typeof v === 'number') { target.f64[off >> 3] = v; continue }
-              break
-          }
-          writers[i]!(target, off, v)
-        }
-        return
-      } catch (err) {
-        if (err !== EXPAND) throw err
-      }
-    }
+    if (args.length === n && fast(args, target)) return
     const flat: unknown[] = []
     for (const a of args) {
       if (isSlice(a)) flat.push(a.buffer, a.length)
@@ -284,6 +266,99 @@ export function createPacker(kernel: string, params: readonly ParamInfo[]): { la
     }
   }
   return { layout, pack }
+}
+
+/** Packs every argument in place; false when one needs expanding (a slice or a zero-sized value). */
+type FastPack = (args: readonly unknown[], target: PackTarget) => boolean
+
+/** The inline cases as a loop over the parameter kinds: the fallback where code generation is refused. */
+function loopFastPack(kinds: Uint8Array, offs: Int32Array, writers: readonly Writer[]): FastPack {
+  const n = kinds.length
+  return (args, target) => {
+    try {
+      for (let i = 0; i < n; i++) {
+        const v = args[i]
+        const off = offs[i]!
+        switch (kinds[i]) {
+          case KIND_U64:
+            if (typeof v === 'object' && v !== null) {
+              const address = (v as { address?: unknown }).address
+              if (typeof address === 'bigint') { target.u64[off >> 3] = address; continue }
+            } else if (typeof v === 'bigint' && BigInt.asUintN(64, v) === v) { target.u64[off >> 3] = v; continue }
+            break
+          case KIND_U32:
+            // a Uint32Array store wraps the signed range as C does (int → .u32)
+            if (typeof v === 'number' && v >= -2147483648 && v <= 4294967295 && Math.floor(v) === v) { target.u32[off >> 2] = v; continue }
+            break
+          case KIND_F32:
+            if (typeof v === 'number') { target.f32[off >> 2] = v; continue }
+            break
+          case KIND_F64:
+            if (typeof v === 'number') { target.f64[off >> 3] = v; continue }
+            break
+        }
+        writers[i]!(target, off, v)
+      }
+      return true
+    } catch (err) {
+      if (err !== EXPAND) throw err
+      return false
+    }
+  }
+}
+
+/**
+ * The same inline cases unrolled into one function per kernel: constant element indices, one type check per
+ * argument, no dispatch on the kind and no call unless an argument takes the writer's path (which checks it
+ * in full and throws the TypeError). The source holds only kinds and numeric offsets, never a name from the
+ * manifest. Undefined where `new Function` is refused (CSP without 'unsafe-eval').
+ */
+function generateFastPack(kinds: Uint8Array, offs: Int32Array, writers: readonly Writer[]): FastPack | undefined {
+  const lines: string[] = []
+  for (let i = 0; i < kinds.length; i++) {
+    const off = offs[i]!
+    const slow = `w[${i}](t, ${off}, v)`
+    lines.push(`v = a[${i}]`)
+    switch (kinds[i]) {
+      case KIND_U64:
+        // a DeviceBuffer's address needs no range check (a bigint store into BigUint64Array takes it whole);
+        // a raw bigint inside [0, 2^64) is one asUintN comparison, anything else the writer's full check
+        lines.push(
+          `if (typeof v === 'object' && v !== null) { x = v.address; if (typeof x === 'bigint') u64[${off >> 3}] = x; else ${slow} }`,
+          `else if (typeof v === 'bigint' && asUintN(64, v) === v) u64[${off >> 3}] = v`,
+          `else ${slow}`,
+        )
+        break
+      case KIND_U32:
+        lines.push(`if (typeof v === 'number' && v >= -2147483648 && v <= 4294967295 && floor(v) === v) u32[${off >> 2}] = v; else ${slow}`)
+        break
+      case KIND_F32:
+        lines.push(`if (typeof v === 'number') f32[${off >> 2}] = v; else ${slow}`)
+        break
+      case KIND_F64:
+        lines.push(`if (typeof v === 'number') f64[${off >> 3}] = v; else ${slow}`)
+        break
+      default:
+        lines.push(slow)
+    }
+  }
+  const body = `'use strict'
+return function packFast(a, t) {
+  const u64 = t.u64, u32 = t.u32, f32 = t.f32, f64 = t.f64
+  let v, x
+  try {
+    ${lines.join('\n    ')}
+    return true
+  } catch (err) {
+    if (err !== EXPAND) throw err
+    return false
+  }
+}`
+  try {
+    return new Function('w', 'EXPAND', 'asUintN', 'floor', body)(writers, EXPAND, BigInt.asUintN, Math.floor) as FastPack
+  } catch {
+    return undefined
+  }
 }
 
 function describeParamShort(p: ParamInfo): string {

@@ -40,7 +40,10 @@ interface CudaEvent extends BackendEvent {
 let koffiPromise: Promise<Koffi> | undefined
 // The context current on the JS thread, as this module last set it: several backends (devices) may share the
 // thread, so each makes its primary context current before it calls the driver (one comparison when it is).
-let currentContext = 0n
+// Contexts are compared by a small number given to each handle: a number comparison on the launch path, where
+// comparing two bigints is a runtime call.
+let currentContext = 0
+const contextIds = new Map<bigint, number>()
 
 // koffi registers prototypes by name, once per process.
 const protos = new Map<string, unknown>()
@@ -155,11 +158,13 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   check('cuDevicePrimaryCtxRetain', cu.cuDevicePrimaryCtxRetain(scratch, dev))
   const ctx = outU64()
   check('cuCtxSetCurrent', cu.cuCtxSetCurrent(ctx))
-  currentContext = ctx
+  if (!contextIds.has(ctx)) contextIds.set(ctx, contextIds.size + 1)
+  const ctxId = contextIds.get(ctx)!
+  currentContext = ctxId
   const cur = () => {
-    if (currentContext !== ctx) {
+    if (currentContext !== ctxId) {
       check('cuCtxSetCurrent', cu.cuCtxSetCurrent(ctx))
-      currentContext = ctx
+      currentContext = ctxId
     }
   }
 
@@ -204,7 +209,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
           cfg64[LaunchConfigLayout.hStream / 8] = stream ? (stream as CudaStream).handle : 0n
           lastStream = stream
         }
-        if (currentContext !== ctx) cur()
+        if (currentContext !== ctxId) cur()
         if (config.sharedBytes > maxShared) {
           // opt in to more than 48 KiB of dynamic shared memory (cudaFuncSetAttribute in the runtime API)
           check(`cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${config.sharedBytes})`,

@@ -10,7 +10,7 @@ import { encodeV1Prefix, imageKindOfFile, offloadKindFromName } from '@kernelpac
 import type { CliIO } from '../main.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseImageArgs, parseOptions } from '../image-args.js'
-import { CHUNK, copyRange, writeAll, writeAtomically } from '../offload-file.js'
+import { CHUNK, copyRange, newBuffer, writeAll, writeAtomically } from '../offload-file.js'
 
 export const help = `Usage: kernelpack pack -o OUT --image=file=F[,triple=T][,arch=A][,kind=K][,key=value…] …
 
@@ -79,7 +79,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         planned.push({ file, path, size: st.size, prefix, total: size })
       }
     }
-    const buffer = new Uint8Array(Math.min(CHUNK, Math.max(1, ...planned.map((p) => p.size))))
+    const buffer = newBuffer(Math.min(CHUNK, Math.max(1, ...planned.map((p) => p.size))))
     writeAtomically(output, (out) => {
       planned.forEach((p, i) => {
         writeAll(out, p.prefix)

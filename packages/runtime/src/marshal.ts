@@ -122,6 +122,20 @@ const KIND_F64 = 4
 const EXPAND = Symbol('expand')
 const needsExpanding = (v: unknown) => isSlice(v) || (isTypedValue(v) && v.type.size === 0)
 
+export interface Packer {
+  layout: ParamLayout
+  /** Checks `args` (slices expanded, zero-sized values dropped) and writes them into `target`; throws a TypeError naming the kernel and parameter. */
+  pack(args: readonly unknown[], target: PackTarget): void
+  /**
+   * The common case without an argument array: true when every argument was checked and written; false when
+   * one needs expanding (a slice or a zero-sized value: call `pack` with the arguments). Throws the same
+   * TypeErrors as `pack`. Absent where code generation is refused.
+   */
+  packFixed?: FixedPack
+}
+
+const MAX_FIXED_ARITY = 64
+
 export interface PackerOptions {
   /** Generate a pack function specialised to the parameter list with `new Function` (falls back to a loop
    * over the parameters where code generation is refused, e.g. under a Content-Security-Policy). @default true */
@@ -136,7 +150,7 @@ export function createPacker(
   kernel: string,
   params: readonly ParamInfo[],
   options: PackerOptions = {},
-): { layout: ParamLayout; pack(args: readonly unknown[], target: PackTarget): void } {
+): Packer {
   const layout = layoutParams(params)
   const n = params.length
   const offsets = layout.offsets
@@ -238,7 +252,10 @@ export function createPacker(
     isAggregate(p) ? KIND_OTHER : p.type === 'f32' ? KIND_F32 : p.type === 'f64' ? KIND_F64
       : p.size === 8 && p.type[0] !== 's' && p.type[0] !== 'f' ? KIND_U64 : p.size === 4 && p.type[0] === 'u' ? KIND_U32 : KIND_OTHER)
   const offs = Int32Array.from(offsets)
-  const fast = (options.generate ?? true ? generateFastPack(kinds, offs, writers) : undefined) ?? loopFastPack(kinds, offs, writers)
+  const generate = options.generate ?? true
+  const fast = (generate ? (generateFastPack(kinds, offs, writers, false) as FastPack | undefined) : undefined) ?? loopFastPack(kinds, offs, writers)
+  // Kernels with very long parameter lists keep the array form (a function of hundreds of parameters gains nothing).
+  const packFixed = generate && n <= MAX_FIXED_ARITY ? (generateFastPack(kinds, offs, writers, true) as FixedPack | undefined) : undefined
 
   function pack(args: readonly unknown[], target: PackTarget): void {
     // Fast path: argument i is parameter i unless a slice or a zero-sized value turns up (EXPAND).
@@ -265,7 +282,7 @@ export function createPacker(
       }
     }
   }
-  return { layout, pack }
+  return { layout, pack, packFixed }
 }
 
 /** Packs every argument in place; false when one needs expanding (a slice or a zero-sized value). */
@@ -307,18 +324,24 @@ function loopFastPack(kinds: Uint8Array, offs: Int32Array, writers: readonly Wri
   }
 }
 
+/** `packFixed(target, a0, …, aN-1)`: the fast pack with the arguments as parameters (no array). */
+export type FixedPack = (target: PackTarget, ...args: unknown[]) => boolean
+
 /**
  * The same inline cases unrolled into one function per kernel: constant element indices, one type check per
  * argument, no dispatch on the kind and no call unless an argument takes the writer's path (which checks it
  * in full and throws the TypeError). The source holds only kinds and numeric offsets, never a name from the
- * manifest. Undefined where `new Function` is refused (CSP without 'unsafe-eval').
+ * manifest. `fixed` takes the arguments as parameters `(t, a0, …)`, otherwise as an array `(a, t)`.
+ * Undefined where `new Function` is refused (CSP without 'unsafe-eval').
  */
-function generateFastPack(kinds: Uint8Array, offs: Int32Array, writers: readonly Writer[]): FastPack | undefined {
+function generateFastPack(kinds: Uint8Array, offs: Int32Array, writers: readonly Writer[], fixed: boolean): ((...a: never[]) => boolean) | undefined {
   const lines: string[] = []
+  const names: string[] = []
   for (let i = 0; i < kinds.length; i++) {
     const off = offs[i]!
     const slow = `w[${i}](t, ${off}, v)`
-    lines.push(`v = a[${i}]`)
+    names.push(`a${i}`)
+    lines.push(fixed ? `v = a${i}` : `v = a[${i}]`)
     switch (kinds[i]) {
       case KIND_U64:
         // a DeviceBuffer's address needs no range check (a bigint store into BigUint64Array takes it whole);
@@ -343,7 +366,7 @@ function generateFastPack(kinds: Uint8Array, offs: Int32Array, writers: readonly
     }
   }
   const body = `'use strict'
-return function packFast(a, t) {
+return function ${fixed ? 'packFixed' : 'packFast'}(${fixed ? ['t', ...names].join(', ') : 'a, t'}) {
   const u64 = t.u64, u32 = t.u32, f32 = t.f32, f64 = t.f64
   let v, x
   try {
@@ -355,7 +378,7 @@ return function packFast(a, t) {
   }
 }`
   try {
-    return new Function('w', 'EXPAND', 'asUintN', 'floor', body)(writers, EXPAND, BigInt.asUintN, Math.floor) as FastPack
+    return new Function('w', 'EXPAND', 'asUintN', 'floor', body)(writers, EXPAND, BigInt.asUintN, Math.floor)
   } catch {
     return undefined
   }

@@ -148,6 +148,50 @@ function checkManifest(manifest: KernelManifest, source: string): void {
 
 const resolved = Promise.resolve()
 
+/** Per kernel, what its generated launch reads; `prepared` is set once the first launch prepared the block. */
+interface FastLaunchState {
+  prepared: PreparedLaunch | undefined
+  target: PackTarget | undefined
+  configure(o: LaunchOptions): LaunchConfig
+  general(o: LaunchOptions, args: unknown[]): Promise<void>
+}
+
+/**
+ * `launch(o, a0, …, aN-1)` for a kernel of N parameters, generated so that the common launch (exactly N
+ * arguments, block prepared) takes them as parameters: no rest array, straight into the generated packer,
+ * whose checks are the same as `pack`'s. Any other call (another argument count, a slice, a zero-sized value,
+ * the first launch, the emulator, after unload) goes to `general` with the arguments in an array. The source
+ * holds only the parameter count. Undefined where `new Function` is refused.
+ */
+function generateFixedLaunch(n: number, state: FastLaunchState, packFixed: (t: PackTarget, ...a: unknown[]) => boolean): Kernel['launch'] | undefined {
+  const names = Array.from({ length: n }, (_, i) => `a${i}`)
+  const list = names.join(', ')
+  const body = `'use strict'
+return function launch(o${n ? ', ' + list : ''}) {
+  const p = s.prepared
+  if (p !== undefined && arguments.length === ${n + 1}) {
+    try {
+      const c = s.configure(o)
+      if (pack(s.target${n ? ', ' + list : ''})) {
+        const r = p.launch(c)
+        return r ? r : resolved
+      }
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+  const args = [${list}]
+  for (let i = ${n + 1}; i < arguments.length; i++) args.push(arguments[i])
+  args.length = arguments.length > 0 ? arguments.length - 1 : 0
+  return s.general(o, args)
+}`
+  try {
+    return new Function('s', 'pack', 'resolved', body)(state, packFixed, resolved) as Kernel['launch']
+  } catch {
+    return undefined
+  }
+}
+
 /** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
 export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string }): Promise<Module> {
   checkManifest(manifest, opts.sourceName)
@@ -215,6 +259,9 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     )
   }
 
+  // What each kernel's generated launch reads: cleared on unload so launches take the checked general path.
+  const fastStates: FastLaunchState[] = []
+
   function makeKernel(info: KernelInfo): Kernel {
     const label = info.demangled && info.demangled !== info.name ? `${info.name} (${info.demangled})` : info.name
     const packer = createPacker(label, info.params)
@@ -223,7 +270,8 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     let target: PackTarget | undefined
     const config: LaunchConfig = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null }
 
-    function run(o: LaunchOptions, args: unknown[]): Promise<void> | void {
+    /** Checks the launch options and writes them into `config`. */
+    function configure(o: LaunchOptions): LaunchConfig {
       dim3(o.grid, 'grid', label, config.grid)
       dim3(o.block, 'block', label, config.block)
       const shared = o.sharedBytes ?? 0
@@ -231,6 +279,11 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       config.sharedBytes = shared
       config.stream = o.stream ? streams.get(o.stream) ?? null : null
       if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
+      return config
+    }
+
+    function run(o: LaunchOptions, args: unknown[]): Promise<void> | void {
+      configure(o)
       packer.pack(args, target!)
       if (prepared) return prepared.launch(config)
       // Backends without a prepared block may run later (the emulator): give them their own copies.
@@ -238,6 +291,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
         { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
     }
 
+    const state: FastLaunchState = { prepared: undefined, target: undefined, configure, general: launchArgs }
     let init: Promise<void> | undefined
     async function slowLaunch(o: LaunchOptions, args: unknown[]): Promise<void> {
       alive(`launching ${label}`)
@@ -247,6 +301,10 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
         prepared = bmod.prepareLaunch?.(f, packer.layout)
         target = createPackTarget(prepared ? prepared.bytes : new Uint8Array(packer.layout.size))
         fn = f
+        if (!unloaded && prepared) {
+          state.target = target
+          state.prepared = prepared
+        }
       })()
       try {
         await init
@@ -257,20 +315,24 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       await run(o, args)
     }
 
+    /** The launch with its arguments in an array: the first launch, slices, other backends, every error. */
+    function launchArgs(o: LaunchOptions, args: unknown[]): Promise<void> {
+      if (!fn) return slowLaunch(o, args)
+      try {
+        if (unloaded) alive(`launching ${label}`)
+        const r = run(o, args)
+        return r ? r : resolved
+      } catch (err) {
+        return Promise.reject(err)
+      }
+    }
+
+    fastStates.push(state)
     return {
       name: info.name,
       demangled: info.demangled,
       params: info.params,
-      launch(o: LaunchOptions, ...args: KernelArg[]): Promise<void> {
-        if (!fn) return slowLaunch(o, args)
-        try {
-          if (unloaded) alive(`launching ${label}`)
-          const r = run(o, args)
-          return r ? r : resolved
-        } catch (err) {
-          return Promise.reject(err)
-        }
-      },
+      launch: (packer.packFixed && generateFixedLaunch(info.params.length, state, packer.packFixed)) || ((o: LaunchOptions, ...args: KernelArg[]) => launchArgs(o, args)),
     }
   }
 
@@ -339,6 +401,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     async unload() {
       if (unloaded) return
       unloaded = true
+      for (const st of fastStates) st.prepared = st.target = undefined
       for (const [, bs] of streams) await backend.destroyStream(bs)
       streams.clear()
       await bmod.unload()

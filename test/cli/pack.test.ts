@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir, tool } from '../helpers/tools.js'
-import { kernelpack } from '../offload/cli-helpers.js'
+import { CHUNK } from '../../packages/cli/src/offload-file.js'
+import { kernelpack, prng } from '../offload/cli-helpers.js'
 import { offloadFixtures } from '../offload/helpers.js'
 
 const pack = suite('kernelpack pack')
@@ -81,6 +82,21 @@ pack('writes through a temporary file and leaves none behind', async () => {
   assert.is(r.code, 0)
   assert.equal(readdirSync(dir).sort(), ['k.cubin', 'o.bin'])
   assert.ok(existsSync(join(dir, 'o.bin')))
+})
+
+pack('images spanning several copy chunks, with a ragged tail, match llvm-offload-binary', async () => {
+  // Sizes from the copy chunk itself, so the chunked loop's boundaries (exact multiple, one byte
+  // over, a ragged tail) are all crossed whatever CHUNK is; compared with the real tool.
+  const dir = tempDir()
+  const r = prng(11)
+  const sizes = [CHUNK * 2, CHUNK + 1, CHUNK * 2 + 12_345]
+  sizes.forEach((n, i) => writeFileSync(join(dir, `k${i}.cubin`), r.bytes(n)))
+  const images = sizes.map((_, i) => `--image=file=k${i}.cubin,triple=nvptx64-nvidia-cuda,arch=sm_${80 + i}`)
+  const ours = await kernelpack(['pack', '-o', 'ours.bin', ...images], dir)
+  assert.is(ours.code, 0, ours.stderr)
+  const ref = spawnSync(tool('llvm-offload-binary'), ['-o', 'ref.bin', ...images], { cwd: dir, encoding: 'utf8' })
+  assert.is(ref.status, 0, ref.stderr)
+  assert.ok(readFileSync(join(dir, 'ours.bin')).equals(readFileSync(join(dir, 'ref.bin'))))
 })
 
 pack('--help', async () => {

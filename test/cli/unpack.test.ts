@@ -5,6 +5,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } fro
 import { join } from 'node:path'
 import { writeOffloadBinary } from '@kernelpack/offload'
 import { tempDir, tool } from '../helpers/tools.js'
+import { CHUNK } from '../../packages/cli/src/offload-file.js'
 import { kernelpack, prng } from '../offload/cli-helpers.js'
 import { offloadFixtures } from '../offload/helpers.js'
 
@@ -80,6 +81,19 @@ unpack('large images are copied out of the file, not read whole', async () => {
   assert.is(res.code, 0, res.stderr)
   same(readFileSync(join(dir, 'big.out')), big)
   same(readFileSync(join(dir, 'small.out')), small)
+})
+
+unpack('images copied in several chunks from unaligned offsets, with a ragged tail', async () => {
+  // A small first image puts the large ones at offsets that are not chunk multiples; the sizes come
+  // from CHUNK so the copy loop's boundaries are crossed whatever its value.
+  const dir = tempDir()
+  const r = prng(12)
+  const images = [r.bytes(13), r.bytes(CHUNK * 2 + 7), r.bytes(CHUNK + 1)]
+  writeFileSync(join(dir, 'm.bin'), writeOffloadBinary(images.map((image, i) => ({ imageKind: 3, offloadKind: 2, strings: { triple: 't', arch: `a${i}` }, image }))))
+  const res = await kernelpack(['unpack', 'm.bin', ...images.map((_, i) => `--image=file=o${i}.out,arch=a${i}`)], dir)
+  assert.is(res.code, 0, res.stderr)
+  images.forEach((image, i) => same(readFileSync(join(dir, `o${i}.out`)), image, `o${i}.out`))
+  assert.equal(readdirSync(dir).sort(), ['m.bin', 'o0.out', 'o1.out', 'o2.out'])
 })
 
 unpack('compressed version 3 input', async () => {

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { ParamInfo } from '@kernelpack/offload'
 import { readPtxManifest } from '@kernelpack/toolchain'
-import { layoutParams, packParams, slice, t } from '@kernelpack/runtime'
+import fc from 'fast-check'
+import { createPacker, createPackTarget, layoutParams, packParams, slice, t } from '@kernelpack/runtime'
 import { fixturesDir, referenceDir, tempDir, tool } from '../helpers/tools.js'
 import { readKernelParams } from '../toolchain/cubin.js'
 import { hex } from './host-structs.js'
@@ -86,6 +87,76 @@ Pack('errors name the kernel, the parameter and the PTX type', () => {
   assert.throws(() => packParams('k', [P('u32', 4)], [1, 2]), /expects 1 argument \(PTX parameters: \.u32\), got 2/)
   assert.throws(() => packParams('k', [P('b8', 16, 16, { count: 16 })], [2n ** 128n]), /out of the 128-bit range/)
   assert.throws(() => packParams('k', [P('u32', 4)], [slice({ address: 1n }, 2)]), /expects 1 argument .*got 1 \(2 after expanding slices/)
+  assert.throws(() => packParams('k', [P('f16', 2), P('u64', 8)], [slice({ address: 1n }, 2)]), /^kernel k: parameter 0 expects f16 .*got the pointer of a slice \(a slice pointer needs a 64-bit parameter\)$/)
 })
 
 Pack.run()
+
+// ---
+const Packer = suite('createPacker')
+
+// The launch path packs through code generated per kernel (new Function) or, where that is refused (CSP), a
+// loop over the parameters; both inline the common cases before the parameter's full check. Every argument
+// list must give the same bytes, or the same TypeError, through all three entry points.
+type Outcome = { bytes: string } | { error: string }
+function outcome(f: (target: ReturnType<typeof createPackTarget>) => boolean | void, size: number): Outcome {
+  const bytes = new Uint8Array(size).fill(0xee)
+  try {
+    const done = f(createPackTarget(bytes))
+    return done === false ? { error: 'needs expanding' } : { bytes: hex(bytes) }
+  } catch (err) {
+    assert.instance(err, TypeError)
+    return { error: (err as Error).message }
+  }
+}
+
+const scalarParams = [P('u64', 8, 8, { pointer: true }), P('u64', 8), P('s64', 8), P('b64', 8), P('u32', 4), P('s32', 4), P('b32', 4), P('u16', 2), P('s8', 1),
+  P('f32', 4), P('f64', 8), P('f16', 2)]
+const anyArg = fc.oneof(
+  fc.integer({ min: -(2 ** 33), max: 2 ** 33 }), fc.double(), fc.constantFrom(0, -0, 2 ** 31, -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53, NaN, Infinity, 0.5),
+  fc.bigInt({ min: -(2n ** 65n), max: 2n ** 65n }), fc.constantFrom(2n ** 63n, 2n ** 64n, 2n ** 64n - 1n, -(2n ** 63n), -(2n ** 63n) - 1n),
+  fc.constant(null), fc.constant(undefined), fc.boolean(), fc.string({ maxLength: 3 }),
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map((address) => ({ address })), fc.constant({ address: 5 }), fc.constant({}),
+  fc.constant(new Uint8Array(8)), fc.constant(slice({ address: 0x1000n }, 3)),
+)
+
+Packer('generated, loop fallback and packFixed give the same bytes or the same TypeError for any arguments', () => {
+  fc.assert(fc.property(
+    fc.array(fc.constantFrom(...scalarParams), { minLength: 1, maxLength: 6 }),
+    fc.array(anyArg, { minLength: 0, maxLength: 7 }),
+    (params, args) => {
+      const gen = createPacker('k', params)
+      const loop = createPacker('k', params, { generate: false })
+      assert.ok(gen.packFixed, 'code generation is available here')
+      assert.is(loop.packFixed, undefined)
+      const size = gen.layout.size
+      const a = outcome((tg) => gen.pack(args, tg), size)
+      assert.equal(outcome((tg) => loop.pack(args, tg), size), a)
+      if (args.length === params.length) {
+        const fixed = outcome((tg) => gen.packFixed!(tg, ...args), size)
+        // packFixed declines a slice (the caller repacks through pack); otherwise it agrees with pack
+        if ('error' in fixed && fixed.error === 'needs expanding') assert.ok(args.some((x) => typeof x === 'object' && x !== null && 'buffer' in x), 'declined only for a slice')
+        else assert.equal(fixed, a)
+      }
+    },
+  ), { numRuns: 3000, seed: 20261121 })
+})
+
+Packer('a DeviceBuffer-like address and in-range bigints take the inline path; out-of-range ones still fail', () => {
+  const params = [P('u64', 8, 8, { pointer: true }), P('u64', 8), P('u32', 4)]
+  for (const generate of [true, false]) {
+    const { pack, layout } = createPacker('k(int*, unsigned long long, unsigned)', params, { generate })
+    const bytes = new Uint8Array(layout.size)
+    pack([{ address: 0xfedcba9876543210n }, 2n ** 64n - 1n, -1], createPackTarget(bytes))
+    assert.is(hex(bytes), '1032547698badcfe' + 'ffffffffffffffff' + 'ffffffff' + '00000000')
+    pack([null, -(2n ** 63n), 4294967295], createPackTarget(bytes))
+    assert.is(hex(bytes), '0000000000000000' + '0000000000000080' + 'ffffffff' + '00000000')
+    assert.throws(() => pack([null, 2n ** 64n, 0], createPackTarget(bytes)), /^kernel k\(int\*, unsigned long long, unsigned\): parameter 1 expects a 64-bit integer .*\(PTX \.param \.u64\), got .* \(out of range\)$/)
+    assert.throws(() => pack([null, -(2n ** 63n) - 1n, 0], createPackTarget(bytes)), /parameter 1 .*\(out of range\)$/)
+    assert.throws(() => pack([null, 0n, 2 ** 32], createPackTarget(bytes)), /parameter 2 expects an integer of 32 bits .*out of range/)
+    assert.throws(() => pack([null, 0n, 1.5], createPackTarget(bytes)), /parameter 2 expects an integer of 32 bits \(PTX \.param \.u32\), got 1\.5$/)
+    assert.throws(() => pack([{ address: 1 }, 0n, 0], createPackTarget(bytes)), /parameter 0 expects a pointer: DeviceBuffer or device address/)
+  }
+})
+
+Packer.run()

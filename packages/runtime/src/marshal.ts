@@ -261,9 +261,12 @@ export function createPacker(
     // Fast path: argument i is parameter i unless a slice or a zero-sized value turns up (EXPAND).
     if (args.length === n && fast(args, target)) return
     const flat: unknown[] = []
+    const slicePointers: number[] = [] // parameter indices that receive a slice's pointer
     for (const a of args) {
-      if (isSlice(a)) flat.push(a.buffer, a.length)
-      else if (isTypedValue(a) && a.type.size === 0) continue
+      if (isSlice(a)) {
+        slicePointers.push(flat.length)
+        flat.push(a.buffer, a.length)
+      } else if (isTypedValue(a) && a.type.size === 0) continue
       else flat.push(a)
     }
     if (flat.length !== n) {
@@ -272,8 +275,13 @@ export function createPacker(
           (flat.length !== args.length ? ` (${flat.length} after expanding slices and dropping zero-sized values)` : ''),
       )
     }
+    for (const i of slicePointers) {
+      const p = params[i]!
+      if (p.size !== 8 || isAggregate(p)) {
+        throw new TypeError(`kernel ${kernel}: parameter ${i}${p.name ? ` (${p.name})` : ''} expects ${describeParam(p)}, got the pointer of a slice (a slice pointer needs a 64-bit parameter)`)
+      }
+    }
     for (let i = 0; i < n; i++) {
-      if (isSlice(args[i]) && params[i] && params[i]!.size !== 8) throw errAt(i, args[i], ' (a slice pointer needs a 64-bit parameter)')
       const w = writers[i]!
       try {
         w(target, offsets[i]!, flat[i])

@@ -176,9 +176,10 @@ function resolveCollective(kind: CollectiveKind, states: ThreadState[], w: numbe
   }
 }
 
-type KernelFn = (T: ThreadState[] | null, t0: number, t1: number, FB: number) => void
+/** Runs threads [t0, t1) of blocks b0 … b1-1 (linear block index, x fastest). */
+type KernelFn = (T: ThreadState[] | null, t0: number, t1: number, FB: number, b0: number, b1: number) => void
 
-function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number): void {
+function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number): void {
   for (let t = 0; t < n; t++) { const s = states[t]!; s.st = 0; s.pc = 0 }
   // without warp collectives, only barriers suspend: run the whole block in one call per phase
   const step = cf.hasWarpCollective ? 32 : n
@@ -186,7 +187,7 @@ function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: n
     for (let w = 0; w < n; w += step) {
       const end = Math.min(w + step, n)
       for (;;) {
-        K(states, w, end, FB)
+        K(states, w, end, FB, b, b + 1)
         if (step !== 32) break
         let pcSel = -1
         for (let t = w; t < end; t++) if (states[t]!.st === 2) { pcSel = states[t]!.pc; break }
@@ -311,21 +312,16 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
         const inst = mod.inst
         if (mod.generation !== heap.generation) { inst.setHeap(heap.buffer, heap.ok); mod.generation = heap.generation }
         inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2] })
+        inst.setRanges(heap.ranges())
         mod.running = fn.name
         const K = inst.FN[fn.name] as unknown as KernelFn
         let states: ThreadState[] = []
         if (cf.hasSuspend) {
           states = Array.from({ length: nthreads }, () => ({ st: 0, pc: 0, r: new Array(cf.regCount).fill(0), f: new Float64Array(cf.regCount), c0: 0, c1: 0, c2: 0, c3: 0, o0: 0, o1: false }))
         }
-        for (let z = 0; z < grid[2]; z++) {
-          for (let y = 0; y < grid[1]; y++) {
-            for (let x = 0; x < grid[0]; x++) {
-              inst.setBlock(x, y, z)
-              if (cf.hasSuspend) runBlock(K, cf, states, nthreads, fb)
-              else K(null, 0, nthreads, fb)
-            }
-          }
-        }
+        const nblocks = grid[0] * grid[1] * grid[2]
+        if (!cf.hasSuspend) K(null, 0, nthreads, fb, 0, nblocks)
+        else for (let b = 0; b < nblocks; b++) runBlock(K, cf, states, nthreads, fb, b)
       } catch (e) {
         // deep device recursion exhausts the JS stack before the emulated call stack: same fault
         if (e instanceof RangeError && /call stack/i.test(e.message)) throw new EmulatorFault('call stack overflow (device recursion too deep)', fn.name, 'call')

@@ -1,6 +1,7 @@
 // PTX AST → JavaScript source, one function per .entry/.func, compiled once per module with `new Function`.
 //
-// Execution model (see execute.ts): a kernel function runs the threads [t0, t1) of one block in a loop;
+// Execution model (see backend.ts): a kernel function runs the threads [t0, t1) of blocks b0 … b1-1 in a loop
+// (the whole grid in one call when it has no suspension points);
 // each thread runs its control flow as a `switch (pc)` state machine over basic blocks, with PTX registers
 // as JS locals. Instructions that need other threads (bar.sync, shfl/vote/match/redux/activemask) are
 // suspension points: the thread saves its registers and resume pc into its state object and the scheduler
@@ -24,6 +25,8 @@ type Cls = 'i32' | 'f32' | 'i64' | 'f64' | 'i16' | 'pred'
 type Kind = 'i32' | 'u32' | 'f32' | 'f64' | 'i64' | 'u16' | 's16' | 'u8' | 's8' | 'pred'
 
 interface RegInfo { js: string; cls: Cls }
+/** An integer `inv + c·%tid.x`: inv a JS expression constant over a block, valid when all of conds hold. */
+interface Affine { inv: string; c: number; conds: string[]; mag: number }
 /** A suspension point: resume pc, the code that suspends, the code that takes the results on resume. */
 interface SuspInfo { pc: number; pre: string; post: string; guard?: string }
 
@@ -136,6 +139,15 @@ class FnCompiler {
   suspendAt = new Map<number, PtxInstruction>()
   cur!: PtxInstruction
   instrIndex = 0
+  /** Module-wide ids of this function's access sites with an allocation-range cache (addr()). */
+  siteIds: number[] = []
+  /** Block-level bounds checks (see affineStep): registers whose value is `inv + c·%tid.x` for the whole
+   *  block, valid under `conds`; `prefix` while compiling the straight-line code before the first label. */
+  aff = new Map<string, Affine>()
+  defCount = new Map<string, number>()
+  prefix = false
+  /** Conditions, evaluated once per block, under which the marked per-thread checks can be left out. */
+  hoistConds = new Set<string>()
 
   /** Speculative variant: i64 kernel parameters are assumed to be numbers within ±2^40 (checked on entry,
    *  else the generic variant `slow` runs), which lets bounded 64-bit adds use plain `+`. */
@@ -466,9 +478,29 @@ class FnCompiler {
         return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
       case 'local':
         return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
-      default:
+      default: {
         // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around
-        return `a=${w};if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,${JSON.stringify(space)});`
+        const check = `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,${JSON.stringify(space)});`
+        if (this.fn.kind !== 'entry' || space === 'param') return `a=${w};${check}`
+        // Kernels cache, per access site k, the allocation an earlier address of that site fell in:
+        // GR[2k], GR[2k+1] bound the addresses at which an n-byte access stays inside it (empty at the
+        // start of a launch). The full granule check runs only on a miss, which then looks up the
+        // allocation (rng: binary search over the launch's allocation ranges, Heap.ranges()) for the next
+        // block. A hit implies the full check would pass, since every granule of an allocation is mapped
+        // and allocations do not change during a launch; a BigInt address fails the range test before
+        // `a&al` could see it. The bounds are constants within a block (gLk/gHk, read at block start):
+        // V8 keeps loop-invariant bounds in registers, where bounds updated inside the thread loop cost
+        // as much as the granule check they replace.
+        const k = this.mc.sites++
+        this.siteIds.push(k)
+        const site = `if(!(a>=gL${k}&&a<=gH${k})${alc}){${check}rng(a);GR[${2 * k}]=RL;GR[${2 * k + 1}]=RH-${n};}`
+        const f = this.prefix && !this.cur.guard && o.base?.k === 'id' && this.reg(o.base)?.cls === 'i64' ? this.aff.get(o.base.name) : undefined
+        if (!f || f.c % (al + 1) !== 0) return `a=${w};${site}`
+        // every thread of the block accesses inv+off+c·tx, tx in [0, NTX): one range test of both ends
+        for (const c of f.conds) this.hoistConds.add(c)
+        this.hoistConds.add(`hz(${f.inv}+${off},${f.c},${n},${al + 1})`)
+        return `a=${w};/*H<*/${site}/*>H*/`
+      }
     }
   }
 
@@ -552,13 +584,16 @@ class FnCompiler {
     const body: string[] = []
     const stmtCode: string[][] = []
     const suspInfo = new Map<number, SuspInfo>()
+    this.prefix = fn.kind === 'entry'
+    if (this.prefix) this.countDefs()
     for (const s of fn.body!) {
       const start = body.length
-      if (s.kind === 'label') { body.push(`case ${this.labels.get(s.name)}:`); stmtCode.push(body.slice(start)); continue }
+      if (s.kind === 'label') { this.prefix = false; body.push(`case ${this.labels.get(s.name)}:`); stmtCode.push(body.slice(start)); continue }
       this.cur = s
       const idx = this.mc.instrs.length
       this.mc.instrs.push({ fn: fn.name, text: s.text, line: s.line })
       const code = this.instr(s, idx)
+      if (this.prefix) this.affineStep(s)
       if (typeof code !== 'string' && code.susp) {
         const g = s.guard ? this.regs.get(s.guard.reg) : undefined
         suspInfo.set(stmtCode.length, { ...code.susp, guard: g ? `${s.guard!.negate ? '!' : ''}${g.js}` : undefined })
@@ -601,22 +636,152 @@ class FnCompiler {
     // mutable and would be reloaded after every helper call)
     const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,CX=_CX,CY=_CY,CZ=_CZ;'
     const locals = `${snap}let a=0,x64=0,CF=0,u=0,v=0${regDecl ? ',' + regDecl : ''};`
+    const siteDecl = this.siteIds.length ? `const ${this.siteIds.map((k) => `gL${k}=GR[${2 * k}],gH${k}=GR[${2 * k + 1}]`).join(',')};` : ''
     if (fn.kind === 'entry') {
-      // thread ids advance incrementally (no division per thread); LB = this thread's local window
-      const guard = this.slow === undefined ? '' : [...this.hoisted.values()].filter((h) => h.kind === 'i64').map((h) => `if(typeof ${h.name}!=='number'||${h.name}>1099511627776||${h.name}<-1099511627776)return ${this.slow}(T,t0,t1,FB);`).join('')
-      const pre = `${locals}const LF=0;let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;${[...this.hoisted.values()].map((h) => h.code).join('')}${guard}`
+      // A kernel call runs threads [t0, t1) of each block b0 … b1-1 (linear block index, x fastest, as the
+      // backend orders them); kernels without suspension points get the whole grid in one call, so the
+      // parameter loads, the i64 guard and the access-site range caches are set up once per launch.
+      // Thread ids advance incrementally (no division per thread); LB = this thread's local window.
+      const guard = this.slow === undefined ? '' : [...this.hoisted.values()].filter((h) => h.kind === 'i64').map((h) => `if(typeof ${h.name}!=='number'||${h.name}>1099511627776||${h.name}<-1099511627776)return ${this.slow}(T,t0,t1,FB,b0,b1);`).join('')
+      const pre = `${locals.replace(',CX=_CX,CY=_CY,CZ=_CZ;', ',GR=_GR;')}const LF=0;${[...this.hoisted.values()].map((h) => h.code).join('')}${guard}`
+      // device functions read the block index from the module-level _CX/_CY/_CZ
+      const blk = `for(let b=b0;b<b1;b++){const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${siteDecl}let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;`
       const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
+      if (this.hasSuspend) code = code.replace(/\/\*H<\*\/|\/\*>H\*\//g, '')
       if (this.hasSuspend && structured !== undefined) {
-        return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${code}\n}}`
+        return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${code}\n}}}`
       }
       if (this.hasSuspend) {
-        return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}`
+        return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}}`
       }
-      if (structured !== undefined) return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;\n${code}\n}}`
-      return `function(T,t0,t1,FB){${pre}\nTH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\ncontinue TH;default:throw new Error('bad pc '+pc)}}}`
+      const loop = (c: string) => structured !== undefined
+        ? `TH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;\n${c}\n}`
+        : `TH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${c}\ncontinue TH;default:throw new Error('bad pc '+pc)}}`
+      const checked = loop(code.replace(/\/\*H<\*\/|\/\*>H\*\//g, ''))
+      // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
+      // each runs a copy of the thread loop without their per-thread checks
+      if (!this.hoistConds.size) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
+      const unchecked = loop(code.replace(/\/\*H<\*\/.*?\/\*>H\*\//g, ''))
+      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
     }
     if (structured !== undefined) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${code}\n}`
     return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${code}\nreturn;default:throw new Error('bad pc '+pc)}}`
+  }
+
+  /** How often each register is written anywhere in the function (affineStep trusts single definitions). */
+  countDefs(): void {
+    const add = (o: Operand | undefined) => {
+      if (!o) return
+      if (o.k === 'id') this.defCount.set(o.name, (this.defCount.get(o.name) ?? 0) + 1)
+      else if (o.k === 'vec' || o.k === 'list') o.items.forEach(add)
+      else if (o.k === 'pair') { add(o.a); add(o.b) }
+    }
+    for (const st of this.fn.body!) {
+      if (st.kind !== 'instr') continue
+      if (st.op[0] === 'call') { st.args.forEach(add); continue }
+      add(st.args[0])
+    }
+  }
+
+  /** Affine value of an operand at this point of the prefix, or undefined. */
+  affOf(o: Operand | undefined, cls: Cls): Affine | undefined {
+    if (!o) return undefined
+    if (o.k === 'imm') {
+      const v = cls === 'i32' ? Number(BigInt.asIntN(32, o.value)) : Number(BigInt.asIntN(64, o.value))
+      return Math.abs(v) <= 2 ** 40 ? { inv: jsNum(v), c: 0, conds: [], mag: Math.abs(v) } : undefined
+    }
+    if (o.k !== 'id') return undefined
+    const r = this.regs.get(o.name)
+    return r && r.cls === cls ? this.aff.get(o.name) : undefined
+  }
+
+  /** Tracks, through the straight-line code before the first label (which each thread runs at most once,
+   *  in order), the registers whose value is an exact integer `inv + c·%tid.x` with `inv` the same for the
+   *  whole block (kernel parameters, %ctaid, %ntid, %nctaid, immediates) and c a constant: nvcc's
+   *  `mad.lo.s32 %r1, %ctaid.x, %ntid.x, %tid.x; mul.wide.s32 %rd5, %r1, 4; add.s64 %rd6, %rd4, %rd5`.
+   *  32-bit results carry a condition that neither end wraps (wr); an access through such an address
+   *  then needs one range test per block (addr(), hz). Only singly-defined, unpredicated definitions
+   *  count, so the value at any later use in the prefix is the one computed here. 64-bit kernel
+   *  parameters take part only in the speculative variant, where they are numbers within ±2^40, so that
+   *  all of this is exact in doubles. */
+  affineStep(ins: PtxInstruction): void {
+    const op = ins.op
+    if ((op[0] === 'bra' || op[0] === 'ret' || op[0] === 'exit') && !ins.guard) { this.prefix = false; return }
+    const d = ins.args[0]
+    if (ins.guard || d?.k !== 'id' || this.defCount.get(d.name) !== 1) return
+    const dr = this.regs.get(d.name)
+    if (!dr || (dr.cls !== 'i32' && dr.cls !== 'i64')) return
+    const t = this.types(ins)
+    const A = ins.args
+    const s32 = t[0] === 's32' || t[0] === 'u32' || t[0] === 'b32'
+    // mag bounds |inv| + |c|·1024; past 2^52 the doubles might round, and the value is dropped
+    const wr = (f: Affine, lo = -2147483648): Affine => ({ ...f, conds: [...f.conds, `wr(${f.inv},${f.c},${lo})`], mag: 2 ** 31 + Math.abs(f.c) * 1024 })
+    const sum = (x: Affine, y: Affine): Affine => ({ inv: `(${x.inv}+${y.inv})`, c: x.c + y.c, conds: [...x.conds, ...y.conds], mag: x.mag + y.mag })
+    const lit = (f: Affine) => (/^-?\d+$/.test(f.inv) && f.c === 0 ? Number(f.inv) : undefined)
+    const prod = (x: Affine, y: Affine, needLit: boolean): Affine | undefined => {
+      const k = lit(x) ?? lit(y)
+      if (k === undefined || Math.abs(k) > 65536) {
+        // two block-invariant factors: exact only while small, which the caller's wr() checks
+        if (needLit || x.c !== 0 || y.c !== 0) return undefined
+        return { inv: `(${x.inv}*${y.inv})`, c: 0, conds: [...x.conds, ...y.conds], mag: Infinity }
+      }
+      const f = lit(x) !== undefined ? y : x
+      return { inv: `(${f.inv}*${k})`, c: f.c * k, conds: f.conds, mag: f.mag * Math.abs(k) }
+    }
+    let v: Affine | undefined
+    switch (op[0]) {
+      case 'ld': {
+        const am = A[1]
+        if (!op.includes('param') || am?.k !== 'addr' || am.base?.k !== 'id' || !this.fn.params.some((p) => p.name === (am.base as { name: string }).name)) return
+        const h = [...this.hoisted.entries()].find(([key]) => key.startsWith(`${(am.base as { name: string }).name}+${am.offset}:`))?.[1]
+        if (!h) return
+        if (dr.cls === 'i64' && h.kind === 'i64' && this.slow !== undefined) v = { inv: h.name, c: 0, conds: [], mag: 2 ** 40 }
+        else if (dr.cls === 'i32' && (h.kind === 'i32' || h.kind === 'u32')) v = { inv: `(${h.name}|0)`, c: 0, conds: [], mag: 2 ** 31 }
+        break
+      }
+      case 'mov': {
+        const src = A[1]
+        if (src?.k === 'id' && !this.regs.has(src.name)) {
+          if (dr.cls !== 'i32') return
+          if (src.name === '%tid.x') v = { inv: '0', c: 1, conds: [], mag: 1024 }
+          else if (/^%n?(ctaid|ntid|nctaid)\.[xyz]$/.test(src.name)) v = { inv: this.special(src.name)!, c: 0, conds: [], mag: 2 ** 31 }
+        } else v = this.affOf(src, dr.cls)
+        break
+      }
+      case 'cvta':
+        if (op.includes('to') && op.includes('global') && dr.cls === 'i64') v = this.affOf(A[1], 'i64')
+        break
+      case 'cvt': {
+        if (dr.cls !== 'i64' || (t[0] !== 's64' && t[0] !== 'u64') || (t[1] !== 's32' && t[1] !== 'u32')) return
+        const x = this.affOf(A[1], 'i32')
+        if (x) v = t[1] === 'u32' ? wr(x, 0) : x
+        break
+      }
+      case 'add': {
+        if (op.includes('cc') || op.includes('sat')) return
+        const x = this.affOf(A[1], dr.cls), y = this.affOf(A[2], dr.cls)
+        if (!x || !y) return
+        v = dr.cls === 'i32' ? (s32 ? wr(sum(x, y)) : undefined) : sum(x, y)
+        break
+      }
+      case 'mad': case 'mul': {
+        if (dr.cls === 'i32' && op.includes('lo') && s32) {
+          const x = this.affOf(A[1], 'i32'), y = this.affOf(A[2], 'i32')
+          const p = x && y ? prod(x, y, false) : undefined
+          if (!p) return
+          if (op[0] === 'mul') { v = wr(p); break }
+          const z = this.affOf(A[3], 'i32')
+          if (z) v = wr(sum(p, z))
+        } else if (op[0] === 'mul' && dr.cls === 'i64' && op.includes('wide') && (t[0] === 's32' || t[0] === 'u32')) {
+          const x = this.affOf(A[1], 'i32'), y = this.affOf(A[2], 'i32')
+          // the 64-bit product of two block-invariant values may exceed 2^53: only literal factors
+          if (x && y) v = prod(t[0] === 'u32' ? wr(x, 0) : x, t[0] === 'u32' ? wr(y, 0) : y, true)
+        }
+        break
+      }
+      default: return
+    }
+    if (v && v.mag <= 2 ** 52) this.aff.set(d.name, v)
   }
 
   /** Largest magnitude each i64 register can hold, assuming hoisted kernel parameters within ±2^40:
@@ -1739,6 +1904,8 @@ export class ModuleCompiler {
   fnNames = new Set<string>()
   varSpace = new Map<string, string>()
   compiled: CompiledFunction[] = []
+  /** Access sites with an allocation-range cache, over all functions (FnCompiler.siteIds). */
+  sites = 0
   constructor(public mod: PtxModule, public layout: ModuleLayout) {
     mod.functions.forEach((f, i) => { if (f.body) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
     for (const v of mod.variables) this.varSpace.set(v.name, v.space)
@@ -1813,13 +1980,17 @@ let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
 function fault(i,a,what){E.fault(i,a,what)}
+let _AR=new Float64Array(0),RL=1,RH=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
+function wr(x,c,lo){const y=x+c*(_NTX-1);return x>=lo&&x<=2147483647&&y>=lo&&y<=2147483647}
+function hz(lo,c,n,al){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;rng(mn);return mn>=RL&&mx+n<=RH}
+function rng(a){let lo=0,hi=(_AR.length>>>1)-1;while(lo<=hi){const m=(lo+hi)>>>1;if(a<_AR[2*m])hi=m-1;else if(a>=_AR[2*m+1])lo=m+1;else{RL=_AR[2*m];RH=_AR[2*m+1];return}}RL=1;RH=0}
 const FN=Object.create(null);
 ${parts.join('\n')}
 return {
   FN,
   setHeap(buf,ok){_H8=new Uint8Array(buf);_HI8=new Int8Array(buf);_HU16=new Uint16Array(buf);_HI16=new Int16Array(buf);_HI32=new Int32Array(buf,0,buf.byteLength>>>2);_HU32=new Uint32Array(buf,0,buf.byteLength>>>2);_HF32=new Float32Array(buf,0,buf.byteLength>>>2);_HF64=new Float64Array(buf,0,buf.byteLength>>>3);_OK=ok;_HN=buf.byteLength;},
   setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;},
-  setBlock(x,y,z){_CX=x;_CY=y;_CZ=z;},
+  setRanges(ar){_AR=ar;for(let i=0;i<_GR.length;i+=2){_GR[i]=1;_GR[i+1]=0;}},
 };`
     return { source, functions: out }
   }

@@ -13,6 +13,8 @@ export class Heap {
   generation = 0
   private top = GUARD
   private live = new Map<number, number>()
+  /** Mapped bytes of each allocation (what `ok` marks), by start address. */
+  private mapped = new Map<number, number>()
   private freeList: Array<{ at: number; size: number }> = []
 
   constructor(initial = 1 << 24, private readonly limit = 2 ** 31) {
@@ -40,6 +42,7 @@ export class Heap {
       this.top = at + span
     }
     this.live.set(at, span)
+    this.mapped.set(at, size)
     new Uint8Array(this.buffer, at, span).fill(0)
     this.ok.fill(1, at >>> 2, (at + size) >>> 2)
     return at
@@ -49,6 +52,7 @@ export class Heap {
     const span = this.live.get(at)
     if (span === undefined) throw new RangeError(`free: 0x${at.toString(16)} is not an allocation of this device`)
     this.live.delete(at)
+    this.mapped.delete(at)
     this.ok.fill(0, at >>> 2, (at + span) >>> 2)
     if (at + span === this.top) { this.top = at; this.mergeTop(); return }
     this.freeList.push({ at, size: span })
@@ -70,6 +74,15 @@ export class Heap {
 
   /** Size of the allocation starting at `at`, or undefined. */
   sizeOf(at: number): number | undefined { return this.live.get(at) }
+
+  /** The mapped range of every allocation as sorted [start, end) pairs: exactly the granules `ok` marks,
+   *  so a kernel may test an address against one of them instead of reading `ok` (compile.ts, addr()). */
+  ranges(): Float64Array {
+    const starts = [...this.mapped.keys()].sort((a, b) => a - b)
+    const out = new Float64Array(starts.length * 2)
+    starts.forEach((at, i) => { out[2 * i] = at; out[2 * i + 1] = at + this.mapped.get(at)! })
+    return out
+  }
 
   /** Checks that [at, at+n) lies inside mapped memory (for host copies). */
   check(at: number, n: number, what: string): void {

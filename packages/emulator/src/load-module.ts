@@ -12,7 +12,8 @@ export interface ModuleInstance {
   FN: Record<string, (...args: never[]) => void>
   setHeap(buf: ArrayBuffer, ok: Uint8Array): void
   setLaunch(o: Record<string, number>): void
-  setBlock(x: number, y: number, z: number): void
+  /** The launch's allocation ranges (Heap.ranges()), for the kernels' access-site range caches. */
+  setRanges(ranges: Float64Array): void
 }
 
 export interface LoadedModule {

@@ -14,7 +14,7 @@ import { fixture } from '../offload/helpers.js'
 const scan = suite('scanOffloadFile')
 const dir = tempDir()
 
-async function both(bytes: Uint8Array, window: number): Promise<void> {
+async function both(bytes: Uint8Array, window?: number): Promise<void> {
   const path = join(dir, 'in.bin')
   writeFileSync(path, bytes)
   let whole: ReturnType<typeof readOffloadBinaries> | undefined
@@ -42,6 +42,15 @@ scan('agrees with whole-buffer decoding for every window size on the corpus', as
   }
   const v3 = writeOffloadBinary([{ imageKind: 3, offloadKind: 2, strings: { a: 'b' }, image: new Uint8Array(300).fill(9) }], { version: 3 })
   for (const window of [8, 64, 1 << 20]) await both(v3, window)
+})
+
+scan('agrees when metadata or a compressed body runs past the window, which then grows', async () => {
+  // 3000 entries with long strings: ~300 KiB of metadata, past the default first window.
+  const many = writeOffloadBinary(Array.from({ length: 3000 }, (_, i) => ({ imageKind: 3, offloadKind: 2, strings: { triple: 'nvptx64-nvidia-cuda', arch: `sm_${i}`, note: 'x'.repeat(40) }, image: new Uint8Array([i & 255, 1, 2]) })))
+  assert.ok(many.length > 256 << 10, `${many.length} bytes`)
+  for (const window of [undefined, 8, 4096]) await both(many, window)
+  const z = writeOffloadBinary([{ imageKind: 3, offloadKind: 2, strings: { a: 'b' }, image: new Uint8Array(200_000).map((_, i) => (i * 7) & 255) }], { version: 3, compression: 'zlib' })
+  for (const window of [undefined, 8, 64]) await both(z, window)
 })
 
 scan('agrees on 500 mutated inputs with a small window', async () => {

@@ -262,6 +262,77 @@ faults('misaligned, shared and local out-of-range accesses fault', () => {
   const tr = fault(() => launch('.visible .entry t() { trap; ret; }', 't', 1, 1, []))
   assert.match(tr.message, /trap/)
 })
+// nvcc's vecAdd addressing (mad.lo ctaid·ntid+tid, mul.wide, cvta, add.s64): the compiler checks such
+// tid.x-affine addresses once per block (both ends inside one allocation) and falls back to per-thread
+// checks for a block that fails, so faults must still name the first faulting thread's address.
+const affineKernel = `.visible .entry va(.param .u64 a, .param .u64 b) {
+  .reg .b64 %rd<8>; .reg .b32 %r<5>; .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b];
+  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;
+  mad.lo.s32 %r4, %r1, %r2, %r3;
+  cvta.to.global.u64 %rd3, %rd1; cvta.to.global.u64 %rd4, %rd2;
+  mul.wide.s32 %rd5, %r4, 4; add.s64 %rd6, %rd3, %rd5; add.s64 %rd7, %rd4, %rd5;
+  ld.global.f32 %f1, [%rd6]; add.f32 %f2, %f1, 0f3F800000; st.global.f32 [%rd7], %f2;
+  ret; }`
+function launch3(ptx: string, kernel: string, grid: [number, number, number], block: [number, number, number], args: Arg[]): void {
+  const mod = be.loadModule(ptxBytes(head + ptx))
+  be.launch(mod.getFunction(kernel), { grid, block, sharedBytes: 0 }, marshal(args))
+}
+faults('block-hoisted checks of tid.x-affine addresses: in-range grids run, the first address past the end faults', () => {
+  const n = 100
+  const src = Float32Array.from({ length: 128 }, (_, i) => i * 0.5 - 3)
+  const a = upload(be, src.subarray(0, n)), after = be.alloc(64), b = be.alloc(4 * 128)
+  be.memset(after, 0x5a, 64)
+  be.memset(b, 0, 4 * 128)
+  const f = fault(() => launch(affineKernel, 'va', 4, 32, [{ u64: a }, { u64: b }]))
+  assert.is(f.kernel, 'va')
+  assert.match(f.instruction, /ld\.global\.f32/)
+  assert.is(f.address, a + BigInt(4 * n))
+  const out = download(be, b, new Float32Array(128))
+  // blocks run in order and a block's threads in order: everything before thread n was done
+  for (let i = 0; i < 128; i++) assert.is(out[i], i < n ? Math.fround(src[i]! + 1) : 0, `b[${i}]`)
+  assert.equal(Array.from(download(be, after, new Uint8Array(64))), new Array(64).fill(0x5a))
+  // a grid that fits: every element once; with ntid.y = 2 each element is written twice, same value
+  const full = upload(be, src), c = be.alloc(4 * 128)
+  launch(affineKernel, 'va', 4, 32, [{ u64: full }, { u64: c }])
+  assert.equal(Array.from(download(be, c, new Float32Array(128))), Array.from(src, (x) => Math.fround(x + 1)))
+  be.memset(c, 0, 4 * 128)
+  launch3(affineKernel, 'va', [8, 1, 1], [16, 2, 1], [{ u64: full }, { u64: c }])
+  assert.equal(Array.from(download(be, c, new Float32Array(128))), Array.from(src, (x) => Math.fround(x + 1)))
+  // the store side faults too (b one element short), naming the store
+  const short = be.alloc(4 * 127)
+  const g = fault(() => launch(affineKernel, 'va', 4, 32, [{ u64: full }, { u64: short }]))
+  assert.match(g.instruction, /st\.global\.f32/)
+  assert.is(g.address, short + 4n * 127n)
+})
+faults('block-hoisted checks: a base before the allocation or misaligned faults at thread 0', () => {
+  const a = be.alloc(4 * 64), b = be.alloc(4 * 64)
+  assert.is(fault(() => launch(affineKernel, 'va', 2, 32, [{ u64: a - 4n }, { u64: b }])).address, a - 4n)
+  const mis = fault(() => launch(affineKernel, 'va', 2, 32, [{ u64: a + 2n }, { u64: b }]))
+  assert.is(mis.address, a + 2n)
+  assert.match(mis.message, /misaligned/)
+})
+faults('per-site range caches follow addresses from one allocation to another and still fault in the gap', () => {
+  const gather = `.visible .entry g(.param .u64 p, .param .u64 o) {
+    .reg .b64 %rd<8>; .reg .b32 %r<3>;
+    ld.param.u64 %rd1, [p]; ld.param.u64 %rd2, [o];
+    mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 8; add.s64 %rd4, %rd1, %rd3;
+    ld.global.u64 %rd5, [%rd4];
+    ld.global.u32 %r2, [%rd5];
+    mul.wide.u32 %rd6, %r1, 4; add.s64 %rd7, %rd2, %rd6; st.global.u32 [%rd7], %r2;
+    ret; }`
+  const x = upload(be, Uint32Array.from({ length: 16 }, (_, i) => 1000 + i)), y = upload(be, Uint32Array.from({ length: 16 }, (_, i) => 2000 + i))
+  const n = 64
+  const ptrs = BigUint64Array.from({ length: n }, (_, t) => (t % 3 === 0 ? x : y) + BigInt(4 * ((t * 7) % 16)))
+  const p = upload(be, ptrs), o = be.alloc(4 * n)
+  launch(gather, 'g', 1, n, [{ u64: p }, { u64: o }])
+  assert.equal(Array.from(download(be, o, new Uint32Array(n))), Array.from({ length: n }, (_, t) => (t % 3 === 0 ? 1000 : 2000) + (t * 7) % 16))
+  ptrs[40] = x + 64n // one past the end of x: unmapped, though x and y are both cached by then
+  const p2 = upload(be, ptrs)
+  const f = fault(() => launch(gather, 'g', 1, n, [{ u64: p2 }, { u64: o }]))
+  assert.match(f.instruction, /ld\.global\.u32/)
+  assert.is(f.address, x + 64n)
+})
 
 const atomics = suite('atom / red')
 atomics('every 32-bit operation on global and shared memory', () => {

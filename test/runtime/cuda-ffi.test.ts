@@ -268,6 +268,55 @@ Check('bad grid/block and unknown kernels', async () => {
   assert.is(scalarsMod.kernel('k_bool').name, '_Z6k_boolbPb')
 })
 
+Check('once launched (the generated fixed-arity launch), the same checks hold; slices and other counts take the general path', async () => {
+  const mod = await load(scalarsPtx)
+  const k = mod.kernel('_Z6k_overPdi')
+  td.clearLog()
+  await k.launch({ grid: 1, block: 1 }, out, 3)
+  assert.equal(lastLaunch().params.map((p) => p.hex), [u64hex(out.address), '03000000'])
+  for (let i = 0; i < 3; i++) {
+    // again and again: the second launch on is the generated path, whatever V8 has compiled by then
+    await rejectsBefore(() => k.launch({ grid: 1, block: 1 }, out, '3' as never), /^kernel _Z6k_overPdi \(k_over\(double\*, int\)\): parameter 1 \(_Z6k_overPdi_param_1\) expects an integer of 32 bits \(PTX \.param \.u32\), got "3" \(string\)$/)
+    await rejectsBefore(() => k.launch({ grid: 1, block: 1 }, out, 2 ** 32), /parameter 1 .*out of range/)
+    await rejectsBefore(() => k.launch({ grid: 1, block: 1 }, 1.5, 3), /parameter 0 \(_Z6k_overPdi_param_0\) expects a pointer: DeviceBuffer or device address.*got 1\.5/)
+    await rejectsBefore(() => k.launch({ grid: 1, block: 1 }, 2n ** 64n, 3), /parameter 0 .*out of range/)
+    await rejectsBefore(() => (k.launch as (...a: unknown[]) => Promise<void>)({ grid: 1, block: 1 }, out), /expects 2 arguments \(PTX parameters: \.u64 \(pointer\), \.u32\), got 1$/)
+    await rejectsBefore(() => (k.launch as (...a: unknown[]) => Promise<void>)({ grid: 1, block: 1 }, out, 3, 4), /expects 2 arguments .*got 3$/)
+    await rejectsBefore(() => k.launch({ grid: 0, block: 1 }, out, 3), /grid must be a positive integer/)
+  }
+  await k.launch({ grid: 1, block: 1 }, slice(out, 9))
+  assert.equal(lastLaunch().params.map((p) => p.hex), [u64hex(out.address), '09000000'])
+  await k.launch({ grid: 1, block: 1 }, 0x7f0000001000n, -1)
+  assert.equal(lastLaunch().params.map((p) => p.hex), ['00100000007f0000', 'ffffffff'])
+  await mod.unload()
+  await rejects(() => k.launch({ grid: 1, block: 1 }, out, 3), (e) => /launching _Z6k_overPdi .*after the module was unloaded/.test(e.message))
+})
+
+Check('where code generation is refused (CSP), kernels launch and check through the closure fallback', async () => {
+  const mod = await load(scalarsPtx)
+  const realFunction = globalThis.Function
+  let k
+  globalThis.Function = function refused() { throw new EvalError('Refused to evaluate a string as JavaScript (CSP)') } as unknown as FunctionConstructor
+  try {
+    k = mod.kernel('_Z6k_overPdi')
+  } finally {
+    globalThis.Function = realFunction
+  }
+  // the fallback is `(opts, ...args)`; the generated launch declares one parameter per PTX parameter
+  assert.is(k.launch.length, 1)
+  assert.is(mod.kernel('_Z6k_overPi').launch.length, 2)
+  for (let i = 0; i < 3; i++) {
+    await k.launch({ grid: 1, block: 1 }, out, 5 + i)
+    assert.equal(lastLaunch().params.map((p) => p.hex), [u64hex(out.address), `0${5 + i}000000`])
+    await rejectsBefore(() => k.launch({ grid: 1, block: 1 }, out, '3' as never), /parameter 1 \(_Z6k_overPdi_param_1\) expects an integer of 32 bits/)
+    await rejectsBefore(() => (k.launch as (...a: unknown[]) => Promise<void>)({ grid: 1, block: 1 }, out), /expects 2 arguments/)
+  }
+  await k.launch({ grid: 1, block: 1 }, slice(out, 9))
+  assert.equal(lastLaunch().params.map((p) => p.hex), [u64hex(out.address), '09000000'])
+  await mod.unload()
+  await rejects(() => k.launch({ grid: 1, block: 1 }, out, 3), (e) => /after the module was unloaded/.test(e.message))
+})
+
 Check.run()
 
 // ---

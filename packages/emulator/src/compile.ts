@@ -744,7 +744,7 @@ class FnCompiler {
         if (src?.k === 'id' && !this.regs.has(src.name)) {
           if (dr.cls !== 'i32') return
           if (src.name === '%tid.x') v = { inv: '0', c: 1, conds: [], mag: 1024 }
-          else if (/^%n?(ctaid|ntid|nctaid)\.[xyz]$/.test(src.name)) v = { inv: this.special(src.name)!, c: 0, conds: [], mag: 2 ** 31 }
+          else if (/^%(ctaid|ntid|nctaid)\.[xyz]$/.test(src.name)) v = { inv: this.special(src.name)!, c: 0, conds: [], mag: 2 ** 31 }
         } else v = this.affOf(src, dr.cls)
         break
       }
@@ -758,7 +758,7 @@ class FnCompiler {
         break
       }
       case 'add': {
-        if (op.includes('cc') || op.includes('sat')) return
+        if (op.includes('cc') || op.includes('sat') || !(s32 || t[0] === 's64' || t[0] === 'u64' || t[0] === 'b64')) return
         const x = this.affOf(A[1], dr.cls), y = this.affOf(A[2], dr.cls)
         if (!x || !y) return
         v = dr.cls === 'i32' ? (s32 ? wr(sum(x, y)) : undefined) : sum(x, y)

@@ -97,6 +97,8 @@ Sources('a malformed manifest names the place', async () => {
   await rejects(() => loadModule(bytes, {} as never, { backend: 'emulator' }), (e) => e instanceof TypeError && /module bytes: manifest: no kernels array/.test(e.message))
   const bad = { kernels: [{ name: 'saxpy', demangled: 'saxpy', linkage: 'visible', params: [{ type: 'u32', size: 4, align: 3 }] }], variables: [] }
   await rejects(() => loadModule(bytes, bad as never, { backend: 'emulator' }), (e) => /manifest kernels\[0\] \(saxpy\) params\[0\]: needs \{ type, size, align \} with a power-of-two align, got \{"type":"u32","size":4,"align":3\}/.test(e.message))
+  const under = { kernels: [{ name: 'saxpy', demangled: 'saxpy', linkage: 'visible', params: [{ type: 'u32', size: 4, align: 4 }, { type: 'u64', size: 8, align: 4 }] }], variables: [] }
+  await rejects(() => loadModule(bytes, under as never, { backend: 'emulator' }), (e) => /params\[1\]: a 8-byte \.u64 parameter must be aligned to at least 8, got align 4/.test(e.message))
 })
 
 Sources('no image for the device: the error lists the images and the device', async () => {

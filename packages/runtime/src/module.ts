@@ -142,6 +142,9 @@ function checkManifest(manifest: KernelManifest, source: string): void {
     k.params.forEach((p, j) => {
       const ok = p && typeof p.type === 'string' && Number.isInteger(p.size) && p.size >= 0 && Number.isInteger(p.align) && p.align >= 1 && (p.align & (p.align - 1)) === 0
       if (!ok) bad(`kernels[${i}] (${k.name}) params[${j}]`, `needs { type, size, align } with a power-of-two align, got ${JSON.stringify(p)}`)
+      // PTX aligns a scalar parameter to its own size; the packers index typed arrays by offset / size.
+      const scalar = p.type !== 'b8' && (p.size === 1 || p.size === 2 || p.size === 4 || p.size === 8)
+      if (scalar && p.align < p.size) bad(`kernels[${i}] (${k.name}) params[${j}]`, `a ${p.size}-byte .${p.type} parameter must be aligned to at least ${p.size}, got align ${p.align}`)
     })
   })
 }

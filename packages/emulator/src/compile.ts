@@ -512,8 +512,10 @@ class FnCompiler {
       case 's8': return { e: `HI8[${ad}]`, kind: 's8' }
       case 'u16': case 'b16': case 'f16': case 'bf16': return { e: `HU16[${ad}>>>1]`, kind: 'u16' }
       case 's16': return { e: `HI16[${ad}>>>1]`, kind: 's16' }
-      case 'u32': return { e: `HU32[${ad}>>>2]`, kind: 'u32' }
-      case 's32': case 'b32': case 'f16x2': case 'bf16x2': return { e: `HI32[${ad}>>>2]`, kind: 'i32' }
+      // PTX ISA "Operand Size Exceeding Instruction-Type Size": a load into a wider register sign-extends
+      // only signed types; .b32 zero-extends like .u32 (clang loads `unsigned` params with ld.param.b32 into %rd)
+      case 'u32': case 'b32': return { e: `HU32[${ad}>>>2]`, kind: 'u32' }
+      case 's32': case 'f16x2': case 'bf16x2': return { e: `HI32[${ad}>>>2]`, kind: 'i32' }
       case 'f32': return { e: `HF32[${ad}>>>2]`, kind: 'f32' }
       case 'f64': return { e: `HF64[${ad}>>>3]`, kind: 'f64' }
       case 'u64': case 's64': case 'b64': return { e: `mk64(HU32[${ad}>>>2],HI32[(${ad}>>>2)+1])`, kind: 'i64' }
@@ -660,7 +662,8 @@ class FnCompiler {
       const checked = loop(code.replace(/\/\*H<\*\/|\/\*>H\*\//g, ''))
       // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
       // each runs a copy of the thread loop without their per-thread checks
-      if (!this.hoistConds.size) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
+      // (only for small bodies: the copy doubles the function, and V8 does not optimize very large ones)
+      if (!this.hoistConds.size || code.length > 20000) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
       const unchecked = loop(code.replace(/\/\*H<\*\/.*?\/\*>H\*\//g, ''))
       return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
     }

@@ -36,6 +36,23 @@ ldst('vector loads and stores (.v2/.v4), .nc and .volatile forms', () => {
     assert.equal(Array.from(out.subarray(4 * t, 4 * t + 4)), [src[4 * t + 3], src[4 * t + 2], src[4 * t + 1], src[4 * t + 2]])
   }
 })
+ldst('32-bit loads into 64-bit registers: .s32 sign-extends, .u32 and .b32 zero-extend (global and param)', () => {
+  const din = upload(be, new Uint32Array([0x80000001])), dout = be.alloc(48)
+  launch(`.visible .entry k(.param .u64 a, .param .u64 b, .param .u32 c) {
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b];
+    ld.global.s32 %rd3, [%rd1]; ld.global.u32 %rd4, [%rd1]; ld.global.b32 %rd5, [%rd1];
+    ld.param.b32 %rd6, [c]; ld.param.s32 %rd7, [c];
+    st.global.u64 [%rd2], %rd3; st.global.u64 [%rd2+8], %rd4; st.global.u64 [%rd2+16], %rd5;
+    st.global.u64 [%rd2+24], %rd6; st.global.u64 [%rd2+32], %rd7;
+    ret; }`, 'k', 1, 1, [{ u64: din }, { u64: dout }, { u32: 0xfffffffe }])
+  const o = download(be, dout, new BigUint64Array(6))
+  assert.is(o[0], 0xffffffff80000001n)
+  assert.is(o[1], 0x80000001n)
+  assert.is(o[2], 0x80000001n)
+  assert.is(o[3], 0xfffffffen)
+  assert.is(o[4], 0xfffffffffffffffen)
+})
 ldst('8/16-bit loads sign- or zero-extend into wider registers, stores truncate', () => {
   const bytes = new Uint8Array([0x80, 0x7f, 0xff, 0x01, 0x34, 0x92, 0, 0])
   const din = upload(be, bytes), dout = be.alloc(32)

@@ -47,7 +47,9 @@ $L__BB0_1:
   const k = m.functions.find((f) => f.name === 'k')!
   assert.is(k.kind, 'entry')
   assert.is(k.linkage, 'visible')
-  assert.equal(k.params.map((p) => [p.name, p.type, p.size, p.align]), [['k_param_0', 'u64', 8, 1], ['k_param_1', 'b8', 24, 8]])
+  // `.u64 .ptr .align 1`: the 1 is the pointee's alignment (PTX ISA, kernel parameter attributes); the
+  // parameter itself is 8-aligned like any .u64
+  assert.equal(k.params.map((p) => [p.name, p.type, p.size, p.align]), [['k_param_0', 'u64', 8, 8], ['k_param_1', 'b8', 24, 8]])
   assert.equal(k.directives, { maxntid: [256, 1, 1], minnctapersm: [2] })
   assert.is(k.regs.length, 13)
   assert.equal(k.vars.map((v) => [v.name, v.space, v.size]), [['__local_depot0', 'local', 16]])

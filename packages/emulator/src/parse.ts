@@ -253,15 +253,19 @@ class Parser {
     let align = 0
     let vec = 1
     let type = ''
+    // PTX ISA, kernel parameter attribute `.ptr`: in `.param .u64 .ptr .global .align 1 p` the `.align` after
+    // `.ptr` is the alignment of what p points to (clang writes it), not of the parameter itself.
+    let afterPtr = false
     for (;;) {
       const t = this.peek()
       if (!t || t.t !== 'id' || !t.v.startsWith('.')) break
       this.pos++
-      if (t.v === '.align') align = Number(this.next().v)
+      if (t.v === '.align') { const a = Number(this.next().v); if (!afterPtr) align = a }
       else if (t.v === '.v2') vec = 2
       else if (t.v === '.v4') vec = 4
       else if (t.v === '.v8') vec = 8
-      else if (t.v === '.ptr' || t.v === '.attribute') { if (this.isP('(')) { while (!this.isP(')')) this.pos++; this.pos++ } }
+      else if (t.v === '.ptr') afterPtr = true
+      else if (t.v === '.attribute') { if (this.isP('(')) { while (!this.isP(')')) this.pos++; this.pos++ } }
       else if (typeSizes[t.v.slice(1)] !== undefined) type = t.v.slice(1)
       else if (t.v === '.global' || t.v === '.shared' || t.v === '.local' || t.v === '.const') { /* .ptr.global */ }
       else throw new PtxError(`unsupported variable qualifier \`${t.v}\``, t.line)

@@ -496,9 +496,10 @@ class FnCompiler {
         const site = `if(!(a>=gL${k}&&a<=gH${k})${alc}){${check}rng(a);GR[${2 * k}]=RL;GR[${2 * k + 1}]=RH-${n};}`
         const f = this.prefix && !this.cur.guard && o.base?.k === 'id' && this.reg(o.base)?.cls === 'i64' ? this.aff.get(o.base.name) : undefined
         if (!f || f.c % (al + 1) !== 0) return `a=${w};${site}`
-        // every thread of the block accesses inv+off+c·tx, tx in [0, NTX): one range test of both ends
+        // every thread of the block accesses inv+off+c·tx, tx in [0, NTX): one range test of both ends,
+        // against the site's cached allocation (GR) first, so consecutive blocks skip the lookup
         for (const c of f.conds) this.hoistConds.add(c)
-        this.hoistConds.add(`hz(${f.inv}+${off},${f.c},${n},${al + 1})`)
+        this.hoistConds.add(`hz(${f.inv}+${off},${f.c},${n},${al + 1},${2 * k})`)
         return `a=${w};/*H<*/${site}/*>H*/`
       }
     }
@@ -656,15 +657,19 @@ class FnCompiler {
       if (this.hasSuspend) {
         return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${code}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}}`
       }
-      const loop = (c: string) => structured !== undefined
-        ? `TH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;\n${c}\n}`
-        : `TH:for(let t=t0;t<t1;${step}){const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${c}\ncontinue TH;default:throw new Error('bad pc '+pc)}}`
+      const loop = (c: string, whole = false) => {
+        // a whole block as three nested counting loops (cheaper than the incremental tx/ty/tz step)
+        const head = whole ? `let t=0;for(let tz=0;tz<NTZ;tz++)for(let ty=0;ty<NTY;ty++)TH:for(let tx=0;tx<NTX;tx++,t++)` : `TH:for(let t=t0;t<t1;${step})`
+        return structured !== undefined
+          ? `${head}{const LB=LB0+t*LN;\n${c}\n}`
+          : `${head}{const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${c}\ncontinue TH;default:throw new Error('bad pc '+pc)}}`
+      }
       const checked = loop(code.replace(/\/\*H<\*\/|\/\*>H\*\//g, ''))
       // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
       // each runs a copy of the thread loop without their per-thread checks
       // (only for small bodies: the copy doubles the function, and V8 does not optimize very large ones)
       if (!this.hoistConds.size || code.length > 20000) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
-      const unchecked = loop(code.replace(/\/\*H<\*\/.*?\/\*>H\*\//g, ''))
+      const unchecked = loop(code.replace(/\/\*H<\*\/.*?\/\*>H\*\//g, ''), true)
       return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
     }
     if (structured !== undefined) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${code}\n}`
@@ -1985,7 +1990,7 @@ const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')
 function fault(i,a,what){E.fault(i,a,what)}
 let _AR=new Float64Array(0),RL=1,RH=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
 function wr(x,c,lo){const y=x+c*(_NTX-1);return x>=lo&&x<=2147483647&&y>=lo&&y<=2147483647}
-function hz(lo,c,n,al){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;rng(mn);return mn>=RL&&mx+n<=RH}
+function hz(lo,c,n,al,k){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;if(mn>=_GR[k]&&mx<=_GR[k+1])return true;rng(mn);_GR[k]=RL;_GR[k+1]=RH-n;return mn>=RL&&mx+n<=RH}
 function rng(a){let lo=0,hi=(_AR.length>>>1)-1;while(lo<=hi){const m=(lo+hi)>>>1;if(a<_AR[2*m])hi=m-1;else if(a>=_AR[2*m+1])lo=m+1;else{RL=_AR[2*m];RH=_AR[2*m+1];return}}RL=1;RH=0}
 const FN=Object.create(null);
 ${parts.join('\n')}

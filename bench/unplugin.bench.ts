@@ -51,7 +51,8 @@ async function viteBuild(dir: string, cacheDir: string): Promise<number> {
 async function hmrLatency(dir: string, files: string[], rounds: number): Promise<{ hmr: number[]; compile: number[] }> {
   const { createServer, createLogger } = await import('vite')
   const cuda = (await import('unplugin-cuda/vite')).default
-  const cacheDir = join(dir, 'cache-hmr')
+  // the default place of a project's cache, which Vite's watcher ignores (node_modules)
+  const cacheDir = join(dir, 'node_modules', '.cache', 'kernelpack-hmr')
   const compiled: number[] = []
   const logger = createLogger('info')
   logger.info = (msg: string) => {

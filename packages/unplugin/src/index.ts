@@ -7,6 +7,7 @@ import { createUnplugin, type UnpluginFactory, type UnpluginOptions } from 'unpl
 import type { BuildResult } from '@kernelpack/toolchain'
 import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
 import { createContext, type Logger, type PluginContext } from './core/context.js'
+import { watchedDependencies } from './core/watch.js'
 import { parseImportKind, stripQuery, type Options } from './core/options.js'
 import { assetFileName, writeFileAtomic } from './core/assets.js'
 import { PLUGIN_NAME, toPluginError } from './core/errors.js'
@@ -159,7 +160,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       } catch (err) {
         throw toPluginError(err, file, ctx.resolved.root, { frameInMessage: framework !== 'vite' && framework !== 'rollup' && framework !== 'rolldown' })
       }
-      for (const dep of res.dependencies) if (dep !== file) this.addWatchFile(dep)
+      for (const dep of watchedDependencies(file, res.dependencies)) this.addWatchFile(dep)
       ctx.writeDts(file, res)
       if (kind === 'manifest') return emitManifestStub(res.manifest)
       if (kind === 'raw') return emitRawStub({ bytes: res.offload })

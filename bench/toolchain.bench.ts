@@ -3,7 +3,7 @@
 //     empty cache through buildCudaFile, against the very same nvcc command lines run by
 //     `xargs -P$(nproc)` (no cache, no manifest, no packing): the overhead of everything kernelpack adds.
 //  2. warm: the same build again with everything cached, against the cold build.
-// Sources: the reference corpus (test/fixtures/toolchain/cu, bad.cu excepted), three copies of each with a
+// Sources: the reference corpus (test/fixtures/reference-cu, bad.cu excepted), three copies of each with a
 // distinct macro so that no two files are the same compile.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -36,7 +36,7 @@ function cpuSeconds(): { self: number; children: number } {
 export async function run(): Promise<BenchResult[]> {
   const root = mkdtempSync(join(tmpdir(), 'kp-bench-toolchain-'))
   try {
-    const corpus = join(import.meta.dirname, '..', 'test', 'fixtures', 'toolchain', 'cu')
+    const corpus = join(import.meta.dirname, '..', 'test', 'fixtures', 'reference-cu')
     const srcDir = join(root, 'src')
     mkdirSync(srcDir)
     const files: string[] = []

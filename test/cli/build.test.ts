@@ -8,7 +8,7 @@ import { buildCudaFile } from '@kernelpack/toolchain'
 import { main, type CliIO } from '../../packages/cli/src/main.js'
 import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
 
-const cu = join(fixturesDir, 'toolchain', 'cu')
+const cu = join(fixturesDir, 'reference-cu')
 const work = tempDir('kp-cli-build-')
 const cache = join(work, 'cache')
 for (const f of ['structs.cu', 'extern_c.cu', 'bad.cu']) copyFileSync(join(cu, f), join(work, f))

@@ -98,7 +98,7 @@ offload('two binaries: two device images, ImageStart/End at the inner images (wr
 
 offload('entries: 56-byte records equal to clang-22 host output for the same kernels and variables', async () => {
   // static_kernels.cu has external, static and template kernels plus __device__/__constant__ variables.
-  const cu = join(fixturesDir, 'codegen', 'cu', 'static_kernels.cu')
+  const cu = join(fixturesDir, 'reference-cu', 'static_kernels.cu')
   const common = ['-x', 'cuda', '--offload-new-driver', '-fgpu-rdc', '-cuid=kp', '--cuda-path=/usr/local/cuda', '-I', clangCurandShim(), '--offload-arch=sm_90', '-O2', '-Wno-unknown-cuda-version']
   const host = join(dir, 'sk.host.o')
   const ptx = join(dir, 'sk.ptx')

@@ -1,5 +1,5 @@
 // The emulator corpus (issue 6, "Must show"): every kernel of the reference corpus (../shared/reference/cu
-// minus bad.cu, copied to test/fixtures/emulator/reference-cu) and the emulator's own kernels
+// minus bad.cu, copied to test/fixtures/reference-cu) and the emulator's own kernels
 // (test/fixtures/emulator/kernels), compiled to PTX by nvcc for compute_80 and compute_90 and by clang 22 for
 // sm_80, executed on the emulator backend and compared with plain TypeScript references. Each group is one
 // translation unit (corpus-reference.cu, corpus-own.cu) compiled once per configuration, two compilers at a

@@ -1,4 +1,4 @@
-// The reference corpus (test/fixtures/toolchain/cu, from shared/reference/cu) built with nvcc and with
+// The reference corpus (test/fixtures/reference-cu, from shared/reference/cu) built with nvcc and with
 // clang 22 for `80-real;90`, each file once per compiler (a fresh per-file cache), then checked against
 // the real tools: the manifest against ptxas's cubin (kernel symbols, binding, EIATTR_KPARAM_INFO sizes and
 // offsets), the two compilers against each other, and the .offload against llvm-offload-binary (packing
@@ -13,7 +13,7 @@ import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
 import { exec } from './exec.js'
 import { readCubinSymbols, readKernelParams } from './cubin.js'
 
-const cuDir = join(fixturesDir, 'toolchain', 'cu')
+const cuDir = join(fixturesDir, 'reference-cu')
 const files = readdirSync(cuDir).filter((f) => f.endsWith('.cu') && f !== 'bad.cu').sort()
 const cacheDir = tempDir('kp-corpus-cache-')
 const work = tempDir('kp-corpus-')

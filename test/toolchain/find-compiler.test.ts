@@ -103,7 +103,7 @@ find('a wrapper script is probed in every process (its stat says nothing about t
 })
 
 find('buildCudaFile with a missing compiler or file fails with a ToolchainError', async () => {
-  const file = join(fixturesDir, 'toolchain', 'cu', 'scalars.cu')
+  const file = join(fixturesDir, 'reference-cu', 'scalars.cu')
   await rejects(buildCudaFile(file, { compiler: join(empty, 'nvcc'), cacheDir: false }), /compiler '.*nvcc' not found/)
   await rejects(buildCudaFile(join(empty, 'missing.cu'), { cacheDir: false }), /cannot read .*missing\.cu: no such file/)
   await rejects(buildCudaFile(file, { arch: 'sm_50', cacheDir: false }), /does not support sm_50/)

@@ -300,6 +300,15 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
       if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
       const paramEnd = cf.paramOffsets.length ? Math.max(...mod.ptx.functions.find((f) => f.name === fn.name)!.params.map((p, i) => cf.paramOffsets[i]! + p.size)) : 0
       if (params.bytes.length < paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${paramEnd}`)
+      // The caller laid the block out from its own reading of the parameter list (the runtime: the manifest);
+      // a disagreement with this PTX's layout would silently read the wrong bytes, so refuse it.
+      const offs = params.offsets
+      if (offs) {
+        if (offs.length !== cf.paramOffsets.length) throw new TypeError(`launch ${fn.name}: ${offs.length} parameter offsets given, the PTX declares ${cf.paramOffsets.length} parameters (is the manifest from another build?)`)
+        for (let i = 0; i < offs.length; i++) {
+          if (offs[i] !== cf.paramOffsets[i]) throw new TypeError(`launch ${fn.name}: parameter ${i} is at offset ${offs[i]} in the block but at ${cf.paramOffsets[i]} in the PTX's .param layout (is the manifest from another build?)`)
+        }
+      }
       const shn = mod.layout.sharedStatic + dyn
       const ln = Math.ceil(cf.stackNeed / 16) * 16
       const regions: number[] = []

@@ -279,6 +279,23 @@ function innerImageRange(input: WrapperInput, b: OffloadBinary): [number, number
   return [start, start + img.byteLength]
 }
 
+// __tgt_device_image and __tgt_bin_desc have the same four fields in both layouts (FINDINGS §4: only the
+// entry record changed between clang-offload-wrapper and LLVM 22).
+const descriptorStructs = [
+  'struct __tgt_device_image {',
+  '  const void *ImageStart;',
+  '  const void *ImageEnd;',
+  '  const struct __tgt_offload_entry *EntriesBegin;',
+  '  const struct __tgt_offload_entry *EntriesEnd;',
+  '};',
+  'struct __tgt_bin_desc {',
+  '  int NumDeviceImages;',
+  '  const struct __tgt_device_image *DeviceImages;',
+  '  const struct __tgt_offload_entry *HostEntriesBegin;',
+  '  const struct __tgt_offload_entry *HostEntriesEnd;',
+  '};',
+]
+
 const offloadStructs = [
   '/* llvm/Frontend/Offloading/Utility.h (LLVM 22): 56 bytes. */',
   'struct __tgt_offload_entry {',
@@ -292,18 +309,7 @@ const offloadStructs = [
   '  unsigned long long Data;',
   '  void *AuxAddr;',
   '};',
-  'struct __tgt_device_image {',
-  '  const void *ImageStart;',
-  '  const void *ImageEnd;',
-  '  const struct __tgt_offload_entry *EntriesBegin;',
-  '  const struct __tgt_offload_entry *EntriesEnd;',
-  '};',
-  'struct __tgt_bin_desc {',
-  '  int NumDeviceImages;',
-  '  const struct __tgt_device_image *DeviceImages;',
-  '  const struct __tgt_offload_entry *HostEntriesBegin;',
-  '  const struct __tgt_offload_entry *HostEntriesEnd;',
-  '};',
+  ...descriptorStructs,
 ].join('\n')
 
 /** Section-spec macros. GCC pastes a section name verbatim into `.section`, so the flags and the ELF type
@@ -361,18 +367,7 @@ function emitOffload(input: WrapperInput, options: EmitWrapperOptions, legacy: b
           '  int flags;',
           '  int reserved;',
           '};',
-          'struct __tgt_device_image {',
-          '  const void *ImageStart;',
-          '  const void *ImageEnd;',
-          '  const struct __tgt_offload_entry *EntriesBegin;',
-          '  const struct __tgt_offload_entry *EntriesEnd;',
-          '};',
-          'struct __tgt_bin_desc {',
-          '  int NumDeviceImages;',
-          '  const struct __tgt_device_image *DeviceImages;',
-          '  const struct __tgt_offload_entry *HostEntriesBegin;',
-          '  const struct __tgt_offload_entry *HostEntriesEnd;',
-          '};',
+          ...descriptorStructs,
           'struct __tgt_image_info {',
           '  int version;',
           '  int image_number;',

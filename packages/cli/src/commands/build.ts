@@ -5,12 +5,12 @@
 // file:line:col and exits 1; files that did compile are still written.
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { emitHostRefs, emitWrapperC, hostRefSymbolsFromManifest, type WrapperFlavor } from '@kernelpack/codegen'
 import {
   buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, Pool, type BuildOptions, type BuildResult, type Diagnostic,
 } from '@kernelpack/toolchain'
 import type { CliIO } from '../main.js'
+import { parseCommandArgs } from '../parse-args.js'
 import { UsageError, UserError } from '../errors.js'
 import { buildFatbin } from '../fatbinary.js'
 
@@ -74,37 +74,32 @@ function formatWithFrame(cwd: string, d: Diagnostic): string {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        'out-dir': { type: 'string', short: 'o' },
-        arch: { type: 'string', multiple: true },
-        compiler: { type: 'string' },
-        include: { type: 'string', short: 'I', multiple: true },
-        define: { type: 'string', short: 'D', multiple: true },
-        std: { type: 'string' },
-        rdc: { type: 'boolean' },
-        lineinfo: { type: 'boolean' },
-        debug: { type: 'boolean', short: 'G' },
-        optimize: { type: 'string', short: 'O' },
-        flag: { type: 'string', multiple: true },
-        launcher: { type: 'string' },
-        'cache-dir': { type: 'string' },
-        'no-cache': { type: 'boolean' },
-        jobs: { type: 'string', short: 'j' },
-        emit: { type: 'string', multiple: true },
-        flavor: { type: 'string' },
-        quiet: { type: 'boolean', short: 'q' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: true,
-    })
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
+  const parsed = parseCommandArgs({
+    args: argv,
+    options: {
+      'out-dir': { type: 'string', short: 'o' },
+      arch: { type: 'string', multiple: true },
+      compiler: { type: 'string' },
+      include: { type: 'string', short: 'I', multiple: true },
+      define: { type: 'string', short: 'D', multiple: true },
+      std: { type: 'string' },
+      rdc: { type: 'boolean' },
+      lineinfo: { type: 'boolean' },
+      debug: { type: 'boolean', short: 'G' },
+      optimize: { type: 'string', short: 'O' },
+      flag: { type: 'string', multiple: true },
+      launcher: { type: 'string' },
+      'cache-dir': { type: 'string' },
+      'no-cache': { type: 'boolean' },
+      jobs: { type: 'string', short: 'j' },
+      emit: { type: 'string', multiple: true },
+      flavor: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: true,
+  })
   const { values, positionals } = parsed
   if (values.help) {
     io.stdout(help)

@@ -2,10 +2,10 @@
 // `.nvHR*` host-reference blocks for PTX symbols, kind and linkage read from the PTX (FINDINGS.md §1).
 import { readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { emitHostRefs, hostRefSymbolsFromManifest } from '@kernelpack/codegen'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import type { CliIO } from '../main.js'
+import { parseCommandArgs } from '../parse-args.js'
 import { UsageError, UserError } from '../errors.js'
 
 export const help = `Usage: kernelpack hostrefs --ptx FILE.ptx [--symbols LIST] [--module-id ID] [--c] [-o OUT]
@@ -44,24 +44,19 @@ export function writeTextAtomically(path: string, text: string): void {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: {
-        ptx: { type: 'string' },
-        symbols: { type: 'string' },
-        'module-id': { type: 'string' },
-        c: { type: 'boolean' },
-        output: { type: 'string', short: 'o' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }))
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: {
+      ptx: { type: 'string' },
+      symbols: { type: 'string' },
+      'module-id': { type: 'string' },
+      c: { type: 'boolean' },
+      output: { type: 'string', short: 'o' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  })
   if (values.help) {
     io.stdout(help)
     return 0

@@ -2,10 +2,10 @@
 // start-up, in LLVM 22's layout, the legacy clang-offload-wrapper layout, or CUDA runtime registration.
 import { readFileSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { emitWrapperC, hostRefSymbolsFromManifest, type WrapperFlavor } from '@kernelpack/codegen'
 import type { KernelManifest } from '@kernelpack/offload'
 import type { CliIO } from '../main.js'
+import { parseCommandArgs } from '../parse-args.js'
 import { UsageError, UserError } from '../errors.js'
 import { buildFatbin } from '../fatbinary.js'
 import { writeTextAtomically } from './hostrefs.js'
@@ -64,30 +64,25 @@ export function moduleNameOf(file: string): string {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: {
-        flavor: { type: 'string' },
-        offload: { type: 'string' },
-        manifest: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        header: { type: 'string' },
-        name: { type: 'string' },
-        fatbin: { type: 'string' },
-        hostrefs: { type: 'boolean' },
-        'hostrefs-symbols': { type: 'string' },
-        'module-id': { type: 'string' },
-        'entry-kind': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }))
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: {
+      flavor: { type: 'string' },
+      offload: { type: 'string' },
+      manifest: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      header: { type: 'string' },
+      name: { type: 'string' },
+      fatbin: { type: 'string' },
+      hostrefs: { type: 'boolean' },
+      'hostrefs-symbols': { type: 'string' },
+      'module-id': { type: 'string' },
+      'entry-kind': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  })
   if (values.help) {
     io.stdout(help)
     return 0

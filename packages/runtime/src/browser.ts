@@ -5,17 +5,7 @@ import type { Backend } from './backend.js'
 import { createModule, type Module } from './module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
 
-export type * from './backend.js'
-export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, Event, BackendInfo, Dim } from './module.js'
-export { createModule, readImages } from './module.js'
-export { CudaError, NoDriverError } from './errors.js'
-export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
-export { layoutParams, createPacker, createPackTarget, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
-export {
-  t, array, struct, union, sizeof, alignof, offsetof, layout, encode, toHalfBits, toBfloat16Bits,
-  type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,
-} from './schema.js'
-export type { ModuleSource } from './source.js'
+export * from './exports.js'
 
 export interface LoadModuleOptions {
   /** Browsers have no CUDA driver: 'auto' and 'emulator' both run the PTX emulator. @default 'auto' */

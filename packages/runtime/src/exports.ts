@@ -1,0 +1,13 @@
+// What both entries of @kernelpack/runtime export besides loadModule: index.ts (Node) and browser.ts
+// (no koffi, no Node built-ins) differ only in how loadModule finds a backend and reads its source.
+export type * from './backend.js'
+export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, Event, BackendInfo, Dim } from './module.js'
+export { createModule, readImages } from './module.js'
+export { CudaError, NoDriverError } from './errors.js'
+export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
+export { layoutParams, createPacker, createPackTarget, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
+export {
+  t, array, struct, union, sizeof, alignof, offsetof, layout, encode, toHalfBits, toBfloat16Bits,
+  type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,
+} from './schema.js'
+export type { ModuleSource } from './source.js'

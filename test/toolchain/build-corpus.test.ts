@@ -11,7 +11,7 @@ import type { KernelInfo } from '@kernelpack/offload'
 import { buildCudaFile, BuildSession, imageStrings, readPtxManifest, type BuildResult } from '@kernelpack/toolchain'
 import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
 import { exec } from './exec.js'
-import { readCubinSymbols, readKernelParams } from './cubin.js'
+import { bindOf, layout, readCubinSymbols, readKernelParams } from './cubin.js'
 
 const cuDir = join(fixturesDir, 'reference-cu')
 const files = readdirSync(cuDir).filter((f) => f.endsWith('.cu') && f !== 'bad.cu').sort()
@@ -27,17 +27,6 @@ const builds: Record<'nvcc' | 'clang', BuildResult[]> = {
   clang: await Promise.all(files.map((f) => buildCudaFile(join(cuDir, f), { arch, compiler: tool('clang++'), cacheDir, session }))),
 }
 
-function layout(k: KernelInfo): number[] {
-  let at = 0
-  return k.params.map((p) => {
-    at = Math.ceil(at / p.align) * p.align
-    const o = at
-    at += p.size
-    return o
-  })
-}
-
-const bindOf = { visible: 'GLOBAL', weak: 'WEAK', internal: 'LOCAL', common: 'GLOBAL', extern: 'GLOBAL' } as const
 
 // ---
 

@@ -2,6 +2,7 @@
 // Table"): symbols with binding, type, size and section, and each kernel's EIATTR_KPARAM_INFO records from
 // its `.nv.info.<kernel>` section (ptxas's layout of the kernel parameter buffer: ordinal, offset, size).
 // Used as an independent check of the manifest read from the PTX text.
+import type { KernelInfo } from '@kernelpack/offload'
 
 export interface CubinSymbol { name: string; entry: boolean; bind: 'LOCAL' | 'GLOBAL' | 'WEAK' | number; type: 'FUNC' | 'OBJECT' | number; size: number; section: string }
 export interface KernelParamLayout { ordinal: number; offset: number; size: number }
@@ -109,3 +110,18 @@ export function readKernelAttributes(b: Uint8Array, kernel: string): Map<number,
   }
   return out
 }
+
+/** Offsets of each parameter in the parameter buffer, laid out from the manifest's sizes and alignments
+ *  (the expectation the cubin's KPARAM_INFO offsets are compared with). */
+export function layout(k: KernelInfo): number[] {
+  let at = 0
+  return k.params.map((p) => {
+    at = Math.ceil(at / p.align) * p.align
+    const o = at
+    at += p.size
+    return o
+  })
+}
+
+/** The ELF symbol binding ptxas gives each PTX linkage. */
+export const bindOf = { visible: 'GLOBAL', weak: 'WEAK', internal: 'LOCAL', common: 'GLOBAL', extern: 'GLOBAL' } as const

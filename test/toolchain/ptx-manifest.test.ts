@@ -6,7 +6,7 @@ import type { KernelInfo, KernelManifest } from '@kernelpack/offload'
 import { readPtxManifest, PtxParseError } from '@kernelpack/toolchain'
 import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
 import { exec } from './exec.js'
-import { readCubinSymbols, readKernelAttributes, readKernelParams } from './cubin.js'
+import { readCubinSymbols, readKernelAttributes, readKernelParams, bindOf, layout } from './cubin.js'
 
 const ptxDir = join(fixturesDir, 'toolchain', 'ptx')
 const edgePtx = join(fixturesDir, 'toolchain', 'edge', 'grammar.ptx')
@@ -24,18 +24,6 @@ function assemble(file: string): Promise<Uint8Array> {
   return p
 }
 
-/** Offsets of each parameter in the parameter buffer, laid out from the manifest's sizes and alignments. */
-function layout(k: KernelInfo): number[] {
-  let at = 0
-  return k.params.map((p) => {
-    at = Math.ceil(at / p.align) * p.align
-    const o = at
-    at += p.size
-    return o
-  })
-}
-
-const bindOf = { visible: 'GLOBAL', weak: 'WEAK', internal: 'LOCAL', common: 'GLOBAL', extern: 'GLOBAL' } as const
 
 async function compareWithCubin(file: string, m: KernelManifest): Promise<void> {
   const elf = await assemble(file)

@@ -189,4 +189,31 @@ unpack('bad input and bad usage', async () => {
   assert.equal(readdirSync(dir).sort(), ['cut.bin', 'not.bin'])
 })
 
+unpack('default names built from the binary\'s own triple/arch stay in the working directory (issue 17 item 2)', async () => {
+  const root = tempDir()
+  const dir = join(root, 'a', 'b', 'c', 'd')
+  mkdirSync(dir, { recursive: true })
+  // a triple of `x/../../../../ESCAPED` resolved against the working directory lands in root/ESCAPED-…
+  const bin = writeOffloadBinary([
+    { imageKind: 3, offloadKind: 2, flags: 0, strings: new Map([['triple', 'x/../../../../ESCAPED'], ['arch', 'sm_80']]), image: new Uint8Array([1, 2, 3]) },
+  ])
+  writeFileSync(join(dir, 'evil.bin'), bin)
+  const r = await kernelpack(['unpack', 'evil.bin', '--image=arch=sm_80'], dir)
+  assert.is(r.code, 1)
+  assert.match(r.stderr, /evil\.bin: image 0 has triple "x\/\.\.\/\.\.\/\.\.\/\.\.\/ESCAPED", which contains a path separator/)
+  assert.match(r.stderr, /--image=arch=sm_80,file=NAME/)
+  assert.equal(readdirSync(root).sort(), ['a'], 'nothing written outside the working directory')
+  assert.equal(readdirSync(dir), ['evil.bin'], 'nothing written at all')
+  // an arch of `..` and a backslash are refused the same way; file= is the user's own choice and is honoured
+  for (const [triple, arch, why] of [['nvptx64', '..', /contains "\.\."/], ['a\\b', 'sm_80', /path separator/]] as const) {
+    writeFileSync(join(dir, 'e2.bin'), writeOffloadBinary([{ imageKind: 3, offloadKind: 2, flags: 0, strings: new Map([['triple', triple], ['arch', arch]]), image: new Uint8Array([9]) }]))
+    const r2 = await kernelpack(['unpack', 'e2.bin', `--image=triple=${triple}`], dir)
+    assert.is(r2.code, 1)
+    assert.match(r2.stderr, why)
+  }
+  const r3 = await kernelpack(['unpack', 'evil.bin', '--image=arch=sm_80,file=../mine.cubin'], dir)
+  assert.is(r3.code, 0, r3.stderr)
+  assert.equal([...readFileSync(join(root, 'a', 'b', 'c', 'mine.cubin'))], [1, 2, 3])
+})
+
 unpack.run()

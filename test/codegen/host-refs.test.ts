@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readPtxManifest } from '@kernelpack/toolchain'
-import { emitHostRefs, hostRefSymbolsFromManifest, hostRefPatterns, escapeCComment, type HostRefSymbol } from '../../packages/codegen/src/host-refs.js'
+import { emitHostRefs, hostRefSymbolsFromManifest, hostRefPatterns, type HostRefSymbol } from '../../packages/codegen/src/host-refs.js'
+import { cComment } from '../../packages/codegen/src/serialize.js'
 import { fixturesDir } from '../helpers/tools.js'
 
 // Every nvcc 13.0 case with a non-empty rdc.hostref.c (cudafe++ output cut from X.cudafe1.cpp), its
@@ -101,9 +102,9 @@ for (const [sym, expected] of table) {
   patterns(`${sym.name}`, () => assert.equal(hostRefPatterns(sym, id), expected))
 }
 
-patterns('escapeCComment leaves PTX identifiers alone', () => {
-  assert.is(escapeCComment('__nv_static_1_x_*$a%b*'), '__nv_static_1_x_*$a%b*')
-  assert.is(escapeCComment('*/'), '*\\/')
+patterns('cComment leaves PTX identifiers alone', () => {
+  assert.is(cComment('__nv_static_1_x_*$a%b*'), '__nv_static_1_x_*$a%b*')
+  assert.is(cComment('*/'), '*\\/')
 })
 
 patterns.run()

@@ -1,12 +1,14 @@
 // The ESM loader stub a bundler plugin returns for `import { vecAdd } from './kernels.cu'`, and the export
 // names it gives each kernel. Pure functions from a manifest and an asset reference to source text, so the
-// stub is reproducible and snapshot-tested. Every name that came from a user file goes through
-// JSON.stringify; export names are checked to be plain identifiers before they are written.
+// stub is reproducible and snapshot-tested. Every string that came from a user file goes through the one
+// serializer (serialize.ts: jsString/jsValue, safe in code and in comments); export names are checked to
+// be plain identifiers before they are written.
 //
 // The stub is thin on purpose (vite-plugin-wasm's rule: runtime helpers are real modules, never template
 // text): it builds one `defineKernelModule` (from the plugin's runtime helper) and exports one launcher per
 // kernel, a `kernels` map by full C++ name, and `module`.
 import type { KernelInfo, KernelManifest } from '@kernelpack/offload'
+import { jsComment, jsString, jsValue } from './serialize.js'
 
 /** One kernel and the name the stub exports it under. */
 export interface KernelExport {
@@ -15,6 +17,8 @@ export interface KernelExport {
   /** Key in the stub's `kernels` map: the demangled C++ signature (or the entry name for extern "C"). */
   fullName: string
   kernel: KernelInfo
+  /** Why the export is not the kernel's own name, when that name would change what the module means. */
+  note?: string
 }
 
 /** Where the stub finds the offload binary at run time. */
@@ -71,6 +75,15 @@ const RESERVED_WORDS = new Set(('await break case catch class const continue deb
   'return static super switch this throw true try typeof var void while with yield arguments eval').split(' '))
 
 const IDENT = /^[A-Za-z_$][\w$]*$/
+
+/** Export names that would change the meaning of the stub module itself: a module namespace with a `then`
+ *  export is a thenable, so `await import('./k.cu')` would call the launcher instead of giving the module.
+ *  A kernel with such a name is exported as `<name>_`, with a note in the .d.ts. */
+export const SEMANTIC_EXPORTS: ReadonlySet<string> = new Set(['then'])
+
+function semanticNote(name: string, exportName: string): string {
+  return `exported as \`${exportName}\`, not \`${name}\`: an export named \`${name}\` would make this module a thenable (\`await import()\` would call the kernel instead of returning the module)`
+}
 
 /** Splits `void ns::axpby<float>(float, float const*)` into the qualified name and the parameter list. */
 export function splitSignature(demangled: string): { qualified: string; params: string[] } {
@@ -166,7 +179,8 @@ export function nameKernelExports(manifest: KernelManifest, source = manifest.so
     if (other) throw new KernelNameCollisionError(`${source}: two kernels are both named ${JSON.stringify(k.name)}; rename one`, [k.name])
     fixed.set(k.name, k)
   }
-  const taken = new Set<string>([...RESERVED_EXPORTS, ...fixed.keys()])
+  const exportOf = (name: string) => (SEMANTIC_EXPORTS.has(name) ? `${name}_` : name)
+  const taken = new Set<string>([...RESERVED_EXPORTS, ...SEMANTIC_EXPORTS, ...[...fixed.keys()].map(exportOf)])
   const mangled = kernels.filter((k) => k.demangled !== k.name)
   const parts = new Map(mangled.map((k) => [k, readableParts(k)]))
   const count = (key: 'base' | 'qualified' | 'withTypes', value: string) => mangled.filter((k) => parts.get(k)![key] === value).length
@@ -186,11 +200,17 @@ export function nameKernelExports(manifest: KernelManifest, source = manifest.so
     taken.add(name)
     names.set(k, name)
   }
-  return kernels.map((k) => ({ exportName: fixed.has(k.name) && k.demangled === k.name ? k.name : names.get(k)!, fullName: k.demangled, kernel: k }))
+  return kernels.map((k) => {
+    const exportName = fixed.has(k.name) && k.demangled === k.name ? exportOf(k.name) : names.get(k)!
+    const wanted = k.demangled === k.name ? k.name : readableParts(k).base
+    const e: KernelExport = { exportName, fullName: k.demangled, kernel: k }
+    if (SEMANTIC_EXPORTS.has(wanted) && exportName !== wanted) e.note = semanticNote(wanted, exportName)
+    return e
+  })
 }
 
 function safeName(id: string): string {
-  return RESERVED_WORDS.has(id) ? id + '_' : id
+  return RESERVED_WORDS.has(id) || SEMANTIC_EXPORTS.has(id) ? id + '_' : id
 }
 
 function encodeBase64(bytes: Uint8Array): string {
@@ -202,7 +222,7 @@ function encodeBase64(bytes: Uint8Array): string {
 
 /** The source expression for an asset: the plugin's expression, or the inlined bytes. */
 function emitSource(asset: LoaderAsset): string {
-  if (asset.kind === 'inline') return `() => decodeBase64(${JSON.stringify(encodeBase64(asset.bytes))})`
+  if (asset.kind === 'inline') return `() => decodeBase64(${jsString(encodeBase64(asset.bytes))})`
   if (asset.eager) return `((source) => () => source)(${asset.expression})`
   return `() => ${asset.expression}`
 }
@@ -214,26 +234,27 @@ export function emitLoaderStub(options: EmitLoaderOptions): string {
   const exports = nameKernelExports(manifest, name)
   const imports = asset.kind === 'inline' ? 'decodeBase64, defineKernelModule' : 'defineKernelModule'
   const lines: string[] = [
-    `// Generated by unplugin-cuda from ${JSON.stringify(name)}. Do not edit.`,
-    `import { ${imports} } from ${JSON.stringify(runtime)};`,
+    `// Generated by unplugin-cuda from ${jsString(name)}. Do not edit.`,
+    `import { ${imports} } from ${jsString(runtime)};`,
     '',
     `export const module = /*#__PURE__*/ defineKernelModule({`,
-    `  name: ${JSON.stringify(name)},`,
-    `  backend: ${JSON.stringify(options.backend ?? 'auto')},`,
-    `  manifest: ${JSON.stringify(manifest)},`,
-    `  images: ${JSON.stringify(options.images ?? [])},`,
+    `  name: ${jsString(name)},`,
+    `  backend: ${jsString(options.backend ?? 'auto')},`,
+    `  manifest: ${jsValue(manifest)},`,
+    `  images: ${jsValue(options.images ?? [])},`,
     `  source: ${emitSource(asset)},`,
     `});`,
     '',
   ]
   for (const e of exports) {
-    lines.push(`/** ${escapeComment(e.fullName)} */`)
-    lines.push(`export const ${e.exportName} = /*#__PURE__*/ module.launcher(${JSON.stringify(e.kernel.name)});`)
+    lines.push(`/** ${jsComment(e.fullName)} */`)
+    lines.push(`export const ${e.exportName} = /*#__PURE__*/ module.launcher(${jsString(e.kernel.name)});`)
   }
   lines.push('')
-  lines.push('export const kernels = /*#__PURE__*/ Object.freeze({')
-  for (const e of exports) lines.push(`  ${JSON.stringify(e.fullName)}: ${e.exportName},`)
-  lines.push('});')
+  // a null-prototype object with computed keys: `{ "__proto__": f }` would set the prototype instead
+  lines.push('export const kernels = /*#__PURE__*/ Object.freeze(Object.assign(Object.create(null), {')
+  for (const e of exports) lines.push(`  [${jsString(e.fullName)}]: ${e.exportName},`)
+  lines.push('}));')
   lines.push('export default kernels;')
   if (options.hot) {
     lines.push('')
@@ -252,21 +273,16 @@ export function emitLoaderStub(options: EmitLoaderOptions): string {
 export function emitUrlStub(options: { asset: LoaderAsset; runtime?: string }): string {
   const runtime = options.runtime ?? 'unplugin-cuda/runtime'
   const imports = options.asset.kind === 'inline' ? 'decodeBase64, toAssetHref' : 'toAssetHref'
-  return `import { ${imports} } from ${JSON.stringify(runtime)};\nexport default toAssetHref((${emitSource(options.asset)})());\n`
+  return `import { ${imports} } from ${jsString(runtime)};\nexport default toAssetHref((${emitSource(options.asset)})());\n`
 }
 
 /** Stub for `?manifest`: the manifest as a JSON value. */
 export function emitManifestStub(manifest: KernelManifest): string {
-  return `export default ${JSON.stringify(manifest)};\n`
+  return `export default ${jsValue(manifest)};\n`
 }
 
 /** Stub for `?raw`: the offload bytes (a Uint8Array), inlined. */
 export function emitRawStub(options: { bytes: Uint8Array; runtime?: string }): string {
   const runtime = options.runtime ?? 'unplugin-cuda/runtime'
-  return `import { decodeBase64 } from ${JSON.stringify(runtime)};\nexport default decodeBase64(${JSON.stringify(encodeBase64(options.bytes))});\n`
-}
-
-/** Text safe inside a `/** … *\/` comment (a C++ name cannot end the comment). */
-export function escapeComment(s: string): string {
-  return s.replace(/\*\//g, '*\\/').replace(/[\r\n\u2028\u2029]/g, ' ')
+  return `import { decodeBase64 } from ${jsString(runtime)};\nexport default decodeBase64(${jsString(encodeBase64(options.bytes))});\n`
 }

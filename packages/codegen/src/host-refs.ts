@@ -4,6 +4,7 @@
 // blocks in the order KI KE DI DE CI CE, entries sorted by byte value and deduplicated, each entry a
 // `/* pattern */` comment line plus a `0x%x,` byte line ending in `0x0,`; an empty array is `{\n0x0};`.
 import type { KernelManifest, Linkage } from '@kernelpack/offload'
+import { cComment } from './serialize.js'
 
 /** One host-referenced device entity, as the PTX names it. */
 export interface HostRefSymbol {
@@ -157,14 +158,6 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
 /** Comment text that cannot end the comment: star-slash becomes star-backslash-slash, slash-star likewise,
  * and control, backslash and non-ASCII bytes become `\xNN`.
  * For PTX identifiers (`[A-Za-z0-9_$%]`) and their patterns this is the name itself, as cudafe++ writes it. */
-export function escapeCComment(text: string): string {
-  let out = ''
-  for (const byte of new TextEncoder().encode(text)) {
-    if (byte < 0x20 || byte > 0x7e || byte === 0x5c) out += `\\x${byte.toString(16).padStart(2, '0')}`
-    else out += String.fromCharCode(byte)
-  }
-  return out.replaceAll('*/', '*\\/').replaceAll('/*', '/\\*')
-}
 
 /** cudafe++'s byte list: `0x5f,0x5a,…,0x0,` (lower-case hex without padding, `0x%x`). */
 export function formatHexBytes(bytes: Uint8Array, terminate = true): string {
@@ -199,7 +192,7 @@ export function emitHostRefs(symbols: HostRefSymbol[], options: EmitHostRefsOpti
     const entries = arrays[key]
     if (entries.length === 0) lines.push('0x0};')
     else {
-      for (const pattern of entries) lines.push(`/* ${escapeCComment(pattern)} */`, formatHexBytes(enc.encode(pattern)))
+      for (const pattern of entries) lines.push(`/* ${cComment(pattern)} */`, formatHexBytes(enc.encode(pattern)))
       lines.push('};')
     }
     if (!c) lines.push('}')

@@ -5,7 +5,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { pathToFileURL } from 'node:url'
 import { createUnplugin, type UnpluginFactory, type UnpluginOptions } from 'unplugin'
 import type { BuildResult } from '@kernelpack/toolchain'
-import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
+import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, jsString, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
 import { createContext, type Logger, type PluginContext } from './core/context.js'
 import { watchedDependencies } from './core/watch.js'
 import { parseImportKind, stripQuery, type Options } from './core/options.js'
@@ -65,11 +65,11 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         if (old && old !== fileName) devAssets.delete(old)
         devAssetOf.set(file, fileName)
         devAssets.set(fileName, bytes)
-        return { kind: 'expression', expression: `new URL(${JSON.stringify(viteBase + DEV_ASSET_PREFIX + fileName)}, import.meta.url)` }
+        return { kind: 'expression', expression: `new URL(${jsString(viteBase + DEV_ASSET_PREFIX + fileName)}, import.meta.url)` }
       }
       const abs = join(ctx.resolved.cacheDir, 'assets', fileName)
       writeFileAtomic(abs, bytes)
-      return { kind: 'expression', expression: `new URL(${JSON.stringify(pathToFileURL(abs).href)})` }
+      return { kind: 'expression', expression: `new URL(${jsString(pathToFileURL(abs).href)})` }
     }
     if (framework === 'vite' && ssr) {
       // Vite drops assets from SSR builds and renders ROLLUP_FILE_URL against `base` (a browser path), so
@@ -77,7 +77,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       // the file written in writeBundle.
       const out = `assets/${fileName}`
       ssrAssets.set(out, bytes)
-      return { kind: 'expression', expression: `${SSR_PLACEHOLDER}(${JSON.stringify(out)})` }
+      return { kind: 'expression', expression: `${SSR_PLACEHOLDER}(${jsString(out)})` }
     }
     if (framework === 'vite' || framework === 'rollup' || framework === 'rolldown') {
       const ref = this.emitFile!({ type: 'asset', name: `${basename(file).replace(/\.cu$/i, '')}.offload`, source: bytes })
@@ -86,9 +86,9 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     if (framework === 'esbuild') {
       const target = esbuildTarget ?? { outdir: resolve(ctx.resolved.root, 'dist'), format: 'esm' as const }
       writeFileAtomic(join(target.outdir, fileName), bytes)
-      if (target.format === 'cjs') return { kind: 'expression', expression: `__dirname + ${JSON.stringify('/' + fileName)}` }
-      if (target.format === 'iife') return { kind: 'expression', eager: true, expression: `new URL(${JSON.stringify('./' + fileName)}, typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : location.href)` }
-      return { kind: 'expression', expression: `new URL(${JSON.stringify('./' + fileName)}, import.meta.url)` }
+      if (target.format === 'cjs') return { kind: 'expression', expression: `__dirname + ${jsString('/' + fileName)}` }
+      if (target.format === 'iife') return { kind: 'expression', eager: true, expression: `new URL(${jsString('./' + fileName)}, typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : location.href)` }
+      return { kind: 'expression', expression: `new URL(${jsString('./' + fileName)}, import.meta.url)` }
     }
     // webpack and Rspack: `new URL('<relative file>', import.meta.url)` is their own asset syntax; they emit
     // the file under a content-hashed name and rewrite the URL for the output's target (node or web).
@@ -96,7 +96,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     writeFileAtomic(abs, bytes)
     let rel = relative(dirname(file), abs).split('\\').join('/')
     if (!rel.startsWith('.')) rel = './' + rel
-    return { kind: 'expression', expression: `new URL(${JSON.stringify(rel)}, import.meta.url)` }
+    return { kind: 'expression', expression: `new URL(${jsString(rel)}, import.meta.url)` }
   }
 
   /** C files for native packages (`emit: ['wrapper-c', 'hostrefs']`), named like `kernelpack build --emit`
@@ -205,7 +205,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         return code.replace(SSR_PLACEHOLDER_RE, (_m, json: string) => {
           let rel = relative(from, JSON.parse(json) as string).split('\\').join('/')
           if (!rel.startsWith('.')) rel = './' + rel
-          return cjs ? `require('node:path').join(__dirname, ${JSON.stringify(rel)})` : `new URL(${JSON.stringify(rel)}, import.meta.url)`
+          return cjs ? `require('node:path').join(__dirname, ${jsString(rel)})` : `new URL(${jsString(rel)}, import.meta.url)`
         })
       },
       writeBundle(outputOptions) {

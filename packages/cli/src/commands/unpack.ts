@@ -6,7 +6,7 @@
 // from 0 per --image. With --archive the matches go into a GNU ar archive at file=. With no --image,
 // nothing is extracted (LLVM 22 behaviour). Large images are copied in chunks from the input.
 import { closeSync, openSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { imageKindName, offloadKindFromName, stemOf } from '@kernelpack/offload/core'
 import type { CliIO } from '../main.js'
 import { UsageError, UserError } from '../errors.js'
@@ -23,6 +23,34 @@ Extracts images from an LLVM offload binary, exactly as llvm-offload-binary IN -
   --archive       write all matches of an --image into a static archive at its file=
 Without --image nothing is extracted (use kernelpack inspect to list the images).
 `
+
+/** Whether `part`, a string from the binary's own metadata, can be one piece of a file name. */
+function unsafeNamePart(part: string): string | undefined {
+  if (/[/\\]/.test(part)) return 'contains a path separator'
+  if (part.includes('\0')) return 'contains a NUL byte'
+  if (part.includes('..')) return 'contains ".."'
+  return undefined
+}
+
+/**
+ * The default output name `<stem>-<triple>-<arch>.<n>.<ext>`. Triple and arch come from the binary, not the
+ * user, so they must not steer the file elsewhere (a triple `x/../../tmp/E` would write /tmp/E-…):
+ * a separator, NUL or `..` in them is refused (llvm-offload-binary fails on such a binary too), and the
+ * name must resolve to a file directly inside the working directory.
+ */
+function defaultOutputName(input: string, e: ScannedEntry, n: number, cwd: string, text: string): string {
+  for (const key of ['triple', 'arch'] as const) {
+    const value = e.strings.get(key) ?? ''
+    const why = unsafeNamePart(value)
+    if (why) {
+      throw new UserError(`${input}: image ${e.binary} has ${key} ${JSON.stringify(value)}, which ${why}; the default output name is built from it, so it is refused. Name the output yourself: --image=${text},file=NAME`)
+    }
+  }
+  const name = `${stemOf(input)}-${e.strings.get('triple') ?? ''}-${e.strings.get('arch') ?? ''}.${n}.${imageKindName(e.imageKind)}`
+  const out = resolve(cwd, name)
+  if (dirname(out) !== resolve(cwd)) throw new UserError(`${input}: the default output name ${JSON.stringify(name)} would leave the working directory; name the output with --image=${text},file=NAME`)
+  return out
+}
 
 function matches(e: ScannedEntry, args: Map<string, string>): boolean {
   for (const [k, v] of args) {
@@ -74,10 +102,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         if (extracted.length > 1) io.stderr(`kernelpack unpack: warning: Multiple inputs match to a single file, '${file}'\n`)
         extractImage(fd, extracted[extracted.length - 1]!, resolve(io.cwd, file))
       } else {
-        extracted.forEach((e, i) => {
-          const name = `${stemOf(input)}-${e.strings.get('triple') ?? ''}-${e.strings.get('arch') ?? ''}.${i}.${imageKindName(e.imageKind)}`
-          extractImage(fd, e, resolve(io.cwd, name))
-        })
+        // every name is checked before anything is written, so a refused image leaves no partial output
+        const outs = extracted.map((e, i) => defaultOutputName(input, e, i, io.cwd, text))
+        extracted.forEach((e, i) => extractImage(fd, e, outs[i]!))
       }
     }
   } finally {

@@ -18,6 +18,21 @@ export interface DeviceBuffer {
   free(): Promise<void>
 }
 
+/** A `__device__`/`__constant__` variable from `module.global(name)` (@kernelpack/runtime's DeviceGlobal):
+ *  `upload` is cudaMemcpyToSymbol, `download` cudaMemcpyFromSymbol; pass it where a kernel takes a pointer. */
+export interface DeviceGlobal {
+  readonly name: string
+  readonly space: 'global' | 'const' | undefined
+  readonly address: bigint
+  readonly byteLength: number
+  readonly size: number
+  download(): Promise<Uint8Array>
+  download<T extends ArrayBufferView>(into: T): Promise<T>
+  upload(data: ArrayBufferView): Promise<void>
+  write(data: ArrayBufferView): Promise<void>
+  fill(byte: number): Promise<void>
+}
+
 /** A stream of the module's backend. */
 export interface Stream {
   readonly id: number
@@ -36,7 +51,7 @@ export interface LaunchOptions {
 }
 
 /** What a pointer parameter accepts: a device buffer or a raw device address. */
-export type DevicePointer = DeviceBuffer | bigint
+export type DevicePointer = DeviceBuffer | DeviceGlobal | bigint
 /** A struct or array passed by value: its exact bytes, or a value of a declared struct schema (`Mixed.of({…})`). */
 export type StructArg = Uint8Array | { readonly type: unknown; readonly value: unknown }
 
@@ -52,10 +67,17 @@ export interface RuntimeModule {
   readonly image: { readonly arch: string; readonly kind: string; readonly reason: string }
   upload(data: ArrayBufferView): Promise<DeviceBuffer>
   alloc(byteLength: number): Promise<DeviceBuffer>
-  kernel(ptxEntryName: string): { launch(opts: LaunchOptions, ...args: unknown[]): Promise<void> }
+  /** A kernel by PTX name, demangled signature or the stub's export name. `launch` resolves when the launch is
+   *  queued; `synchronize()` waits for it. `setAttribute('maxDynamicSharedMemorySize', n)` opts in to more
+   *  than 48 KiB of dynamic shared memory. */
+  kernel(name: string): {
+    launch(opts: LaunchOptions, ...args: unknown[]): Promise<void>
+    setAttribute(attr: 'maxDynamicSharedMemorySize', value: number): void
+  }
   createStream(): Promise<Stream>
+  /** Waits until all work queued so far has finished. */
   synchronize(stream?: Stream): Promise<void>
-  global(name: string): Promise<{ address: bigint; size: number }>
+  global(name: string): Promise<DeviceGlobal>
   unload(): Promise<void>
 }
 

@@ -66,7 +66,6 @@ export class RuntimeKernelHost implements KernelHost {
     const names = this.manifest.variables.map((v) => v.name)
     const hits = names.filter((n) => n === ident || new RegExp(`(^|\\d)${ident}$`).test(n))
     if (hits.length !== 1) throw new Error(`${this.label}: expected one variable named like ${ident} in the manifest, found ${hits.join(', ') || 'none'}`)
-    const g = await this.mod.global(hits[0]!)
-    return { address: g.address, byteLength: g.size }
+    return this.mod.global(hits[0]!)
   }
 }

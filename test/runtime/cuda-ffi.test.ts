@@ -263,7 +263,7 @@ Check('a wrong field inside a struct value names the field path', async () => {
 Check('bad grid/block and unknown kernels', async () => {
   await rejectsBefore(() => scalarsMod.kernel('_Z6k_overPi').launch({ grid: 0, block: 1 }, out), /grid must be a positive integer/)
   await rejectsBefore(() => scalarsMod.kernel('_Z6k_overPi').launch({ grid: 1, block: [32, 1.5] }, out), /block must be a positive integer/)
-  assert.throws(() => scalarsMod.kernel('nope'), /no kernel "nope"; kernels: _Z6k_charcahPc \(k_char\(char, signed char, unsigned char, char\*\)\)/)
+  assert.throws(() => scalarsMod.kernel('nope'), /no kernel "nope"; kernels \(PTX name \(signature; export name\)\): _Z6k_charcahPc \(k_char\(char, signed char, unsigned char, char\*\); k_char\)/)
   assert.throws(() => scalarsMod.kernel('k_over'), /ambiguous: 3 overloads/)
   assert.is(scalarsMod.kernel('k_bool').name, '_Z6k_boolbPb')
 })
@@ -337,10 +337,14 @@ Config('grid/block as numbers or tuples, dynamic shared memory and a stream reac
   assert.match(td.log(), /cuStreamSynchronize\ncuStreamDestroy/)
 })
 
-Config('more than 48 KiB of dynamic shared memory raises MAX_DYNAMIC_SHARED_SIZE_BYTES first, once per new maximum', async () => {
+Config('more than 48 KiB of dynamic shared memory needs the opt-in attribute, which reaches cuFuncSetAttribute once before the first such launch', async () => {
   const k = scalarsMod.kernel('_Z6k_overPf')
   td.clearLog()
   await k.launch({ grid: 1, block: 1, sharedBytes: 48 * 1024 }, out)
+  await rejects(() => k.launch({ grid: 1, block: 1, sharedBytes: 100_000 }, out), (e) => e instanceof CudaError && e.codeName === 'CUDA_ERROR_INVALID_VALUE' &&
+    /sharedBytes = 100000 exceeds the 49152 bytes \(48 KiB\).*setAttribute\('maxDynamicSharedMemorySize', 100000\)/.test(e.message))
+  assert.not.match(td.log(), /cuLaunchKernelEx _Z6k_overPf grid=1,1,1 block=1,1,1 shared=100000/, 'refused before the driver')
+  k.setAttribute('maxDynamicSharedMemorySize', 100_000)
   await k.launch({ grid: 1, block: 1, sharedBytes: 100_000 }, out)
   await k.launch({ grid: 1, block: 1, sharedBytes: 90_000 }, out)
   assert.equal(td.log().match(/^cuFuncSetAttribute .*$/gm), ['cuFuncSetAttribute _Z6k_overPf 8 100000'])

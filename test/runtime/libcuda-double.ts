@@ -25,6 +25,8 @@ export interface TestDouble {
   fail(name: string, code: number): void
   procStatus(name: string, status: number): void
   defineKernel(name: string, sizes: number[]): void
+  /** Declares a module-scope variable of `size` bytes (zeroed) that cuModuleGetGlobal finds. */
+  defineGlobal(name: string, size: number): void
   setJitError(text: string): void
   logLaunches(on: boolean): void
   launchCount(): bigint
@@ -44,6 +46,7 @@ export function buildTestDouble(): TestDouble {
     fail: lib.func('void kptd_fail(const char *name, int code)'),
     procStatus: lib.func('void kptd_proc_status(const char *name, int status)'),
     defineKernel: lib.func('void kptd_define_kernel(const char *name, int n, const uint64_t *sizes)'),
+    defineGlobal: lib.func('void kptd_define_global(const char *name, size_t size)'),
     setJitError: lib.func('void kptd_set_jit_error(const char *text)'),
     logLaunches: lib.func('void kptd_log_launches(int on)'),
     launchCount: lib.func('uint64_t kptd_launch_count(void)'),
@@ -57,6 +60,7 @@ export function buildTestDouble(): TestDouble {
     fail: (name, code) => void f.fail(name, code),
     procStatus: (name, status) => void f.procStatus(name, status),
     defineKernel: (name, sizes) => void f.defineKernel(name, sizes.length, new BigUint64Array(sizes.map(BigInt))),
+    defineGlobal: (name, size) => void f.defineGlobal(name, size),
     setJitError: (text) => void f.setJitError(text),
     logLaunches: (on) => void f.logLaunches(on ? 1 : 0),
     launchCount: () => BigInt(f.launchCount() as number | bigint),

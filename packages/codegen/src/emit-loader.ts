@@ -8,6 +8,7 @@
 // text): it builds one `defineKernelModule` (from the plugin's runtime helper) and exports one launcher per
 // kernel, a `kernels` map by full C++ name, and `module`.
 import type { KernelInfo, KernelManifest } from '@kernelpack/offload'
+import { nameKernels, SEMANTIC_EXPORTS } from '@kernelpack/offload/core'
 import { jsComment, jsString, jsValue } from './serialize.js'
 
 /** One kernel and the name the stub exports it under. */
@@ -66,151 +67,33 @@ export class KernelNameCollisionError extends Error {
   }
 }
 
-/** Names the stub exports itself; an extern "C" kernel cannot take them. */
-export const RESERVED_EXPORTS: ReadonlySet<string> = new Set(['module', 'kernels', 'default'])
-
-// ECMAScript reserved words (and strict-mode ones): an export may be named so, but a `const` may not.
-const RESERVED_WORDS = new Set(('await break case catch class const continue debugger default delete do else enum export extends ' +
-  'false finally for function if implements import in instanceof interface let new null package private protected public ' +
-  'return static super switch this throw true try typeof var void while with yield arguments eval').split(' '))
-
-const IDENT = /^[A-Za-z_$][\w$]*$/
-
-/** Export names that would change the meaning of the stub module itself: a module namespace with a `then`
- *  export is a thenable, so `await import('./k.cu')` would call the launcher instead of giving the module.
- *  A kernel with such a name is exported as `<name>_`, with a note in the .d.ts. */
-export const SEMANTIC_EXPORTS: ReadonlySet<string> = new Set(['then'])
+export { RESERVED_EXPORTS, SEMANTIC_EXPORTS, splitSignature, kernelParamTypes } from '@kernelpack/offload/core'
 
 function semanticNote(name: string, exportName: string): string {
   return `exported as \`${exportName}\`, not \`${name}\`: an export named \`${name}\` would make this module a thenable (\`await import()\` would call the kernel instead of returning the module)`
 }
 
-/** Splits `void ns::axpby<float>(float, float const*)` into the qualified name and the parameter list. */
-export function splitSignature(demangled: string): { qualified: string; params: string[] } {
-  const s = demangled.trim()
-  // The parameter list is the last top-level parenthesised group; `operator()` and templates nest.
-  let depth = 0
-  let open = -1
-  let close = -1
-  for (let i = s.length - 1; i >= 0; i--) {
-    const c = s[i]
-    if (c === ')') { if (depth++ === 0) close = i }
-    else if (c === '(') { if (--depth === 0) { open = i; break } }
-  }
-  if (open < 0 || close < 0) return { qualified: s, params: [] }
-  let head = s.slice(0, open).trim()
-  // Function templates demangle with their return type first (`void axpby<float>(…)`): drop it.
-  const space = lastTopLevel(head, ' ')
-  if (space >= 0) head = head.slice(space + 1)
-  return { qualified: head, params: splitTopLevel(s.slice(open + 1, close)) }
-}
-
-function lastTopLevel(s: string, ch: string): number {
-  let depth = 0
-  for (let i = s.length - 1; i >= 0; i--) {
-    const c = s[i]
-    if (c === '>' || c === ')') depth++
-    else if (c === '<' || c === '(') depth--
-    else if (c === ch && depth === 0) return i
-  }
-  return -1
-}
-
-function splitTopLevel(s: string): string[] {
-  const out: string[] = []
-  let depth = 0
-  let cur = ''
-  for (const c of s) {
-    if (c === '<' || c === '(' || c === '[') depth++
-    else if (c === '>' || c === ')' || c === ']') depth--
-    if (c === ',' && depth === 0) { out.push(cur.trim()); cur = '' } else cur += c
-  }
-  if (cur.trim() && cur.trim() !== 'void') out.push(cur.trim())
-  return out
-}
-
-/** C++ parameter types of a kernel from its demangled name ([] for extern "C", which carries none). */
-export function kernelParamTypes(kernel: KernelInfo): string[] {
-  if (kernel.demangled === kernel.name) return []
-  return splitSignature(kernel.demangled).params
-}
-
-function toIdentifier(s: string): string {
-  let id = s
-    .replace(/\*/g, '_ptr')
-    .replace(/&/g, '_ref')
-    .replace(/::/g, '_')
-    .replace(/[^A-Za-z0-9_$]+/g, '_')
-    .replace(/_+/g, '_')
-    .replace(/^_+(?=[A-Za-z])|_+$/g, '')
-  if (!id) id = '_'
-  if (/^[0-9]/.test(id)) id = '_' + id
-  return id
-}
-
-function readableParts(kernel: KernelInfo): { base: string; qualified: string; withTypes: string } {
-  const { qualified, params } = splitSignature(kernel.demangled)
-  const lt = qualified.indexOf('<')
-  const plain = lt >= 0 ? qualified.slice(0, lt) : qualified
-  const colon = plain.lastIndexOf('::')
-  const base = toIdentifier(colon >= 0 ? plain.slice(colon + 2) : plain)
-  const q = toIdentifier(qualified)
-  return { base, qualified: q, withTypes: toIdentifier(`${qualified}_${params.join('_')}`) }
-}
-
 /**
- * Export names for every kernel, in manifest order. extern "C" kernels keep their C name (an error when it
- * is not a usable identifier or takes a reserved export); mangled kernels get the shortest readable name
- * that is unique: the function name (`vecAdd`), then the qualified name with template arguments
- * (`axpby_float`), then with parameter types, then an index suffix.
+ * Export names for every kernel, in manifest order (@kernelpack/offload's nameKernels, which the runtime's
+ * `mod.kernel(name)` also reads): extern "C" kernels keep their C name, and it is a KernelNameCollisionError
+ * naming `source` when that name is not a usable identifier or takes a reserved export; mangled kernels get
+ * the shortest readable name that is unique (`vecAdd`, `axpby_float`, then with parameter types, then an
+ * index suffix).
  */
 export function nameKernelExports(manifest: KernelManifest, source = manifest.source ?? 'the .cu file'): KernelExport[] {
-  const kernels = manifest.kernels
-  const fixed = new Map<string, KernelInfo>()
-  for (const k of kernels) {
-    if (k.demangled !== k.name) continue
-    if (!IDENT.test(k.name) || RESERVED_WORDS.has(k.name)) {
+  return nameKernels(manifest).map((n) => {
+    const k = n.kernel
+    if (n.problem === 'not-an-identifier') {
       throw new KernelNameCollisionError(`${source}: kernel ${JSON.stringify(k.name)} is not a valid JavaScript export name; rename the kernel`, [k.name])
     }
-    if (RESERVED_EXPORTS.has(k.name)) {
+    if (n.problem === 'reserved-export') {
       throw new KernelNameCollisionError(`${source}: extern "C" kernel ${JSON.stringify(k.name)} collides with the stub's own \`${k.name}\` export; rename the kernel (the stub exports module, kernels and default)`, [k.name])
     }
-    const other = fixed.get(k.name)
-    if (other) throw new KernelNameCollisionError(`${source}: two kernels are both named ${JSON.stringify(k.name)}; rename one`, [k.name])
-    fixed.set(k.name, k)
-  }
-  const exportOf = (name: string) => (SEMANTIC_EXPORTS.has(name) ? `${name}_` : name)
-  const taken = new Set<string>([...RESERVED_EXPORTS, ...SEMANTIC_EXPORTS, ...[...fixed.keys()].map(exportOf)])
-  const mangled = kernels.filter((k) => k.demangled !== k.name)
-  const parts = new Map(mangled.map((k) => [k, readableParts(k)]))
-  const count = (key: 'base' | 'qualified' | 'withTypes', value: string) => mangled.filter((k) => parts.get(k)![key] === value).length
-  const names = new Map<KernelInfo, string>()
-  for (const k of mangled) {
-    const p = parts.get(k)!
-    let name: string | undefined
-    for (const key of ['base', 'qualified', 'withTypes'] as const) {
-      const cand = safeName(p[key])
-      if (count(key, p[key]) === 1 && !taken.has(cand)) { name = cand; break }
-    }
-    if (!name) {
-      let i = 1
-      while (taken.has(`${safeName(p.withTypes)}_${i}`)) i++
-      name = `${safeName(p.withTypes)}_${i}`
-    }
-    taken.add(name)
-    names.set(k, name)
-  }
-  return kernels.map((k) => {
-    const exportName = fixed.has(k.name) && k.demangled === k.name ? exportOf(k.name) : names.get(k)!
-    const wanted = k.demangled === k.name ? k.name : readableParts(k).base
-    const e: KernelExport = { exportName, fullName: k.demangled, kernel: k }
-    if (SEMANTIC_EXPORTS.has(wanted) && exportName !== wanted) e.note = semanticNote(wanted, exportName)
+    if (n.problem === 'duplicate') throw new KernelNameCollisionError(`${source}: two kernels are both named ${JSON.stringify(k.name)}; rename one`, [k.name])
+    const e: KernelExport = { exportName: n.exportName!, fullName: k.demangled, kernel: k }
+    if (SEMANTIC_EXPORTS.has(n.wanted) && n.exportName !== n.wanted) e.note = semanticNote(n.wanted, n.exportName!)
     return e
   })
-}
-
-function safeName(id: string): string {
-  return RESERVED_WORDS.has(id) || SEMANTIC_EXPORTS.has(id) ? id + '_' : id
 }
 
 function encodeBase64(bytes: Uint8Array): string {

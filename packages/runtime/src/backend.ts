@@ -20,6 +20,8 @@ export interface DeviceInfo {
   ptxVersion?: [number, number]
   multiProcessorCount?: number
   warpSize?: number
+  /** Shared memory one block may have with the opt-in attribute (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). */
+  maxSharedMemoryPerBlockOptin?: number
 }
 
 /** The image the runtime chose for this backend (see select-image.ts). */
@@ -77,6 +79,9 @@ export interface LaunchConfig {
   block: Dim3
   sharedBytes: number
   stream?: BackendStream | null
+  /** The kernel's maxDynamicSharedMemorySize attribute (48 KiB unless raised with kernel.setAttribute); the
+   *  runtime has checked `sharedBytes` against it, the cuda backend sets it on the function before such a launch. */
+  maxDynamicSharedBytes?: number
 }
 
 export interface KernelParams {

@@ -1,9 +1,10 @@
 // What both entries of @kernelpack/runtime export besides loadModule: index.ts (Node) and browser.ts
 // (no koffi, no Node built-ins) differ only in how loadModule finds a backend and reads its source.
 export type * from './backend.js'
-export type { DeviceBuffer, Kernel, LaunchOptions, Module, Stream, Event, BackendInfo, Dim } from './module.js'
+export type { DeviceBuffer, DeviceGlobal, DeviceMemory, Kernel, LaunchOptions, Module, Stream, Event, BackendInfo, Dim } from './module.js'
 export { createModule, readImages } from './module.js'
 export { CudaError, NoDriverError } from './errors.js'
+export { launchLimitsFor, maxSharedOptInFor, computeCapabilityOfArch, type LaunchLimits, type KernelAttribute } from './launch-limits.js'
 export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
 export { layoutParams, createPacker, createPackTarget, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
 export {

@@ -1,24 +1,46 @@
 // The runtime API over a Backend (DESIGN.md "Runtime API"): a Module from image bytes and a manifest, device
 // buffers, and kernels whose launch checks and packs the arguments (marshal.ts) before anything runs.
 // Shared by the Node entry (index.ts) and the browser entry (browser.ts); no Node built-ins here.
-import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo } from '@kernelpack/offload'
-import { ImageKind, readOffloadEntries } from '@kernelpack/offload'
+import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
+import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload'
 import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
+import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
 import { createPacker, createPackTarget, type KernelArg, type PackTarget } from './marshal.js'
 import { selectImage, sniffKind } from './select-image.js'
 
-export interface DeviceBuffer {
-  /** Device address (CUdeviceptr). */
+/** Device memory the host reads and writes: what DeviceBuffer and DeviceGlobal have in common. */
+export interface DeviceMemory {
+  /** Device address (CUdeviceptr); pass the handle itself as a pointer argument. */
   readonly address: bigint
   readonly byteLength: number
   /** A copy of the contents; or the contents copied into `into` (its byteLength bytes), which is returned. */
   download(): Promise<Uint8Array>
   download<T extends ArrayBufferView>(into: T): Promise<T>
-  /** Copies `data` to the start of the buffer. */
+  /** Copies `data` to the start of the memory. */
   write(data: ArrayBufferView): Promise<void>
   /** Sets every byte to `byte`. */
   fill(byte: number): Promise<void>
+}
+
+export interface DeviceBuffer extends DeviceMemory {
+  /** Frees the memory; a second free() (or any use after it) is a CudaError CUDA_ERROR_INVALID_VALUE, as
+   *  cuMemFree of a freed pointer is. */
   free(): Promise<void>
+}
+
+/**
+ * A module-scope `__device__` (`.global`) or `__constant__` (`.const`) variable, from `mod.global(name)`:
+ * `upload` is cudaMemcpyToSymbol, `download` cudaMemcpyFromSymbol. It lives as long as the module (no free).
+ */
+export interface DeviceGlobal extends DeviceMemory {
+  /** The PTX name of the variable. */
+  readonly name: string
+  /** `global` (`__device__`) or `const` (`__constant__`), from the manifest; undefined when it lists none. */
+  readonly space: 'global' | 'const' | undefined
+  /** The same as byteLength (the size cuModuleGetGlobal reports). */
+  readonly size: number
+  /** Copies `data` to the start of the variable (the same as write). */
+  upload(data: ArrayBufferView): Promise<void>
 }
 
 export type Dim = number | [number, number?, number?] | readonly number[]
@@ -49,9 +71,22 @@ export interface Kernel {
   /** The PTX `.entry` name. */
   readonly name: string
   readonly demangled: string
+  /** The name the generated loader stub exports this kernel under (`vecAdd`, `axpby_float`). */
+  readonly exportName: string | undefined
   readonly params: ParamInfo[]
-  /** Checks and packs `args` (in PTX order), then launches; resolves once the launch is queued. */
+  /**
+   * Checks the launch configuration against the CUDA limits of the target (a CudaError
+   * CUDA_ERROR_INVALID_VALUE, as the driver reports it), checks and packs `args` (in PTX order), then
+   * launches. The promise resolves once the launch is queued, not when the kernel has finished: await
+   * `mod.synchronize()` for that.
+   */
   launch(opts: LaunchOptions, ...args: KernelArg[]): Promise<void>
+  /**
+   * cudaFuncSetAttribute: `'maxDynamicSharedMemorySize'` lets launches of this kernel use more than the
+   * default 48 KiB of dynamic shared memory, up to the architecture's maximum (227 KiB on sm_90, 163 KiB on
+   * sm_80/87, 99 KiB on sm_86/89/120, 96 KiB on sm_70, 64 KiB on sm_75). Beyond it: CUDA_ERROR_INVALID_VALUE.
+   */
+  setAttribute(attr: KernelAttribute, value: number): void
 }
 
 export interface BackendInfo {
@@ -68,14 +103,24 @@ export interface Module {
   image: { arch: string; kind: string; reason: string }
   upload(data: ArrayBufferView): Promise<DeviceBuffer>
   alloc(byteLength: number): Promise<DeviceBuffer>
-  kernel(ptxEntryName: string): Kernel
+  /**
+   * A kernel by its PTX `.entry` name (`_Z6vecAddPfS_S_i`), its demangled signature (`vecAdd(float*, float*,
+   * float*, int)`, or just `vecAdd` when that names one kernel) or the name the loader stub exports it under
+   * (`vecAdd`, `axpby_float`). An unknown name is an Error listing the kernels under all their names.
+   */
+  kernel(name: string): Kernel
   createStream(): Promise<Stream>
   /** A timing event (cuda backend; the emulator may not have them). */
   createEvent(): Promise<Event>
-  /** Waits for all work (or one stream's). */
+  /** Waits until all work queued so far (or one stream's) has finished: `launch()` resolves earlier, when
+   *  the launch is queued. */
   synchronize(stream?: Stream): Promise<void>
-  /** Address and size of a module-scope `.global`/`.const` variable. */
-  global(name: string): Promise<{ address: bigint; size: number }>
+  /**
+   * A module-scope `__device__` or `__constant__` variable by its PTX name, as a handle to read and write it
+   * (cudaMemcpyToSymbol / cudaMemcpyFromSymbol) or pass as a pointer argument. An unknown name is an Error
+   * listing the module's variables.
+   */
+  global(name: string): Promise<DeviceGlobal>
   unload(): Promise<void>
 }
 
@@ -213,52 +258,103 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     if (unloaded) throw new Error(`${opts.sourceName}: ${what} after the module was unloaded`)
   }
 
-  function makeBuffer(address: bigint, byteLength: number): DeviceBuffer {
-    let freed = false
-    const live = (what: string) => {
-      if (freed) throw new Error(`DeviceBuffer ${what} after free()`)
-    }
+  // The CUDA limits launches are checked against: the device's on cuda (its own opt-in shared memory size
+  // when the driver reports it); for a backend that runs the image elsewhere (the emulator), those of the
+  // architecture the image was built for, so what runs there also runs on that GPU.
+  const limitsCC = backend.name === 'cuda' ? device.computeCapability : computeCapabilityOfArch(choice.arch) ?? device.computeCapability
+  const limits: LaunchLimits = launchLimitsFor(limitsCC, backend.name === 'cuda' ? device.maxSharedMemoryPerBlockOptin : undefined)
+
+  /** download/write/fill over `byteLength` bytes at `address`; `check` throws when the memory is gone. */
+  function makeMemory(address: bigint, byteLength: number, check: (what: string) => void): DeviceMemory {
     return {
       address,
       byteLength,
       async download<T extends ArrayBufferView>(into?: T): Promise<T | Uint8Array> {
-        live('download')
+        check('download')
         if (into === undefined) {
           const out = new Uint8Array(byteLength)
           await backend.copyFromDevice(out, address)
           return out
         }
         if (!ArrayBuffer.isView(into)) throw new TypeError('download(into): into must be a TypedArray, DataView or Buffer')
-        if (into.byteLength > byteLength) throw new RangeError(`download(into): into has ${into.byteLength} bytes but the buffer holds ${byteLength}`)
+        if (into.byteLength > byteLength) throw new RangeError(`download(into): into has ${into.byteLength} bytes but the memory holds ${byteLength}`)
         await backend.copyFromDevice(new Uint8Array(into.buffer, into.byteOffset, into.byteLength), address)
         return into
       },
       async write(data: ArrayBufferView) {
-        live('write')
-        if (data.byteLength > byteLength) throw new RangeError(`write: ${data.byteLength} bytes do not fit in a buffer of ${byteLength}`)
+        check('write')
+        if (!ArrayBuffer.isView(data)) throw new TypeError('write(data): data must be a TypedArray, DataView or Buffer')
+        if (data.byteLength > byteLength) throw new RangeError(`write: ${data.byteLength} bytes do not fit in ${byteLength}`)
         await backend.copyToDevice(address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
       },
       async fill(byte: number) {
-        live('fill')
+        check('fill')
         await backend.memset(address, byte, byteLength)
       },
-      async free() {
-        if (freed) return
-        freed = true
-        await backend.free(address)
-      },
-    } as DeviceBuffer
+    } as DeviceMemory
   }
+
+  function makeBuffer(address: bigint, byteLength: number): DeviceBuffer {
+    let freed = false
+    const hex = `0x${address.toString(16)}`
+    const buf = makeMemory(address, byteLength, (what) => {
+      // cuMemcpy*/cuMemset* on freed memory: the driver's CUDA_ERROR_INVALID_VALUE (or worse, someone else's data)
+      if (freed) throw invalidValue(`DeviceBuffer ${hex} ${what}`, `${what} after free(): the buffer's memory was freed`)
+    }) as DeviceBuffer
+    buf.free = async () => {
+      // a second cuMemFree of the same pointer is CUDA_ERROR_INVALID_VALUE (and, once the address is reused, frees another buffer)
+      if (freed) throw invalidValue(`DeviceBuffer ${hex} free`, 'free() after free(): the buffer was already freed')
+      freed = true
+      await backend.free(address)
+    }
+    return buf
+  }
+
+  // Variables by PTX name; a Map, so that names like `__proto__` or `constructor` find nothing they should not.
+  const variables = new Map<string, VariableInfo>((manifest.variables ?? []).map((v) => [v.name, v]))
+  const globals = new Map<string, Promise<DeviceGlobal>>()
+  async function makeGlobal(name: string): Promise<DeviceGlobal> {
+    if (!bmod.getGlobal) throw new Error(`${opts.sourceName}: the ${backend.name} backend cannot look up variables`)
+    let found: { address: bigint; size: number }
+    try {
+      found = await bmod.getGlobal(name)
+    } catch (err) {
+      const list = [...variables.keys()].join(', ')
+      throw new Error(`${opts.sourceName}: no variable ${JSON.stringify(name)} in the loaded image (${(err as Error).message}); variables: ${list || 'none'}`, { cause: err })
+    }
+    const mem = makeMemory(found.address, found.size, (what) => alive(`${name}.${what}`)) as DeviceGlobal
+    const info = variables.get(name)
+    return Object.assign(mem, { name, space: info?.space, size: found.size, upload: mem.write })
+  }
+
+  // Every name a kernel answers to (PTX name, demangled signature, the stub's export name), in a Map.
+  const kernelNames = nameKernels(manifest)
+  const exportNames = new Map<KernelInfo, string | undefined>(kernelNames.map((n) => [n.kernel, n.exportName]))
+  const byName = new Map<string, KernelInfo>()
+  for (const k of manifest.kernels) if (!byName.has(k.name)) byName.set(k.name, k)
+  for (const k of manifest.kernels) if (!byName.has(k.demangled)) byName.set(k.demangled, k)
+  for (const n of kernelNames) if (n.exportName && !byName.has(n.exportName)) byName.set(n.exportName, n.kernel)
 
   const kernels = new Map<string, Kernel>()
   function findKernel(name: string): KernelInfo {
-    const exact = manifest.kernels.find((k) => k.name === name)
+    if (typeof name !== 'string') throw new TypeError(`${opts.sourceName}: kernel(name): name must be a string, got ${typeof name}`)
+    const exact = byName.get(name)
     if (exact) return exact
-    const byDemangled = manifest.kernels.filter((k) => k.demangled === name || k.demangled.startsWith(`${name}(`))
+    // a function name (`scale`, `ns::k`) or one with template arguments (`scale<float>`): unique or ambiguous
+    const byDemangled = manifest.kernels.filter((k) => {
+      if (k.demangled === k.name) return false
+      const q = splitSignature(k.demangled).qualified
+      const lt = q.indexOf('<')
+      return q === name || (lt > 0 && q.slice(0, lt) === name)
+    })
     if (byDemangled.length === 1) return byDemangled[0]!
-    const list = manifest.kernels.map((k) => (k.demangled && k.demangled !== k.name ? `${k.name} (${k.demangled})` : k.name)).join(', ')
+    const list = manifest.kernels.map((k) => {
+      const aka = [k.demangled !== k.name ? k.demangled : '', exportNames.get(k) !== k.name ? exportNames.get(k) ?? '' : ''].filter(Boolean)
+      return aka.length ? `${k.name} (${aka.join('; ')})` : k.name
+    }).join(', ')
     throw new Error(
-      `${opts.sourceName}: no kernel ${JSON.stringify(name)}` + (byDemangled.length > 1 ? ` (ambiguous: ${byDemangled.length} overloads; use the PTX name)` : '') + `; kernels: ${list || 'none'}`,
+      `${opts.sourceName}: no kernel ${JSON.stringify(name)}` + (byDemangled.length > 1 ? ` (ambiguous: ${byDemangled.length} overloads; use the PTX name, the full signature or the stub's export name)` : '') +
+      `; kernels (PTX name (signature; export name)): ${list || 'none'}`,
     )
   }
 
@@ -271,7 +367,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     let fn: BackendFunction | undefined
     let prepared: PreparedLaunch | undefined
     let target: PackTarget | undefined
-    const config: LaunchConfig = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null }
+    const config: LaunchConfig = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null, maxDynamicSharedBytes: limits.defaultDynamicShared }
 
     /** Checks the launch options and writes them into `config`. */
     function configure(o: LaunchOptions): LaunchConfig {
@@ -279,6 +375,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       dim3(o.block, 'block', label, config.block)
       const shared = o.sharedBytes ?? 0
       if (!Number.isInteger(shared) || shared < 0) throw new TypeError(`kernel ${label}: sharedBytes must be a non-negative integer, got ${shared}`)
+      checkLaunchLimits(label, config.grid, config.block, shared, config.maxDynamicSharedBytes!, limits)
       config.sharedBytes = shared
       config.stream = o.stream ? streams.get(o.stream) ?? null : null
       if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
@@ -290,7 +387,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       packer.pack(args, target!)
       if (prepared) return prepared.launch(config)
       // Backends without a prepared block may run later (the emulator): give them their own copies.
-      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream },
+      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes },
         { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
     }
 
@@ -334,8 +431,13 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     return {
       name: info.name,
       demangled: info.demangled,
+      exportName: exportNames.get(info),
       params: info.params,
       launch: (packer.packFixed && generateFixedLaunch(info.params.length, state, packer.packFixed)) || ((o: LaunchOptions, ...args: KernelArg[]) => launchArgs(o, args)),
+      setAttribute(attr: KernelAttribute, value: number) {
+        alive(`setAttribute on ${label}`)
+        config.maxDynamicSharedBytes = checkKernelAttribute(label, attr, value, limits)
+      },
     }
   }
 
@@ -361,7 +463,10 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       alive('kernel()')
       let k = kernels.get(name)
       if (!k) {
-        k = makeKernel(findKernel(name))
+        const info = findKernel(name)
+        // one Kernel per kernel, whichever name it was asked by: its attributes and prepared block are shared
+        k = kernels.get(info.name) ?? makeKernel(info)
+        kernels.set(info.name, k)
         kernels.set(name, k)
       }
       return k
@@ -398,8 +503,14 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     },
     async global(name: string) {
       alive('global')
-      if (!bmod.getGlobal) throw new Error(`${opts.sourceName}: the ${backend.name} backend cannot look up variables`)
-      return bmod.getGlobal(name)
+      if (typeof name !== 'string') throw new TypeError(`${opts.sourceName}: global(name): name must be a string, got ${typeof name}`)
+      let g = globals.get(name)
+      if (!g) {
+        g = makeGlobal(name)
+        globals.set(name, g)
+        g.catch(() => globals.delete(name))
+      }
+      return g
     },
     async unload() {
       if (unloaded) return

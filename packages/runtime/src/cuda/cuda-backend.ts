@@ -157,6 +157,8 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   const cc: [number, number] = [attr(Attr.computeCapabilityMajor, 'COMPUTE_CAPABILITY_MAJOR'), attr(Attr.computeCapabilityMinor, 'COMPUTE_CAPABILITY_MINOR')]
   const sms = attr(Attr.multiProcessorCount, 'MULTIPROCESSOR_COUNT')
   const warp = attr(Attr.warpSize, 'WARP_SIZE')
+  // The launch limits' opt-in shared memory size; a driver that does not answer leaves it to the runtime's table.
+  const optin = cu.cuDeviceGetAttribute(scratch, Attr.maxSharedMemoryPerBlockOptin, dev) === 0 ? outI32() : undefined
   check('cuDeviceGetName', cu.cuDeviceGetName(scratch + 64n, 256, dev))
   const nameBytes = new Uint8Array(scratchView.buffer, 64, 256)
   const name = new TextDecoder().decode(nameBytes.subarray(0, Math.max(0, nameBytes.indexOf(0))))
@@ -176,6 +178,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   }
 
   const info: DeviceInfo = { name, computeCapability: cc, totalMemory, ptxVersion: ptxVersionForDriver(driverVersion), multiProcessorCount: sms, warpSize: warp }
+  if (optin !== undefined && optin > 0) info.maxSharedMemoryPerBlockOptin = optin
   const nativeBlocks = new Set<bigint>()
   let disposed = false
   let nextStreamId = 1
@@ -218,10 +221,12 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
         }
         if (currentContext !== ctxId) cur()
         if (config.sharedBytes > maxShared) {
-          // opt in to more than 48 KiB of dynamic shared memory (cudaFuncSetAttribute in the runtime API)
-          check(`cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${config.sharedBytes})`,
-            cu.cuFuncSetAttribute(handle, FuncAttr.maxDynamicSharedSizeBytes, config.sharedBytes))
-          maxShared = config.sharedBytes
+          // the kernel opted in to more than 48 KiB of dynamic shared memory (kernel.setAttribute, which the
+          // runtime checked): cudaFuncSetAttribute's cuFuncSetAttribute, once per new value
+          const value = Math.max(config.maxDynamicSharedBytes ?? 0, config.sharedBytes)
+          check(`cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${value})`,
+            cu.cuFuncSetAttribute(handle, FuncAttr.maxDynamicSharedSizeBytes, value))
+          maxShared = value
         }
         const r = launchEx(base, handle, ptrsAddr, 0n)
         if (r !== 0) check(`cuLaunchKernelEx(${fn.name}, grid [${g.join(', ')}], block [${b.join(', ')}], ${config.sharedBytes} B shared)`, r)

@@ -63,7 +63,7 @@ export const ProcAddressFlags = { default: 0, legacyStream: 1, perThreadDefaultS
 export const ProcAddressStatus = { success: 0, symbolNotFound: 1, versionNotSufficient: 2 } as const
 
 /** cuda.h enum values the backend passes. */
-export const Attr = { warpSize: 10, multiProcessorCount: 16, computeCapabilityMajor: 75, computeCapabilityMinor: 76 } as const
+export const Attr = { warpSize: 10, multiProcessorCount: 16, computeCapabilityMajor: 75, computeCapabilityMinor: 76, maxSharedMemoryPerBlockOptin: 97 } as const
 /** `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: launches with more than 48 KiB of dynamic shared memory need it raised first. */
 export const FuncAttr = { maxDynamicSharedSizeBytes: 8 } as const
 export const DEFAULT_MAX_DYNAMIC_SHARED = 48 * 1024

@@ -60,7 +60,7 @@ try {
     const res = await p.evaluate(() => (window as unknown as { __result: { error?: string; backend: string; reason: string; image: { kind: string }; out: number[] } }).__result)
     assert.is(res.error, undefined, res.error)
     assert.is(res.backend, 'emulator')
-    assert.is(res.reason, 'auto: browsers have no CUDA driver, so the PTX emulator runs')
+    assert.is(res.reason, 'auto: browsers have no CUDA driver, and WebGPU answered no adapter (requestAdapter() gave null), so the PTX emulator runs')
     assert.is(res.image.kind, 'ptx')
     const f = Math.fround
     assert.equal(res.out, Array.from({ length: n }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))

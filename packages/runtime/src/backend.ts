@@ -1,5 +1,5 @@
-// The interface every execution backend implements: `cuda` (CUDA driver API through koffi, this package)
-// and `emulator` (@kernelpack/emulator, PTX on the CPU). The runtime API (loadModule/upload/launch) is
+// The interface every execution backend implements: `cuda` (CUDA driver API through koffi, this package),
+// `emulator` (@kernelpack/emulator, PTX on the CPU) and `webgpu` (@kernelpack/webgpu, PTX translated to WGSL). The runtime API (loadModule/upload/launch) is
 // written once over it. Methods may return a value or a Promise; the runtime awaits both.
 //
 // Device memory is addressed by 64-bit device addresses (bigint), as CUdeviceptr is. Kernel parameters
@@ -8,6 +8,7 @@
 // very same bytes.
 
 export type MaybePromise<T> = T | Promise<T>
+export type BackendName = 'cuda' | 'emulator' | 'webgpu'
 export type Dim3 = [number, number, number]
 
 export interface DeviceInfo {
@@ -92,11 +93,12 @@ export interface KernelParams {
 }
 
 export interface Backend {
-  readonly name: 'cuda' | 'emulator'
+  readonly name: BackendName
   /** Which image kinds this backend can load; the emulator loads only `ptx`. */
   readonly imageKinds: ReadonlyArray<ImageToLoad['kind']>
   device(): DeviceInfo
-  loadModule(image: ImageToLoad): MaybePromise<BackendModule>
+  /** `sourceName` names the module in messages (the webgpu backend's CannotTranslateError). */
+  loadModule(image: ImageToLoad, sourceName?: string): MaybePromise<BackendModule>
   alloc(byteLength: number): MaybePromise<bigint>
   free(address: bigint): MaybePromise<void>
   copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): MaybePromise<void>

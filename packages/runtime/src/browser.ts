@@ -1,42 +1,62 @@
-// @kernelpack/runtime for browsers: the same API with the emulator backend only (no koffi, no Node
-// built-ins). A string or URL source is fetched.
+// @kernelpack/runtime for browsers: the same API over the WebGPU backend or the PTX emulator (no koffi, no
+// Node built-ins). A string or URL source is fetched. `auto` runs WebGPU when the page has an adapter and
+// every kernel translates, else the emulator, and says why in `mod.backend.reason` (issue 15).
 import type { KernelManifest } from '@kernelpack/offload'
 import type { Backend } from './backend.js'
 import { createModule, type Module } from './module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
+import { describeWebGpuFallback, isWebGpuFallback, webgpuBackend, type WebGpuOptions } from './webgpu.js'
 
 export * from './exports.js'
+export type { WebGpuOptions } from './webgpu.js'
 
 export interface LoadModuleOptions {
-  /** Browsers have no CUDA driver: 'auto' and 'emulator' both run the PTX emulator. @default 'auto' */
-  backend?: 'auto' | 'cuda' | 'emulator'
+  /** `auto`: WebGPU when the page has an adapter and every kernel translates, else the PTX emulator.
+   *  Browsers have no CUDA driver. @default 'auto' */
+  backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
   device?: number
   libcudaPath?: string
+  /** The WebGPU backend's GPU (default `navigator.gpu`) and translator. */
+  webgpu?: WebGpuOptions
 }
 
 let emulator: Promise<Backend> | undefined
 
-export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
-  const which = options.backend ?? 'auto'
-  if (which === 'cuda') {
-    throw new Error("loadModule: backend 'cuda' needs Node and the NVIDIA driver; in a browser use 'auto' or 'emulator' (the PTX emulator)")
-  }
-  if (which !== 'auto' && which !== 'emulator') throw new TypeError(`loadModule: backend must be 'auto', 'cuda' or 'emulator', got ${JSON.stringify(which)}`)
+function emulatorBackend(): Promise<Backend> {
   emulator ??= import('@kernelpack/emulator').then((m) => {
     const create = (m as { createEmulatorBackend?: () => Backend }).createEmulatorBackend
     if (typeof create !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
     return create()
   })
   emulator.catch(() => (emulator = undefined))
+  return emulator
+}
+
+export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
+  const which = options.backend ?? 'auto'
+  if (which === 'cuda') {
+    throw new Error("loadModule: backend 'cuda' needs Node and the NVIDIA driver; in a browser use 'auto', 'webgpu' or 'emulator'")
+  }
+  if (which !== 'auto' && which !== 'emulator' && which !== 'webgpu') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
   let bytes = bytesOf(source)
   if (!bytes) {
     if (isResponse(source)) bytes = await readResponse(source, describeSource(source))
     else if (typeof source === 'string' || source instanceof URL) bytes = await fetchBytes(source)
     else throw new TypeError(`loadModule: source must be bytes, a URL or a Response, got ${typeof source}`)
   }
-  const backend = await emulator
-  return createModule(backend, bytes, manifest, {
-    sourceName: describeSource(source),
-    reason: which === 'auto' ? 'auto: browsers have no CUDA driver, so the PTX emulator runs' : "backend 'emulator' was requested",
-  })
+  const sourceName = describeSource(source)
+  if (which === 'emulator') return createModule(await emulatorBackend(), bytes, manifest, { sourceName, reason: "backend 'emulator' was requested" })
+  if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested" })
+  let adapter: string | undefined
+  try {
+    const gpu = await webgpuBackend(options.webgpu)
+    adapter = gpu.device().name.replace(/^WebGPU: /, '')
+    return await createModule(gpu, bytes, manifest, { sourceName, reason: `auto: WebGPU (${adapter}) runs every kernel of this module` })
+  } catch (err) {
+    if (!isWebGpuFallback(err)) throw err
+    return createModule(await emulatorBackend(), bytes, manifest, {
+      sourceName,
+      reason: `auto: browsers have no CUDA driver, and ${describeWebGpuFallback(err, adapter)}, so the PTX emulator runs`,
+    })
+  }
 }

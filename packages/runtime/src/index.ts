@@ -1,22 +1,28 @@
-// @kernelpack/runtime for Node: loadModule over the cuda backend (koffi → libcuda) or the PTX emulator.
-// koffi and node:fs are imported lazily so that importing the runtime stays cheap.
+// @kernelpack/runtime for Node: loadModule over the cuda backend (koffi → libcuda), the PTX emulator, or (when
+// asked) WebGPU on Dawn. koffi, node:fs and the webgpu packages are imported lazily so that importing the
+// runtime stays cheap.
 import type { KernelManifest } from '@kernelpack/offload'
 import type { Backend } from './backend.js'
 import { NoDriverError } from './errors.js'
 import { createModule, type Module } from './module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
+import { webgpuBackend, type WebGpuOptions } from './webgpu.js'
 
 export * from './exports.js'
+export type { WebGpuOptions } from './webgpu.js'
 
 export interface LoadModuleOptions {
-  /** `auto`: cuda where a driver answers, else the emulator. @default 'auto' */
-  backend?: 'auto' | 'cuda' | 'emulator'
+  /** `auto`: cuda where a driver answers, else the emulator (`webgpu` only when asked, see `webgpu`). @default 'auto' */
+  backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
   /** CUDA device ordinal. @default 0 */
   device?: number
   /** Path of libcuda. @default `KERNELPACK_LIBCUDA`, else `libcuda.so.1` */
   libcudaPath?: string
   /** cuda: per-thread default stream semantics instead of the legacy default stream. @default false */
   perThreadDefaultStream?: boolean
+  /** backend 'webgpu': the GPU object, by default `create([])` of the optional `webgpu` package (Dawn), and
+   *  the PTX→WGSL translator. */
+  webgpu?: WebGpuOptions
 }
 
 const backends = new Map<string, Promise<Backend>>()
@@ -46,12 +52,28 @@ function emulatorBackend(): Promise<Backend> {
   return b
 }
 
+/** WebGPU in Node: the caller's GPU object, else Dawn from the optional `webgpu` package. */
+async function nodeWebGpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
+  if (options.gpu || options.adapter) return webgpuBackend(options)
+  // a variable specifier: bundlers must not try to resolve an optional package the app may not have
+  const dawn = 'webgpu'
+  let create: (flags: string[]) => GPU
+  try {
+    create = ((await import(/* webpackIgnore: true */ /* @vite-ignore */ dawn)) as { create: typeof create }).create
+  } catch (err) {
+    throw new Error("loadModule: backend 'webgpu' in Node needs the optional `webgpu` package (Dawn): install it, or pass { webgpu: { gpu } }", { cause: err })
+  }
+  return webgpuBackend({ ...options, gpu: (dawnGpu ??= create([])) })
+}
+let dawnGpu: GPU | undefined
+
 /** The backend loadModule would use, and why. */
 export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{ backend: Backend; reason: string }> {
   const which = options.backend ?? 'auto'
   if (which === 'cuda') return { backend: await cudaBackend(options), reason: "backend 'cuda' was requested" }
   if (which === 'emulator') return { backend: await emulatorBackend(), reason: "backend 'emulator' was requested" }
-  if (which !== 'auto') throw new TypeError(`loadModule: backend must be 'auto', 'cuda' or 'emulator', got ${JSON.stringify(which)}`)
+  if (which === 'webgpu') return { backend: await nodeWebGpuBackend(options.webgpu), reason: "backend 'webgpu' was requested" }
+  if (which !== 'auto') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
   try {
     const backend = await cudaBackend(options)
     return { backend, reason: `auto: the NVIDIA driver answered (${backend.device().name})` }

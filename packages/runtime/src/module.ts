@@ -3,7 +3,7 @@
 // Shared by the Node entry (index.ts) and the browser entry (browser.ts); no Node built-ins here.
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
 import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload'
-import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
+import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
 import { createPacker, createPackTarget, type KernelArg, type PackTarget } from './marshal.js'
 import { selectImage, sniffKind } from './select-image.js'
@@ -90,7 +90,7 @@ export interface Kernel {
 }
 
 export interface BackendInfo {
-  name: 'cuda' | 'emulator'
+  name: BackendName
   device: DeviceInfo
   /** Why this backend runs (`'auto'` explains its pick). */
   reason: string
@@ -251,7 +251,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
   } catch (err) {
     throw new Error(`${opts.sourceName}: ${(err as Error).message}`, { cause: err })
   }
-  const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image })
+  const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image }, opts.sourceName)
   const streams = new Map<Stream, BackendStream>()
   let unloaded = false
   const alive = (what: string) => {

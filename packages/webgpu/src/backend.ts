@@ -1,0 +1,550 @@
+/// <reference types="@webgpu/types" />
+// The `webgpu` execution backend: implements the runtime's Backend interface (packages/runtime/src/backend.ts,
+// structurally, like the emulator; this package imports neither) over one WebGPU device.
+//
+// Memory: one arena storage buffer, device addresses = byte offsets (README.md, "Pointer model"; layout.ts).
+// Order: WebGPU has one queue per device, so every stream maps onto it; the backend also runs its own host
+// steps (pipeline creation, arena growth, writes, submits) one after another in call order (`serial`), so a
+// launch that awaits a pipeline is never overtaken by a later copy. Errors of the WebGPU implementation are
+// caught with error scopes around each submit and reported at the next synchronize or download, like CUDA's
+// sticky launch errors; a kernel that checks its accesses reports a fault through the fault record.
+import { ArenaAllocator } from './arena.js'
+import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
+import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
+import {
+  ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
+  LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
+  USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
+} from './layout.js'
+import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
+import { pendingTranslator, type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
+
+export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
+  /** A device acquired with requestWebGpuDevice (shared between backends; not destroyed by dispose). */
+  webgpu?: WebGpuDevice
+  /** Turns PTX into WGSL. @default pendingTranslator (refuses every module until emit-wgsl lands) */
+  translator?: WgslTranslator
+  /** Initial arena size in bytes (it doubles on demand). @default 16 MiB */
+  initialMemory?: number
+  /** Arena limit in bytes. @default the device's maxStorageBufferBindingSize and maxBufferSize, at most 3.75 GiB */
+  memoryLimit?: number
+}
+
+export interface WebGpuFunction {
+  readonly name: string
+}
+
+export interface WebGpuModule {
+  getFunction(name: string): WebGpuFunction
+  getGlobal(name: string): { address: bigint; size: number }
+  unload(): void
+}
+
+export interface WebGpuLaunchConfig {
+  grid: Dim3
+  block: Dim3
+  sharedBytes: number
+  stream?: { readonly id: number } | null
+}
+
+export interface WebGpuKernelParams {
+  bytes: Uint8Array
+  offsets: readonly number[]
+  sizes: readonly number[]
+}
+
+export interface WebGpuDeviceInfo {
+  name: string
+  computeCapability: [number, number]
+  totalMemory: number
+  ptxVersion?: [number, number]
+  warpSize?: number
+}
+
+interface WebGpuEvent { readonly id: number; done?: Promise<number> }
+
+export interface WebGpuBackend {
+  readonly name: 'webgpu'
+  readonly imageKinds: ReadonlyArray<'ptx'>
+  /** The adapter, device, features and limits in use. */
+  readonly gpu: WebGpuDevice
+  /** The translator that loadModule uses. */
+  readonly translator: WgslTranslator
+  device(): WebGpuDeviceInfo
+  loadModule(image: { kind: string; arch: string; bytes: Uint8Array }, sourceName?: string): Promise<WebGpuModule>
+  alloc(byteLength: number): Promise<bigint>
+  free(address: bigint): void
+  copyToDevice(dst: bigint, src: Uint8Array, stream?: { readonly id: number } | null): Promise<void>
+  copyFromDevice(dst: Uint8Array, src: bigint, stream?: { readonly id: number } | null): Promise<void>
+  memset(dst: bigint, byte: number, byteLength: number, stream?: { readonly id: number } | null): Promise<void>
+  createStream(): { readonly id: number }
+  destroyStream(stream: { readonly id: number }): void
+  synchronize(stream?: { readonly id: number } | null): Promise<void>
+  launch(fn: WebGpuFunction, config: WebGpuLaunchConfig, params: WebGpuKernelParams): Promise<void>
+  createEvent(): { readonly id: number }
+  recordEvent(event: { readonly id: number }, stream?: { readonly id: number } | null): Promise<void>
+  elapsedMs(start: { readonly id: number }, end: { readonly id: number }): Promise<number>
+  destroyEvent(event: { readonly id: number }): void
+  dispose(): Promise<void>
+}
+
+interface LoadedModule {
+  source: string
+  translated: WgslModule
+  /** Address of each module variable, by index. */
+  variableAt: number[]
+  unloaded: boolean
+}
+
+class KernelHandle implements WebGpuFunction {
+  readonly pipelines = new Map<string, Promise<GPUComputePipeline>>()
+  /** The override constants the WGSL declares (only those may be given to the pipeline). */
+  readonly overrides: ReadonlySet<string>
+  paramBuffer: GPUBuffer | undefined
+  launchBuffer: GPUBuffer | undefined
+  bindGroup: GPUBindGroup | undefined
+  bindGeneration = -1
+  constructor(readonly name: string, readonly id: number, readonly mod: LoadedModule, readonly kernel: WgslKernel, readonly shader: GPUShaderModule) {
+    this.overrides = new Set([...kernel.wgsl.matchAll(/\boverride\s+(kp_\w+)/g)].map((m) => m[1]!))
+  }
+}
+
+function toAddress(a: bigint, what: string): number {
+  if (typeof a !== 'bigint') throw new TypeError(`${what}: device address must be a bigint`)
+  if (a < 0n || a >= BigInt(ARENA_ADDRESS_LIMIT)) throw new RangeError(`${what}: 0x${a.toString(16)} is not a WebGPU device address`)
+  return Number(a)
+}
+
+function dim(d: unknown, what: string): Dim3 {
+  if (!Array.isArray(d) || d.length !== 3 || !d.every((x) => Number.isInteger(x) && x >= 1)) throw new TypeError(`launch: ${what} must be [x, y, z] of positive integers, got ${JSON.stringify(d)}`)
+  return d as Dim3
+}
+
+const align4 = (n: number) => Math.ceil(n / 4) * 4
+const align16 = (n: number) => Math.ceil(n / 16) * 16
+
+/** Creates the WebGPU backend on `options.webgpu`, or on a device requested from `options.gpu` / navigator.gpu. */
+export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): Promise<WebGpuBackend> {
+  const ownsDevice = !options.webgpu
+  const gpu = options.webgpu ?? (await requestWebGpuDevice(options))
+  const { device, limits } = gpu
+  const translator = options.translator ?? pendingTranslator
+  const limit = (name: string) => limits[name] ?? 0
+  const deviceLimit = Math.min(limit('maxStorageBufferBindingSize'), limit('maxBufferSize'), ARENA_ADDRESS_LIMIT)
+  const memoryLimit = Math.floor(Math.min(options.memoryLimit ?? deviceLimit, deviceLimit) / 4) * 4
+  const arena = new ArenaAllocator(memoryLimit)
+  let capacity = Math.min(Math.max(align4(options.initialMemory ?? 1 << 24), RESERVED_BYTES), memoryLimit)
+  let memory = device.createBuffer({ label: 'kernelpack arena', size: capacity, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+  /** Bumped when `memory` is replaced; bind groups made for an older buffer are rebuilt. */
+  let generation = 0
+  const faultRecord = device.createBuffer({ label: 'kernelpack fault record', size: FAULT_RECORD_BYTES, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+
+  let lost: string | undefined
+  let disposed = false
+  void device.lost.then((info) => { if (!disposed) lost = `the WebGPU device was lost (${info.reason}): ${info.message}` })
+  const uncaptured: string[] = []
+  device.addEventListener?.('uncapturederror', (e) => uncaptured.push((e as GPUUncapturedErrorEvent).error.message))
+  const live = () => {
+    if (disposed) throw new Error('the webgpu backend was disposed')
+    if (lost) throw new WebGpuError(lost)
+  }
+
+  // Host steps in call order (see the header).
+  let chain: Promise<unknown> = Promise.resolve()
+  function serial<T>(step: () => T | Promise<T>): Promise<T> {
+    const p = chain.then(step)
+    chain = p.catch(() => undefined)
+    return p
+  }
+
+  // Errors of submitted work, collected by error scopes and thrown at the next synchronize/download.
+  let pendingErrors: Array<Promise<string | undefined>> = []
+  function submitChecked(what: string, encode: (enc: GPUCommandEncoder) => void): void {
+    device.pushErrorScope('validation')
+    device.pushErrorScope('out-of-memory')
+    const enc = device.createCommandEncoder()
+    encode(enc)
+    device.queue.submit([enc.finish()])
+    const oom = device.popErrorScope()
+    const validation = device.popErrorScope()
+    pendingErrors.push(Promise.all([oom, validation]).then(([a, b]) => (a ?? b ? `${what}: ${(a ?? b)!.message}` : undefined)))
+  }
+  async function throwPendingErrors(): Promise<void> {
+    const all = pendingErrors
+    pendingErrors = []
+    const messages = (await Promise.all(all)).filter((m): m is string => m !== undefined)
+    messages.push(...uncaptured.splice(0))
+    if (messages.length) throw new WebGpuError(`WebGPU reported ${messages.length === 1 ? 'an error' : `${messages.length} errors`}: ${messages.join('; ')}`)
+    if (lost) throw new WebGpuError(lost)
+  }
+
+  // Arena growth: a bigger buffer, the old contents copied in queue order, the old one released.
+  function ensureCapacity(end: number): void {
+    if (end <= capacity) return
+    let next = capacity
+    while (next < end) next *= 2
+    next = Math.min(align4(next), memoryLimit)
+    const bigger = device.createBuffer({ label: 'kernelpack arena', size: next, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+    const old = memory
+    submitChecked('growing the arena', (enc) => enc.copyBufferToBuffer(old, 0, bigger, 0, capacity))
+    old.destroy()
+    memory = bigger
+    capacity = next
+    generation++
+  }
+
+  const patchLayout = device.createBindGroupLayout({
+    label: 'kernelpack patch',
+    entries: [
+      { binding: BINDING_MEMORY, visibility: STAGE_COMPUTE, buffer: { type: 'storage' } },
+      { binding: PATCH_BINDING, visibility: STAGE_COMPUTE, buffer: { type: 'uniform' } },
+    ],
+  })
+  const patchPipeline = device.createComputePipeline({
+    label: 'kernelpack patch',
+    layout: device.createPipelineLayout({ bindGroupLayouts: [patchLayout] }),
+    compute: { module: device.createShaderModule({ label: 'kernelpack patch', code: patchWgsl }), entryPoint: 'patch_words' },
+  })
+  const patchBuffer = device.createBuffer({ label: 'kernelpack patch', size: PATCH_BYTES, usage: USAGE_UNIFORM | USAGE_COPY_DST })
+  let patchGroup: GPUBindGroup | undefined
+  let patchGeneration = -1
+  function applyPatches(patches: WordPatch[]): void {
+    if (patches.length === 0) return
+    const words = new Uint32Array(PATCH_BYTES / 4)
+    patches.forEach((p, i) => { words[i * 4] = p.index; words[i * 4 + 1] = p.mask; words[i * 4 + 2] = p.value })
+    device.queue.writeBuffer(patchBuffer, 0, words)
+    if (patchGeneration !== generation) {
+      patchGroup = device.createBindGroup({
+        layout: patchLayout,
+        entries: [{ binding: BINDING_MEMORY, resource: { buffer: memory } }, { binding: PATCH_BINDING, resource: { buffer: patchBuffer } }],
+      })
+      patchGeneration = generation
+    }
+    submitChecked('writing unaligned bytes', (enc) => {
+      const pass = enc.beginComputePass()
+      pass.setPipeline(patchPipeline)
+      pass.setBindGroup(0, patchGroup!)
+      pass.dispatchWorkgroups(1)
+      pass.end()
+    })
+  }
+
+  function checkRange(at: number, n: number, what: string): void {
+    if (n === 0) return
+    if (!arena.contains(at, n)) throw new RangeError(`${what}: range 0x${at.toString(16)}+${n} is not inside one allocation of the WebGPU device`)
+  }
+
+  /** Reads [at, at + n) (any alignment) and the fault record in one copy; throws a recorded fault. */
+  async function readBack(at: number, n: number, into: Uint8Array | undefined): Promise<void> {
+    const start = at & ~3
+    const len = align4(at + n) - start
+    const staging = await serial(() => {
+      live()
+      const buf = device.createBuffer({ label: 'kernelpack readback', size: len + FAULT_RECORD_BYTES, usage: USAGE_MAP_READ | USAGE_COPY_DST })
+      submitChecked('reading device memory', (enc) => {
+        if (len) enc.copyBufferToBuffer(memory, start, buf, 0, len)
+        enc.copyBufferToBuffer(faultRecord, 0, buf, len, FAULT_RECORD_BYTES)
+      })
+      return buf
+    })
+    try {
+      await staging.mapAsync(MAP_READ)
+      const bytes = new Uint8Array(staging.getMappedRange())
+      if (into) into.set(bytes.subarray(at - start, at - start + n))
+      const fault = new Uint32Array(bytes.buffer, bytes.byteOffset + len, FAULT_RECORD_BYTES / 4).slice()
+      staging.unmap()
+      await throwPendingErrors()
+      if (fault[0] !== 0) {
+        await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
+        const name = kernelNames[fault[0]! - 1] ?? `#${fault[0]! - 1}`
+        throw new WebGpuFault(name, fault[1]!, (BigInt(fault[3]!) << 32n) | BigInt(fault[2]!))
+      }
+    } finally {
+      staging.destroy()
+    }
+  }
+
+  const bindLayout = device.createBindGroupLayout({
+    label: 'kernelpack kernel',
+    entries: [
+      { binding: BINDING_MEMORY, visibility: STAGE_COMPUTE, buffer: { type: 'storage' } },
+      { binding: BINDING_PARAMS, visibility: STAGE_COMPUTE, buffer: { type: 'uniform' } },
+      { binding: BINDING_LAUNCH, visibility: STAGE_COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: LAUNCH_RECORD_BYTES } },
+      { binding: BINDING_FAULT, visibility: STAGE_COMPUTE, buffer: { type: 'storage' } },
+    ],
+  })
+  const pipelineLayout = device.createPipelineLayout({ label: 'kernelpack kernel', bindGroupLayouts: [bindLayout] })
+
+  /** Names of loaded kernels by kernel_id (the fault record names a kernel by it). */
+  const kernelNames: string[] = []
+  let nextStream = 1
+  let nextEvent = 1
+  const events = new Map<number, WebGpuEvent>()
+  const info = describeAdapter(gpu.info)
+
+  async function loadModule(image: { kind: string; arch: string; bytes: Uint8Array }, sourceName = `PTX module (${image.arch})`): Promise<WebGpuModule> {
+    live()
+    if (image.kind !== 'ptx') throw new TypeError(`the webgpu backend translates PTX only; got a ${image.kind} image for ${image.arch}`)
+    let end = image.bytes.length
+    while (end > 0 && image.bytes[end - 1] === 0) end--
+    const ptx = new TextDecoder().decode(image.bytes.subarray(0, end))
+    const translated = await translator.translate({ ptx, arch: image.arch, source: sourceName }, {
+      features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
+    })
+    const refused: Untranslatable[] = [...translated.refused]
+    // What the translator produced must fit this device; a kernel that does not is refused like an
+    // untranslatable one, so `auto` falls back instead of failing at the first launch.
+    for (const k of translated.kernels.values()) {
+      const missing = k.features.filter((f) => !gpu.features.has(f))
+      if (missing.length) refused.push({ kernel: k.name, line: 0, reason: `needs the WebGPU feature(s) ${missing.join(', ')}, which ${info} lacks` })
+      if (align16(k.paramBytes) > limit('maxUniformBufferBindingSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.paramBytes}-byte parameter block exceeds maxUniformBufferBindingSize (${limit('maxUniformBufferBindingSize')})` })
+      if (k.workgroupBytes > limit('maxComputeWorkgroupStorageSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.workgroupBytes} bytes of shared memory exceed maxComputeWorkgroupStorageSize (${limit('maxComputeWorkgroupStorageSize')})` })
+      if (k.requiredBlock && k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] > limit('maxComputeInvocationsPerWorkgroup')) {
+        refused.push({ kernel: k.name, line: 0, reason: `.reqntid ${k.requiredBlock.join(',')} exceeds maxComputeInvocationsPerWorkgroup (${limit('maxComputeInvocationsPerWorkgroup')})` })
+      }
+    }
+    if (refused.length) throw new CannotTranslateError(sourceName, refused)
+
+    const mod: LoadedModule = { source: sourceName, translated, variableAt: [], unloaded: false }
+    const handles = new Map<string, KernelHandle>()
+    device.pushErrorScope('validation')
+    for (const k of translated.kernels.values()) {
+      const shader = device.createShaderModule({ label: k.name, code: k.wgsl })
+      const compiled = await shader.getCompilationInfo()
+      const errors = compiled.messages.filter((m) => m.type === 'error')
+      if (errors.length) {
+        await device.popErrorScope()
+        // WGSL that does not compile is a translator bug, not a property of the user's kernel.
+        throw new WebGpuError(`${sourceName}: the WGSL of kernel ${k.name} (from ${translator.name}) does not compile: ${errors.map((m) => `line ${m.lineNum}:${m.linePos}: ${m.message}`).join('; ')}`)
+      }
+      kernelNames.push(k.name)
+      handles.set(k.name, new KernelHandle(k.name, kernelNames.length - 1, mod, k, shader))
+    }
+    const shaderError = await device.popErrorScope()
+    if (shaderError) throw new WebGpuError(`${sourceName}: ${shaderError.message}`)
+    for (const v of translated.variables) {
+      const at = await alloc(Math.max(v.size, 1))
+      mod.variableAt.push(Number(at))
+      const bytes = new Uint8Array(align4(Math.max(v.size, 1)))
+      if (v.init) bytes.set(v.init.subarray(0, v.size))
+      await serial(() => device.queue.writeBuffer(memory, Number(at), bytes))
+    }
+    return {
+      getFunction(name: string) {
+        const h = handles.get(name)
+        if (!h) throw new Error(`kernel ${name} is not in this module (kernels: ${[...handles.keys()].join(', ') || 'none'})`)
+        return h
+      },
+      getGlobal(name: string) {
+        const i = translated.variables.findIndex((v) => v.name === name)
+        if (i < 0) throw new Error(`variable ${name} is not a .global/.const variable of this module`)
+        return { address: BigInt(mod.variableAt[i]!), size: translated.variables[i]!.size }
+      },
+      unload() {
+        if (mod.unloaded) return
+        mod.unloaded = true
+        for (const at of mod.variableAt) arena.free(at)
+        for (const h of handles.values()) { h.paramBuffer?.destroy(); h.launchBuffer?.destroy() }
+      },
+    }
+  }
+
+  async function alloc(byteLength: number): Promise<bigint> {
+    live()
+    return serial(() => {
+      const at = arena.alloc(byteLength)
+      ensureCapacity(arena.top)
+      return BigInt(at)
+    })
+  }
+
+  function pipelineFor(h: KernelHandle, block: Dim3, dynWords: number): Promise<GPUComputePipeline> {
+    const key = `${block.join(',')}/${dynWords}`
+    let p = h.pipelines.get(key)
+    if (!p) {
+      const constants: Record<string, number> = {}
+      OVERRIDE_NTID.forEach((name, i) => { if (h.overrides.has(name)) constants[name] = block[i]! })
+      if (h.overrides.has(OVERRIDE_DYN_SHARED_WORDS)) constants[OVERRIDE_DYN_SHARED_WORDS] = dynWords
+      h.mod.variableAt.forEach((at, i) => { if (h.overrides.has(overrideVariable(i))) constants[overrideVariable(i)] = at })
+      p = device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module: h.shader, entryPoint: h.kernel.entryPoint, constants } })
+      h.pipelines.set(key, p)
+      p.catch(() => h.pipelines.delete(key))
+    }
+    return p
+  }
+
+  const backend: WebGpuBackend = {
+    name: 'webgpu',
+    imageKinds: ['ptx'],
+    gpu,
+    translator,
+    device() {
+      // What selectImage needs: any PTX image is a candidate (the translator refuses what it cannot read).
+      return { name: `WebGPU: ${info}`, computeCapability: [12, 0], totalMemory: memoryLimit, ptxVersion: [9, 1], warpSize: 32 }
+    },
+    loadModule,
+    alloc,
+    free(address) {
+      live()
+      arena.free(toAddress(address, 'free'))
+    },
+    async copyToDevice(dst, src) {
+      live()
+      const at = toAddress(dst, 'copyToDevice')
+      checkRange(at, src.length, 'copyToDevice')
+      if (src.length === 0) return
+      const { mid, midBytes, patches } = splitUnaligned(at, src.length, (k) => src[k]!)
+      await serial(() => {
+        if (midBytes) device.queue.writeBuffer(memory, mid, src as Uint8Array<ArrayBuffer>, mid - at, midBytes)
+        applyPatches(patches)
+      })
+    },
+    async copyFromDevice(dst, src) {
+      live()
+      const at = toAddress(src, 'copyFromDevice')
+      checkRange(at, dst.length, 'copyFromDevice')
+      await readBack(at, dst.length, dst)
+    },
+    async memset(dst, byte, byteLength) {
+      live()
+      const at = toAddress(dst, 'memset')
+      checkRange(at, byteLength, 'memset')
+      if (byteLength === 0) return
+      const b = byte & 0xff
+      const { mid, midBytes, patches } = splitUnaligned(at, byteLength, () => b)
+      await serial(() => {
+        if (midBytes && b === 0) submitChecked('memset', (enc) => enc.clearBuffer(memory, mid, midBytes))
+        else if (midBytes) {
+          const chunk = new Uint32Array(Math.min(midBytes, 1 << 22) / 4).fill(b * 0x01010101)
+          for (let off = 0; off < midBytes; off += chunk.byteLength) {
+            device.queue.writeBuffer(memory, mid + off, chunk, 0, Math.min(chunk.byteLength, midBytes - off) / 4)
+          }
+        }
+        applyPatches(patches)
+      })
+    },
+    createStream() { return { id: nextStream++ } },
+    destroyStream() {},
+    async synchronize() {
+      live()
+      await readBack(0, 0, undefined)
+    },
+    async launch(fn, config, params) {
+      live()
+      if (!(fn instanceof KernelHandle)) throw new TypeError('launch: not a function of a webgpu module')
+      const h = fn
+      if (h.mod.unloaded) throw new Error(`launch: the module of ${h.name} was unloaded`)
+      const k = h.kernel
+      const grid = dim(config.grid, 'grid')
+      const block = dim(config.block, 'block')
+      const what = `launch ${h.name}`
+      const fallback = 'the emulator backend has no such limit'
+      const threads = block[0] * block[1] * block[2]
+      ;(['X', 'Y', 'Z'] as const).forEach((axis, i) => {
+        const max = limit(`maxComputeWorkgroupSize${axis}`)
+        if (block[i]! > max) throw new WebGpuLimitError(`${what}: block.${axis.toLowerCase()}`, `maxComputeWorkgroupSize${axis}`, block[i]!, max, `launch with smaller blocks, or use the emulator (${fallback})`)
+      })
+      if (threads > limit('maxComputeInvocationsPerWorkgroup')) {
+        throw new WebGpuLimitError(`${what}: ${block.join('×')} threads per block`, 'maxComputeInvocationsPerWorkgroup', threads, limit('maxComputeInvocationsPerWorkgroup'), `launch with at most ${limit('maxComputeInvocationsPerWorkgroup')} threads per block, or use the emulator (${fallback})`)
+      }
+      if (k.requiredBlock && k.requiredBlock.some((v, i) => v !== block[i])) throw new RangeError(`${what}: the kernel requires block ${k.requiredBlock.join('×')} (.reqntid), got ${block.join('×')}`)
+      if (k.maxThreads !== undefined && threads > k.maxThreads) throw new RangeError(`${what}: the kernel allows at most ${k.maxThreads} threads per block (.maxntid), got ${threads}`)
+      const shared = config.sharedBytes ?? 0
+      if (!Number.isInteger(shared) || shared < 0) throw new RangeError(`${what}: sharedBytes must be a non-negative integer`)
+      const workgroupBytes = k.workgroupBytes + align4(shared)
+      if (workgroupBytes > limit('maxComputeWorkgroupStorageSize')) {
+        throw new WebGpuLimitError(`${what}: ${k.workgroupBytes} bytes of static and ${shared} of dynamic shared memory`, 'maxComputeWorkgroupStorageSize', workgroupBytes, limit('maxComputeWorkgroupStorageSize'), `use less shared memory per block, or the emulator (${fallback})`)
+      }
+      const perDim = limit('maxComputeWorkgroupsPerDimension')
+      ;(['y', 'z'] as const).forEach((axis, i) => {
+        if (grid[i + 1]! > perDim) throw new WebGpuLimitError(`${what}: grid.${axis}`, 'maxComputeWorkgroupsPerDimension', grid[i + 1]!, perDim, 'only grid.x is split into several dispatches')
+      })
+      if (params.bytes.length < k.paramBytes) throw new TypeError(`${what}: the parameter block has ${params.bytes.length} bytes, the kernel reads ${k.paramBytes}`)
+      if (k.paramOffsets && params.offsets) {
+        if (params.offsets.length !== k.paramOffsets.length) throw new TypeError(`${what}: ${params.offsets.length} parameter offsets given, the kernel declares ${k.paramOffsets.length} parameters (is the manifest from another build?)`)
+        params.offsets.forEach((o, i) => {
+          if (o !== k.paramOffsets![i]) throw new TypeError(`${what}: parameter ${i} is at offset ${o} in the block but at ${k.paramOffsets![i]} in the PTX's .param layout (is the manifest from another build?)`)
+        })
+      }
+      // The arguments are copied now: the caller may reuse its block as soon as launch() resolves.
+      const paramSize = Math.max(16, align16(Math.max(k.paramBytes, params.bytes.length)))
+      const paramBytes = new Uint8Array(paramSize)
+      paramBytes.set(params.bytes)
+      const chunks = Math.ceil(grid[0] / perDim)
+      const records = new Uint32Array((chunks * LAUNCH_RECORD_STRIDE) / 4)
+      for (let c = 0; c < chunks; c++) {
+        const r = (c * LAUNCH_RECORD_STRIDE) / 4
+        records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, 0], r)
+      }
+      const pipeline = pipelineFor(h, block, Math.max(1, Math.ceil(shared / 4)))
+      await serial(async () => {
+        const p = await pipeline
+        live()
+        if (!h.paramBuffer || h.paramBuffer.size < paramSize) {
+          h.paramBuffer?.destroy()
+          h.paramBuffer = device.createBuffer({ label: `${h.name} params`, size: paramSize, usage: USAGE_UNIFORM | USAGE_COPY_DST })
+          h.bindGeneration = -1
+        }
+        if (!h.launchBuffer || h.launchBuffer.size < records.byteLength) {
+          h.launchBuffer?.destroy()
+          h.launchBuffer = device.createBuffer({ label: `${h.name} launch`, size: records.byteLength, usage: USAGE_UNIFORM | USAGE_COPY_DST })
+          h.bindGeneration = -1
+        }
+        device.queue.writeBuffer(h.paramBuffer, 0, paramBytes)
+        device.queue.writeBuffer(h.launchBuffer, 0, records)
+        if (h.bindGeneration !== generation) {
+          h.bindGroup = device.createBindGroup({
+            label: h.name,
+            layout: bindLayout,
+            entries: [
+              { binding: BINDING_MEMORY, resource: { buffer: memory } },
+              { binding: BINDING_PARAMS, resource: { buffer: h.paramBuffer } },
+              { binding: BINDING_LAUNCH, resource: { buffer: h.launchBuffer, size: LAUNCH_RECORD_BYTES } },
+              { binding: BINDING_FAULT, resource: { buffer: faultRecord } },
+            ],
+          })
+          h.bindGeneration = generation
+        }
+        submitChecked(what, (enc) => {
+          const pass = enc.beginComputePass({ label: h.name })
+          pass.setPipeline(p)
+          for (let c = 0; c < chunks; c++) {
+            pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
+            pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
+          }
+          pass.end()
+        })
+      })
+    },
+    createEvent() {
+      const ev: WebGpuEvent = { id: nextEvent++ }
+      events.set(ev.id, ev)
+      return ev
+    },
+    async recordEvent(event) {
+      live()
+      const ev = events.get(event.id)
+      if (!ev) throw new Error('recordEvent: not an event of this backend (or destroyed)')
+      // WebGPU has no in-queue host-visible events: the time at which the queue reports the work submitted
+      // so far as done stands for it (host clock, so it includes the completion callback's latency).
+      await serial(() => { ev.done = device.queue.onSubmittedWorkDone().then(() => performance.now()) })
+    },
+    async elapsedMs(start, end) {
+      const a = events.get(start.id)?.done, b = events.get(end.id)?.done
+      if (!a || !b) throw new Error('elapsedMs: both events must have been recorded')
+      const [ta, tb] = await Promise.all([a, b])
+      return tb - ta
+    },
+    destroyEvent(event) { events.delete(event.id) },
+    async dispose() {
+      if (disposed) return
+      await chain
+      disposed = true
+      memory.destroy()
+      patchBuffer.destroy()
+      faultRecord.destroy()
+      if (ownsDevice) device.destroy()
+    },
+  }
+  return backend
+}

@@ -1,0 +1,75 @@
+// Errors of the WebGPU backend. Each has a stable `name` so the runtime (which loads this package on demand
+// and does not import its classes) can tell them apart: `auto` falls back to the emulator on
+// CannotTranslateError and NoAdapterError only.
+
+/** One kernel (or the whole module, `kernel` undefined) that cannot run on WebGPU. */
+export interface Untranslatable {
+  /** The PTX `.entry` name; undefined when the reason concerns the whole module. */
+  kernel?: string
+  /** 1-based line in the PTX text of the instruction or directive at fault; 0 when there is none. */
+  line: number
+  /** The PTX text at that line (`fma.rn.f64 %fd3, %fd1, %fd2, %fd3;`), when there is one. */
+  instruction?: string
+  /** Why, in words a user can act on (`f64 arithmetic: WGSL has no f64`). */
+  reason: string
+}
+
+function describe(u: Untranslatable): string {
+  const where = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
+  return `${u.kernel ? `kernel ${u.kernel}: ` : ''}${where}${u.reason}`
+}
+
+/** The module's PTX has kernels that cannot be translated to WGSL; thrown by loadModule. */
+export class CannotTranslateError extends Error {
+  override name = 'CannotTranslateError'
+  readonly refused: readonly Untranslatable[]
+  constructor(source: string, refused: readonly Untranslatable[]) {
+    super(`${source}: cannot run on WebGPU: ${refused.map(describe).join('; ')}`)
+    this.refused = refused
+  }
+}
+
+/** No WebGPU adapter: no `navigator.gpu`, no GPU object given, or requestAdapter() answered null. */
+export class NoAdapterError extends Error {
+  override name = 'NoAdapterError'
+  /** One line without the advice, for `auto`'s reason. */
+  readonly summary: string
+  constructor(summary: string, advice: string) {
+    super(`${summary}; ${advice}`)
+    this.summary = summary
+  }
+}
+
+/** A launch or allocation exceeds what the adapter allows; thrown before anything is queued. */
+export class WebGpuLimitError extends RangeError {
+  override name = 'WebGpuLimitError'
+  /** The WebGPU limit that is exceeded (`maxComputeInvocationsPerWorkgroup`…). */
+  readonly limit: string
+  readonly value: number
+  readonly allowed: number
+  constructor(what: string, limit: string, value: number, allowed: number, advice: string) {
+    super(`${what}: ${value} exceeds this adapter's ${limit} (${allowed}); ${advice}`)
+    this.limit = limit
+    this.value = value
+    this.allowed = allowed
+  }
+}
+
+/** The WebGPU implementation reported an error (validation, out of memory, device lost). */
+export class WebGpuError extends Error {
+  override name = 'WebGpuError'
+}
+
+/** A kernel recorded a fault (an out-of-bounds access it checked) in the fault record; see layout.ts. */
+export class WebGpuFault extends Error {
+  override name = 'WebGpuFault'
+  readonly kernel: string
+  readonly line: number
+  readonly address: bigint
+  constructor(kernel: string, line: number, address: bigint) {
+    super(`kernel ${kernel}: invalid memory access at 0x${address.toString(16)}${line > 0 ? ` (PTX line ${line})` : ''}`)
+    this.kernel = kernel
+    this.line = line
+    this.address = address
+  }
+}

@@ -1,0 +1,117 @@
+// The interface between the backend and the PTX→WGSL code generator (emit-wgsl, issue 15). The backend owns
+// devices, memory, parameters and dispatch; a translator owns the WGSL. It turns one PTX module into one
+// WGSL module per kernel that follows the binding contract of layout.ts, or says which kernels it cannot
+// translate and why (PTX line + reason), so loadModule fails early and `auto` can pick the emulator.
+//
+// Until emit-wgsl lands, the default translator is `pendingTranslator`, which refuses every module with that
+// reason; tests prove the backend's plumbing with hand-written WGSL through `createFixedTranslator`.
+import type { Untranslatable } from './errors.js'
+
+export type Dim3 = [number, number, number]
+
+/** What a translator reads. */
+export interface TranslateInput {
+  /** The PTX text of the image (trailing NUL padding removed). emit-wgsl will read the typed IR of
+   *  @kernelpack/ptx (issue 12) instead: the backend will parse once and pass the module here as `module`. */
+  ptx: string
+  /** `compute_80`… as the image declares it. */
+  arch: string
+  /** Where the module came from, for messages. */
+  source: string
+}
+
+/** What the device offers the translator: it chooses subgroup or workgroup-memory collectives, f16 or
+ *  conversions, and refuses what the limits cannot hold. */
+export interface TranslateTarget {
+  features: ReadonlySet<string>
+  limits: Readonly<Record<string, number>>
+  /** Subgroup sizes the adapter may use (GPUAdapterInfo); warp collectives use subgroups only when both are 32. */
+  subgroupMinSize?: number
+  subgroupMaxSize?: number
+}
+
+/** One translated kernel. */
+export interface WgslKernel {
+  /** The PTX `.entry` name. */
+  name: string
+  /** A complete WGSL module following layout.ts. */
+  wgsl: string
+  /** The `@compute` function in `wgsl`. */
+  entryPoint: string
+  /** Bytes of the .param block the kernel reads (kp_params holds at least this many, rounded up to 16). */
+  paramBytes: number
+  /** Offset of each parameter in the block; when given, launches whose layout differs are refused. */
+  paramOffsets?: readonly number[]
+  /** Bytes of workgroup memory the WGSL declares besides the dynamic .shared array (static .shared plus any
+   *  scratch of the workgroup-memory collectives), for the maxComputeWorkgroupStorageSize check. */
+  workgroupBytes: number
+  /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
+   *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */
+  memory: 'u32' | 'atomic-u32'
+  /** Device features the WGSL enables (`enable subgroups;`, `enable f16;`). */
+  features: readonly string[]
+  /** `.reqntid`: the only block shape the kernel accepts. */
+  requiredBlock?: Dim3
+  /** `.maxntid` as a thread count. */
+  maxThreads?: number
+  /** Indices (into WgslModule.variables) of the module variables this kernel addresses (override kp_var_<i>). */
+  variables?: readonly number[]
+}
+
+/** A module-scope `.global`/`.const` variable: the backend allocates it in the arena and initializes it. */
+export interface WgslVariable {
+  name: string
+  space: 'global' | 'const'
+  size: number
+  align: number
+  /** Initial bytes (zero-filled when absent or shorter). */
+  init?: Uint8Array
+}
+
+/** The translation of one PTX module. */
+export interface WgslModule {
+  /** Every translated `.entry`, by PTX name. */
+  kernels: ReadonlyMap<string, WgslKernel>
+  /** What cannot be translated; loadModule throws CannotTranslateError when this is not empty. */
+  refused: readonly Untranslatable[]
+  variables: readonly WgslVariable[]
+}
+
+export interface WgslTranslator {
+  /** For messages and `auto`'s reason (`emit-wgsl`, `hand-written WGSL (tests)`). */
+  readonly name: string
+  translate(input: TranslateInput, target: TranslateTarget): WgslModule | Promise<WgslModule>
+}
+
+/** The reason every module is refused until emit-wgsl exists (asserted by the runtime's `auto` tests). */
+export const PENDING_REASON = 'the PTX→WGSL translator (emit-wgsl, issue 15) is not built yet, so no PTX kernel can run on WebGPU'
+
+/** The default translator until emit-wgsl lands: refuses the whole module, saying so. */
+export const pendingTranslator: WgslTranslator = {
+  name: 'emit-wgsl (pending)',
+  translate: () => ({ kernels: new Map(), refused: [{ line: 0, reason: PENDING_REASON }], variables: [] }),
+}
+
+/**
+ * TEST-ONLY HOOK (documented in README.md, "Testing the backend before emit-wgsl"): a translator that
+ * ignores the PTX's instructions and serves hand-written WGSL for the named entries. It proves the memory,
+ * parameter and dispatch plumbing, not translation. An entry of the PTX without WGSL here is refused.
+ */
+export function createFixedTranslator(kernels: readonly WgslKernel[], variables: readonly WgslVariable[] = []): WgslTranslator {
+  const byName = new Map(kernels.map((k) => [k.name, k]))
+  return {
+    name: 'hand-written WGSL (test hook)',
+    translate(input) {
+      const refused: Untranslatable[] = []
+      const found = new Map<string, WgslKernel>()
+      input.ptx.split('\n').forEach((text, i) => {
+        const m = /^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$.]+)/.exec(text)
+        if (!m) return
+        const k = byName.get(m[1]!)
+        if (k) found.set(k.name, k)
+        else refused.push({ kernel: m[1]!, line: i + 1, instruction: text, reason: 'no hand-written WGSL registered for this entry' })
+      })
+      return { kernels: found, refused, variables }
+    },
+  }
+}

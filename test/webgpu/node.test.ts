@@ -1,0 +1,128 @@
+// @kernelpack/webgpu in Node on Dawn (the optional `webgpu` package) over chromium's SwiftShader Vulkan ICD
+// (issue 15): the same plumbing cases as in the browser (hand-written WGSL through the test hook — memory,
+// parameters, dispatch, not translation), and what loadModule refuses, with the reason.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { join } from 'node:path'
+import { create } from 'webgpu'
+import * as wg from '../../packages/webgpu/src/index.js'
+import { repoRoot } from '../helpers/tools.js'
+import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
+import { runUnderDawn } from '../helpers/webgpu.js'
+import { caseNames, runPlumbingCases } from '../fixtures/webgpu/plumbing-cases.js'
+import { handKernels, handVariables } from '../fixtures/webgpu/hand-kernels.js'
+import { loadModule } from '../../packages/runtime/src/index.js'
+import { readPtxManifest } from '@kernelpack/toolchain'
+
+// Dawn finds Vulkan at create(): re-run this file under chromium's loader + SwiftShader ICD first.
+runUnderDawn(import.meta.filename)
+
+const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
+const gpu = create([])
+const ptxImage = (text: string) => ({ kind: 'ptx', arch: config.target, bytes: new TextEncoder().encode(text) })
+
+/** The error `f` throws (failing when it does not throw). */
+async function caught(f: () => Promise<unknown>): Promise<Error> {
+  try { await f() } catch (e) { return e as Error }
+  throw new Error('expected an error')
+}
+
+const Device = suite('device on Dawn')
+
+Device('requestWebGpuDevice: SwiftShader adapter, limits raised to the adapter\'s maxima', async () => {
+  const g = await wg.requestWebGpuDevice({ gpu })
+  assert.is(g.info.architecture, 'swiftshader')
+  const al = wg.readLimits(g.adapter.limits)
+  for (const k of wg.RAISED_LIMITS) assert.is(g.limits[k], al[k], k)
+  assert.ok(g.features.has('subgroups'))
+  g.device.destroy()
+})
+
+Device('no GPU object and no navigator.gpu: NoAdapterError naming the `webgpu` package', async () => {
+  const err = await caught(() => wg.requestWebGpuDevice({}))
+  assert.is(err.name, 'NoAdapterError')
+  assert.match(err.message, /no navigator\.gpu.*install the optional `webgpu` package/)
+})
+
+Device.run()
+
+// ---
+
+const Plumbing = suite('plumbing on Dawn (hand-written WGSL, not translation)')
+
+Plumbing('every plumbing case passes', async () => {
+  const r = await runPlumbingCases(ptx, config.target, { gpu })
+  assert.match(r.adapter, /swiftshader/)
+  assert.equal(r.results.map((c) => c.name), caseNames)
+  const failed = r.results.filter((c) => c.error)
+  assert.is(failed.length, 0, failed.map((c) => `${c.name}: ${c.error}`).join('\n'))
+})
+
+Plumbing.run()
+
+// ---
+
+const Load = suite('loadModule refusals')
+
+Load('the default translator refuses every module until emit-wgsl exists, saying so', async () => {
+  const be = await wg.createWebGpuBackend({ gpu })
+  const err = await caught(() => be.loadModule(ptxImage(ptx), 'plumbing.ptx'))
+  assert.is(err.name, 'CannotTranslateError')
+  assert.is(err.message, `plumbing.ptx: cannot run on WebGPU: ${wg.PENDING_REASON}`)
+  await be.dispose()
+})
+
+Load('an entry without WGSL is refused with its PTX line; nothing is left allocated', async () => {
+  const be = await wg.createWebGpuBackend({ gpu, translator: wg.createFixedTranslator(handKernels.filter((k) => k.name !== 'histogram_shared')) })
+  const err = await caught(() => be.loadModule(ptxImage(ptx), 'plumbing.ptx')) as InstanceType<typeof wg.CannotTranslateError>
+  const line = ptx.split('\n').findIndex((l) => /\.entry histogram_shared\(/.test(l)) + 1
+  assert.ok(line > 0)
+  assert.equal(err.refused.map((u) => [u.kernel, u.line]), [['histogram_shared', line]])
+  assert.match(err.message, new RegExp(`kernel histogram_shared: PTX line ${line} \\(\\.visible \\.entry histogram_shared\\(\\): no hand-written WGSL`))
+  await be.dispose()
+})
+
+Load('a kernel needing a feature the adapter lacks (shader-f16 on SwiftShader) is refused, naming it', async () => {
+  const f16 = handKernels.map((k) => (k.name === 'vec_add' ? { ...k, features: ['shader-f16'] } : k))
+  const be = await wg.createWebGpuBackend({ gpu, translator: wg.createFixedTranslator(f16) })
+  const err = await caught(() => be.loadModule(ptxImage(ptx), 'plumbing.ptx'))
+  assert.is(err.name, 'CannotTranslateError')
+  assert.match(err.message, /kernel vec_add: needs the WebGPU feature\(s\) shader-f16, which google swiftshader/)
+  await be.dispose()
+})
+
+Load('WGSL that does not compile is a translator bug: WebGpuError with the kernel and the WGSL line', async () => {
+  const broken = handKernels.map((k) => (k.name === 'vec_add' ? { ...k, wgsl: k.wgsl.replace('let off =', 'let off: f32 =') } : k))
+  const be = await wg.createWebGpuBackend({ gpu, translator: wg.createFixedTranslator(broken) })
+  const err = await caught(() => be.loadModule(ptxImage(ptx), 'plumbing.ptx'))
+  assert.is(err.name, 'WebGpuError')
+  assert.match(err.message, /plumbing\.ptx: the WGSL of kernel vec_add \(from hand-written WGSL \(test hook\)\) does not compile: line \d+:\d+: /)
+  await be.dispose()
+})
+
+Load.run()
+
+// ---
+
+const Runtime = suite("runtime backend 'webgpu' in Node")
+
+Runtime("loadModule(…, { backend: 'webgpu' }) imports Dawn from the optional `webgpu` package and launches with the runtime's marshalling", async () => {
+  const manifest = await readPtxManifest(ptx, { demangle: false })
+  const mod = await loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'webgpu', webgpu: { translator: wg.createFixedTranslator(handKernels, handVariables) } })
+  assert.is(mod.backend.name, 'webgpu')
+  assert.match(mod.backend.device.name, /^WebGPU: google swiftshader/)
+  const n = 777
+  const a = Float32Array.from({ length: n }, (_, i) => i), b = Float32Array.from({ length: n }, (_, i) => -2 * i)
+  const [da, db, dc] = await Promise.all([mod.upload(a), mod.upload(b), mod.alloc(n * 4)])
+  await mod.kernel('vec_add').launch({ grid: Math.ceil(n / 32), block: 32 }, da, db, dc, n)
+  assert.equal(Array.from(await dc.download(new Float32Array(n))), Array.from({ length: n }, (_, i) => -i))
+  const start = await mod.createEvent(), end = await mod.createEvent()
+  await start.record()
+  await mod.kernel('vec_add').launch({ grid: Math.ceil(n / 32), block: 32 }, da, db, dc, n)
+  await end.record()
+  assert.ok((await end.elapsedSince(start)) >= 0)
+  await mod.unload()
+})
+
+Runtime.run()

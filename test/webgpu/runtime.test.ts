@@ -1,0 +1,59 @@
+// @kernelpack/runtime with the WebGPU backend (issue 15) in headless chromium with a WebGPU adapter: `auto`
+// keeps picking the emulator while no translator exists (the reason says so), `backend: 'webgpu'` launches
+// through the runtime API with the same marshalled parameter bytes (hand-written WGSL through the test
+// hook), and `auto` picks WebGPU once every kernel translates, or names the kernel that does not.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { join } from 'node:path'
+import { readPtxManifest } from '@kernelpack/toolchain'
+import { PENDING_REASON } from '../../packages/webgpu/src/index.js'
+import { repoRoot } from '../helpers/tools.js'
+import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
+import { bundleForBrowser, inlineJson, modulePage, runPage } from '../helpers/webgpu.js'
+
+interface Run { backend: string; reason: string; image: string; out: number[]; globalSize: number }
+interface Report { autoDefault: Run; webgpuHand: Run; autoHand: Run; autoPartial: Run; webgpuDefault: string }
+
+const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
+const manifest = await readPtxManifest(ptx, { demangle: false })
+const js = await bundleForBrowser(join(repoRoot, 'test', 'fixtures', 'webgpu', 'pages', 'runtime.ts'), { define: { KP_DATA: inlineJson({ ptx, manifest }) } })
+const r = await runPage<Report>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true })
+const f = Math.fround
+const want = Array.from({ length: 1000 }, (_, i) => f(f(i * 0.25) + (7 - i)))
+const matmulLine = ptx.split('\n').findIndex((l) => /\.entry matmul_tile16\(/.test(l)) + 1
+
+const Auto = suite('runtime auto/webgpu in chromium')
+
+Auto('auto with the default translator: the emulator runs, and the reason names the adapter and the missing translator', () => {
+  assert.is(r.autoDefault.backend, 'emulator')
+  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  assert.match(r.autoDefault.reason, new RegExp(`^auto: browsers have no CUDA driver, and WebGPU \\(google swiftshader.*\\(fallback adapter\\)\\) cannot run this module: ${esc(PENDING_REASON)}, so the PTX emulator runs$`))
+  assert.equal(r.autoDefault.out, want)
+})
+
+Auto("backend 'webgpu' with the default translator fails at load with the reason", () => {
+  assert.is(r.webgpuDefault, `CannotTranslateError: module bytes: cannot run on WebGPU: ${PENDING_REASON}`)
+})
+
+Auto("backend 'webgpu' (hand-written WGSL hook): the runtime's marshalled arguments launch vec_add; module variables are placed", () => {
+  assert.is(r.webgpuHand.backend, 'webgpu')
+  assert.is(r.webgpuHand.reason, "backend 'webgpu' was requested")
+  assert.is(r.webgpuHand.image, 'compute_80')
+  assert.equal(r.webgpuHand.out, want)
+  assert.is(r.webgpuHand.globalSize, 4)
+})
+
+Auto('auto once every kernel translates: WebGPU runs, saying so', () => {
+  assert.is(r.autoHand.backend, 'webgpu')
+  assert.match(r.autoHand.reason, /^auto: WebGPU \(google swiftshader .*\) runs every kernel of this module$/)
+  assert.equal(r.autoHand.out, want)
+})
+
+Auto('auto with one kernel untranslated: the emulator runs, and the reason names the kernel and its PTX line', () => {
+  assert.is(r.autoPartial.backend, 'emulator')
+  assert.match(r.autoPartial.reason, new RegExp(`cannot run this module: kernel matmul_tile16: PTX line ${matmulLine} \\(.*\\): no hand-written WGSL registered for this entry, so the PTX emulator runs$`))
+  assert.equal(r.autoPartial.out, want)
+})
+
+Auto.run()

@@ -58,7 +58,7 @@ Backend("'emulator' is used when asked even with a driver", async () => {
 })
 
 Backend('an unknown backend name is a TypeError', async () => {
-  await rejects(() => loadModule(readFileSync(ptxPath), manifest, { backend: 'gpu' as never }), (e) => e instanceof TypeError && /'auto', 'cuda' or 'emulator'/.test(e.message))
+  await rejects(() => loadModule(readFileSync(ptxPath), manifest, { backend: 'gpu' as never }), (e) => e instanceof TypeError && /'auto', 'cuda', 'emulator' or 'webgpu'/.test(e.message))
 })
 
 Backend.run()

@@ -2,7 +2,7 @@
 // errors exit 1 with file:line:col from nvcc and clang, --emit writes the codegen outputs.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile } from '@kernelpack/toolchain'
 import { main, type CliIO } from '../../packages/cli/src/main.js'
@@ -77,6 +77,22 @@ build('--emit wrapper-c,hostrefs writes the wrapper and host-reference C beside 
   const hostrefs = readFileSync(join(work, 'emit', 'extern_c.hostrefs.c'), 'utf8')
   assert.match(hostrefs, /\.nvHRKE/)
   assert.match(hostrefs, /\/\* saxpy \*\//)
+})
+
+build('a failed build of a file leaves none of its previous outputs in -o; other files are still written (issue 17 item 9)', async () => {
+  writeFileSync(join(work, 'edited.cu'), 'extern "C" __global__ void edited(int *p) { p[0] = 1; }\n')
+  const ok = await kp(['edited.cu', 'extern_c.cu', '--arch', 'compute_80', '-o', 'stale', '--cache-dir', cache, '--emit', 'wrapper-c,hostrefs'])
+  assert.is(ok.code, 0, ok.stderr)
+  const outputs = ['edited.offload', 'edited.manifest.json', 'edited.wrapper.c', 'edited.wrapper.h', 'edited.hostrefs.c']
+  for (const f of outputs) assert.ok(existsSync(join(work, 'stale', f)), f)
+  // the next edit does not compile: the old image must not stay behind for the next step to ship
+  writeFileSync(join(work, 'edited.cu'), 'extern "C" __global__ void edited(int *p) { p[0] = 1 }\n')
+  const bad = await kp(['edited.cu', 'extern_c.cu', '--arch', 'compute_80', '-o', 'stale', '--cache-dir', cache])
+  assert.is(bad.code, 1)
+  assert.match(bad.stderr, /edited\.cu:1:\d+: error/)
+  for (const f of outputs) assert.not.ok(existsSync(join(work, 'stale', f)), `${f} was removed`)
+  assert.ok(existsSync(join(work, 'stale', 'extern_c.offload')), 'the file that compiled is written')
+  assert.equal(readdirSync(join(work, 'stale')).filter((n) => n.endsWith('.tmp')), [])
 })
 
 build('bad usage exits 2, bad arch exits 1, both say what to do', async () => {

@@ -3,10 +3,10 @@
 // `nvcc -dryrun -fatbin`). The `cuda` wrapper flavour embeds its output in `.nv_fatbin`.
 import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { ImageKind, readOffloadEntries } from '@kernelpack/offload'
+import { processWorkDir } from '@kernelpack/toolchain'
 import { UserError } from './errors.js'
 
 const run = promisify(execFile)
@@ -39,7 +39,8 @@ export async function buildFatbin(offload: Uint8Array, file: string): Promise<Ui
   const entries = readOffloadEntries(offload)
   const fatbins = entries.filter((e) => e.imageKind === ImageKind.Fatbinary)
   if (fatbins.length === 1 && entries.length === 1) return fatbins[0]!.image
-  const dir = mkdtempSync(join(tmpdir(), 'kp-fatbin-'))
+  // in this process's work folder: removed at exit, and by the next run if this one is killed
+  const dir = mkdtempSync(join(processWorkDir(), 'fatbin-'))
   try {
     const args = ['--create', join(dir, 'out.fatbin'), '-64']
     entries.forEach((e, i) => {

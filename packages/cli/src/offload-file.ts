@@ -1,8 +1,8 @@
 // File-level helpers for pack/unpack/inspect that keep memory flat for large images: an offload file
 // is scanned through a metadata window (header, entries, strings) and image bytes are copied between
 // file descriptors in chunks; outputs are written to a temporary file and renamed into place.
-import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { fstatSync, readSync, writeSync } from 'node:fs'
+import { writeFileAtomicWith } from '@kernelpack/toolchain/atomic-write'
 import { DecodeError, decodeBinaryAt, windowSource, WindowTooSmall } from '@kernelpack/offload/core'
 
 import type { DecodedEntry } from '@kernelpack/offload/core'
@@ -221,25 +221,16 @@ async function loadCodecsIfCompressed(header: Uint8Array): Promise<void> {
   }
 }
 
-/** Writes `write(fd)`'s output to `path` through a temporary file in the same directory, then renames it. */
+/** Writes `write(fd)`'s output to `path` through a temporary file in the same directory, then renames it;
+ *  temporary files that killed kernelpack processes left in that directory are removed first. */
 export function writeAtomically(path: string, write: (fd: number) => void): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`)
-  let fd: number | undefined
   try {
-    try {
-      fd = openSync(tmp, 'w', 0o644)
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      const why = code === 'ENOENT' ? 'its directory does not exist' : code === 'EACCES' ? 'permission denied' : (err as Error).message
-      throw new UserError(`cannot write '${path}': ${why}`)
-    }
-    write(fd)
-    closeSync(fd)
-    fd = undefined
-    renameSync(tmp, path)
+    writeFileAtomicWith(path, write)
   } catch (err) {
-    if (fd !== undefined) closeSync(fd)
-    rmSync(tmp, { force: true })
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR') {
+      throw new UserError(`cannot write '${path}': ${code === 'EACCES' ? 'permission denied' : 'its directory does not exist'}`)
+    }
     throw err
   }
 }

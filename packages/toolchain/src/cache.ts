@@ -7,12 +7,13 @@
 // signature changed, so a warm lookup costs a few stat calls. Entries are written to a temporary file and
 // renamed into place (atomic on POSIX), and every read checks the key, the length and a sha256 of the
 // bytes, so a concurrent writer or a process killed mid-write can never make a corrupt entry be used.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import type { Diagnostic } from './errors.js'
+import { tempPathFor } from './atomic-write.js'
 
 const MAGIC = 'KPC1'
 
@@ -84,7 +85,7 @@ export async function hashDependency(path: string, known?: { sig: string; hash: 
 /** Writes a file atomically: a unique temporary name in the same directory, then rename. */
 export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
   await mkdir(dirname(path), { recursive: true })
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`
+  const tmp = tempPathFor(path)
   try {
     await writeFile(tmp, data)
     await rename(tmp, path)

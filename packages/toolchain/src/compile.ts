@@ -6,10 +6,12 @@
 // path with shell-special characters is compiled through a staged one-line file that #includes it, and
 // include directories through symlinks; messages and dependencies are mapped back to the user's paths.
 import { execa } from 'execa'
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, renameSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
-import { tmpdir, userInfo } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
+import { removeStaleTemps, tempPathFor, writeFileIfChanged } from './atomic-write.js'
+import { guardCommand } from './child-guard.js'
+import { processWorkDir, scratchRoot, shellSafe } from './scratch.js'
 import type { Target } from './arch-spec.js'
 import { parseDepFile } from './deps.js'
 import { dedupeDiagnostics, parseDiagnostics } from './diagnostics.js'
@@ -49,44 +51,11 @@ let outputCounter = 0
 /** Counts compiler processes started by this module (tests and stats read it). */
 export const processCounter = { spawned: 0 }
 
-/** Characters nvcc passes through its internal shell unharmed. */
-const shellSafe = /^[A-Za-z0-9_./+,=@%:-]+$/
-
-let rootDir: string | undefined
-/** Private scratch root: `<tmp>/kernelpack-<user>`, under /tmp when $TMPDIR itself is not shell-safe. */
-export function scratchRoot(): string {
-  if (!rootDir) {
-    let user = 'user'
-    try { user = String(userInfo().uid) } catch { /* no passwd entry */ }
-    const base = shellSafe.test(tmpdir()) ? tmpdir() : '/tmp'
-    rootDir = join(base, `kernelpack-${user}`)
-    mkdirSync(rootDir, { recursive: true, mode: 0o700 })
-    // A predictable name in a shared /tmp: use it only if it is our own real directory, else a fresh one.
-    const st = lstatSync(rootDir)
-    if (!st.isDirectory() || (typeof process.getuid === 'function' && st.uid !== process.getuid()) || (st.mode & 0o022) !== 0) {
-      rootDir = mkdtempSync(join(base, 'kernelpack-'))
-    }
-    // Outputs of processes that were killed before they could remove them: gone after a day.
-    try {
-      const work = join(rootDir, 'work')
-      const old = Date.now() - 24 * 3600_000
-      for (const name of readdirSync(work)) {
-        const p = join(work, name)
-        try { if (lstatSync(p).mtimeMs < old) unlinkSync(p) } catch { /* raced with another process */ }
-      }
-    } catch { /* no work directory yet */ }
-  }
-  return rootDir
-}
+export { scratchRoot } from './scratch.js'
 
 /** Writes `data` to `path` unless it already holds exactly that (temp file + rename). */
 function ensureFile(path: string, data: string): void {
-  try {
-    if (readFileSync(path, 'utf8') === data) return
-  } catch { /* missing */ }
-  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
-  writeFileSync(tmp, data)
-  renameSync(tmp, path)
+  writeFileIfChanged(path, data)
 }
 
 /** A symlink at a shell-safe path pointing to `target` (created once, atomically). */
@@ -94,7 +63,8 @@ function ensureLink(path: string, target: string): void {
   try {
     if (realpathSync(path) === realpathSync(target)) return
   } catch { /* missing or dangling */ }
-  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
+  removeStaleTemps(dirname(path))
+  const tmp = tempPathFor(path)
   symlinkSync(target, tmp)
   renameSync(tmp, path)
 }
@@ -234,30 +204,35 @@ function lineCount(file: string): number {
 /** Runs one compile; throws a CompileError carrying every diagnostic when the compiler fails. */
 export async function compileTarget(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<CompileOutput> {
   const st = stage(compiler, file, o.includeDirs)
-  const work = join(scratchRoot(), 'work')
-  mkdirSync(work, { recursive: true })
-  const stem = join(work, `${process.pid}-${++outputCounter}`)
+  const work = processWorkDir()
+  const stem = join(work, String(++outputCounter))
   const output = `${stem}.${target.kind === 'cubin' ? 'cubin' : 'ptx'}`
   const depfile = `${stem}.d`
   const args = compileArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
   const [cmd, ...pre] = o.launcher ? [...o.launcher, compiler.path] : [compiler.path]
   try {
     processCounter.spawned++
-    const r = await execa(cmd!, [...pre, ...args], {
+    // The compile and every process it starts die with us, even on SIGKILL (child-guard.ts).
+    const guarded = guardCommand(cmd!, [...pre, ...args])
+    const r = await execa(guarded.file, guarded.args, {
       cwd: o.cwd,
       reject: false,
       all: true,
       stdin: 'ignore',
       stripFinalNewline: false,
-      // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them).
-      env: { LC_ALL: 'C' },
+      detached: guarded.detached,
+      // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them); the compilers'
+      // own temporary files in our work folder, which a later run removes if we are killed.
+      env: { LC_ALL: 'C', TMPDIR: join(work, 'tmp') },
     })
     const text = r.all ?? ''
     const diagnostics = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
     let bytes: Uint8Array | undefined
     if (r.exitCode === 0) bytes = await readFile(output).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)).catch(() => undefined)
     if (r.exitCode !== 0 || !bytes) {
-      if (r.failed && r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT') {
+      const notFound = guarded.guard === 'none' ? r.failed && r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT'
+        : r.exitCode === 127 && text.includes(`${cmd}: not found`)
+      if (notFound) {
         throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
       }
       throw new CompileError(file, diagnostics.length ? diagnostics : [{ file, line: 0, column: 0, severity: 'error', message: (text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n') }], {

@@ -2,9 +2,11 @@
 // @kernelpack/toolchain (shared pool, disk cache) and writes DIR/<name>.offload and DIR/<name>.manifest.json
 // (DESIGN.md, "Contracts"); with `--emit wrapper-c,hostrefs` also DIR/<name>.wrapper.c (+ .wrapper.h) and
 // DIR/<name>.hostrefs.c from @kernelpack/codegen. A compile error prints the compiler's diagnostics as
-// file:line:col and exits 1; files that did compile are still written.
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
+// file:line:col and exits 1; files that did compile are still written, and a file that failed has none of
+// its outputs left in DIR (a previous build's would be a stale image for the next step: issue 17 item 9).
+import { mkdirSync, rmSync } from 'node:fs'
+import { writeFileAtomic } from '@kernelpack/toolchain/atomic-write'
+import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import { emitHostRefs, emitWrapperC, hostRefSymbolsFromManifest, type WrapperFlavor } from '@kernelpack/codegen'
 import {
   buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, Pool, type BuildOptions, type BuildResult, type Diagnostic,
@@ -42,17 +44,6 @@ one image per target) and DIR/<name>.manifest.json (kernels, parameters and vari
   -q, --quiet             do not print compiler warnings or the summary
 `
 
-/** Writes bytes to path through a temporary file in the same directory, then renames it. */
-function writeAtomically(path: string, data: string | Uint8Array): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
-  try {
-    writeFileSync(tmp, data)
-    renameSync(tmp, path)
-  } catch (err) {
-    rmSync(tmp, { force: true })
-    throw err
-  }
-}
 
 function parseDefine(text: string): [string, string | true] {
   const eq = text.indexOf('=')
@@ -158,29 +149,46 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   mkdirSync(outDir, { recursive: true })
   for (let i = 0; i < results.length; i++) {
     const r = results[i]!
-    if (r.status === 'rejected') {
-      const err = r.reason
-      failed++
-      if (err instanceof CompileError) {
-        const list = err.diagnostics.map((d) => formatWithFrame(io.cwd, d)).join('\n')
-        io.stderr(`kernelpack build: ${shown(io.cwd, err.file)}: compile failed${err.details.target ? ` (${err.details.target})` : ''}\n${list}\n`)
+    const base = join(outDir, basename(positionals[i]!).replace(/\.cu$/i, ''))
+    if (r.status === 'fulfilled') {
+      try {
+        await writeOutputs(r.value, outDir, emit, flavor, io, values.quiet ?? false)
+        continue
+      } catch (err) {
+        removeOutputs(base)
+        if (!(err instanceof UserError)) throw err
+        failed++
+        io.stderr(`kernelpack build: ${err.message}\n`)
         continue
       }
-      if (err instanceof Error && (err as { userError?: boolean }).userError) {
-        io.stderr(`kernelpack build: ${positionals[i]}: ${err.message}\n`)
-        continue
-      }
+    }
+    removeOutputs(base)
+    const err = r.reason
+    failed++
+    if (err instanceof CompileError) {
+      const list = err.diagnostics.map((d) => formatWithFrame(io.cwd, d)).join('\n')
+      io.stderr(`kernelpack build: ${shown(io.cwd, err.file)}: compile failed${err.details.target ? ` (${err.details.target})` : ''}\n${list}\n`)
+    } else if (err instanceof Error && (err as { userError?: boolean }).userError) {
+      io.stderr(`kernelpack build: ${positionals[i]}: ${err.message}\n`)
+    } else {
       throw err
     }
-    await writeOutputs(r.value, outDir, emit, flavor, io, values.quiet ?? false)
   }
   return failed ? 1 : 0
 }
 
+/** Every output `kernelpack build` may write for one file (the `--emit` ones too, whatever this run asked). */
+const OUTPUT_SUFFIXES = ['.offload', '.manifest.json', '.wrapper.c', '.wrapper.h', '.hostrefs.c']
+
+/** Removes a file's outputs from a previous build, so that a failed build leaves no stale image behind. */
+function removeOutputs(base: string): void {
+  for (const suffix of OUTPUT_SUFFIXES) rmSync(`${base}${suffix}`, { force: true })
+}
+
 async function writeOutputs(r: BuildResult, outDir: string, emit: Set<string>, flavor: WrapperFlavor, io: CliIO, quiet: boolean): Promise<void> {
   const base = join(outDir, r.name)
-  writeAtomically(`${base}.offload`, r.offload)
-  writeAtomically(`${base}.manifest.json`, JSON.stringify(r.manifest, null, 2) + '\n')
+  writeFileAtomic(`${base}.offload`, r.offload)
+  writeFileAtomic(`${base}.manifest.json`, JSON.stringify(r.manifest, null, 2) + '\n')
   const written = [`${base}.offload`, `${base}.manifest.json`]
   if (emit.has('wrapper-c')) {
     const fatbin = flavor === 'cuda' ? await buildFatbin(r.offload, `${base}.offload`) : undefined
@@ -190,10 +198,10 @@ async function writeOutputs(r: BuildResult, outDir: string, emit: Set<string>, f
     } catch (err) {
       throw new UserError(`${r.file}: ${(err as Error).message}`)
     }
-    writeAtomically(`${base}.wrapper.c`, out.c)
+    writeFileAtomic(`${base}.wrapper.c`, out.c)
     written.push(`${base}.wrapper.c`)
     if (out.h !== undefined) {
-      writeAtomically(`${base}.wrapper.h`, out.h)
+      writeFileAtomic(`${base}.wrapper.h`, out.h)
       written.push(`${base}.wrapper.h`)
     }
   }
@@ -206,7 +214,7 @@ async function writeOutputs(r: BuildResult, outDir: string, emit: Set<string>, f
     } catch (err) {
       throw new UserError(`${r.file}: ${(err as Error).message}`)
     }
-    writeAtomically(`${base}.hostrefs.c`, text)
+    writeFileAtomic(`${base}.hostrefs.c`, text)
     written.push(`${base}.hostrefs.c`)
   }
   if (!quiet) {

@@ -1,7 +1,8 @@
 // `kernelpack hostrefs --ptx FILE.ptx [--symbols LIST] [--module-id ID] [--c] [-o OUT]`: cudafe++'s six
 // `.nvHR*` host-reference blocks for PTX symbols, kind and linkage read from the PTX (FINDINGS.md §1).
-import { readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { writeFileAtomic } from '@kernelpack/toolchain/atomic-write'
+import { resolve } from 'node:path'
 import { emitHostRefs, hostRefSymbolsFromManifest } from '@kernelpack/codegen'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import type { CliIO } from '../main.js'
@@ -33,14 +34,7 @@ function readText(io: CliIO, file: string, what: string): string {
 
 /** Writes text to path through a temporary file in the same directory, then renames it. */
 export function writeTextAtomically(path: string, text: string): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
-  try {
-    writeFileSync(tmp, text)
-    renameSync(tmp, path)
-  } catch (err) {
-    rmSync(tmp, { force: true })
-    throw err
-  }
+  writeFileAtomic(path, text)
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {

@@ -1,8 +1,8 @@
 // Content-hashed asset names and atomic writes. Same bytes → same name, so repeated and parallel builds
 // agree and browsers may cache assets forever.
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { basename, dirname } from 'node:path'
+import { basename } from 'node:path'
+import { writeFileIfChanged } from '@kernelpack/toolchain/atomic-write'
 
 /** Short content hash (hex) of some bytes. */
 export function hashBytes(bytes: Uint8Array | string, length = 12): string {
@@ -14,17 +14,9 @@ export function assetFileName(file: string, bytes: Uint8Array, ext = '.offload')
   return `${basename(file).replace(/\.cu$/i, '')}.${hashBytes(bytes)}${ext}`
 }
 
-/** Writes through a temp file and a rename; skips the write when the file already holds these bytes
- *  (so watchers see no change and mtimes stay put). Returns true when it wrote. */
+/** Writes through a temp file and a rename (temp files of killed processes are cleaned up); skips the
+ *  write when the file already holds these bytes (so watchers see no change and mtimes stay put). Returns
+ *  true when it wrote. */
 export function writeFileAtomic(path: string, data: Uint8Array | string): boolean {
-  try {
-    const old = readFileSync(path)
-    const next = typeof data === 'string' ? Buffer.from(data) : data
-    if (old.length === next.length && Buffer.compare(old, Buffer.from(next.buffer, next.byteOffset, next.byteLength)) === 0) return false
-  } catch { /* absent: write it */ }
-  mkdirSync(dirname(path), { recursive: true })
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-  writeFileSync(tmp, data)
-  renameSync(tmp, path)
-  return true
+  return writeFileIfChanged(path, data)
 }

@@ -79,6 +79,15 @@ function clangShimDir(cudaPath: string): string | undefined {
   return dir
 }
 
+/** The toolkit's CCCL headers (`cuda/std/…`, `nv/target`, cub, thrust), which `cooperative_groups.h`,
+ *  `cuda/pipeline` and `cuda/barrier` include. CUDA 13 moved them from `include/` to `include/cccl/`; nvcc adds
+ *  that folder itself (nvcc.profile: `SYSTEM_INCLUDES += "-isystem" ".../include/cccl"`), clang 22 does not,
+ *  so without it clang fails with `cuda/std/type_traits file not found` (issue 14). */
+function clangCcclDir(cudaPath: string): string | undefined {
+  const dir = join(cudaPath, 'include', 'cccl')
+  return existsSync(join(dir, 'cuda', 'std')) ? dir : undefined
+}
+
 interface Staging {
   input: string
   includeDirs: string[]
@@ -168,6 +177,7 @@ export function compileArgs(compiler: CompilerInfo, target: Target, o: ResolvedC
     ]
   }
   const shim = clangShimDir(compiler.cudaPath!)
+  const cccl = clangCcclDir(compiler.cudaPath!)
   return [
     '-x', 'cuda',
     '--cuda-device-only',
@@ -175,6 +185,8 @@ export function compileArgs(compiler: CompilerInfo, target: Target, o: ResolvedC
     target.kind === 'cubin' ? '-c' : '-S',
     `--cuda-path=${compiler.cudaPath}`,
     '-Wno-unknown-cuda-version',
+    // Searched after every -I folder of the user's, wherever it stands on the line (as with nvcc).
+    ...(cccl ? ['-isystem', cccl] : []),
     ...(shim ? ['-idirafter', shim] : []),
     ...(o.rdc ? ['-fgpu-rdc'] : []),
     ...(o.std ? [`-std=${o.std}`] : []),

@@ -1,22 +1,24 @@
 // Runs corpus cases through the public runtime API (@kernelpack/runtime loadModule with backend 'emulator'):
 // buffers are the runtime's DeviceBuffers, launches go through mod.kernel(name).launch, so the runtime's
 // argument checks and parameter marshalling (from the manifest) are what the kernels see.
-import { loadModule, resolveBackend, type Backend, type Module } from '@kernelpack/runtime'
+import { loadModule, resolveBackend, type Backend, type LoadModuleOptions, type Module } from '@kernelpack/runtime'
 import type { KernelManifest } from '@kernelpack/offload'
 import { pickEntry, type DeviceBuffer, type KernelArg, type KernelHost, type View, type ViewCtor } from './kernel-runner.js'
 import type { Dim3 } from '../../packages/runtime/src/backend.js'
 
-type RuntimeBuffer = DeviceBuffer & { download?: (into: Uint8Array) => Promise<Uint8Array>; write?: (d: ArrayBufferView) => Promise<void> }
+type RuntimeBuffer = DeviceBuffer & { download?: (into: Uint8Array) => Promise<Uint8Array>; write?: (d: ArrayBufferView) => Promise<void>; free?: () => Promise<void> }
 
 export class RuntimeKernelHost implements KernelHost {
   readonly launched = new Set<string>()
   readonly printed: string[] = []
+  /** Buffers made by upload/alloc since the last freeAll. */
+  private readonly buffers: RuntimeBuffer[] = []
   private constructor(readonly mod: Module, readonly backend: Backend, readonly manifest: KernelManifest, readonly label: string) {}
 
-  /** Loads `source` (an offload binary or raw PTX) for `manifest` with `backend: 'emulator'`. */
-  static async load(source: Uint8Array, manifest: KernelManifest, label: string): Promise<RuntimeKernelHost> {
-    const mod = await loadModule(source, manifest, { backend: 'emulator' })
-    const { backend } = await resolveBackend({ backend: 'emulator' })
+  /** Loads `source` (an offload binary or raw PTX) for `manifest`, by default with `backend: 'emulator'`. */
+  static async load(source: Uint8Array, manifest: KernelManifest, label: string, options: LoadModuleOptions = { backend: 'emulator' }): Promise<RuntimeKernelHost> {
+    const mod = await loadModule(source, manifest, options)
+    const { backend } = await resolveBackend(options)
     return new RuntimeKernelHost(mod, backend, manifest, label)
   }
 
@@ -25,13 +27,21 @@ export class RuntimeKernelHost implements KernelHost {
   }
 
   async upload(data: ArrayBufferView): Promise<DeviceBuffer> {
-    return this.mod.upload(data)
+    const buf = await this.mod.upload(data)
+    this.buffers.push(buf)
+    return buf
   }
 
   async alloc(byteLength: number, byte = 0): Promise<DeviceBuffer> {
     const buf = await this.mod.alloc(byteLength)
+    this.buffers.push(buf)
     await buf.fill(byte)
     return buf
+  }
+
+  /** Frees every buffer made since the last call (so a long corpus does not grow device memory). */
+  async freeAll(): Promise<void> {
+    for (const b of this.buffers.splice(0)) await b.free?.()
   }
 
   async read<T extends View>(buf: DeviceBuffer, ctor: ViewCtor<T>): Promise<T> {
@@ -49,13 +59,19 @@ export class RuntimeKernelHost implements KernelHost {
   }
 
   async launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes = 0): Promise<void> {
+    return this.launchWith(name, grid, block, args, sharedBytes, {})
+  }
+
+  /** A launch with extra options (`cooperative`: cudaLaunchCooperativeKernel, issue 14), passed through to
+   *  the runtime's launch options as they are. */
+  async launchWith(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes: number, extras: { cooperative?: boolean }): Promise<void> {
     const entry = this.entry(name)
     this.launched.add(entry)
     // The runtime's emulator backend prints device printf with console.log; catch it for the cases that check it.
     const log = console.log
     console.log = (...xs: unknown[]) => void this.printed.push(xs.join(' '))
     try {
-      await this.mod.kernel(entry).launch({ grid, block, sharedBytes }, ...args)
+      await this.mod.kernel(entry).launch({ grid, block, sharedBytes, ...extras }, ...args)
       await this.mod.synchronize()
     } finally {
       console.log = log

@@ -1,0 +1,196 @@
+// The real-world corpus harness (issue 14): public kernels under test/fixtures/realworld, built with nvcc and
+// clang 22 through @kernelpack/toolchain (as a user's build does; cached under test/.out), each case run on a
+// KernelHost and its outputs compared with an independent TypeScript reference within the case's stated
+// tolerance. The emulator test uses it today; the WebGPU backend (issue 15), the GPU check (issue 18) and the
+// sanitizer (issue 19) run the same registry on their own hosts.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildCudaFile, BuildSession, CompileError, Pool } from '@kernelpack/toolchain'
+import type { KernelManifest } from '@kernelpack/offload'
+import { createRng, type KernelHost } from './kernel-runner.js'
+import { fixturesDir, repoRoot, tool } from './tools.js'
+
+export type Compiler = 'nvcc' | 'clang'
+export const compilers: readonly Compiler[] = ['nvcc', 'clang']
+
+export const realworldDir = join(fixturesDir, 'realworld')
+
+/** A fixture translation unit. */
+export interface RealworldFile {
+  /** Path under test/fixtures/realworld (`cuda-samples/matrixMul.cu`). */
+  file: string
+  /** The architecture the kernels need: nvcc builds PTX for compute_<arch>, clang for sm_<arch>. */
+  arch: 80 | 90
+}
+
+/** What a kernel exercises (for the README table and for backends that select by feature). */
+export type Feature =
+  | 'shared' | 'dynamic-shared' | 'barrier' | 'atomics' | 'shared-atomics' | 'float-atomics' | 'threadfence'
+  | 'warp-shuffle' | 'warp-vote' | 'warp-reduce' | 'warpSize' | 'cooperative-groups' | 'cg-reduce' | 'cg-partition'
+  | 'grid-sync' | 'cp.async' | 'mbarrier' | 'wmma' | 'mma' | 'ldmatrix'
+  | 'f16' | 'bf16' | 'tf32' | 'f64' | 'int8' | 'math' | 'constant' | 'vector-types' | '2d-grid' | '3d-grid' | 'templates'
+
+/** Per-element error allowed for float outputs; `why` says where the bound comes from. An element passes when
+ *  it equals the reference, or its distance is within the largest of `abs`, `rel`·|ref|, `ulps` f32 ulps of
+ *  the reference, and the reference's own per-element `bound`. */
+export interface Tolerance {
+  exact?: true
+  abs?: number
+  rel?: number
+  ulps?: number
+  why: string
+}
+
+export type Numeric = ArrayLike<number> | ArrayLike<bigint>
+/** Reference values with a per-element absolute error bound (a dot product's γₙ·Σ|aᵢbᵢ|, say). */
+export interface Bounded { values: ArrayLike<number>; bound: ArrayLike<number> }
+export type Outputs = Record<string, Numeric>
+export type Expected = Record<string, Numeric | Bounded>
+
+/** The launch options a case may need beyond grid, block and dynamic shared memory. */
+export interface LaunchExtras {
+  /** cudaLaunchCooperativeKernel: every block resident at once, `cg::this_grid().sync()` allowed. */
+  cooperative?: boolean
+}
+
+/** A KernelHost whose launches can carry LaunchExtras. */
+export interface RealworldHost extends KernelHost {
+  launchWith(name: string, grid: number | [number, number, number], block: number | [number, number, number], args: Parameters<KernelHost['launch']>[3], sharedBytes: number, extras: LaunchExtras): Promise<void>
+}
+
+export interface Rng {
+  u32(): number
+  /** Integer in [lo, hi]. */
+  int(lo: number, hi: number): number
+  /** f32 uniform in [lo, hi). */
+  float(lo: number, hi: number): number
+}
+
+export interface RealworldCase<I = any> {
+  /** Unique; the kernel's name (or the pipeline's, for kernels that only make sense together). */
+  name: string
+  /** The fixture it lives in (RealworldFile.file). */
+  file: string
+  /** The kernels it launches: identifiers found in the PTX entry names. */
+  kernels: string[]
+  features: Feature[]
+  /** Seeded inputs (plain arrays and numbers). */
+  inputs(rng: Rng): I
+  /** Uploads the inputs, launches as the original host code does, downloads the outputs. */
+  run(host: RealworldHost, input: I): Promise<Outputs>
+  /** The same outputs, computed in TypeScript from the algorithm (never from a backend's output). */
+  reference(input: I): Expected
+  tolerance: Tolerance
+}
+
+/** A case with its input type inferred (the registry holds RealworldCase<any>). */
+export function defineCase<I>(c: RealworldCase<I>): RealworldCase<I> {
+  return c
+}
+
+/** A deterministic generator for one case (seeded by the case's name). */
+export function caseRng(name: string): Rng {
+  let seed = 0x811c9dc5
+  for (let i = 0; i < name.length; i++) seed = Math.imul(seed ^ name.charCodeAt(i), 0x01000193) >>> 0
+  const r = createRng(seed)
+  return {
+    u32: r.u32,
+    int: r.int,
+    float: (lo, hi) => Math.fround(lo + (hi - lo) * (r.u32() / 2 ** 32)),
+  }
+}
+
+/** The distance between `x` and the next f32 away from zero (an f32 ulp at |x|). */
+export function ulpF32(x: number): number {
+  const a = Math.abs(x)
+  if (a < 2 ** -126) return 2 ** -149
+  return 2 ** (Math.floor(Math.log2(a)) - 23)
+}
+
+const isBounded = (e: Numeric | Bounded): e is Bounded => typeof e === 'object' && e !== null && 'values' in e && 'bound' in e
+
+/** Mismatch descriptions (empty when every output is within tolerance). */
+export function compareOutputs(c: RealworldCase, actual: Outputs, expected: Expected): string[] {
+  const problems: string[] = []
+  for (const key of Object.keys(expected)) {
+    const e = expected[key]!
+    const a = actual[key]
+    if (!a) { problems.push(`${key}: no such output`); continue }
+    const values = isBounded(e) ? e.values : e
+    const bound = isBounded(e) ? e.bound : undefined
+    if (a.length !== values.length) { problems.push(`${key}: length ${a.length}, expected ${values.length}`); continue }
+    const bad: string[] = []
+    let count = 0
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i]!
+      const y = values[i]!
+      let ok: boolean
+      if (typeof x === 'bigint' || typeof y === 'bigint') ok = BigInt(x) === BigInt(y)
+      else if (x === y || (Number.isNaN(x) && Number.isNaN(y))) ok = true
+      else if (c.tolerance.exact) ok = false
+      else {
+        const t = c.tolerance
+        const allowed = Math.max(t.abs ?? 0, (t.rel ?? 0) * Math.abs(y), (t.ulps ?? 0) * ulpF32(y), bound ? bound[i]! : 0)
+        ok = Math.abs(x - y) <= allowed
+      }
+      if (!ok) {
+        count++
+        if (bad.length < 6) bad.push(`[${i}] got ${x}, expected ${y}${bound ? ` ± ${bound[i]}` : ''}`)
+      }
+    }
+    if (count) problems.push(`${key}: ${count} of ${a.length} elements differ: ${bad.join('; ')}`)
+  }
+  for (const key of Object.keys(actual)) if (!(key in expected)) problems.push(`${key}: output has no reference`)
+  return problems
+}
+
+/** Where the corpus's builds are cached between runs (gitignored). */
+export const realworldCacheDir = join(repoRoot, 'test', '.out', 'realworld-cache')
+
+export type BuildOutcome =
+  | { ok: true; offload: Uint8Array; manifest: KernelManifest; ptx: string; cached: boolean }
+  | { ok: false; message: string }
+
+const pool = new Pool(2)
+const session = new BuildSession()
+
+/** PTX of one fixture by one compiler, through the toolchain and its disk cache; a compile error is an
+ *  outcome (its first error line), not an exception. */
+export async function buildRealworld(f: RealworldFile, compiler: Compiler): Promise<BuildOutcome> {
+  const path = join(realworldDir, f.file)
+  try {
+    const r = await buildCudaFile(path, {
+      arch: `compute_${f.arch}`,
+      compiler: compiler === 'nvcc' ? tool('nvcc') : tool('clang++'),
+      cacheDir: realworldCacheDir,
+      jobs: pool,
+      session,
+    })
+    const image = r.images[0]!
+    return { ok: true, offload: r.offload, manifest: r.manifest, ptx: new TextDecoder().decode(image.bytes), cached: image.cached }
+  } catch (err) {
+    if (!(err instanceof CompileError)) throw err
+    const first = err.diagnostics.find((d) => d.severity === 'error') ?? err.diagnostics[0]
+    const where = first && first.line > 0 ? `${first.file.slice(realworldDir.length + 1)}:${first.line}: ` : ''
+    return { ok: false, message: first ? `${where}${first.message.split('\n')[0]}` : err.message.split('\n')[0]! }
+  }
+}
+
+/** The fixture header's provenance lines (`// Source:`, `// Commit:`, `// Licence:`). */
+export function readOrigin(file: string): { source: string; commit: string; licence: string } {
+  const head = readFileSync(join(realworldDir, file), 'utf8').split('\n', 12)
+  const field = (name: string) => {
+    const line = head.find((l) => l.startsWith(`// ${name}:`))
+    if (!line) throw new Error(`${file}: the header has no "// ${name}:" line (see test/fixtures/realworld/README.md)`)
+    return line.slice(name.length + 4).trim()
+  }
+  return { source: field('Source'), commit: field('Commit'), licence: field('Licence') }
+}
+
+/** Runs one case on a host and compares; throws with the mismatches. */
+export async function runAndCheck(c: RealworldCase, host: RealworldHost): Promise<void> {
+  const input = c.inputs(caseRng(c.name))
+  const actual = await c.run(host, input)
+  const problems = compareOutputs(c, actual, c.reference(input))
+  if (problems.length) throw new Error(`wrong result: ${problems.join(' | ')}`)
+}

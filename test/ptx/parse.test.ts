@@ -2,8 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { parsePtx, PtxError, type PtxInstruction } from '../../packages/emulator/src/index.js'
-import { referenceDir } from '../helpers/tools.js'
+import { parsePtx, PtxError, tokenizePtx, type PtxInstruction } from '@kernelpack/ptx'
+import { fixturesDir } from '../helpers/tools.js'
 
 const parse = suite('parsePtx')
 
@@ -103,13 +103,15 @@ parse('call sequences get their own scope: repeated param names stay distinct', 
   assert.not.equal(argName(calls[0]!), argName(calls[1]!))
 })
 
-parse('every reference PTX file of nvcc parses', () => {
-  const dir = join(referenceDir, 'nvcc')
-  const files = readdirSync(dir).filter((f) => f.endsWith('.ptx'))
-  assert.ok(files.length >= 10)
+parse('every PTX file of the fixtures parses, with and without bodies', () => {
+  const list = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => d.isDirectory() ? list(join(dir, d.name)) : d.name.endsWith('.ptx') ? [join(dir, d.name)] : [])
+  const files = list(fixturesDir)
+  assert.ok(files.length >= 20)
   for (const f of files) {
-    const m = parsePtx(readFileSync(join(dir, f), 'utf8'))
+    const text = readFileSync(f, 'utf8')
+    const m = parsePtx(text)
     assert.ok(m.functions.length > 0, f)
+    assert.equal(parsePtx(text, { bodies: false }).functions.map((x) => [x.name, x.params, x.directives]), m.functions.map((x) => [x.name, x.params, x.directives]), f)
   }
 })
 
@@ -125,6 +127,68 @@ parse('errors name the line', () => {
   bad('.version 9.0\n\n.bogus 1\n', 3, /\.bogus/)
   bad('.version 9.0\n.entry k() {\n  ret;\n', 2, /unterminated body of k/)
   bad('.version 9.0\n.global .b32 x[zz];\n', 2, /integer literal/)
+  bad('.version 9.0\n.entry k() {\n  .reg .q32 %r;\n}', 3, /unsupported register type `\.q32`/)
+  bad('.version 9.0\n.visible .entry k(\n  .param .u32 .align x p\n) { ret; }', 3, /bad \.align value `x`/)
+})
+
+parse('.loc line information stays on the instructions after it; .file names the sources', () => {
+  const m = parsePtx(`.version 9.0
+.target sm_80
+.address_size 64
+.file 1 "/src/k.cu"
+.file 2 "/usr/local/cuda/include/cuda_fp16.hpp", 1700000000, 1234
+.visible .entry k() {
+  .reg .b32 %r<3>;
+  mov.u32 %r1, 1;
+  .loc 1 12 5
+  add.s32 %r2, %r1, 1;
+  .loc 2 300 1, function_name $L__info_string0, inlined_at 1 13 7
+  mul.lo.s32 %r2, %r2, 3;
+  ret;
+}`)
+  assert.equal([...m.files], [[1, '/src/k.cu'], [2, '/usr/local/cuda/include/cuda_fp16.hpp']])
+  const ins = m.functions[0]!.body!.filter((s): s is PtxInstruction => s.kind === 'instr')
+  assert.equal(ins.map((i) => i.loc), [undefined, { file: 1, line: 12, column: 5 }, { file: 2, line: 300, column: 1 }, { file: 2, line: 300, column: 1 }])
+})
+
+parse('declarations only (bodies: false): headers, .ptr attributes, opaque handles, aliases', () => {
+  const text = `.version 9.0
+.target sm_80
+.address_size 64
+.global .texref tex;
+.global .attribute(.managed) .align 4 .u32 m;
+.visible .func f(.param .b32 x) { // a body with { nested } braces and "strings {"
+  { .reg .b32 %r; }
+  ret;
+}
+.alias g, f;
+.visible .entry k(.param .u64 .ptr .shared .align 8 p, .param .u32 n) .maxntid 64 { ret; }`
+  const m = parsePtx(text, { bodies: false })
+  assert.equal(m.functions.map((f) => [f.name, f.defined, f.body]), [['f', true, undefined], ['k', true, undefined]])
+  const p = m.functions[1]!.params[0]!
+  assert.equal([p.pointer, p.pointerSpace, p.pointeeAlign, p.align], [true, 'shared', 8, 8])
+  assert.equal(m.variables.map((v) => [v.name, v.opaque, v.attributes]), [['tex', 'texref', undefined], ['m', undefined, ['managed']]])
+  assert.equal(m.aliases, [{ name: 'g', target: 'f', line: 10 }])
+  assert.equal(m.functions[1]!.directives, { maxntid: [64] })
+  // the full parse reads the same declarations
+  const full = parsePtx(text)
+  assert.equal(full.functions[1]!.params, m.functions[1]!.params)
+  assert.is(full.functions[0]!.body!.length, 1)
 })
 
 parse.run()
+
+// ---
+const tokens = suite('tokenizePtx')
+
+tokens('identifiers with :: and dots, numbers with exponents, strings, punctuation, lines', () => {
+  const t = tokenizePtx('ld.shared::cta.L2::128B.f32 %f1, [%rd1+-8]; // c\n/* x\n */ mov.f32 %f2, 0fBF800000;\n.file 1 "a//b\\"c";\n1.5e-3 1e+4 0x1F')
+  assert.equal(t.map((x) => [x.t, x.v, x.line]), [
+    ['id', 'ld.shared::cta.L2::128B.f32', 1], ['id', '%f1', 1], ['p', ',', 1], ['p', '[', 1], ['id', '%rd1', 1], ['p', '+', 1], ['p', '-', 1],
+    ['num', '8', 1], ['p', ']', 1], ['p', ';', 1], ['id', 'mov.f32', 3], ['id', '%f2', 3], ['p', ',', 3], ['num', '0fBF800000', 3], ['p', ';', 3],
+    ['id', '.file', 4], ['num', '1', 4], ['str', 'a//b\\"c', 4], ['p', ';', 4], ['num', '1.5e-3', 5], ['num', '1e+4', 5], ['num', '0x1F', 5],
+  ])
+})
+
+tokens.run()
+

@@ -1,0 +1,112 @@
+// The execution contract every backend implements (types only): `cuda` (the CUDA driver API through koffi,
+// @kernelpack/runtime), `emulator` (@kernelpack/emulator, PTX on the CPU) and the coming `webgpu`. It lives
+// in @kernelpack/ptx because that is the one package all of them may import (DESIGN.md, "Packages"); the
+// runtime re-exports it and writes its API (loadModule/upload/launch) once over it, and the emulator is
+// type-checked against it. Methods may return a value or a Promise; the runtime awaits both.
+//
+// Device memory is addressed by 64-bit device addresses (bigint), as CUdeviceptr is. Kernel parameters
+// reach `launch` as one buffer laid out like PTX `.param` space: each parameter at its offset (layout.ts),
+// so the cuda backend passes `base + offsets[i]` pointers and the emulator reads the very same bytes.
+export type MaybePromise<T> = T | Promise<T>
+export type Dim3 = [number, number, number]
+
+export interface DeviceInfo {
+  /** Device name (`NVIDIA H100 80GB HBM3`, `kernelpack PTX emulator`). */
+  name: string
+  /** Compute capability [major, minor]. */
+  computeCapability: [number, number]
+  totalMemory: number
+  /** Highest PTX ISA version the backend can load (e.g. 9.0 → [9, 0]); for image selection. */
+  ptxVersion?: [number, number]
+  multiProcessorCount?: number
+  warpSize?: number
+}
+
+/** The image the runtime chose for this backend (@kernelpack/runtime, select-image.ts). */
+export interface ImageToLoad {
+  /** `cubin`, `ptx`, `fatbin`… */
+  kind: 'cubin' | 'ptx' | 'fatbin' | 'object'
+  /** `sm_90`, `compute_80`, … */
+  arch: string
+  bytes: Uint8Array
+}
+
+export interface BackendFunction {
+  readonly name: string
+}
+
+export interface BackendModule {
+  getFunction(name: string): MaybePromise<BackendFunction>
+  /** Address and size of a `.global`/`.const` variable. */
+  getGlobal?(name: string): MaybePromise<{ address: bigint; size: number }>
+  unload(): MaybePromise<void>
+  /**
+   * Optional fast path: a parameter block for `fn` allocated once (native memory for cuda). The runtime packs
+   * each launch's arguments straight into `bytes` and calls `launch(config)`; backends without it get
+   * Backend.launch with a KernelParams.
+   */
+  prepareLaunch?(fn: BackendFunction, layout: ParamBlockLayout): PreparedLaunch
+}
+
+/** Where each parameter lives in the `.param` block (layout.ts `layoutParams`). */
+export interface ParamBlockLayout {
+  /** Total bytes of the block. */
+  size: number
+  offsets: readonly number[]
+  sizes: readonly number[]
+}
+
+export interface PreparedLaunch {
+  /** The parameter block (`layout.size` bytes) the next launch reads. */
+  readonly bytes: Uint8Array
+  launch(config: LaunchConfig): MaybePromise<void>
+  /** Frees the block; the module's unload does it too. */
+  dispose?(): void
+}
+
+export interface BackendStream {
+  readonly id: number
+}
+
+export interface BackendEvent {
+  readonly id: number
+}
+
+export interface LaunchConfig {
+  grid: Dim3
+  block: Dim3
+  sharedBytes: number
+  stream?: BackendStream | null
+}
+
+export interface KernelParams {
+  /** Parameter bytes in PTX `.param` layout (each parameter at `offsets[i]`). */
+  bytes: Uint8Array
+  offsets: readonly number[]
+  sizes: readonly number[]
+}
+
+export interface Backend {
+  readonly name: 'cuda' | 'emulator'
+  /** Which image kinds this backend can load; the emulator loads only `ptx`. */
+  readonly imageKinds: ReadonlyArray<ImageToLoad['kind']>
+  device(): DeviceInfo
+  loadModule(image: ImageToLoad): MaybePromise<BackendModule>
+  alloc(byteLength: number): MaybePromise<bigint>
+  free(address: bigint): MaybePromise<void>
+  copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): MaybePromise<void>
+  copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): MaybePromise<void>
+  memset(dst: bigint, byte: number, byteLength: number, stream?: BackendStream | null): MaybePromise<void>
+  createStream(): MaybePromise<BackendStream>
+  destroyStream(stream: BackendStream): MaybePromise<void>
+  synchronize(stream?: BackendStream | null): MaybePromise<void>
+  launch(fn: BackendFunction, config: LaunchConfig, params: KernelParams): MaybePromise<void>
+  /** Events for timing (optional; the cuda backend has them). */
+  createEvent?(): MaybePromise<BackendEvent>
+  recordEvent?(event: BackendEvent, stream?: BackendStream | null): MaybePromise<void>
+  /** Waits for `end`, then the milliseconds between the two recorded events. */
+  elapsedMs?(start: BackendEvent, end: BackendEvent): MaybePromise<number>
+  destroyEvent?(event: BackendEvent): MaybePromise<void>
+  /** Release everything (contexts, memory, workers). */
+  dispose(): MaybePromise<void>
+}

@@ -1,0 +1,17 @@
+// @kernelpack/ptx: the one PTX front end (tokenize → parse → decode to a typed IR → CFG, structure,
+// analyses), the kernel parameter layout, the module interface and the Backend contract. Imports nothing,
+// uses no Node APIs: it runs in browsers.
+export { PtxError } from './errors.js'
+export { PtxLexer, tokenizePtx, type Token } from './tokenize.js'
+export { PTX_TYPES, isPtxType, typeSize, isFloatType, isSignedType, isIntegerType, type PtxType, type StateSpace, type VariableSpace } from './types.js'
+export { parsePtx, type ParseOptions, type PtxModule, type PtxFunction, type PtxInstruction, type PtxLabel, type PtxStatement, type PtxVariable, type PtxRegister, type Operand, type SourceLoc } from './parse.js'
+export { layoutParams, alignTo, type ParamLayout, type ParamShape } from './layout.js'
+export { moduleInterface, readPtxInterface, type PtxInterface, type PtxKernelInterface, type PtxParamInterface, type PtxVariableInterface, type PtxLinkage } from './interface.js'
+export type * from './backend.js'
+export { decodeModule, decodeFunction } from './decode.js'
+export { OPCODES, OPCODE_RULES, isOpcode, type Opcode, type OpcodeRule } from './opcodes.js'
+export {
+  SPECIAL_REGISTERS, isSpecialRegister, operandRegisters, type SpecialRegister, type Immediate, type Operand as IrOperand, type Rounding, type IntRounding,
+  type CmpOp, type BoolOp, type ProductPart, type AtomOp, type Reduction, type MemorySemantics, type Scope, type Flags, type Instruction,
+  type IrRegister, type IrFunction, type IrModule,
+} from './ir.js'

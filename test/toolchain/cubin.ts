@@ -3,6 +3,7 @@
 // its `.nv.info.<kernel>` section (ptxas's layout of the kernel parameter buffer: ordinal, offset, size).
 // Used as an independent check of the manifest read from the PTX text.
 import type { KernelInfo } from '@kernelpack/offload'
+import { layoutParams } from '@kernelpack/ptx'
 
 export interface CubinSymbol { name: string; entry: boolean; bind: 'LOCAL' | 'GLOBAL' | 'WEAK' | number; type: 'FUNC' | 'OBJECT' | number; size: number; section: string }
 export interface KernelParamLayout { ordinal: number; offset: number; size: number }
@@ -111,16 +112,10 @@ export function readKernelAttributes(b: Uint8Array, kernel: string): Map<number,
   return out
 }
 
-/** Offsets of each parameter in the parameter buffer, laid out from the manifest's sizes and alignments
- *  (the expectation the cubin's KPARAM_INFO offsets are compared with). */
+/** Offsets of each parameter in the parameter buffer, laid out from the manifest's sizes and alignments by
+ *  @kernelpack/ptx (the expectation the cubin's KPARAM_INFO offsets are compared with). */
 export function layout(k: KernelInfo): number[] {
-  let at = 0
-  return k.params.map((p) => {
-    at = Math.ceil(at / p.align) * p.align
-    const o = at
-    at += p.size
-    return o
-  })
+  return layoutParams(k.params).offsets
 }
 
 /** The ELF symbol binding ptxas gives each PTX linkage. */

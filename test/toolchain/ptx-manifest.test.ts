@@ -117,14 +117,15 @@ read('demangle: false keeps the mangled names', async () => {
   for (const k of m.kernels) assert.is(k.demangled, k.name)
 })
 
-read('malformed declarations throw PtxParseError with the line', async () => {
+read('malformed declarations throw PtxParseError with the line of the bad token', async () => {
   const ptx = '.version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry k(\n\t.param .u32 .align x k_param_0\n)\n{\n\tret;\n}\n'
   try {
     await readPtxManifest(ptx)
     assert.unreachable('should throw')
   } catch (err) {
     assert.instance(err, PtxParseError, String(err))
-    assert.is((err as PtxParseError).line, 5)
+    assert.is((err as PtxParseError).line, 6)
+    assert.match((err as Error).message, /bad \.align value `x`/)
   }
 })
 

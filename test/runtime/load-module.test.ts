@@ -140,3 +140,74 @@ Buffers('upload/download/write/fill/free on the cuda backend', async () => {
 })
 
 Buffers.run()
+
+// ---
+const Checked = suite('loadModule: the manifest is checked against the PTX (issue 17 item 8)')
+
+// out[0] = n * a: a u32 and an f32 at equal sizes, so a manifest that swaps them keeps every offset
+const scalePtx = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry scale(.param .u32 n, .param .f32 a, .param .u64 out)
+{
+\t.reg .b32 %r<2>;
+\t.reg .f32 %f<4>;
+\t.reg .b64 %rd<3>;
+\tld.param.u32 %r1, [n];
+\tld.param.f32 %f1, [a];
+\tld.param.u64 %rd1, [out];
+\tcvta.to.global.u64 %rd2, %rd1;
+\tcvt.rn.f32.u32 %f2, %r1;
+\tmul.f32 %f3, %f2, %f1;
+\tst.global.f32 [%rd2], %f3;
+\tret;
+}
+`
+const scaleParams = [{ name: 'n', type: 'u32', size: 4, align: 4 }, { name: 'a', type: 'f32', size: 4, align: 4 }, { name: 'out', type: 'u64', size: 8, align: 8, pointer: true }]
+const scaleManifest = (params: unknown[]) => ({ kernels: [{ name: 'scale', demangled: 'scale', linkage: 'visible', params }], variables: [] }) as never
+const scaleBytes = new TextEncoder().encode(scalePtx)
+
+Checked('the manifest that matches runs', async () => {
+  const mod = await loadModule(scaleBytes, scaleManifest(scaleParams), { backend: 'emulator' })
+  const out = await mod.alloc(4)
+  await mod.kernel('scale').launch({ grid: 1, block: 1 }, 3, 0.5, out)
+  assert.equal(Array.from(await out.download(new Float32Array(1))), [1.5])
+})
+
+Checked('types reordered at equal offsets (was a silently wrong result) are refused at load, naming the parameter', async () => {
+  const swapped = [scaleParams[1], scaleParams[0], scaleParams[2]]
+  await rejects(() => loadModule(scaleBytes, scaleManifest(swapped), { backend: 'emulator' }), (e) => e instanceof TypeError &&
+    e.message.startsWith('module bytes: manifest kernels[0] (scale) params[0] (a): .f32 of 4 bytes aligned to 4, but the PTX image compute_80 declares n: .u32 of 4 bytes aligned to 4 (PTX line 4)') &&
+    e.message.includes('is the manifest from another build?'))
+})
+
+Checked('types of different sizes swapped (was a fault at address 0x4) are refused at load', async () => {
+  const swapped = [scaleParams[2], scaleParams[0], scaleParams[1]]
+  await rejects(() => loadModule(scaleBytes, scaleManifest(swapped), { backend: 'emulator' }), (e) => e instanceof TypeError &&
+    /manifest kernels\[0\] \(scale\) params\[0\] \(out\): \.u64 of 8 bytes aligned to 8, but the PTX image compute_80 declares n: \.u32/.test(e.message))
+  await rejects(() => loadModule(scaleBytes, scaleManifest(scaleParams.slice(0, 2)), { backend: 'emulator' }), (e) =>
+    /manifest kernels\[0\] \(scale\): 2 parameters, but the PTX image compute_80 declares 3/.test(e.message))
+})
+
+Checked('type "constructor" and other names outside the PTX type table are refused', async () => {
+  for (const type of ['constructor', '__proto__', 'toString', 'float']) {
+    await rejects(() => loadModule(scaleBytes, scaleManifest([{ ...scaleParams[0], type }, scaleParams[1], scaleParams[2]]), { backend: 'emulator' }), (e) =>
+      e instanceof TypeError && e.message.includes(`manifest kernels[0] (scale) params[0]: type ${JSON.stringify(type)} is not a PTX type`))
+  }
+})
+
+Checked('a size of 2^31 (was "expects an integer of 17179869184 bits") and sizes that do not fit the type are refused', async () => {
+  await rejects(() => loadModule(scaleBytes, scaleManifest([{ ...scaleParams[0], size: 2 ** 31 }, scaleParams[1], scaleParams[2]]), { backend: 'emulator' }), (e) =>
+    e instanceof TypeError && e.message.includes('params[0]: a parameter of 2147483648 bytes is larger than the 32764 bytes a kernel\'s parameters may take in all'))
+  await rejects(() => loadModule(scaleBytes, scaleManifest([{ ...scaleParams[0], size: 8, align: 8 }, scaleParams[1], scaleParams[2]]), { backend: 'emulator' }), (e) =>
+    e instanceof TypeError && e.message.includes('params[0]: size 8 is not the 4 bytes of a .u32'))
+})
+
+Checked('a binary with cubins and PTX is checked against its PTX even when the cubin is loaded', async () => {
+  const k = manifest.kernels.find((x) => x.params.length >= 2 && x.params[0]!.size === x.params[1]!.size && x.params[0]!.type !== x.params[1]!.type)!
+  const bad = { ...manifest, kernels: manifest.kernels.map((x) => (x === k ? { ...x, params: [x.params[1]!, x.params[0]!, ...x.params.slice(2)] } : x)) }
+  await rejects(() => loadModule(offloadPath, bad, { backend: 'cuda', libcudaPath: td.path }), (e) =>
+    e instanceof TypeError && e.message.includes(`(${k.name}) params[0]`) && /but the PTX image sm_80 declares saxpy_param_0/.test(e.message))
+})
+
+Checked.run()

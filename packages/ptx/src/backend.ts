@@ -1,5 +1,6 @@
 // The execution contract every backend implements (types only): `cuda` (the CUDA driver API through koffi,
-// @kernelpack/runtime), `emulator` (@kernelpack/emulator, PTX on the CPU) and the coming `webgpu`. It lives
+// @kernelpack/runtime), `emulator` (@kernelpack/emulator, PTX on the CPU) and `webgpu` (@kernelpack/webgpu,
+// PTX translated to WGSL). It lives
 // in @kernelpack/ptx because that is the one package all of them may import (DESIGN.md, "Packages"); the
 // runtime re-exports it and writes its API (loadModule/upload/launch) once over it, and the emulator is
 // type-checked against it. Methods may return a value or a Promise; the runtime awaits both.
@@ -9,6 +10,7 @@
 // so the cuda backend passes `base + offsets[i]` pointers and the emulator reads the very same bytes.
 export type MaybePromise<T> = T | Promise<T>
 export type Dim3 = [number, number, number]
+export type BackendName = 'cuda' | 'emulator' | 'webgpu'
 
 export interface DeviceInfo {
   /** Device name (`NVIDIA H100 80GB HBM3`, `kernelpack PTX emulator`). */
@@ -20,6 +22,8 @@ export interface DeviceInfo {
   ptxVersion?: [number, number]
   multiProcessorCount?: number
   warpSize?: number
+  /** Shared memory one block may have with the opt-in attribute (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). */
+  maxSharedMemoryPerBlockOptin?: number
 }
 
 /** The image the runtime chose for this backend (@kernelpack/runtime, select-image.ts). */
@@ -77,6 +81,9 @@ export interface LaunchConfig {
   block: Dim3
   sharedBytes: number
   stream?: BackendStream | null
+  /** The kernel's maxDynamicSharedMemorySize attribute (48 KiB unless raised with kernel.setAttribute); the
+   *  runtime has checked `sharedBytes` against it, the cuda backend sets it on the function before such a launch. */
+  maxDynamicSharedBytes?: number
 }
 
 export interface KernelParams {
@@ -87,11 +94,12 @@ export interface KernelParams {
 }
 
 export interface Backend {
-  readonly name: 'cuda' | 'emulator'
+  readonly name: BackendName
   /** Which image kinds this backend can load; the emulator loads only `ptx`. */
   readonly imageKinds: ReadonlyArray<ImageToLoad['kind']>
   device(): DeviceInfo
-  loadModule(image: ImageToLoad): MaybePromise<BackendModule>
+  /** `sourceName` names the module in messages (the webgpu backend's CannotTranslateError). */
+  loadModule(image: ImageToLoad, sourceName?: string): MaybePromise<BackendModule>
   alloc(byteLength: number): MaybePromise<bigint>
   free(address: bigint): MaybePromise<void>
   copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): MaybePromise<void>

@@ -23,10 +23,10 @@ export interface LoadModuleOptions {
 let emulator: Promise<Backend> | undefined
 
 function emulatorBackend(): Promise<Backend> {
-  emulator ??= import('@kernelpack/emulator').then((m) => {
-    const create = (m as { createEmulatorBackend?: () => Backend }).createEmulatorBackend
-    if (typeof create !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
-    return create()
+  // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
+  emulator ??= import('@kernelpack/emulator').then((m): Backend => {
+    if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
+    return m.createEmulatorBackend()
   })
   emulator.catch(() => (emulator = undefined))
   return emulator

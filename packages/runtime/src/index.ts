@@ -41,10 +41,10 @@ function cudaBackend(options: LoadModuleOptions): Promise<Backend> {
 function emulatorBackend(): Promise<Backend> {
   let b = backends.get('emulator')
   if (!b) {
-    b = import('@kernelpack/emulator').then((m) => {
-      const create = (m as { createEmulatorBackend?: () => Backend }).createEmulatorBackend
-      if (typeof create !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
-      return create()
+    // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
+    b = import('@kernelpack/emulator').then((m): Backend => {
+      if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
+      return m.createEmulatorBackend()
     })
     backends.set('emulator', b)
     b.catch(() => backends.delete('emulator'))

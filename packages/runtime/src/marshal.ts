@@ -13,6 +13,7 @@
 //   slice(buffer, length)      → two consecutive params (pointer, integer length)
 //   a schema value of size 0   → no param (zero-sized types vanish from the PTX signature)
 import type { ParamInfo } from '@kernelpack/offload'
+import { layoutParams as layoutPtxParams } from '@kernelpack/ptx'
 import type { KernelParams } from './backend.js'
 import { isTypedValue, showValue, toBfloat16Bits, toHalfBits, writeValue, type TypedValue } from './schema.js'
 
@@ -42,19 +43,11 @@ export interface ParamLayout {
   sizes: number[]
 }
 
-/** Offsets of the PTX parameters in `.param` space: each at the next multiple of its alignment. */
+/** Offsets of the PTX parameters in `.param` space: @kernelpack/ptx's layout, the one the manifest and the
+ *  emulator use (each parameter at the next multiple of its alignment). */
 export function layoutParams(params: readonly ParamInfo[]): ParamLayout {
-  let off = 0
-  const offsets: number[] = []
-  const sizes: number[] = []
-  for (const p of params) {
-    const align = Math.max(1, p.align || p.size || 1)
-    off = Math.ceil(off / align) * align
-    offsets.push(off)
-    sizes.push(p.size)
-    off += p.size
-  }
-  return { size: Math.max(8, Math.ceil(off / 8) * 8), offsets, sizes }
+  const l = layoutPtxParams(params)
+  return { size: l.size, offsets: l.offsets, sizes: l.sizes }
 }
 
 /** What a PTX parameter expects, in words (`u32 (an integer)`, `a by-value aggregate of 32 bytes, align 8`). */

@@ -3,10 +3,11 @@
 // Shared by the Node entry (index.ts) and the browser entry (browser.ts); no Node built-ins here.
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
 import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload'
+import { isPtxType, layoutParams, readPtxInterface, typeSize, type PtxInterface } from '@kernelpack/ptx'
 import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
 import { createPacker, createPackTarget, type KernelArg, type PackTarget } from './marshal.js'
-import { selectImage, sniffKind } from './select-image.js'
+import { entryKind, selectImage, sniffKind } from './select-image.js'
 
 /** Device memory the host reads and writes: what DeviceBuffer and DeviceGlobal have in common. */
 export interface DeviceMemory {
@@ -175,6 +176,10 @@ function dim3(d: Dim, what: string, kernel: string, out: Dim3): Dim3 {
   return out
 }
 
+/** Kernel parameters may take 32764 bytes in all (CUDA 12.1 and later; CUDA C++ Programming Guide,
+ *  "Function Parameters"); nothing larger can be a parameter. */
+const MAX_PARAM_BYTES = 32764
+
 /** The parts of the manifest the runtime relies on, checked once with a message naming the bad place. */
 function checkManifest(manifest: KernelManifest, source: string): void {
   const bad = (where: string, what: string) => {
@@ -185,11 +190,58 @@ function checkManifest(manifest: KernelManifest, source: string): void {
     if (!k || typeof k.name !== 'string' || !k.name) bad(`kernels[${i}]`, 'no name')
     if (!Array.isArray(k.params)) bad(`kernels[${i}] (${k.name})`, 'no params array')
     k.params.forEach((p, j) => {
+      const where = `kernels[${i}] (${k.name}) params[${j}]`
       const ok = p && typeof p.type === 'string' && Number.isInteger(p.size) && p.size >= 0 && Number.isInteger(p.align) && p.align >= 1 && (p.align & (p.align - 1)) === 0
-      if (!ok) bad(`kernels[${i}] (${k.name}) params[${j}]`, `needs { type, size, align } with a power-of-two align, got ${JSON.stringify(p)}`)
+      if (!ok) bad(where, `needs { type, size, align } with a power-of-two align, got ${JSON.stringify(p)}`)
+      // the one PTX type table (@kernelpack/ptx): an own key, so `constructor` or `__proto__` is no type
+      if (!isPtxType(p.type)) bad(where, `type ${JSON.stringify(p.type)} is not a PTX type (u32, f32, u64, b8, …)`)
+      const elem = typeSize(p.type)
+      if (p.size > MAX_PARAM_BYTES) bad(where, `a parameter of ${p.size} bytes is larger than the ${MAX_PARAM_BYTES} bytes a kernel's parameters may take in all`)
+      if (p.count !== undefined && (!Number.isInteger(p.count) || p.count < 0)) bad(where, `count ${JSON.stringify(p.count)} is not an element count`)
+      // a scalar is one element; an array (`.b8 s[24]`) is count elements
+      if (p.size !== elem * (p.count ?? 1)) bad(where, p.count === undefined ? `size ${p.size} is not the ${elem} bytes of a .${p.type}` : `size ${p.size} is not ${p.count} × ${elem} bytes of .${p.type}`)
       // PTX aligns a scalar parameter to its own size; the packers index typed arrays by offset / size.
       const scalar = p.type !== 'b8' && (p.size === 1 || p.size === 2 || p.size === 4 || p.size === 8)
-      if (scalar && p.align < p.size) bad(`kernels[${i}] (${k.name}) params[${j}]`, `a ${p.size}-byte .${p.type} parameter must be aligned to at least ${p.size}, got align ${p.align}`)
+      if (scalar && p.align < p.size) bad(where, `a ${p.size}-byte .${p.type} parameter must be aligned to at least ${p.size}, got align ${p.align}`)
+    })
+    const end = layoutParams(k.params).end
+    if (end > MAX_PARAM_BYTES) bad(`kernels[${i}] (${k.name})`, `the parameters take ${end} bytes, more than the ${MAX_PARAM_BYTES} a kernel may have`)
+  })
+}
+
+/**
+ * Checks the manifest against the parameter lists of a PTX image of the binary (issue 17 item 8): the
+ * manifest only repeats what the PTX declares, and a manifest from another build (types reordered at equal
+ * offsets, sizes swapped) would otherwise pass arguments the kernel reads as something else. Types, sizes
+ * and alignments must agree exactly; the offsets then agree too, as both come from @kernelpack/ptx's layout.
+ * The image chosen to load is checked when it is PTX, else the binary's first PTX image; a binary of cubins
+ * only has nothing to check against.
+ */
+function checkManifestAgainstPtx(manifest: KernelManifest, entries: readonly OffloadEntry[], chosen: OffloadEntry, source: string): void {
+  const ptx = entryKind(chosen) === 'ptx' ? chosen : entries.find((e) => entryKind(e) === 'ptx')
+  if (!ptx) return
+  const arch = ptx.strings.get('arch') || 'PTX'
+  let end = ptx.image.length
+  while (end > 0 && ptx.image[end - 1] === 0) end--
+  let iface: PtxInterface
+  try {
+    iface = readPtxInterface(new TextDecoder().decode(ptx.image.subarray(0, end)))
+  } catch (err) {
+    throw new Error(`${source}: the PTX image ${arch} cannot be read: ${(err as Error).message}`, { cause: err })
+  }
+  const bad = (where: string, what: string) => {
+    throw new TypeError(`${source}: manifest ${where}: ${what} (is the manifest from another build? Use the <name>.manifest.json written with this binary)`)
+  }
+  const show = (p: { type: string; size: number; align: number }) => `.${p.type} of ${p.size} bytes aligned to ${p.align}`
+  manifest.kernels.forEach((k, i) => {
+    const pk = iface.kernels.find((x) => x.name === k.name)
+    if (!pk) bad(`kernels[${i}] (${k.name})`, `the PTX image ${arch} has no .entry ${k.name} (it has ${iface.kernels.map((x) => x.name).join(', ') || 'none'})`)
+    if (pk!.params.length !== k.params.length) bad(`kernels[${i}] (${k.name})`, `${k.params.length} parameters, but the PTX image ${arch} declares ${pk!.params.length}`)
+    k.params.forEach((p, j) => {
+      const q = pk!.params[j]!
+      if (p.type !== q.type || p.size !== q.size || p.align !== q.align) {
+        bad(`kernels[${i}] (${k.name}) params[${j}]${p.name ? ` (${p.name})` : ''}`, `${show(p)}, but the PTX image ${arch} declares ${q.name}: ${show(q)} (PTX line ${q.line})`)
+      }
     })
   })
 }
@@ -251,6 +303,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
   } catch (err) {
     throw new Error(`${opts.sourceName}: ${(err as Error).message}`, { cause: err })
   }
+  checkManifestAgainstPtx(manifest, entries, choice.entry, opts.sourceName)
   const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image }, opts.sourceName)
   const streams = new Map<Stream, BackendStream>()
   let unloaded = false

@@ -9,6 +9,7 @@
 // thread-instructions the real kernel executes for the given launch; the timed runs use the unmodified PTX.
 // The emulator runs on the calling thread (one core). Ratio = JS loop time / emulator time (≥ 0.2 is "within 5×").
 import { createEmulatorBackend } from '@kernelpack/emulator'
+import { parsePtx } from '@kernelpack/ptx'
 import type { BenchResult } from './lib.js'
 import { median } from './lib.js'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
@@ -19,47 +20,32 @@ const COUNTER = '__kp_icount'
 /** Timed repetitions of each side (the median is reported). */
 const REPS = 9
 
-/** Copy of `ptx` whose `entry` adds each basic block's instruction count to the u64 global __kp_icount. */
+/** Copy of `ptx` whose `entry` adds each basic block's instruction count to the u64 global __kp_icount
+ *  (statements and their lines from @kernelpack/ptx's parser; nvcc writes one statement per line). */
 export function instrumentInstructionCount(ptx: string, entry: string): string {
-  const lines = ptx.split('\n')
-  const start = lines.findIndex((l) => new RegExp(`\\.entry\\s+${entry.replace(/\$/g, '\\$')}\\s*\\(`).test(l))
-  if (start < 0) throw new Error(`no .entry ${entry} in the PTX`)
-  const open = lines.findIndex((l, i) => i > start && /^\s*\{/.test(l))
-  // Statements of the body (depth ≥ 1), as [line index, kind].
-  type Kind = 'label' | 'instr' | 'branch' | 'other'
-  const stmts: [number, Kind][] = []
-  let depth = 0
-  let end = -1
-  for (let i = open; i < lines.length; i++) {
-    const code = lines[i]!.replace(/\/\/.*$/, '').trim()
-    const before = depth
-    for (const ch of code) depth += ch === '{' ? 1 : ch === '}' ? -1 : 0
-    if (depth === 0 && before > 0) { end = i; break }
-    if (i === open || !code || code === '{' || code === '}') continue
-    if (/^[$\w.]+:$/.test(code)) stmts.push([i, 'label'])
-    else if (code.startsWith('.')) stmts.push([i, 'other'])
-    else if (code.endsWith(';')) stmts.push([i, /^(bra|brx|ret|exit)\b/.test(code.replace(/^@!?%\w+\s+/, '')) ? 'branch' : 'instr'])
-  }
-  if (end < 0) throw new Error(`unterminated body of .entry ${entry}`)
-  // Basic blocks: a block starts at the first instruction, after a label and after a branch/ret.
-  const inserts = new Map<number, number>() // line index → instruction count of the block starting there
+  const mod = parsePtx(ptx)
+  const fn = mod.functions.find((f) => f.name === entry && f.kind === 'entry')
+  if (!fn?.body) throw new Error(`no .entry ${entry} with a body in the PTX`)
+  // Basic blocks: a block starts at the first instruction, after a label and after a branch/ret/exit.
+  const inserts = new Map<number, number>() // line → instruction count of the block starting there
   let blockStart = -1
   let count = 0
   const close = () => { if (blockStart >= 0 && count) inserts.set(blockStart, count); blockStart = -1; count = 0 }
-  for (const [i, kind] of stmts) {
-    if (kind === 'other') continue
-    if (kind === 'label') { close(); continue }
-    if (blockStart < 0) blockStart = i
+  for (const st of fn.body) {
+    if (st.kind === 'label') { close(); continue }
+    if (blockStart < 0) blockStart = st.line
     count++
-    if (kind === 'branch') close()
+    if (['bra', 'brx', 'ret', 'exit'].includes(st.op[0]!)) close()
   }
   close()
+  // the counter is declared before the first module-level declaration (after .version/.target/.address_size)
+  const first = Math.min(...mod.functions.map((f) => f.line), ...mod.variables.map((v) => v.line))
   const out: string[] = []
-  lines.forEach((l, i) => {
-    const n = inserts.get(i)
+  ptx.split('\n').forEach((l, i) => {
+    if (i + 1 === first) out.push(`.global .align 8 .u64 ${COUNTER};`)
+    const n = inserts.get(i + 1)
     if (n) out.push(`\tred.global.add.u64 [${COUNTER}], ${n};`)
     out.push(l)
-    if (/^\.address_size\b/.test(l.trim())) out.push(`.global .align 8 .u64 ${COUNTER};`)
   })
   return out.join('\n')
 }

@@ -117,21 +117,3 @@ createEmulatorBackendSuite('implements the runtime Backend interface; memory ope
 })
 
 createEmulatorBackendSuite.run()
-
-const layout = suite('launch: parameter layout')
-
-layout('a block laid out differently from the PTX .param layout is refused, naming the parameter', () => {
-  const be = createEmulatorBackend()
-  const mod = be.loadModule(ptxBytes(`.version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u32 n, .param .u64 p) { ret; }`))
-  const fn = mod.getFunction('k')
-  const good = marshal([{ u32: 1 }, { u64: 0n }])
-  assert.equal([...good.offsets], [0, 8])
-  be.launch(fn, { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0 }, good)
-  assert.throws(() => be.launch(fn, { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0 }, { ...good, offsets: [0, 4] }),
-    (e: Error) => e instanceof TypeError && /launch k: parameter 1 is at offset 4 in the block but at 8/.test(e.message))
-  assert.throws(() => be.launch(fn, { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0 }, { ...good, offsets: [0] }),
-    (e: Error) => e instanceof TypeError && /1 parameter offsets given, the PTX declares 2/.test(e.message))
-  be.dispose()
-})
-
-layout.run()

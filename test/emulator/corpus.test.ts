@@ -7,6 +7,7 @@
 import { suite } from 'uvu'
 import { basename } from 'node:path'
 import { createEmulatorBackend } from '@kernelpack/emulator'
+import { readPtxInterface } from '@kernelpack/ptx'
 import { compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { ownCases, ownSource, type CorpusCase } from '../fixtures/emulator/cases-own.js'
@@ -66,7 +67,7 @@ requests.forEach(({ source, config }, r) => {
   }
 
   s('every .entry was launched', (ctx) => {
-    const missing = [...ptx.matchAll(/\.entry\s+([\w$.]+)/g)].map((m) => m[1]!).filter((name) => !ctx.k!.launched.has(name))
+    const missing = readPtxInterface(ptx).kernels.map((k) => k.name).filter((name) => !ctx.k!.launched.has(name))
     // A case that stops at a known gap cannot reach its later kernels; those are named but not failed on.
     if (missing.length && gapsRan) console.log(`  not reached because of known gaps (${config.label}): ${missing.join(', ')}`)
     else if (missing.length) throw new Error(`kernels never launched by the corpus: ${missing.join(', ')}`)

@@ -2,9 +2,10 @@
 // arguments into PTX `.param` layout (each parameter at an offset aligned to its PTX alignment, pointers as
 // 8-byte device addresses, scalars little-endian: PTX ISA "Kernel Function Parameters"), moves typed arrays
 // to and from device memory, and compares results with the element index of the first mismatches.
+import { layoutParams, readPtxInterface } from '@kernelpack/ptx'
 import type { Backend, BackendModule, Dim3 } from '../../packages/runtime/src/backend.js'
 
-/** One `.param` of a PTX `.entry`, as declared. */
+/** One `.param` of a PTX `.entry`, as declared (read by @kernelpack/ptx, the one PTX front end). */
 export interface PtxParam {
   name: string
   /** Element type without the dot: `u64`, `f32`, `b8`… */
@@ -13,48 +14,14 @@ export interface PtxParam {
   align: number
 }
 
-const typeSizes: Record<string, number> = {
-  b8: 1, u8: 1, s8: 1, b16: 2, u16: 2, s16: 2, f16: 2, bf16: 2,
-  b32: 4, u32: 4, s32: 4, f32: 4, b64: 8, u64: 8, s64: 8, f64: 8,
-}
-
 /** Every `.entry` of a PTX text with its parameter list. */
 export function readPtxEntries(ptx: string): Map<string, PtxParam[]> {
-  const out = new Map<string, PtxParam[]>()
-  const re = /\.entry\s+([\w$.]+)\s*\(([^)]*)\)/g
-  for (const m of ptx.matchAll(re)) {
-    const params: PtxParam[] = []
-    for (const raw of m[2]!.split(',')) {
-      const decl = raw.replace(/\/\/.*$/gm, '').trim()
-      if (!decl) continue
-      const pm = /^\.param((?:\s+\.[\w]+(?:\s+\d+)?)*)\s+([\w$.]+)(?:\s*\[(\d+)\])?$/.exec(decl)
-      if (!pm) throw new Error(`cannot read PTX parameter '${decl}' of .entry ${m[1]}`)
-      const words = pm[1]!.trim().split(/\s+/)
-      let type = ''
-      let align = 0
-      let pointer = false
-      for (let i = 0; i < words.length; i++) {
-        const w = words[i]!.slice(1)
-        // `.ptr .align N` (clang: `.param .u64 .ptr .align 1 p`) is the alignment of the pointee, not of
-        // the parameter (PTX ISA "Kernel Function Parameter Attributes"); only `.align` before the type counts.
-        if (w === 'align') {
-          const n = Number(words[++i])
-          if (!pointer && !type) align = n
-        } else if (w === 'ptr') pointer = true
-        else if (w in typeSizes) type = w
-      }
-      if (!type) throw new Error(`no type in PTX parameter '${decl}' of .entry ${m[1]}`)
-      const size = typeSizes[type]! * (pm[3] ? Number(pm[3]) : 1)
-      params.push({ name: pm[2]!, type, size, align: align || typeSizes[type]! })
-    }
-    out.set(m[1]!, params)
-  }
-  return out
+  return new Map(readPtxInterface(ptx).kernels.map((k) => [k.name, k.params.map((p) => ({ name: p.name, type: p.type, size: p.size, align: p.align }))]))
 }
 
-/** A `.global`/`.const` variable's PTX name containing `ident` (nvcc keeps `s_scale`, clang says `_ZL7s_scale`). */
+/** A module-scope `.global`/`.const` variable's PTX name containing `ident` (nvcc keeps `s_scale`, clang says `_ZL7s_scale`). */
 export function findPtxVariable(ptx: string, ident: string): string {
-  const names = [...ptx.matchAll(/^\s*(?:\.\w+\s+)*\.(?:global|const)\s+(?:\.align\s+\d+\s+|\.\w+\s+)*([A-Za-z_$][\w$.]*)/gm)].map((m) => m[1]!)
+  const names = readPtxInterface(ptx).variables.map((v) => v.name)
   const hits = [...new Set(names.filter((n) => n === ident || new RegExp(`(^|\\d)${ident}$`).test(n)))]
   if (hits.length !== 1) throw new Error(`expected one PTX variable named like ${ident}, found ${hits.length ? hits.join(', ') : 'none'} among ${names.join(', ')}`)
   return hits[0]!
@@ -72,13 +39,7 @@ export type KernelArg = DeviceBuffer | number | bigint | boolean | Uint8Array
 /** Packs arguments for `params` into one `.param`-layout buffer. */
 export function packParams(entry: string, params: readonly PtxParam[], args: readonly KernelArg[]): { bytes: Uint8Array; offsets: number[]; sizes: number[] } {
   if (args.length !== params.length) throw new Error(`${entry}: expected ${params.length} arguments, got ${args.length}`)
-  const offsets: number[] = []
-  let end = 0
-  for (const p of params) {
-    const off = Math.ceil(end / p.align) * p.align
-    offsets.push(off)
-    end = off + p.size
-  }
+  const { offsets, end } = layoutParams(params)
   const bytes = new Uint8Array(Math.max(end, 1))
   const dv = new DataView(bytes.buffer)
   params.forEach((p, i) => {

@@ -1,13 +1,14 @@
-// The `emulator` execution backend: implements the runtime's Backend interface
-// (packages/runtime/src/backend.ts, structurally; this package imports nothing) over the emulated heap.
+// The `emulator` execution backend: implements the Backend contract of @kernelpack/ptx (backend.ts; the
+// runtime re-exports it) over the emulated heap, type-checked against it.
 // Launches run synchronously on the calling thread, block after block; see compile.ts for how a block's
 // threads are run and how barriers and warp collectives are scheduled.
+import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError } from './errors.js'
 import type { CollectiveKind, CompiledFunction } from './compile.js'
 import { Heap } from './heap.js'
 import { loadPtxModule, type LoadedModule } from './load-module.js'
 
-export type Dim3 = [number, number, number]
+export type { Dim3 }
 
 export interface EmulatorBackendOptions {
   /** Worker threads to spread blocks over. Accepted for forward compatibility; launches run on the calling thread. @default 0 */
@@ -20,51 +21,33 @@ export interface EmulatorBackendOptions {
   print?: (text: string) => void
 }
 
-export interface EmulatorFunction {
-  readonly name: string
-}
+export type EmulatorFunction = BackendFunction
+export type EmulatorLaunchConfig = LaunchConfig
+export type EmulatorKernelParams = KernelParams
+export type EmulatorDeviceInfo = DeviceInfo
 
-export interface EmulatorModule {
+/** A loaded PTX module; its methods answer synchronously. */
+export interface EmulatorModule extends BackendModule {
   getFunction(name: string): EmulatorFunction
   getGlobal(name: string): { address: bigint; size: number }
   unload(): void
 }
 
-export interface EmulatorLaunchConfig {
-  grid: Dim3
-  block: Dim3
-  sharedBytes: number
-  stream?: { readonly id: number } | null
-}
-
-export interface EmulatorKernelParams {
-  bytes: Uint8Array
-  offsets: readonly number[]
-  sizes: readonly number[]
-}
-
-export interface EmulatorDeviceInfo {
-  name: string
-  computeCapability: [number, number]
-  totalMemory: number
-  ptxVersion?: [number, number]
-  multiProcessorCount?: number
-  warpSize?: number
-}
-
-export interface EmulatorBackend {
+/** The emulator's implementation of the Backend contract (@kernelpack/ptx, backend.ts). Every method
+ *  answers synchronously (launches run on the calling thread), which the contract allows. */
+export interface EmulatorBackend extends Backend {
   readonly name: 'emulator'
   readonly imageKinds: ReadonlyArray<'ptx'>
   device(): EmulatorDeviceInfo
-  loadModule(image: { kind: string; arch: string; bytes: Uint8Array }): EmulatorModule
+  loadModule(image: ImageToLoad): EmulatorModule
   alloc(byteLength: number): bigint
   free(address: bigint): void
-  copyToDevice(dst: bigint, src: Uint8Array, stream?: { readonly id: number } | null): void
-  copyFromDevice(dst: Uint8Array, src: bigint, stream?: { readonly id: number } | null): void
-  memset(dst: bigint, byte: number, byteLength: number, stream?: { readonly id: number } | null): void
-  createStream(): { readonly id: number }
-  destroyStream(stream: { readonly id: number }): void
-  synchronize(stream?: { readonly id: number } | null): void
+  copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): void
+  copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): void
+  memset(dst: bigint, byte: number, byteLength: number, stream?: BackendStream | null): void
+  createStream(): BackendStream
+  destroyStream(stream: BackendStream): void
+  synchronize(stream?: BackendStream | null): void
   launch(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): void
   dispose(): void
 }
@@ -213,7 +196,7 @@ function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: n
   }
 }
 
-/** Creates the PTX emulator backend (a structural implementation of the runtime's Backend). */
+/** Creates the PTX emulator backend. */
 export function createEmulatorBackend(options: EmulatorBackendOptions = {}): EmulatorBackend {
   const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31)
   const modules = new Set<LoadedModule>()
@@ -300,15 +283,6 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
       if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
       const paramEnd = cf.paramOffsets.length ? Math.max(...mod.ptx.functions.find((f) => f.name === fn.name)!.params.map((p, i) => cf.paramOffsets[i]! + p.size)) : 0
       if (params.bytes.length < paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${paramEnd}`)
-      // The caller laid the block out from its own reading of the parameter list (the runtime: the manifest);
-      // a disagreement with this PTX's layout would silently read the wrong bytes, so refuse it.
-      const offs = params.offsets
-      if (offs) {
-        if (offs.length !== cf.paramOffsets.length) throw new TypeError(`launch ${fn.name}: ${offs.length} parameter offsets given, the PTX declares ${cf.paramOffsets.length} parameters (is the manifest from another build?)`)
-        for (let i = 0; i < offs.length; i++) {
-          if (offs[i] !== cf.paramOffsets[i]) throw new TypeError(`launch ${fn.name}: parameter ${i} is at offset ${offs[i]} in the block but at ${cf.paramOffsets[i]} in the PTX's .param layout (is the manifest from another build?)`)
-        }
-      }
       const shn = mod.layout.sharedStatic + dyn
       const ln = Math.ceil(cf.stackNeed / 16) * 16
       const regions: number[] = []

@@ -18,8 +18,7 @@
 // are checked against a 4-byte-granule validity map (OK), shared and local accesses against their window
 // sizes; a failed check calls fault(), which throws EmulatorFault.
 import { PtxError } from './errors.js'
-import type { Operand, PtxFunction, PtxInstruction, PtxModule, PtxVariable } from './parse.js'
-import { typeSize } from './parse.js'
+import { isPtxType, layoutParams, typeSize, type Operand, type PtxFunction, type PtxInstruction, type PtxModule, type PtxVariable } from '@kernelpack/ptx'
 
 type Cls = 'i32' | 'f32' | 'i64' | 'f64' | 'i16' | 'pred'
 type Kind = 'i32' | 'u32' | 'f32' | 'f64' | 'i64' | 'u16' | 's16' | 'u8' | 's8' | 'pred'
@@ -68,20 +67,6 @@ export interface ModuleLayout {
   shared: Map<string, number>
   sharedStatic: number
 }
-
-const TYPES = new Set(['b8', 'b16', 'b32', 'b64', 'b128', 'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64', 'f16', 'f16x2', 'bf16', 'bf16x2', 'f32', 'f64', 'pred', 'tf32', 'e4m3x2', 'e5m2x2'])
-
-/** Opcode parts the compiler understands (PTX ISA qualifiers it implements or may ignore safely). */
-const KNOWN_PARTS = new Set([...TYPES,
-  'rn', 'rz', 'rm', 'rp', 'rni', 'rzi', 'rmi', 'rpi', 'ftz', 'sat', 'approx', 'full', 'lo', 'hi', 'wide', 'cc', 'uni', 'sync',
-  'up', 'down', 'bfly', 'idx', 'all', 'any', 'ballot', 'global', 'shared', 'local', 'const', 'param', 'v2', 'v4', 'nc',
-  'volatile', 'relaxed', 'acquire', 'release', 'acq_rel', 'weak', 'sc', 'cta', 'gpu', 'sys', 'ca', 'cg', 'cs', 'lu', 'cv', 'wb',
-  'wt', 'to', 'clamp', 'wrap', 'shiftamt', 'and', 'or', 'xor', 'noftz', 'NaN', 'async', 'commit_group', 'wait_group',
-  'wait_all', 'f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16', 'l', 'r', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'ls', 'hs', 'equ', 'neu',
-  'ltu', 'leu', 'gtu', 'geu', 'num', 'nan', 'finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal', 'min', 'max',
-  'add', 'inc', 'dec', 'exch', 'cas', 'sext', 'zext', 'shared::cta'])
-/** No-op or self-validating instructions whose qualifiers need no check here. */
-const NO_CHECK = new Set(['elect', 'bar', 'barrier', 'bra', 'call', 'ret', 'exit', 'membar', 'fence', 'prefetch', 'prefetchu', 'nanosleep', 'griddepcontrol', 'discard', 'applypriority', 'createpolicy', 'pmevent', 'brkpt', 'trap', 'setmaxnreg', 'cp', 'redux', 'match', 'vote', 'activemask'])
 
 function kindOf(type: string): Kind {
   switch (type) {
@@ -169,7 +154,7 @@ class FnCompiler {
     }
     for (const s of this.fn.body!) {
       if (s.kind !== 'instr') continue
-      const types = s.op.filter((p) => TYPES.has(p))
+      const types = s.op.filter((p) => isPtxType(p))
       const op0 = s.op[0]!
       if (op0 === 'cvt') {
         const w = (t: string | undefined) => (t === 'f32' || t === 'f64' ? 1 : t && /^[su](32|64)$/.test(t) ? -1 : 0)
@@ -550,13 +535,11 @@ class FnCompiler {
     this.assignRegs()
     if (this.slow !== undefined) this.bounds = this.computeBounds()
     // params / returns / local vars
-    let off = 0
-    for (const p of fn.params) {
-      off = align(off, Math.max(1, p.align))
-      this.vars.set(p.name, { v: p, off })
-      this.paramOffsets.push(off)
-      off += p.size
-    }
+    // kernel parameters at the offsets of @kernelpack/ptx's layout (the manifest's and the runtime's)
+    const pl = layoutParams(fn.params)
+    fn.params.forEach((p, i) => this.vars.set(p.name, { v: p, off: pl.offsets[i]! }))
+    this.paramOffsets = pl.offsets
+    let off = pl.end
     for (const p of fn.returns) {
       off = align(off, Math.max(1, p.align))
       this.vars.set(p.name, { v: p, off })
@@ -1021,19 +1004,12 @@ class FnCompiler {
     return { parts: [pre, `case ${pc}:`, outputs.join('')], susp: { pc, pre, post: outputs.join('') } }
   }
 
-  types(ins: PtxInstruction): string[] { return ins.op.filter((p) => TYPES.has(p)) }
+  types(ins: PtxInstruction): string[] { return ins.op.filter((p) => isPtxType(p)) }
   has(ins: PtxInstruction, m: string): boolean { return ins.op.includes(m) }
 
   instr(ins: PtxInstruction, idx: number): string | { parts: string[]; susp?: SuspInfo } {
+    // qualifiers were checked against the opcode's rules by @kernelpack/ptx's decode (load-module.ts)
     const op = ins.op
-    if (!NO_CHECK.has(op[0]!)) {
-      // an unknown qualifier may change semantics (.relu, .xorsign, .satfinite…): refuse rather than ignore
-      for (const p of op.slice(1)) {
-        if (p === 'satfinite' && op[0] === 'cvt') continue
-        if (p === 'relu' && (op[0] === 'cvt' || op[0] === 'fma')) continue
-        if (!KNOWN_PARTS.has(p) && !p.startsWith('L1::') && !p.startsWith('L2::') && p !== 'shared::cta') this.fail(`unsupported qualifier .${p} of ${op[0]}`)
-      }
-    }
     const A = ins.args
     const types = this.types(ins)
     const t = types[types.length - 1] ?? ''

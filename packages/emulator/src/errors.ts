@@ -1,15 +1,7 @@
-// Errors of the emulator. PtxError: the PTX text cannot be loaded (syntax, unsupported opcode), always with
-// the PTX line. EmulatorFault: a kernel did something at run time a GPU would fault on (out-of-bounds or
-// misaligned access, a trap), naming the kernel, the instruction and the address.
-
-export class PtxError extends Error {
-  line?: number
-  constructor(message: string, line?: number) {
-    super(line === undefined ? message : `PTX line ${line}: ${message}`)
-    this.name = 'PtxError'
-    this.line = line
-  }
-}
+// Errors of the emulator. PtxError (@kernelpack/ptx): the PTX text cannot be loaded (syntax, unsupported
+// opcode), always with the PTX line. EmulatorFault: a kernel did something at run time a GPU would fault on
+// (out-of-bounds or misaligned access, a trap), naming the kernel, the instruction and the address.
+export { PtxError } from '@kernelpack/ptx'
 
 export class EmulatorFault extends Error {
   kernel: string

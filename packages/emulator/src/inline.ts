@@ -5,7 +5,7 @@
 // argument variables and its return parameters the caller's return variables (the same .param bytes a
 // real call would pass); `ret` becomes a branch to the end of the inlined body.
 import { PtxError } from './errors.js'
-import type { Operand, PtxFunction, PtxInstruction, PtxModule, PtxStatement } from './parse.js'
+import type { Operand, PtxFunction, PtxInstruction, PtxModule, PtxStatement } from '@kernelpack/ptx'
 
 const SUSPENDING = new Set(['shfl', 'vote', 'match', 'activemask', 'redux', 'elect'])
 

@@ -4,7 +4,7 @@ import { EmulatorFault, PtxError } from './errors.js'
 import { ModuleCompiler, type CompiledFunction, type InstrInfo, type ModuleLayout } from './compile.js'
 import type { Heap } from './heap.js'
 import * as numeric from './numeric.js'
-import { parsePtx, typeSize, type PtxModule, type PtxVariable } from './parse.js'
+import { decodeModule, parsePtx, typeSize, type PtxModule, type PtxVariable } from '@kernelpack/ptx'
 import { formatPrintf } from './printf.js'
 import { inlineSuspendingCalls } from './inline.js'
 
@@ -69,6 +69,8 @@ function writeInit(heap: Heap, at: number, v: PtxVariable, addrOf: (s: string) =
 export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {}): LoadedModule {
   const ptx = parsePtx(text)
   inlineSuspendingCalls(ptx)
+  // every opcode, qualifier and operand name checked against the PTX front end's rules
+  decodeModule(ptx)
   if (ptx.addressSize !== undefined && ptx.addressSize !== 64) throw new PtxError(`.address_size ${ptx.addressSize} is not supported (64-bit only)`)
   const globals = new Map<string, number>()
   const globalInfo = new Map<string, { address: number; size: number }>()
@@ -85,6 +87,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   }
   const pendingInit: Array<[number, PtxVariable]> = []
   for (const v of ptx.variables) {
+    if (v.opaque) throw new PtxError(`.${v.opaque} ${v.name}: textures, surfaces and samplers are not supported by the emulator`, v.line)
     if (v.space === 'shared') { sharedVar(v); continue }
     if (v.space === 'global' || v.space === 'const') {
       if (v.extern && !v.init) {

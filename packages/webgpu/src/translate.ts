@@ -5,6 +5,7 @@
 //
 // Until emit-wgsl lands, the default translator is `pendingTranslator`, which refuses every module with that
 // reason; tests prove the backend's plumbing with hand-written WGSL through `createFixedTranslator`.
+import { readPtxInterface } from '@kernelpack/ptx'
 import type { Untranslatable } from './errors.js'
 
 export type Dim3 = [number, number, number]
@@ -104,13 +105,13 @@ export function createFixedTranslator(kernels: readonly WgslKernel[], variables:
     translate(input) {
       const refused: Untranslatable[] = []
       const found = new Map<string, WgslKernel>()
-      input.ptx.split('\n').forEach((text, i) => {
-        const m = /^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$.]+)/.exec(text)
-        if (!m) return
-        const k = byName.get(m[1]!)
+      // the entries as @kernelpack/ptx reads them (the one PTX front end)
+      const lines = input.ptx.split('\n')
+      for (const e of readPtxInterface(input.ptx).kernels) {
+        const k = byName.get(e.name)
         if (k) found.set(k.name, k)
-        else refused.push({ kernel: m[1]!, line: i + 1, instruction: text, reason: 'no hand-written WGSL registered for this entry' })
-      })
+        else refused.push({ kernel: e.name, line: e.line, instruction: lines[e.line - 1] ?? `.entry ${e.name}`, reason: 'no hand-written WGSL registered for this entry' })
+      }
       return { kernels: found, refused, variables }
     },
   }

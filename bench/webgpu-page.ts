@@ -1,0 +1,83 @@
+// Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu) runs on the PTX emulator and
+// on the WebGPU backend, A/B interleaved, and the page reports the median time of each per workload.
+//
+// The WebGPU side runs HAND-WRITTEN WGSL (test/fixtures/webgpu/hand-kernels.ts) through the test-only
+// createFixedTranslator hook until emit-wgsl lands (issue 15). When it does, `translator` below becomes the
+// generated one and nothing else changes.
+import { createEmulatorBackend } from '../packages/emulator/src/index.js'
+import { createFixedTranslator, createWebGpuBackend } from '../packages/webgpu/src/index.js'
+import type { Backend } from '../packages/runtime/src/backend.js'
+import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
+import { handKernels, handVariables } from '../test/fixtures/webgpu/hand-kernels.js'
+
+declare const KP_DATA: { ptx: string; arch: string; reps: number }
+const translator = createFixedTranslator(handKernels, handVariables)
+
+interface Workload {
+  name: string
+  entry: string
+  grid: [number, number, number]
+  block: [number, number, number]
+  setup(k: KernelRunner): Promise<{ args: KernelArg[]; out: DeviceBuffer }>
+}
+
+const N_ADD = 1 << 22
+const MM = 192
+const workloads: Workload[] = [
+  {
+    name: 'vecAdd 2^22', entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
+    async setup(k) {
+      const a = await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5))
+      const b = await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25))
+      const out = await k.alloc(N_ADD * 4)
+      return { args: [a, b, out, N_ADD], out }
+    },
+  },
+  {
+    name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1],
+    async setup(k) {
+      const A = await k.upload(Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3))
+      const B = await k.upload(Float32Array.from({ length: MM * MM }, (_, i) => (i % 5) - 2))
+      const out = await k.alloc(MM * MM * 4)
+      return { args: [A, B, out, MM, MM, MM], out }
+    },
+  },
+]
+
+function sum(xs: Float32Array): number {
+  let s = 0
+  for (let i = 0; i < xs.length; i++) s += xs[i]!
+  return s
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+
+async function main() {
+  const emu = createEmulatorBackend() as unknown as Backend
+  const gpu = await createWebGpuBackend({ translator })
+  const web = gpu as unknown as Backend
+  const [ke, kw] = await Promise.all([KernelRunner.load(emu, KP_DATA.ptx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.ptx, KP_DATA.arch, 'webgpu')])
+  const results = []
+  for (const w of workloads) {
+    const [se, sw] = [await w.setup(ke), await w.setup(kw)]
+    // one untimed launch each: the emulator compiles its JS, WebGPU creates the pipeline
+    const runEmu = async () => { await ke.launch(w.entry, w.grid, w.block, se.args); await emu.synchronize() }
+    const runWeb = async () => { await kw.launch(w.entry, w.grid, w.block, sw.args); await web.synchronize() }
+    await runEmu()
+    await runWeb()
+    const te: number[] = [], tw: number[] = []
+    for (let r = 0; r < KP_DATA.reps; r++) {
+      let t0 = performance.now(); await runEmu(); te.push(performance.now() - t0)
+      t0 = performance.now(); await runWeb(); tw.push(performance.now() - t0)
+    }
+    const [ce, cw] = [sum(await ke.read(se.out, Float32Array)), sum(await kw.read(sw.out, Float32Array))]
+    if (ce !== cw) throw new Error(`${w.name}: emulator checksum ${ce}, WebGPU ${cw}`)
+    results.push({ name: w.name, emulatorMs: median(te), webgpuMs: median(tw), checksum: ce })
+  }
+  const adapter = gpu.device().name
+  await gpu.dispose()
+  return { adapter, translator: translator.name, results }
+}
+
+const w = window as unknown as { __kpResult?: unknown }
+main().then((r) => { w.__kpResult = r }, (e) => { w.__kpResult = { error: String(e?.stack ?? e) } })

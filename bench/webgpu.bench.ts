@@ -1,0 +1,31 @@
+// WebGPU vs the PTX emulator (issue 15, "Must show"): in one headless chromium page (SwiftShader adapter, see
+// test/helpers/webgpu.ts), vector add on 2^22 floats and a 192³ tiled matmul run on both backends from the
+// same nvcc PTX (test/fixtures/webgpu/plumbing.cu), A/B interleaved, launch + synchronize timed; the figure is
+// the ratio of the medians. Reported, not a target: SwiftShader is a CPU. Until emit-wgsl lands the WebGPU
+// side runs hand-written WGSL (bench/webgpu-page.ts says so), and the name of each figure says it too.
+import { join } from 'node:path'
+import type { BenchResult } from './lib.js'
+import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
+import { repoRoot } from '../test/helpers/tools.js'
+import { bundleForBrowser, inlineJson, modulePage, runPage } from '../test/helpers/webgpu.js'
+
+const REPS = 7
+
+interface PageResult { adapter: string; translator: string; results: Array<{ name: string; emulatorMs: number; webgpuMs: number }> }
+
+export async function run(): Promise<BenchResult[]> {
+  const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+  const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
+  const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, arch: config.target, reps: REPS }) } })
+  const r = await runPage<PageResult>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true, timeoutMs: 300_000 })
+  const kind = /hand-written/.test(r.translator) ? 'hand-written WGSL until emit-wgsl' : r.translator
+  return r.results.map((w) => ({
+    name: `webgpu ${w.name} (chromium, ${r.adapter.replace(/^WebGPU: /, '')}; ${kind})`,
+    value: w.webgpuMs / 1000,
+    unit: 's per launch',
+    reference: 'PTX emulator in the same page, same PTX and inputs (A/B interleaved)',
+    referenceValue: w.emulatorMs / 1000,
+    ratio: w.webgpuMs / w.emulatorMs,
+    target: 'report only (SwiftShader is a CPU); ratio < 1 means WebGPU is faster',
+  }))
+}

@@ -4,6 +4,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { create } from 'webgpu'
 import * as wg from '../../packages/webgpu/src/index.js'
 import { repoRoot } from '../helpers/tools.js'
@@ -43,6 +45,27 @@ Device('no GPU object and no navigator.gpu: NoAdapterError naming the `webgpu` p
   const err = await caught(() => wg.requestWebGpuDevice({}))
   assert.is(err.name, 'NoAdapterError')
   assert.match(err.message, /no navigator\.gpu.*install the optional `webgpu` package/)
+})
+
+Device('the backend keeps the GPU object referenced: Dawn crashes once it is collected', async () => {
+  const be = await wg.createWebGpuBackend({ gpu: create([]), translator: wg.createFixedTranslator(handKernels, handVariables) })
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  for (let i = 0; i < 3; i++) { gc(); await new Promise((ok) => setTimeout(ok, 20)) }
+  const mod = await be.loadModule(ptxImage(ptx), 'plumbing.ptx')
+  const n = 256
+  const c = await be.alloc(n * 4)
+  const params = new Uint8Array(28)
+  new DataView(params.buffer).setBigUint64(0, c, true)
+  new DataView(params.buffer).setBigUint64(8, c, true)
+  new DataView(params.buffer).setBigUint64(16, c, true)
+  new DataView(params.buffer).setInt32(24, n, true)
+  await be.copyToDevice(c, new Uint8Array(new Float32Array(n).fill(1.25).buffer))
+  await be.launch(mod.getFunction('vec_add'), { grid: [1, 1, 1], block: [n, 1, 1], sharedBytes: 0 }, { bytes: params, offsets: [0, 8, 16, 24], sizes: [8, 8, 8, 4] })
+  const out = new Float32Array(n)
+  await be.copyFromDevice(new Uint8Array(out.buffer), c)
+  assert.equal(Array.from(out), new Array(n).fill(2.5))
+  await be.dispose()
 })
 
 Device.run()

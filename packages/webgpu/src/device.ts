@@ -36,6 +36,9 @@ export interface AdapterSummary {
 }
 
 export interface WebGpuDevice {
+  /** The GPU object the adapter came from, kept referenced: Dawn in Node tears its instance down (and the
+   *  process crashes on the next call) once the GPU object is garbage-collected. */
+  gpu?: GPU
   adapter: GPUAdapter
   device: GPUDevice
   info: AdapterSummary
@@ -102,13 +105,15 @@ export async function requestWebGpuAdapter(options: WebGpuDeviceOptions = {}): P
 
 /** Requests an adapter and a device with raised limits and the wanted features the adapter has. */
 export async function requestWebGpuDevice(options: WebGpuDeviceOptions = {}): Promise<WebGpuDevice> {
-  const adapter = await requestWebGpuAdapter(options)
+  const gpu = options.gpu ?? defaultGpu()
+  const adapter = await requestWebGpuAdapter({ ...options, gpu })
   const requiredLimits: Record<string, number> = {}
   const al = readLimits(adapter.limits)
   for (const k of RAISED_LIMITS) if (al[k] !== undefined) requiredLimits[k] = al[k]!
   const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f)) as GPUFeatureName[]
   const device = await adapter.requestDevice({ requiredLimits, requiredFeatures })
   return {
+    gpu,
     adapter,
     device,
     info: summarizeAdapter(adapter),

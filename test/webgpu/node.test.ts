@@ -149,3 +149,33 @@ Runtime("loadModule(…, { backend: 'webgpu' }) imports Dawn from the optional `
 })
 
 Runtime.run()
+
+// ---
+
+const Errors = suite('WebGPU errors reach the caller')
+
+Errors('a validation error of a launch is thrown at the next download, naming the launch (sticky, like CUDA)', async () => {
+  // the WGSL declares a 128-byte kp_params, but the kernel says it reads 28 bytes: the bound buffer is too small
+  const bad = handKernels.map((k) => (k.name === 'vec_add' ? { ...k, wgsl: k.wgsl.replace('array<vec4<u32>, 2>', 'array<vec4<u32>, 8>') } : k))
+  const be = await wg.createWebGpuBackend({ gpu, translator: wg.createFixedTranslator(bad, handVariables) })
+  const mod = await be.loadModule(ptxImage(ptx), 'plumbing.ptx')
+  const c = await be.alloc(64)
+  await be.launch(mod.getFunction('vec_add'), { grid: [1, 1, 1], block: [16, 1, 1], sharedBytes: 0 }, { bytes: new Uint8Array(28), offsets: [0, 8, 16, 24], sizes: [8, 8, 8, 4] })
+  const err = await caught(() => be.copyFromDevice(new Uint8Array(64), c))
+  assert.is(err.name, 'WebGpuError')
+  assert.match(err.message, /^WebGPU reported an error: launch vec_add: /)
+  await be.copyFromDevice(new Uint8Array(64), c) // reported once
+  await be.dispose()
+})
+
+Errors('a lost device fails every later call with the reason', async () => {
+  const dev = await wg.requestWebGpuDevice({ gpu })
+  const be = await wg.createWebGpuBackend({ webgpu: dev, translator: wg.createFixedTranslator(handKernels, handVariables) })
+  dev.device.destroy()
+  await dev.device.lost
+  const err = await caught(() => be.alloc(16))
+  assert.is(err.name, 'WebGpuError')
+  assert.match(err.message, /the WebGPU device was lost \(destroyed\)/)
+})
+
+Errors.run()

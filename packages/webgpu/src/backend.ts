@@ -24,7 +24,7 @@ export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
   webgpu?: WebGpuDevice
   /** Turns PTX into WGSL. @default pendingTranslator (refuses every module until emit-wgsl lands) */
   translator?: WgslTranslator
-  /** Initial arena size in bytes (it doubles on demand). @default 16 MiB */
+  /** Initial arena size in bytes (it doubles on demand). @default 1 MiB */
   initialMemory?: number
   /** Arena limit in bytes. @default the device's maxStorageBufferBindingSize and maxBufferSize, at most 3.75 GiB */
   memoryLimit?: number
@@ -133,7 +133,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   const deviceLimit = Math.min(limit('maxStorageBufferBindingSize'), limit('maxBufferSize'), ARENA_ADDRESS_LIMIT)
   const memoryLimit = Math.floor(Math.min(options.memoryLimit ?? deviceLimit, deviceLimit) / 4) * 4
   const arena = new ArenaAllocator(memoryLimit)
-  let capacity = Math.min(Math.max(align4(options.initialMemory ?? 1 << 24), RESERVED_BYTES), memoryLimit)
+  let capacity = Math.min(Math.max(align4(options.initialMemory ?? 1 << 20), RESERVED_BYTES), memoryLimit)
   let memory = device.createBuffer({ label: 'kernelpack arena', size: capacity, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
   /** Bumped when `memory` is replaced; bind groups made for an older buffer are rebuilt. */
   let generation = 0
@@ -200,11 +200,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       { binding: PATCH_BINDING, visibility: STAGE_COMPUTE, buffer: { type: 'uniform' } },
     ],
   })
-  const patchPipeline = device.createComputePipeline({
-    label: 'kernelpack patch',
-    layout: device.createPipelineLayout({ bindGroupLayouts: [patchLayout] }),
-    compute: { module: device.createShaderModule({ label: 'kernelpack patch', code: patchWgsl }), entryPoint: 'patch_words' },
-  })
+  // created on the first unaligned write: a module that never needs it costs no shader compile
+  let patchPipeline: GPUComputePipeline | undefined
   const patchBuffer = device.createBuffer({ label: 'kernelpack patch', size: PATCH_BYTES, usage: USAGE_UNIFORM | USAGE_COPY_DST })
   let patchGroup: GPUBindGroup | undefined
   let patchGeneration = -1
@@ -220,9 +217,14 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       })
       patchGeneration = generation
     }
+    patchPipeline ??= device.createComputePipeline({
+      label: 'kernelpack patch',
+      layout: device.createPipelineLayout({ bindGroupLayouts: [patchLayout] }),
+      compute: { module: device.createShaderModule({ label: 'kernelpack patch', code: patchWgsl }), entryPoint: 'patch_words' },
+    })
     submitChecked('writing unaligned bytes', (enc) => {
       const pass = enc.beginComputePass()
-      pass.setPipeline(patchPipeline)
+      pass.setPipeline(patchPipeline!)
       pass.setBindGroup(0, patchGroup!)
       pass.dispatchWorkgroups(1)
       pass.end()

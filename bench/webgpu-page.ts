@@ -53,9 +53,9 @@ function sum(xs: Float32Array): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 
 async function main() {
-  const emu = createEmulatorBackend() as unknown as Backend
+  const emu: Backend = createEmulatorBackend()
   const gpu = await createWebGpuBackend({ translator })
-  const web = gpu as unknown as Backend
+  const web: Backend = gpu
   const [ke, kw] = await Promise.all([KernelRunner.load(emu, KP_DATA.ptx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.ptx, KP_DATA.arch, 'webgpu')])
   const results = []
   for (const w of workloads) {

@@ -22,7 +22,7 @@ runUnderDawn(import.meta.filename)
 const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
 const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
 const gpu = create([])
-const ptxImage = (text: string) => ({ kind: 'ptx', arch: config.target, bytes: new TextEncoder().encode(text) })
+const ptxImage = (text: string) => ({ kind: 'ptx' as const, arch: config.target, bytes: new TextEncoder().encode(text) })
 
 /** The error `f` throws (failing when it does not throw). */
 async function caught(f: () => Promise<unknown>): Promise<Error> {

@@ -15,7 +15,7 @@ export function webgpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
   if (!byTranslator) backends.set(options.adapter ?? options.gpu, (byTranslator = new Map()))
   let b = byTranslator.get(options.translator)
   if (!b) {
-    b = import('@kernelpack/webgpu').then(async (m) => (await m.createWebGpuBackend(options)) as unknown as Backend)
+    b = import('@kernelpack/webgpu').then((m) => m.createWebGpuBackend(options))
     byTranslator.set(options.translator, b)
     b.catch(() => byTranslator.delete(options.translator))
   }

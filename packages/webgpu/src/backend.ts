@@ -1,6 +1,6 @@
 /// <reference types="@webgpu/types" />
-// The `webgpu` execution backend: implements the runtime's Backend interface (packages/runtime/src/backend.ts,
-// structurally, like the emulator; this package imports neither) over one WebGPU device.
+// The `webgpu` execution backend: implements the Backend contract of @kernelpack/ptx (backend.ts; the runtime
+// re-exports it) over one WebGPU device, type-checked against it.
 //
 // Memory: one arena storage buffer, device addresses = byte offsets (README.md, "Pointer model"; layout.ts).
 // Order: WebGPU has one queue per device, so every stream maps onto it; the backend also runs its own host
@@ -8,6 +8,8 @@
 // launch that awaits a pipeline is never overtaken by a later copy. Errors of the WebGPU implementation are
 // caught with error scopes around each submit and reported at the next synchronize or download, like CUDA's
 // sticky launch errors; a kernel that checks its accesses reports a fault through the fault record.
+import { decodeModule, parsePtx } from '@kernelpack/ptx'
+import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
@@ -30,40 +32,22 @@ export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
   memoryLimit?: number
 }
 
-export interface WebGpuFunction {
-  readonly name: string
-}
+export type WebGpuFunction = BackendFunction
+export type WebGpuLaunchConfig = LaunchConfig
+export type WebGpuKernelParams = KernelParams
+export type WebGpuDeviceInfo = DeviceInfo
 
-export interface WebGpuModule {
+/** A loaded module; its methods answer synchronously. */
+export interface WebGpuModule extends BackendModule {
   getFunction(name: string): WebGpuFunction
   getGlobal(name: string): { address: bigint; size: number }
   unload(): void
 }
 
-export interface WebGpuLaunchConfig {
-  grid: Dim3
-  block: Dim3
-  sharedBytes: number
-  stream?: { readonly id: number } | null
-}
+interface WebGpuEvent extends BackendEvent { done?: Promise<number> }
 
-export interface WebGpuKernelParams {
-  bytes: Uint8Array
-  offsets: readonly number[]
-  sizes: readonly number[]
-}
-
-export interface WebGpuDeviceInfo {
-  name: string
-  computeCapability: [number, number]
-  totalMemory: number
-  ptxVersion?: [number, number]
-  warpSize?: number
-}
-
-interface WebGpuEvent { readonly id: number; done?: Promise<number> }
-
-export interface WebGpuBackend {
+/** The WebGPU implementation of the Backend contract (@kernelpack/ptx, backend.ts). */
+export interface WebGpuBackend extends Backend {
   readonly name: 'webgpu'
   readonly imageKinds: ReadonlyArray<'ptx'>
   /** The adapter, device, features and limits in use. */
@@ -71,20 +55,20 @@ export interface WebGpuBackend {
   /** The translator that loadModule uses. */
   readonly translator: WgslTranslator
   device(): WebGpuDeviceInfo
-  loadModule(image: { kind: string; arch: string; bytes: Uint8Array }, sourceName?: string): Promise<WebGpuModule>
+  loadModule(image: ImageToLoad, sourceName?: string): Promise<WebGpuModule>
   alloc(byteLength: number): Promise<bigint>
   free(address: bigint): void
-  copyToDevice(dst: bigint, src: Uint8Array, stream?: { readonly id: number } | null): Promise<void>
-  copyFromDevice(dst: Uint8Array, src: bigint, stream?: { readonly id: number } | null): Promise<void>
-  memset(dst: bigint, byte: number, byteLength: number, stream?: { readonly id: number } | null): Promise<void>
-  createStream(): { readonly id: number }
-  destroyStream(stream: { readonly id: number }): void
-  synchronize(stream?: { readonly id: number } | null): Promise<void>
+  copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): Promise<void>
+  copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): Promise<void>
+  memset(dst: bigint, byte: number, byteLength: number, stream?: BackendStream | null): Promise<void>
+  createStream(): BackendStream
+  destroyStream(stream: BackendStream): void
+  synchronize(stream?: BackendStream | null): Promise<void>
   launch(fn: WebGpuFunction, config: WebGpuLaunchConfig, params: WebGpuKernelParams): Promise<void>
-  createEvent(): { readonly id: number }
-  recordEvent(event: { readonly id: number }, stream?: { readonly id: number } | null): Promise<void>
-  elapsedMs(start: { readonly id: number }, end: { readonly id: number }): Promise<number>
-  destroyEvent(event: { readonly id: number }): void
+  createEvent(): BackendEvent
+  recordEvent(event: BackendEvent, stream?: BackendStream | null): Promise<void>
+  elapsedMs(start: BackendEvent, end: BackendEvent): Promise<number>
+  destroyEvent(event: BackendEvent): void
   dispose(): Promise<void>
 }
 
@@ -284,13 +268,15 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   const events = new Map<number, WebGpuEvent>()
   const info = describeAdapter(gpu.info)
 
-  async function loadModule(image: { kind: string; arch: string; bytes: Uint8Array }, sourceName = `PTX module (${image.arch})`): Promise<WebGpuModule> {
+  async function loadModule(image: ImageToLoad, sourceName = `PTX module (${image.arch})`): Promise<WebGpuModule> {
     live()
     if (image.kind !== 'ptx') throw new TypeError(`the webgpu backend translates PTX only; got a ${image.kind} image for ${image.arch}`)
     let end = image.bytes.length
     while (end > 0 && image.bytes[end - 1] === 0) end--
     const ptx = new TextDecoder().decode(image.bytes.subarray(0, end))
-    const translated = await translator.translate({ ptx, arch: image.arch, source: sourceName }, {
+    // parsed and decoded once, by the one PTX front end; a translator reads the IR, never the text
+    const module = decodeModule(parsePtx(ptx))
+    const translated = await translator.translate({ ptx, module, arch: image.arch, source: sourceName }, {
       features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
     })
     const refused: Untranslatable[] = [...translated.refused]

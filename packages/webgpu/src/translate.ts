@@ -5,15 +5,17 @@
 //
 // Until emit-wgsl lands, the default translator is `pendingTranslator`, which refuses every module with that
 // reason; tests prove the backend's plumbing with hand-written WGSL through `createFixedTranslator`.
-import { readPtxInterface } from '@kernelpack/ptx'
+import type { Dim3, IrModule } from '@kernelpack/ptx'
 import type { Untranslatable } from './errors.js'
 
-export type Dim3 = [number, number, number]
+export type { Dim3 }
 
 /** What a translator reads. */
 export interface TranslateInput {
-  /** The PTX text of the image (trailing NUL padding removed). emit-wgsl will read the typed IR of
-   *  @kernelpack/ptx (issue 12) instead: the backend will parse once and pass the module here as `module`. */
+  /** The typed IR of the image (@kernelpack/ptx parsePtx + decodeModule), decoded once by the backend:
+   *  what emit-wgsl reads. Each instruction carries its PTX line for refusals. */
+  module: IrModule
+  /** The PTX text (trailing NUL padding removed), for messages that quote a line. */
   ptx: string
   /** `compute_80`… as the image declares it. */
   arch: string
@@ -105,12 +107,13 @@ export function createFixedTranslator(kernels: readonly WgslKernel[], variables:
     translate(input) {
       const refused: Untranslatable[] = []
       const found = new Map<string, WgslKernel>()
-      // the entries as @kernelpack/ptx reads them (the one PTX front end)
+      // the entries as @kernelpack/ptx decoded them (the one PTX front end)
       const lines = input.ptx.split('\n')
-      for (const e of readPtxInterface(input.ptx).kernels) {
-        const k = byName.get(e.name)
+      for (const fn of input.module.functions) {
+        if (fn.kind !== 'entry') continue
+        const k = byName.get(fn.name)
         if (k) found.set(k.name, k)
-        else refused.push({ kernel: e.name, line: e.line, instruction: lines[e.line - 1] ?? `.entry ${e.name}`, reason: 'no hand-written WGSL registered for this entry' })
+        else refused.push({ kernel: fn.name, line: fn.line, instruction: lines[fn.line - 1] ?? `.entry ${fn.name}`, reason: 'no hand-written WGSL registered for this entry' })
       }
       return { kernels: found, refused, variables }
     },

@@ -29,3 +29,14 @@ cache('an explicit option wins over the environment', () => {
 })
 
 cache.run()
+
+// ---
+const size = suite('resolveOptions: cacheSize')
+
+size('passes the limit to the toolchain; a size that is not one is a TypeError naming the option', () => {
+  assert.is(resolveOptions({ cacheSize: '500M' }, '/proj').cacheSize, '500M')
+  assert.is(resolveOptions({}, '/proj').cacheSize, undefined)
+  assert.throws(() => resolveOptions({ cacheSize: 'huge' }, '/proj'), (e: Error) => e instanceof TypeError && /^unplugin-cuda: option cacheSize: cache size "huge" is not a size: write it as ccache's max_size/.test(e.message))
+})
+
+size.run()

@@ -5,6 +5,7 @@ import { basename, join, resolve } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
+import { resolveCacheSize } from './cache-size.js'
 import { compileTarget, keyArgs, unreadableDepsWarning, type ResolvedCompileOptions } from './compile.js'
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
@@ -38,6 +39,10 @@ export interface BuildOptions {
   optimize?: 0 | 1 | 2 | 3
   /** Cache directory, or `false` for none. @default $KERNELPACK_CACHE_DIR, else <cwd>/node_modules/.cache/kernelpack */
   cacheDir?: string | false
+  /** Size limit of the compile cache, least recently used entries evicted beyond it (ccache's max_size): bytes,
+   * or a string with a k/M/G/T or Ki/Mi/Gi/Ti suffix (`'500M'`, `'2G'`); 0 for no limit.
+   * @default $KERNELPACK_CACHE_SIZE, else 1 GiB (DEFAULT_CACHE_SIZE) */
+  cacheSize?: number | string
   /** A compiler launcher put in front of the compiler, like CMAKE_CUDA_COMPILER_LAUNCHER (`ccache`, `sccache`).
    * @default none */
   launcher?: string | string[]
@@ -212,7 +217,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   // nvcc reports what it supports (--list-gpu-code); clang's list depends on the toolkit it is paired
   // with, so clang itself judges the targets and its list only gives `all` / `all-major` a meaning.
   const targets = parseArchSpec(options.arch ?? DEFAULT_ARCH, compiler.kind === 'nvcc' ? { supported: compiler.archs } : { all: compiler.archs })
-  const cache = cacheDir ? new CompileCache(cacheDir) : undefined
+  const cache = cacheDir ? new CompileCache(cacheDir, { maxSize: resolveCacheSize(options.cacheSize) }) : undefined
   const session = options.session ?? new BuildSession()
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = extra ? sortTargets([...targets, mTarget]) : targets

@@ -7,13 +7,15 @@
 // signature changed, so a warm lookup costs a few stat calls. Entries are written to a temporary file and
 // renamed into place (atomic on POSIX), and every read checks the key, the length and a sha256 of the
 // bytes, so a concurrent writer or a process killed mid-write can never make a corrupt entry be used.
+// The cache has a size limit with least-recently-used eviction (cache-size.ts): a hit touches its files.
 import { createHash } from 'node:crypto'
 import { statSync } from 'node:fs'
-import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, unlink, utimes, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import type { Diagnostic } from './errors.js'
 import { tempPathFor } from './atomic-write.js'
+import { DEFAULT_CACHE_SIZE, evictLeastRecentlyUsed, noteCacheGrowth } from './cache-size.js'
 
 const MAGIC = 'KPC1'
 
@@ -99,8 +101,22 @@ export function resultKeyOf(inputKey: string, deps: DepRecord[]): string {
   return sha256(inputKey, ...deps.flatMap((d) => [d.path, d.hash]))
 }
 
+export interface CompileCacheOptions {
+  /** Size limit in bytes, 0 for none (see cache-size.ts). @default DEFAULT_CACHE_SIZE (1 GiB) */
+  maxSize?: number
+}
+
 export class CompileCache {
-  constructor(public readonly dir: string) {}
+  readonly maxSize: number
+  constructor(public readonly dir: string, options: CompileCacheOptions = {}) {
+    this.maxSize = options.maxSize ?? DEFAULT_CACHE_SIZE
+  }
+
+  /** When the cache is over its limit, removes the least recently used entries down to 80 % of it.
+   *  Returns the size left and the number of files removed. */
+  evict(): Promise<{ size: number; removed: number }> {
+    return evictLeastRecentlyUsed(this.dir, this.maxSize, writeAtomic)
+  }
 
   private depsPath(inputKey: string): string {
     return join(this.dir, 'v1', 'deps', inputKey.slice(0, 2), `${inputKey}.json`)
@@ -124,10 +140,16 @@ export class CompileCache {
     const deps = record.deps.map((d, i) => ({ path: d.path, hash: now[i]!.hash, sig: now[i]!.sig }))
     const resultKey = resultKeyOf(inputKey, deps)
     const entry = await this.readEntry(resultKey)
-    if (entry && deps.some((d, i) => d.sig !== record.deps[i]!.sig)) {
+    if (!entry) return undefined
+    const usedAt = new Date()
+    if (deps.some((d, i) => d.sig !== record.deps[i]!.sig)) {
       // Touched but unchanged files: remember the new signatures so the next lookup does not re-hash them.
       await writeAtomic(this.depsPath(inputKey), JSON.stringify({ inputKey, deps })).catch(() => {})
+    } else {
+      await utimes(this.depsPath(inputKey), usedAt, usedAt).catch(() => {})
     }
+    // a use: least-recently-used eviction goes by mtime (as ccache's does)
+    await utimes(this.objPath(resultKey), usedAt, usedAt).catch(() => {})
     return entry
   }
 
@@ -165,7 +187,10 @@ export class CompileCache {
     prefix.write(MAGIC, 0, 'latin1')
     prefix.writeUInt32LE(header.length, 4)
     // The output first: a lookup that finds the new deps record must also find its output.
-    await writeAtomic(this.objPath(resultKey), Buffer.concat([prefix, header, entry.bytes]))
-    await writeAtomic(this.depsPath(inputKey), JSON.stringify({ inputKey, deps }))
+    const obj = Buffer.concat([prefix, header, entry.bytes])
+    const record = JSON.stringify({ inputKey, deps })
+    await writeAtomic(this.objPath(resultKey), obj)
+    await writeAtomic(this.depsPath(inputKey), record)
+    await noteCacheGrowth(this.dir, obj.length + Buffer.byteLength(record), this.maxSize, writeAtomic)
   }
 }

@@ -10,6 +10,7 @@ import { createContext, type Logger, type PluginContext } from './core/context.j
 import { watchedDependencies } from './core/watch.js'
 import { parseImportKind, stripQuery, type Options } from './core/options.js'
 import { assetFileName, writeFileAtomic } from './core/assets.js'
+import { StagedAssets } from './core/staged-assets.js'
 import { PLUGIN_NAME, toPluginError } from './core/errors.js'
 
 export type { Options, EmitKind, ResolvedOptions, ImportKind } from './core/options.js'
@@ -53,6 +54,14 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
   let esbuildTarget: EsbuildTarget | undefined
   let logLevelInfo = true
   const ssrAssets = new Map<string, Uint8Array>()
+  // Assets webpack/Rspack and Vite dev SSR read from <cacheDir>/assets; created with the first one (the root,
+  // and so the cache directory, is known by then).
+  let staged: StagedAssets | undefined
+  const stage = (file: string, fileName: string, bytes: Uint8Array): string => {
+    if (staged && staged.dir !== join(ctx.resolved.cacheDir, 'assets')) { staged.dispose(); staged = undefined }
+    staged ??= new StagedAssets(ctx.resolved.cacheDir)
+    return staged.stage(file, fileName, bytes)
+  }
 
   /** The JS expression a stub uses to reach its offload binary, emitting the asset the bundler's way. */
   function assetFor(this: EmitContext, file: string, res: BuildResult, ssr: boolean): LoaderAsset {
@@ -67,8 +76,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         devAssets.set(fileName, bytes)
         return { kind: 'expression', expression: `new URL(${jsString(viteBase + DEV_ASSET_PREFIX + fileName)}, import.meta.url)` }
       }
-      const abs = join(ctx.resolved.cacheDir, 'assets', fileName)
-      writeFileAtomic(abs, bytes)
+      const abs = stage(file, fileName, bytes)
       return { kind: 'expression', expression: `new URL(${jsString(pathToFileURL(abs).href)})` }
     }
     if (framework === 'vite' && ssr) {
@@ -92,8 +100,10 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     }
     // webpack and Rspack: `new URL('<relative file>', import.meta.url)` is their own asset syntax; they emit
     // the file under a content-hashed name and rewrite the URL for the output's target (node or web).
-    const abs = join(ctx.resolved.cacheDir, 'assets', fileName)
-    writeFileAtomic(abs, bytes)
+    const abs = stage(file, fileName, bytes)
+    // a dependency of the stub: if the staged file goes (pruned by another build), a persistent cache
+    // rebuilds the stub, which stages it again, instead of resolving a missing file
+    this.addWatchFile?.(abs)
     let rel = relative(dirname(file), abs).split('\\').join('/')
     if (!rel.startsWith('.')) rel = './' + rel
     return { kind: 'expression', expression: `new URL(${jsString(rel)}, import.meta.url)` }
@@ -189,6 +199,8 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     buildEnd() {
       const line = ctx.formatSummary()
       if (line && logLevelInfo) ctx.logger.info(line)
+      // staged assets that no running build refers to any more (older edits, other builds that ended)
+      staged?.prune()
     },
 
     vite: {
@@ -240,11 +252,13 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     webpack(compiler) {
       ctx.setRoot(compiler.context)
       ctx.logger = webpackLogger(compiler.getInfrastructureLogger(PLUGIN_NAME))
+      compiler.hooks.shutdown.tap(PLUGIN_NAME, () => staged?.dispose())
     },
 
     rspack(compiler) {
       ctx.setRoot(compiler.context)
       ctx.logger = webpackLogger(compiler.getInfrastructureLogger(PLUGIN_NAME))
+      compiler.hooks.shutdown.tap(PLUGIN_NAME, () => staged?.dispose())
     },
   }
   return plugin

@@ -9,7 +9,7 @@ import { writeFileAtomic } from '@kernelpack/toolchain/atomic-write'
 import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import { emitHostRefs, emitWrapperC, hostRefSymbolsFromManifest, type WrapperFlavor } from '@kernelpack/codegen'
 import {
-  buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, Pool, type BuildOptions, type BuildResult, type Diagnostic,
+  buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, parseCacheSize, Pool, type BuildOptions, type BuildResult, type Diagnostic,
 } from '@kernelpack/toolchain'
 import type { CliIO } from '../main.js'
 import { parseCommandArgs } from '../parse-args.js'
@@ -36,6 +36,8 @@ one image per target) and DIR/<name>.manifest.json (kernels, parameters and vari
   --flag ARG              pass ARG to the compiler as it is (repeatable)
   --launcher CMD          run the compiler through CMD (ccache, sccache), like CMAKE_CUDA_COMPILER_LAUNCHER
   --cache-dir DIR         compile cache (default $KERNELPACK_CACHE_DIR or node_modules/.cache/kernelpack)
+  --cache-size SIZE       cache size limit, least recently used entries evicted beyond it: 500M, 2G, 1Gi,
+                          0 for none (ccache's max_size syntax; default $KERNELPACK_CACHE_SIZE or 1 GiB)
   --no-cache              do not read or write the compile cache
   -j, --jobs N            compiler processes at once (default: the number of cores)
   --emit LIST             also write: wrapper-c (DIR/<name>.wrapper.c + .h, see kernelpack wrapper) and/or
@@ -81,6 +83,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       flag: { type: 'string', multiple: true },
       launcher: { type: 'string' },
       'cache-dir': { type: 'string' },
+      'cache-size': { type: 'string' },
       'no-cache': { type: 'boolean' },
       jobs: { type: 'string', short: 'j' },
       emit: { type: 'string', multiple: true },
@@ -114,6 +117,13 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs must be a positive integer, not '${values.jobs}'`)
   }
   if (values['no-cache'] && values['cache-dir']) throw new UsageError('--no-cache and --cache-dir exclude each other')
+  if (values['cache-size'] !== undefined) {
+    try {
+      parseCacheSize(values['cache-size'], '--cache-size')
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+  }
 
   const outDir = resolve(io.cwd, values['out-dir'])
   const names = new Map<string, string>()
@@ -141,6 +151,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (values.launcher) options.launcher = values.launcher
   if (values['no-cache']) options.cacheDir = false
   else if (values['cache-dir']) options.cacheDir = values['cache-dir']
+  if (values['cache-size'] !== undefined) options.cacheSize = values['cache-size']
   // One limiter for all the files: -j caps the whole command, not each file.
   if (jobs !== undefined) options.jobs = new Pool(jobs)
 

@@ -88,6 +88,7 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         rdc: r.rdc,
         lineinfo: r.lineinfo,
         cacheDir: r.cacheDir,
+        cacheSize: r.cacheSize,
         launcher: r.launcher,
         jobs: r.jobs,
         cwd: r.root,

@@ -2,6 +2,7 @@
 // their resolution against the project root.
 import { isAbsolute, join, resolve } from 'node:path'
 import { createFilter, type FilterPattern } from '@rollup/pluginutils'
+import { parseCacheSize } from '@kernelpack/toolchain'
 
 /** Extra outputs beside the offload binary. */
 export type EmitKind = 'offload' | 'wrapper-c' | 'hostrefs'
@@ -32,6 +33,9 @@ export interface Options {
   lineinfo?: boolean
   /** Compile cache directory, shared by every build in the project. @default $KERNELPACK_CACHE_DIR, else '<root>/node_modules/.cache/kernelpack' (as the toolchain and `kernelpack build`) */
   cacheDir?: string
+  /** Size limit of the compile cache; least recently used entries are evicted beyond it (ccache's max_size):
+   *  bytes, or `'500M'`, `'2G'`, `'1Gi'`; 0 for no limit. @default $KERNELPACK_CACHE_SIZE, else 1 GiB */
+  cacheSize?: number | string
   /** Compiler launcher put in front of the compiler, as CMake's CUDA_COMPILER_LAUNCHER (`'ccache'`, `'sccache'`). @default undefined */
   launcher?: string
   /** Outputs per `.cu`: the offload binary always; `'wrapper-c'` and `'hostrefs'` add C files for native packages. @default ['offload'] */
@@ -61,6 +65,7 @@ export interface ResolvedOptions {
   rdc: boolean
   lineinfo: boolean
   cacheDir: string
+  cacheSize?: number | string
   launcher?: string
   emit: Set<EmitKind>
   inline: number
@@ -84,6 +89,13 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
   const backend = options.backend ?? 'auto'
   if (!['auto', 'cuda', 'emulator'].includes(backend)) throw new TypeError(`unplugin-cuda: option backend must be 'auto', 'cuda' or 'emulator', got ${JSON.stringify(backend)}`)
   const filter = createFilter(options.include ?? /\.cu$/, options.exclude)
+  if (options.cacheSize !== undefined) {
+    try {
+      parseCacheSize(options.cacheSize)
+    } catch (err) {
+      throw new TypeError(`unplugin-cuda: option cacheSize: ${(err as Error).message}`)
+    }
+  }
   return {
     root,
     arch: options.arch,
@@ -96,6 +108,7 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     rdc: options.rdc ?? false,
     lineinfo: options.lineinfo ?? false,
     cacheDir: resolveCacheDir(options.cacheDir ?? process.env.KERNELPACK_CACHE_DIR, root),
+    cacheSize: options.cacheSize,
     launcher: options.launcher,
     emit,
     inline,

@@ -1,0 +1,131 @@
+// The compile cache's size limit (issue 17 item 12), modelled on ccache's max_size: a limit with a sensible
+// default, the `cacheSize` option and `KERNELPACK_CACHE_SIZE`; least-recently-used eviction (a hit touches
+// its files, so mtime is the last use) down to 80 % of the limit (ccache's limit_multiple), so that one
+// eviction buys room for many stores.
+//
+// Accounting is cheap and approximate, as ccache's per-directory counters are: `v1/stats.json` holds the
+// size found by the last full scan plus what stores added since (a lost update between two processes only
+// undercounts); a full scan runs when that estimate passes the limit, and at least hourly. Eviction is safe
+// against concurrent builds: entries are replaced by rename and read whole, every read checks a sha256,
+// and a file removed under a reader is a cache miss (the build compiles again), never a wrong output; the
+// temporary file of a live writer is never removed.
+import { readdir, readFile, stat, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { isProcessAlive, tempOwner } from './atomic-write.js'
+import { ToolchainError } from './errors.js'
+
+/** 1 GiB: about 40,000 compiled targets of a typical kernel file. */
+export const DEFAULT_CACHE_SIZE = 1024 ** 3
+
+/** Eviction stops at this fraction of the limit (ccache's limit_multiple). */
+const LIMIT_MULTIPLE = 0.8
+/** A full scan at least this often, so undercounted concurrent stores are caught up with. */
+const RESCAN_MS = 3600_000
+
+const UNITS: Record<string, number> = { '': 1e9, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 }
+
+/**
+ * A cache size as ccache writes max_size: a number with an optional suffix k, M, G, T (powers of 1000) or
+ * Ki, Mi, Gi, Ti (powers of 1024), G when there is none (`5G`, `500M`, `1.5Gi`, `10`); `0` means no limit.
+ * A number is a byte count. Returns bytes (0 = unlimited).
+ */
+export function parseCacheSize(value: string | number, what = 'cache size'): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw new ToolchainError(`${what} must be a byte count >= 0 (0 for no limit), not ${value}`)
+    return Math.floor(value)
+  }
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(|k|K|M|G|T|Ki|Mi|Gi|Ti)B?\s*$/.exec(value)
+  if (!m) throw new ToolchainError(`${what} ${JSON.stringify(value)} is not a size: write it as ccache's max_size, e.g. 5G, 500M, 2Gi, or 0 for no limit`)
+  return Math.floor(Number(m[1]) * UNITS[m[2]!]!)
+}
+
+/** The limit a build uses: the option, else $KERNELPACK_CACHE_SIZE, else DEFAULT_CACHE_SIZE. */
+export function resolveCacheSize(option: string | number | undefined, env: NodeJS.ProcessEnv = process.env): number {
+  if (option !== undefined) return parseCacheSize(option, 'cacheSize')
+  const fromEnv = env.KERNELPACK_CACHE_SIZE
+  if (fromEnv !== undefined && fromEnv !== '') return parseCacheSize(fromEnv, 'KERNELPACK_CACHE_SIZE')
+  return DEFAULT_CACHE_SIZE
+}
+
+interface CacheFile { path: string; size: number; mtimeMs: number }
+
+/** The files eviction may remove: outputs (v1/obj) and dependency records (v1/deps). Temporary files of
+ *  dead writers are removed on the way; those of live ones count but stay. */
+async function scanEntries(dir: string): Promise<{ files: CacheFile[]; pinned: number }> {
+  const files: CacheFile[] = []
+  let pinned = 0
+  for (const kind of ['obj', 'deps']) {
+    const root = join(dir, 'v1', kind)
+    let subdirs: string[]
+    try {
+      subdirs = await readdir(root)
+    } catch {
+      continue
+    }
+    for (const sub of subdirs) {
+      let names: string[]
+      try {
+        names = await readdir(join(root, sub))
+      } catch {
+        continue
+      }
+      for (const name of names) {
+        const path = join(root, sub, name)
+        // ours (`.x.kernelpack-<pid>-….tmp`) and those of earlier kernelpack versions (`x.tmp-<pid>-…`)
+        const owner = tempOwner(name) ?? (/\.tmp-(\d+)-[0-9a-z]+$/.exec(name) ? Number(/\.tmp-(\d+)-/.exec(name)![1]) : undefined)
+        try {
+          const st = await stat(path)
+          if (!st.isFile()) continue
+          if (owner !== undefined) {
+            if (isProcessAlive(owner)) pinned += st.size
+            else await unlink(path)
+            continue
+          }
+          files.push({ path, size: st.size, mtimeMs: st.mtimeMs })
+        } catch { /* removed by another process meanwhile */ }
+      }
+    }
+  }
+  return { files, pinned }
+}
+
+async function writeStats(dir: string, size: number, write: (path: string, data: string) => Promise<void>): Promise<void> {
+  await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size, scannedAt: Date.now() })).catch(() => {})
+}
+
+/**
+ * Removes the least recently used entries until the cache holds at most `target` bytes (default 80 % of
+ * `maxSize`), and records the size found. Returns the size left and how many files went.
+ */
+export async function evictLeastRecentlyUsed(dir: string, maxSize: number, write: (path: string, data: string) => Promise<void>, target = Math.floor(maxSize * LIMIT_MULTIPLE)): Promise<{ size: number; removed: number }> {
+  const { files, pinned } = await scanEntries(dir)
+  let size = pinned + files.reduce((n, f) => n + f.size, 0)
+  let removed = 0
+  if (maxSize > 0 && size > maxSize) {
+    files.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : 1))
+    for (const f of files) {
+      if (size <= target) break
+      try {
+        await unlink(f.path)
+        removed++
+      } catch { /* another process evicted it first */ }
+      size -= f.size
+    }
+  }
+  await writeStats(dir, size, write)
+  return { size, removed }
+}
+
+/** After a store of `bytes`: updates the running estimate and evicts when it passes the limit. */
+export async function noteCacheGrowth(dir: string, bytes: number, maxSize: number, write: (path: string, data: string) => Promise<void>): Promise<void> {
+  if (maxSize <= 0) return
+  let stats: { size: number; scannedAt: number } | undefined
+  try {
+    stats = JSON.parse(await readFile(join(dir, 'v1', 'stats.json'), 'utf8'))
+  } catch { /* never scanned */ }
+  if (!stats || typeof stats.size !== 'number' || typeof stats.scannedAt !== 'number' || Date.now() - stats.scannedAt > RESCAN_MS || stats.size + bytes > maxSize) {
+    await evictLeastRecentlyUsed(dir, maxSize, write)
+    return
+  }
+  await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size: stats.size + bytes, scannedAt: stats.scannedAt })).catch(() => {})
+}

@@ -11,7 +11,7 @@
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { parsePtx } from '@kernelpack/ptx'
 import type { BenchResult } from './lib.js'
-import { median } from './lib.js'
+import { interleaved, median } from './lib.js'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
 import { KernelRunner, type KernelArg } from '../test/helpers/kernel-runner.js'
 import { ownSource } from '../test/fixtures/emulator/cases-own.js'
@@ -168,14 +168,15 @@ export async function run(): Promise<BenchResult[]> {
     const k = await KernelRunner.load(be, ptx, config.target, w.entry)
     const args = await w.setup(k)
     await k.launch(w.entry, w.grid, w.block, args)
-    const emuTimes: number[] = []
-    for (let r = 0; r < REPS; r++) emuTimes.push(await timeAsync(() => k.launch(w.entry, w.grid, w.block, args)))
+    w.js()
+    // interleaved A B, B A, … (bench/lib.ts) so load drift hits both sides alike; the checksum pass runs
+    // outside the timed region on both sides
+    const times = await interleaved(REPS, ['emulator', 'js'] as const, (side) =>
+      side === 'emulator' ? timeAsync(() => k.launch(w.entry, w.grid, w.block, args)) : time(() => w.js()))
+    const emuTimes = times.emulator
+    const jsTimes = times.js
     const got = await w.check(k, args)
     be.dispose()
-    w.js()
-    const jsTimes: number[] = []
-    // the checksum pass runs outside the timed region on both sides
-    for (let r = 0; r < REPS; r++) jsTimes.push(time(() => w.js()))
     const want = w.jsSum()
     if (got !== want) throw new Error(`${w.name}: emulator checksum ${got}, JS loop ${want}`)
 

@@ -22,6 +22,21 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
+/**
+ * Runs each side `rounds` times, interleaved so that a drift in machine load hits every side alike: the
+ * order is reversed every other round (A B, B A, A B, … : ABBA for two sides, ABC CBA for three), as
+ * issue 17 item 13 asks of every bench that compares A with B. `run(side, round)` returns one measurement;
+ * the result has each side's measurements in run order (report their medians).
+ */
+export async function interleaved<K extends string, T>(rounds: number, sides: readonly K[], run: (side: K, round: number) => T | Promise<T>): Promise<Record<K, T[]>> {
+  const out = Object.fromEntries(sides.map((s) => [s, [] as T[]])) as Record<K, T[]>
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? sides : [...sides].reverse()
+    for (const side of order) out[side].push(await run(side, r))
+  }
+  return out
+}
+
 /** Runs a command under GNU time (`/usr/bin/time -f %M`, Debian package `time`): wall seconds and the
  *  child's peak resident memory in bytes. */
 export function measureCommand(cmd: string, args: string[], opts: { cwd?: string } = {}): { seconds: number; peakBytes: number; status: number | null; stderr: string } {

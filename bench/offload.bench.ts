@@ -7,7 +7,7 @@ import { randomFillSync } from 'node:crypto'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { measureCommand, median } from './lib.js'
+import { interleaved, measureCommand, median } from './lib.js'
 import type { BenchResult } from './lib.js'
 
 const root = join(import.meta.dirname, '..')
@@ -63,16 +63,15 @@ export async function run(): Promise<BenchResult[]> {
         // One warm-up run for the small image (page cache, first-run costs); the large one was just
         // written, so it is in the page cache already, and each of its runs takes seconds.
         const first = size > 64 * MiB ? 1 : 0
-        for (let i = first; i <= runs; i++) {
-          for (const who of ['ref', 'ours'] as const) {
-            const [cmd, args] = cmds[who]
-            const m = measureCommand(cmd, [...args])
-            if (m.status !== 0) throw new Error(`${who} ${op} ${label} failed (${m.status}): ${m.stderr}`)
-            if (i === 0) continue
-            times[who].push(m.seconds)
-            peaks[who].push(m.peakBytes)
-          }
-        }
+        // interleaved A B, B A, … (bench/lib.ts): load drift hits both sides alike; round 0 is the warm-up
+        await interleaved(runs + 1 - first, ['ref', 'ours'] as const, (who, round) => {
+          const [cmd, args] = cmds[who]
+          const m = measureCommand(cmd, [...args])
+          if (m.status !== 0) throw new Error(`${who} ${op} ${label} failed (${m.status}): ${m.stderr}`)
+          if (round + first === 0) return
+          times[who].push(m.seconds)
+          peaks[who].push(m.peakBytes)
+        })
         const same = op === 'pack' ? sameFiles(join(dir, 'ours.bin'), join(dir, 'ref.bin')) : sameFiles(join(dir, 'ours.out'), image) && sameFiles(join(dir, 'ref.out'), image)
         if (!same) throw new Error(`${op} ${label}: kernelpack and llvm-offload-binary outputs differ`)
         const t = median(times.ours)

@@ -63,19 +63,26 @@ export async function run(): Promise<BenchResult[]> {
   const awaitedNs: number[] = []
   const bareNs: number[] = []
   // CPU time of this process (user + system), not wall time: the bench machine is shared, and a loaded
-  // machine stretches wall time of both loops by whatever else runs. Rounds interleave the loops; medians.
+  // machine stretches wall time of both loops by whatever else runs. Rounds interleave the loops, in reverse
+  // order every other round (ABC CBA, as bench/lib.ts's interleaved() does; written out here because the
+  // loops stay inline in this function, where V8 compiles them as it did when these figures were set); medians.
   const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) * 1000 }
   for (let r = 0; r < rounds; r++) {
-    let t0 = cpu()
-    for (let i = 0; i < n; i++) bare(block, fnHandle, kernelParams, 0n)
-    bareNs.push((cpu() - t0) / n)
-    t0 = cpu()
-    // launch() resolves synchronously on the cuda backend (the promise is already settled): this is its cost
-    for (let i = 0; i < n; i++) void kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
-    apiNs.push((cpu() - t0) / n)
-    t0 = cpu()
-    for (let i = 0; i < n; i++) await kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
-    awaitedNs.push((cpu() - t0) / n)
+    const order = r % 2 === 0 ? [0, 1, 2] : [2, 1, 0]
+    for (const side of order) {
+      const t0 = cpu()
+      if (side === 0) {
+        for (let i = 0; i < n; i++) bare(block, fnHandle, kernelParams, 0n)
+        bareNs.push((cpu() - t0) / n)
+      } else if (side === 1) {
+        // launch() resolves synchronously on the cuda backend (the promise is already settled): this is its cost
+        for (let i = 0; i < n; i++) void kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
+        apiNs.push((cpu() - t0) / n)
+      } else {
+        for (let i = 0; i < n; i++) await kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
+        awaitedNs.push((cpu() - t0) / n)
+      }
+    }
   }
   const launched = td.launchCount()
   if (launched < BigInt(rounds * n * 3)) throw new Error(`expected ${rounds * n * 3} launches, the double saw ${launched}`)

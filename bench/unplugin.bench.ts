@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile } from '@kernelpack/toolchain'
-import { median, type BenchResult } from './lib.js'
+import { interleaved, median, type BenchResult } from './lib.js'
 
 const FILES = 24
 const root = join(import.meta.dirname, '..')
@@ -104,14 +104,13 @@ export async function run(): Promise<BenchResult[]> {
     await buildCudaFile(join(dir, 'warmup.cu'), { cacheDir: join(dir, 'cache-warmup') })
     // Cold, in A-B-B-A order so drift in machine load hits both sides alike: every run gets its own empty
     // cache. Warm: the same caches again.
-    const rawCold1 = await rawCompile(files, dir, join(dir, 'cache-raw1'))
-    const viteCold1 = await viteBuild(dir, join(dir, 'cache-vite1'))
-    const viteCold2 = await viteBuild(dir, join(dir, 'cache-vite2'))
-    const rawCold2 = await rawCompile(files, dir, join(dir, 'cache-raw2'))
-    const rawCold = (rawCold1 + rawCold2) / 2
-    const viteCold = (viteCold1 + viteCold2) / 2
-    const rawWarm = median([await rawCompile(files, dir, join(dir, 'cache-raw1')), await rawCompile(files, dir, join(dir, 'cache-raw2'))])
-    const viteWarm = median([await viteBuild(dir, join(dir, 'cache-vite1')), await viteBuild(dir, join(dir, 'cache-vite2'))])
+    const build = (side: 'raw' | 'vite', round: number) => side === 'raw' ? rawCompile(files, dir, join(dir, `cache-raw${round + 1}`)) : viteBuild(dir, join(dir, `cache-vite${round + 1}`))
+    const cold = await interleaved(2, ['raw', 'vite'] as const, build)
+    const rawCold = median(cold.raw)
+    const viteCold = median(cold.vite)
+    const warm = await interleaved(2, ['raw', 'vite'] as const, build)
+    const rawWarm = median(warm.raw)
+    const viteWarm = median(warm.vite)
     const { hmr, compile } = await hmrLatency(dir, files, 5)
     const hmrMs = median(hmr)
     const compileMs = median(compile)

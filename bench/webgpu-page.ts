@@ -66,9 +66,11 @@ async function main() {
     await runEmu()
     await runWeb()
     const te: number[] = [], tw: number[] = []
+    // A B, B A, … (issue 17 item 13): the order flips every round, so drift in load hits both sides alike
     for (let r = 0; r < KP_DATA.reps; r++) {
-      let t0 = performance.now(); await runEmu(); te.push(performance.now() - t0)
-      t0 = performance.now(); await runWeb(); tw.push(performance.now() - t0)
+      const timeEmu = async () => { const t0 = performance.now(); await runEmu(); te.push(performance.now() - t0) }
+      const timeWeb = async () => { const t0 = performance.now(); await runWeb(); tw.push(performance.now() - t0) }
+      if (r % 2 === 0) { await timeEmu(); await timeWeb() } else { await timeWeb(); await timeEmu() }
     }
     const [ce, cw] = [sum(await ke.read(se.out, Float32Array)), sum(await kw.read(sw.out, Float32Array))]
     if (ce !== cw) throw new Error(`${w.name}: emulator checksum ${ce}, WebGPU ${cw}`)

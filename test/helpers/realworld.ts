@@ -21,6 +21,8 @@ export interface RealworldFile {
   file: string
   /** The architecture the kernels need: nvcc builds PTX for compute_<arch>, clang for sm_<arch>. */
   arch: 80 | 90
+  /** `-I` folders under test/fixtures/realworld, as the original build passes them. */
+  includeDirs?: string[]
 }
 
 /** What a kernel exercises (for the README table and for backends that select by feature). */
@@ -51,6 +53,8 @@ export type Expected = Record<string, Numeric | Bounded>
 export interface LaunchExtras {
   /** cudaLaunchCooperativeKernel: every block resident at once, `cg::this_grid().sync()` allowed. */
   cooperative?: boolean
+  /** cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, n) before the launch. */
+  maxDynamicSharedBytes?: number
 }
 
 /** A KernelHost whose launches can carry LaunchExtras. */
@@ -162,6 +166,7 @@ export async function buildRealworld(f: RealworldFile, compiler: Compiler): Prom
     const r = await buildCudaFile(path, {
       arch: `compute_${f.arch}`,
       compiler: compiler === 'nvcc' ? tool('nvcc') : tool('clang++'),
+      includeDirs: (f.includeDirs ?? []).map((d) => join(realworldDir, d)),
       cacheDir: realworldCacheDir,
       jobs: pool,
       session,

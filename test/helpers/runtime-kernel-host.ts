@@ -62,10 +62,12 @@ export class RuntimeKernelHost implements KernelHost {
     return this.launchWith(name, grid, block, args, sharedBytes, {})
   }
 
-  /** A launch with extra options (`cooperative`: cudaLaunchCooperativeKernel, issue 14), passed through to
-   *  the runtime's launch options as they are. */
-  async launchWith(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes: number, extras: { cooperative?: boolean }): Promise<void> {
+  /** A launch with extra options: `maxDynamicSharedBytes` (cudaFuncSetAttribute), `cooperative`
+   *  (cudaLaunchCooperativeKernel, issue 14; passed through to the runtime's launch options as it is). */
+  async launchWith(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes: number,
+    { maxDynamicSharedBytes, ...extras }: { cooperative?: boolean; maxDynamicSharedBytes?: number }): Promise<void> {
     const entry = this.entry(name)
+    if (maxDynamicSharedBytes !== undefined) this.mod.kernel(entry).setAttribute('maxDynamicSharedMemorySize', maxDynamicSharedBytes)
     this.launched.add(entry)
     // The runtime's emulator backend prints device printf with console.log; catch it for the cases that check it.
     const log = console.log

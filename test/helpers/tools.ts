@@ -5,9 +5,10 @@ import { join, delimiter } from 'node:path'
 import { tmpdir } from 'node:os'
 
 export const repoRoot = join(import.meta.dirname, '..', '..')
-export const sharedDir = process.env.KERNELPACK_SHARED ?? join(repoRoot, '..', 'shared')
-export const referenceDir = join(sharedDir, 'reference')
 export const fixturesDir = join(repoRoot, 'test', 'fixtures')
+/** nvcc 13.0.88 PTX of the reference corpus (test/fixtures/reference-cu), copied into the repository
+ *  (test/fixtures/toolchain/README.md says from where): tests read nothing outside the repository. */
+export const referencePtxDir = join(fixturesDir, 'toolchain', 'ptx')
 
 const llvmBin = process.env.LLVM_BIN ?? '/usr/lib/llvm-22/bin'
 const cudaBin = join(process.env.CUDA_PATH ?? '/usr/local/cuda', 'bin')

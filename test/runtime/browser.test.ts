@@ -7,14 +7,14 @@ import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readPtxManifest } from '@kernelpack/toolchain'
-import { referenceDir, repoRoot } from '../helpers/tools.js'
+import { fixturesDir, referencePtxDir, repoRoot } from '../helpers/tools.js'
 import { bundleForBrowser, inlineJson, runPage } from '../helpers/webgpu.js'
 
 const Browser = suite('browser entry in chromium')
 
 Browser('loadModule(URL) fetches the offload binary, runs saxpy on the emulator and reports why', async () => {
   const runtime = await bundleForBrowser(join(repoRoot, 'packages', 'runtime', 'src', 'browser.ts'))
-  const manifest = await readPtxManifest(readFileSync(join(referenceDir, 'nvcc', 'extern_c.sm_90.ptx'), 'utf8'), { demangle: false })
+  const manifest = await readPtxManifest(readFileSync(join(referencePtxDir, 'extern_c.sm_90.ptx'), 'utf8'), { demangle: false })
   const n = 1000
   const page = `<!doctype html><meta charset="utf-8"><script type="module">
 import { loadModule } from './runtime.js'
@@ -33,7 +33,7 @@ try {
   const res = await runPage<{ backend: string; reason: string; image: { kind: string }; out: number[] }>({
     '/': ['text/html', page],
     '/runtime.js': ['text/javascript', runtime],
-    '/k.offload': ['application/octet-stream', readFileSync(join(referenceDir, 'offload', 'b_cubin_ptx_2arch.bin'))],
+    '/k.offload': ['application/octet-stream', readFileSync(join(fixturesDir, 'offload', 'b_cubin_ptx_2arch.bin'))],
   })
   assert.is(res.backend, 'emulator')
   assert.is(res.reason, 'auto: browsers have no CUDA driver, and WebGPU answered no adapter (requestAdapter() gave null), so the PTX emulator runs')

@@ -10,7 +10,7 @@ import { readPtxManifest } from '@kernelpack/toolchain'
 import { loadModule, slice, t, CudaError, NoDriverError, type Module, type DeviceBuffer } from '@kernelpack/runtime'
 import { createCudaBackend } from '../../packages/runtime/src/cuda/cuda-backend.js'
 import { entryPoints } from '../../packages/runtime/src/cuda/driver-api.js'
-import { referenceDir, fixturesDir, tempDir, tool } from '../helpers/tools.js'
+import { referencePtxDir, fixturesDir, tempDir, tool } from '../helpers/tools.js'
 import { buildTestDouble } from './libcuda-double.js'
 import { rejects } from './rejects.js'
 import { readHostFacts, schemas, values, hex } from './host-structs.js'
@@ -19,8 +19,8 @@ const td = buildTestDouble()
 const host = readHostFacts()
 
 // PTX: structs.cu and scalars.cu from the reference corpus (nvcc 13.0), abi.cu compiled here with nvcc.
-const structsPtx = readFileSync(join(referenceDir, 'nvcc', 'structs.sm_90.ptx'), 'utf8')
-const scalarsPtx = readFileSync(join(referenceDir, 'nvcc', 'scalars.sm_90.ptx'), 'utf8')
+const structsPtx = readFileSync(join(referencePtxDir, 'structs.sm_90.ptx'), 'utf8')
+const scalarsPtx = readFileSync(join(referencePtxDir, 'scalars.sm_90.ptx'), 'utf8')
 const abiDir = tempDir('kp-abi-')
 execFileSync(tool('nvcc'), ['-ptx', '-arch=sm_90', join(fixturesDir, 'runtime', 'abi.cu'), '-o', join(abiDir, 'abi.ptx')], { stdio: 'pipe' })
 const abiPtx = readFileSync(join(abiDir, 'abi.ptx'), 'utf8')

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { loadModule, NoDriverError } from '@kernelpack/runtime'
-import { referenceDir, tempDir } from '../helpers/tools.js'
+import { fixturesDir, referencePtxDir, tempDir } from '../helpers/tools.js'
 import { buildTestDouble } from './libcuda-double.js'
 import { rejects } from './rejects.js'
 
@@ -15,8 +15,8 @@ const td = buildTestDouble()
 // A path where no libcuda exists, so "no driver" holds on every machine, GPU or not.
 const missing = join(tempDir('kp-no-driver-'), 'libcuda.so.1')
 // llvm-offload-binary output: cubin sm_80, PTX sm_80, cubin sm_90, PTX sm_90 (openmp) of extern_c.cu
-const offloadPath = join(referenceDir, 'offload', 'b_cubin_ptx_2arch.bin')
-const ptxPath = join(referenceDir, 'nvcc', 'extern_c.sm_90.ptx')
+const offloadPath = join(fixturesDir, 'offload', 'b_cubin_ptx_2arch.bin')
+const ptxPath = join(referencePtxDir, 'extern_c.sm_90.ptx')
 const manifest = await readPtxManifest(readFileSync(ptxPath, 'utf8'), { demangle: false })
 for (const k of manifest.kernels) td.defineKernel(k.name, k.params.map((p) => p.size))
 
@@ -72,6 +72,9 @@ Sources('an offload binary as a file path: the cubin for the device on cuda, PTX
   assert.match(td.log(), /cuModuleLoadDataEx kind=elf options=4 5 6 3 4/)
   const onEmu = await loadModule(offloadPath, manifest, { backend: 'emulator' })
   assert.is(onEmu.image.kind, 'ptx')
+  // named as the manifest and `kernelpack inspect` name PTX targets (the entry's own arch string is sm_90)
+  assert.is(onEmu.image.arch, 'compute_90')
+  assert.match(onEmu.image.reason, /: compute_90 \(executed by the PTX emulator\)/)
 })
 
 Sources('file: URL, string file URL, ArrayBuffer, Response and data: URL', async () => {
@@ -108,7 +111,7 @@ Sources('no image for the device: the error lists the images and the device', as
   const b = await createCudaBackend({ libcudaPath: td.path })
   await rejects(() => createModule(b, readFileSync(offloadPath), manifest, { sourceName: 'b.offload', reason: 'test' }), (e) =>
     e.message.startsWith('b.offload: no image in this module runs on kernelpack libcuda test double (device 0) (compute capability 7.5)') &&
-    e.message.includes('images present: cubin sm_80, ptx sm_80, cubin sm_90, ptx sm_90'))
+    e.message.includes('images present: cubin sm_80, ptx compute_80, cubin sm_90, ptx compute_90'))
   td.reset()
 })
 

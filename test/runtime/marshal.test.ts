@@ -10,7 +10,7 @@ import type { ParamInfo } from '@kernelpack/offload'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import fc from 'fast-check'
 import { createPacker, createPackTarget, layoutParams, packParams, slice, t } from '@kernelpack/runtime'
-import { fixturesDir, referenceDir, tempDir, tool } from '../helpers/tools.js'
+import { fixturesDir, referencePtxDir, tempDir, tool } from '../helpers/tools.js'
 import { readKernelParams } from '../toolchain/cubin.js'
 import { hex } from './host-structs.js'
 
@@ -18,8 +18,8 @@ const run = promisify(execFile)
 const work = tempDir('kp-marshal-')
 // structs.cu and scalars.cu: reference PTX (nvcc 13.0); abi.cu: PTX and cubin built here.
 const sources: Record<string, string> = {
-  structs: join(referenceDir, 'nvcc', 'structs.sm_90.ptx'),
-  scalars: join(referenceDir, 'nvcc', 'scalars.sm_90.ptx'),
+  structs: join(referencePtxDir, 'structs.sm_90.ptx'),
+  scalars: join(referencePtxDir, 'scalars.sm_90.ptx'),
 }
 await run(tool('nvcc'), ['-ptx', '-arch=sm_90', join(fixturesDir, 'runtime', 'abi.cu'), '-o', join(work, 'abi.ptx')])
 sources.abi = join(work, 'abi.ptx')

@@ -97,7 +97,8 @@ Kinds('a fatbin without an arch is left to the driver; a matching cubin still wi
 })
 
 Kinds('an entry of image kind None (a .ptx file) is recognised by its text', () => {
-  assert.is(pick([ptx('sm_90', '8.5', ImageKind.None)], [9, 0]), 'ptx sm_90')
+  // an entry labelled sm_90 (LLVM's label for PTX) is reported as its virtual target
+  assert.is(pick([ptx('sm_90', '8.5', ImageKind.None)], [9, 0]), 'ptx compute_90')
 })
 
 Kinds('the reason says why', () => {

@@ -82,9 +82,15 @@ export class NoImageError extends Error {
   override name = 'NoImageError'
 }
 
+/** An image's target name: PTX by its virtual target (`compute_90`), as the build's manifest and `kernelpack
+ *  inspect` name it, although LLVM's offload entries label PTX with the real arch (`arch=sm_90`). */
+function targetName(kind: string | undefined, arch: string): string {
+  return kind === 'ptx' ? arch.replace(/^sm_/, 'compute_') : arch
+}
+
 function describeEntry(e: OffloadEntry): string {
-  const kind = entryKind(e) ?? `kind ${e.imageKind}`
-  return `${kind} ${e.strings.get('arch') ?? '(no arch)'}`
+  const kind = entryKind(e)
+  return `${kind ?? `kind ${e.imageKind}`} ${targetName(kind, e.strings.get('arch') ?? '') || '(no arch)'}`
 }
 
 /**
@@ -128,6 +134,7 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
     )
   }
   const a = best.arch
+  best.archName = targetName(best.kind, best.archName)
   const reason = best.kind === 'fatbin' && a.major === 0
     ? `fatbin ${best.archName || '(archs inside)'}: the driver picks the image for compute capability ${ccText}`
     : best.kind === 'ptx'

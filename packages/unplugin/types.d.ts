@@ -1,7 +1,7 @@
-// Ambient types for `.cu` imports (add "unplugin-cuda/types" to tsconfig `types`). The plugin also writes
-// a precise `<file>.cu.d.ts` beside every .cu file, which TypeScript prefers over these.
+// Ambient types for `.cu` imports (add "unplugin-cuda/types" to tsconfig `types`). `kernelpack types` and
+// the plugin write a precise declaration file beside every .cu file, which TypeScript prefers over these.
 declare module '*.cu' {
-  import type { KernelModule, Launcher } from 'unplugin-cuda/runtime'
+  import type { KernelModule, Launcher } from '@kernelpack/runtime'
   export const module: KernelModule
   export const kernels: Readonly<Record<string, Launcher<unknown[]>>>
   const _default: typeof kernels
@@ -14,8 +14,8 @@ declare module '*.cu?url' {
 }
 
 declare module '*.cu?manifest' {
-  import type { Manifest } from 'unplugin-cuda/runtime'
-  const manifest: Manifest
+  import type { KernelManifest } from '@kernelpack/runtime'
+  const manifest: KernelManifest
   export default manifest
 }
 

@@ -2,8 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { readPtxManifest } from '@kernelpack/toolchain'
-import { emitLoaderDts, paramTsType } from '@kernelpack/codegen'
+import { nameKernelParams, readPtxManifest } from '@kernelpack/toolchain'
+import { declarationPath, emitLoaderDts, isGeneratedDeclaration, paramLabels, paramTsType } from '@kernelpack/codegen'
 import { fixturesDir } from '../helpers/tools.js'
 import { matchSnapshot } from '../helpers/snapshot.js'
 
@@ -39,6 +39,27 @@ dts('types each argument of a template instantiation from the PTX and its C++ si
   assert.match(text, 'export declare const axpby_float: Launcher<[arg0: number, arg1: DevicePointer, arg2: number, arg3: DevicePointer, arg4: number]>;')
   assert.match(text, 'export declare const tiled_copy_long_256_false: Launcher<[arg0: DevicePointer, arg1: DevicePointer, arg2: number, arg3: bigint | number, arg4: bigint | number]>;')
   assert.match(text, 'export declare const vec_sum: Launcher<[arg0: StructArg, arg1: DevicePointer]>;')
+})
+
+dts('launchers carry the parameter names of the .cu source where the manifest has them', async () => {
+  const source = readFileSync(join(fixturesDir, 'reference-cu', 'extern_c.cu'), 'utf8')
+  const text = emitLoaderDts({ manifest: nameKernelParams(await manifest('extern_c'), [source]), name: 'extern_c.cu' })
+  assert.match(text, 'export declare const saxpy: Launcher<[n: number, a: number, x: DevicePointer, y: DevicePointer]>;')
+  // size_t is no pointer although its PTX type (.u64) is a pointer's
+  assert.match(text, 'export declare const fill_u32: Launcher<[out: DevicePointer, value: number, n: bigint | number]>;')
+})
+
+dts('labels: reserved words get a `_`, repeats and non-identifiers fall back to argN', () => {
+  const p = (sourceName?: string) => ({ type: 'u32', size: 4, align: 4, ...(sourceName ? { sourceName } : {}) })
+  assert.equal(paramLabels([p('n'), p('new'), p(), p('x'), p('x'), p('a-b')]), ['n', 'new_', 'arg2', 'arg3', 'arg4', 'arg5'])
+})
+
+dts('declarationPath: <name>.cu.d.ts (bundler) or <name>.d.cu.ts (allowArbitraryExtensions: node16/nodenext)', () => {
+  assert.is(declarationPath('/p/src/saxpy.cu'), '/p/src/saxpy.cu.d.ts')
+  assert.is(declarationPath('/p/src/saxpy.cu', 'd.cu.ts'), '/p/src/saxpy.d.cu.ts')
+  assert.is(declarationPath('C:\\p\\k.v2.cu', 'd.cu.ts'), 'C:\\p\\k.v2.d.cu.ts')
+  assert.ok(isGeneratedDeclaration(emitLoaderDts({ manifest: { kernels: [], variables: [] }, name: 'k.cu' })))
+  assert.not.ok(isGeneratedDeclaration('// my own types\n'))
 })
 
 dts.run()

@@ -19,6 +19,8 @@ export interface BuildInput {
   options?: Options
   /** Output module format. @default 'esm' */
   format?: 'esm' | 'cjs'
+  /** Vite only: more `build` options (`assetsInlineLimit`…). */
+  viteBuild?: Record<string, unknown>
 }
 
 export interface BuildOutput {
@@ -69,6 +71,7 @@ async function buildVite(input: BuildInput): Promise<BuildOutput> {
       emptyOutDir: true,
       minify: false,
       rollupOptions: { output: { format: input.format === 'cjs' ? 'cjs' : 'es', entryFileNames: `main.${ext}` } },
+      ...input.viteBuild,
     },
   })
   return finish(input.outDir, `main.${ext}`, messages)

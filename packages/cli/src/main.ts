@@ -15,6 +15,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ run: Com
   unpack: { summary: 'extract images from an offload binary (llvm-offload-binary IN --image=…)', load: () => import('./commands/unpack.js') },
   inspect: { summary: 'list the images of offload binaries (--json for machines)', load: () => import('./commands/inspect.js') },
   build: { summary: 'compile .cu files for GPU targets into DIR/<name>.offload + manifest', load: () => import('./commands/build.js') },
+  types: { summary: 'write the TypeScript declarations of every .cu file (before tsc)', load: () => import('./commands/types.js') },
   hostrefs: { summary: 'print cudafe++-style .nvHR* host-reference arrays for PTX symbols', load: () => import('./commands/hostrefs.js') },
   wrapper: { summary: 'emit wrapper C that registers device images (offload, legacy, cuda)', load: () => import('./commands/wrapper.js') },
 }

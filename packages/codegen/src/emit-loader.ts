@@ -50,7 +50,7 @@ export interface EmitLoaderOptions {
   images?: LoaderImageInfo[]
   /** Backend the stub's module asks for when `module.load()` gets none. @default 'auto' */
   backend?: 'auto' | 'cuda' | 'emulator'
-  /** Module specifier of the runtime helper that defines `defineKernelModule`. @default 'unplugin-cuda/runtime' */
+  /** Module specifier of the runtime helper that defines `defineKernelModule`. @default '@kernelpack/runtime' */
   runtime?: string
   /** Emit Vite HMR glue (`import.meta.hot`): swap the kernels in place for modules with `onUpdate`
    *  listeners, else let Vite update the importers. @default false */
@@ -113,7 +113,7 @@ function emitSource(asset: LoaderAsset): string {
 /** The loader stub (ESM source) for one `.cu` file. */
 export function emitLoaderStub(options: EmitLoaderOptions): string {
   const { manifest, asset, name } = options
-  const runtime = options.runtime ?? 'unplugin-cuda/runtime'
+  const runtime = options.runtime ?? '@kernelpack/runtime'
   const exports = nameKernelExports(manifest, name)
   const imports = asset.kind === 'inline' ? 'decodeBase64, defineKernelModule' : 'defineKernelModule'
   const lines: string[] = [
@@ -154,7 +154,7 @@ export function emitLoaderStub(options: EmitLoaderOptions): string {
 
 /** Stub for `?url`: the asset URL as a string (a `data:` URL when the bytes are inlined). */
 export function emitUrlStub(options: { asset: LoaderAsset; runtime?: string }): string {
-  const runtime = options.runtime ?? 'unplugin-cuda/runtime'
+  const runtime = options.runtime ?? '@kernelpack/runtime'
   const imports = options.asset.kind === 'inline' ? 'decodeBase64, toAssetHref' : 'toAssetHref'
   return `import { ${imports} } from ${jsString(runtime)};\nexport default toAssetHref((${emitSource(options.asset)})());\n`
 }
@@ -166,6 +166,6 @@ export function emitManifestStub(manifest: KernelManifest): string {
 
 /** Stub for `?raw`: the offload bytes (a Uint8Array), inlined. */
 export function emitRawStub(options: { bytes: Uint8Array; runtime?: string }): string {
-  const runtime = options.runtime ?? 'unplugin-cuda/runtime'
+  const runtime = options.runtime ?? '@kernelpack/runtime'
   return `import { decodeBase64 } from ${jsString(runtime)};\nexport default decodeBase64(${jsString(encodeBase64(options.bytes))});\n`
 }

@@ -12,6 +12,9 @@ export interface ParamInfo {
   align: number
   /** PTX parameter name (e.g. `_Z6vecAddPfS_S_i_param_0`). */
   name?: string
+  /** The parameter's name in the CUDA source (`n`, `x`), where the kernel's declaration there settles it;
+   *  PTX keeps no names. Launcher types (`.cu.d.ts`) use it. */
+  sourceName?: string
   /** True when the PTX marks it `.ptr` or the C++ signature says it is a pointer (from the demangled name). */
   pointer?: boolean
   /** Element count for `.b8 name[N]`-style arrays. */

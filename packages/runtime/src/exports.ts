@@ -12,3 +12,8 @@ export {
   type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,
 } from './schema.js'
 export type { ModuleSource } from './source.js'
+export {
+  decodeBase64, toAssetHref,
+  type BackendName, type DevicePointer, type StructArg, type Launcher, type ImageInfo, type KernelModule, type KernelModuleSpec,
+} from './kernel-module.js'
+export type { KernelManifest, KernelInfo, ParamInfo, VariableInfo } from '@kernelpack/offload'

@@ -5,11 +5,18 @@ import type { KernelManifest } from '@kernelpack/offload'
 import type { Backend } from './backend.js'
 import { NoDriverError } from './errors.js'
 import { createModule, type Module } from './module.js'
+import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
 import { webgpuBackend, type WebGpuOptions } from './webgpu.js'
 
 export * from './exports.js'
 export type { WebGpuOptions } from './webgpu.js'
+
+/** A loader stub's `module` (what unplugin-cuda's generated code calls): lazy, shared by the stub's launchers,
+ *  reloadable and hot-replaceable; it loads through this entry's loadModule. */
+export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
+  return createKernelModule(spec, loadModule)
+}
 
 export interface LoadModuleOptions {
   /** `auto`: cuda where a driver answers, else the emulator (`webgpu` only when asked, see `webgpu`). @default 'auto' */

@@ -1,7 +1,7 @@
 // buildCudaFile: every target of one .cu file through the shared pool and the disk cache, the kernel
 // manifest from a PTX, and the images packed as an LLVM offload binary (DESIGN.md, "Data flow").
-import { existsSync, statSync } from 'node:fs'
-import { basename, join, resolve } from 'node:path'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { basename, dirname, join, resolve, sep } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
@@ -13,6 +13,7 @@ import { findCompiler, type CompilerInfo } from './find-compiler.js'
 import { packImages } from './pack.js'
 import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
+import { nameKernelParams } from './param-names.js'
 
 export interface BuildOptions {
   /** GPU targets, CMake CUDA_ARCHITECTURES or nvcc syntax (`'80'`, `'80-real;90'`, `['sm_90a', 'compute_90']`).
@@ -56,6 +57,10 @@ export interface BuildOptions {
   /** Shares stat results among the builds of one run (see BuildSession); create one per build, never reuse
    * it across rebuilds. @default a new one per call */
   session?: BuildSession
+  /** Compile only the PTX the kernel manifest is read from (the requested virtual target, else compute_XY of
+   *  the lowest arch): what declaration files need (`kernelpack types`). The result then has no images and
+   *  an empty offload binary. @default false */
+  manifestOnly?: boolean
   /** Called as each target finishes. */
   onProgress?: (e: { file: string; target: string; cached: boolean }) => void
 }
@@ -172,6 +177,31 @@ function manifestTargetFor(targets: Target[]): { target: Target; extra: boolean 
   return { target: { target: `compute_${low.sm}${suffix}`, arch: low.arch, kind: 'ptx', sm: low.sm, suffix }, extra: true }
 }
 
+/** Texts of the .cu file and the project's own headers (not the toolkit's or the system's), where the
+ *  kernels' parameter names are read from (param-names.ts). */
+function ownSources(file: string, dependencies: readonly string[], cwd: string, compiler: CompilerInfo): string[] {
+  const under = (p: string, dir: string | undefined) => !!dir && p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
+  const own = dependencies.filter((d) => d === file || ((under(d, cwd) || under(d, dirname(file))) &&
+    !under(d, '/usr') && !under(d, compiler.cudaPath) && !d.includes(`${sep}node_modules${sep}`)))
+  return own.flatMap((d) => { try { return [readFileSync(d, 'utf8')] } catch { return [] } })
+}
+
+/**
+ * The compiler a build would use and the targets its arch spec means for that compiler; throws the
+ * ToolchainError a build would (no compiler, an arch it does not support) without compiling anything.
+ * For tools that check their configuration before the first file (the bundler plugin's build start).
+ */
+export async function resolveTargets(options: Pick<BuildOptions, 'arch' | 'compiler' | 'cacheDir' | 'cwd'> = {}): Promise<{ compiler: CompilerInfo; targets: Target[] }> {
+  const cwd = resolve(options.cwd ?? process.cwd())
+  const cacheDir = options.cacheDir === false ? undefined : resolve(cwd, options.cacheDir ?? defaultCacheDir(cwd))
+  const compilerName = options.compiler && /[\\/]/.test(options.compiler) ? resolve(cwd, options.compiler) : options.compiler
+  const compiler = await findCompiler(compilerName, cacheDir ? { cacheDir } : {})
+  // nvcc reports what it supports (--list-gpu-code); clang's list depends on the toolkit it is paired
+  // with, so clang itself judges the targets and its list only gives `all` / `all-major` a meaning.
+  const targets = parseArchSpec(options.arch ?? DEFAULT_ARCH, compiler.kind === 'nvcc' ? { supported: compiler.archs } : { all: compiler.archs })
+  return { compiler, targets }
+}
+
 /** Resolves options to absolute paths and defaults (shared by the CLI's messages and the cache key). */
 export function resolveOptions(options: BuildOptions): ResolvedCompileOptions {
   const cwd = resolve(options.cwd ?? process.cwd())
@@ -213,14 +243,11 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   }
   if (limiter && limiter.limit > compilePool.limit) compilePool.limit = limiter.limit
   const cacheDir = options.cacheDir === false ? undefined : resolve(o.cwd, options.cacheDir ?? defaultCacheDir(o.cwd))
-  const compiler = await findCompiler(options.compiler, cacheDir ? { cacheDir } : {})
-  // nvcc reports what it supports (--list-gpu-code); clang's list depends on the toolkit it is paired
-  // with, so clang itself judges the targets and its list only gives `all` / `all-major` a meaning.
-  const targets = parseArchSpec(options.arch ?? DEFAULT_ARCH, compiler.kind === 'nvcc' ? { supported: compiler.archs } : { all: compiler.archs })
+  const { compiler, targets } = await resolveTargets({ ...options, cacheDir: cacheDir ?? false })
   const cache = cacheDir ? new CompileCache(cacheDir, { maxSize: resolveCacheSize(options.cacheSize) }) : undefined
   const session = options.session ?? new BuildSession()
   const { target: mTarget, extra } = manifestTargetFor(targets)
-  const all = extra ? sortTargets([...targets, mTarget]) : targets
+  const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const settled = await Promise.allSettled(all.map(async (t) => {
     const r = await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
     options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
@@ -234,27 +261,27 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   }
   const results = settled.map((s) => (s as PromiseFulfilledResult<TargetResult>).value)
   const byTarget = new Map(all.map((t, i) => [t.target, results[i]!]))
-  const images: DeviceImage[] = targets.map((t) => {
+  const images: DeviceImage[] = options.manifestOnly ? [] : targets.map((t) => {
     const r = byTarget.get(t.target)!
     return { target: t.target, arch: t.arch, kind: t.kind, bytes: r.bytes, cached: r.cached }
   })
   const producer = `${compiler.kind} ${compiler.version}`
   const read = byTarget.get(mTarget.target)!.manifest!
-  const manifest: KernelManifest = {
+  const dependencies = [abs, ...[...new Set(results.flatMap((r) => r.deps))].filter((d) => d !== abs).sort()]
+  const manifest: KernelManifest = nameKernelParams({
     version: 1,
     source: basename(abs),
     producer,
     targets: images.map((i) => ({ arch: i.target, kind: i.kind, size: i.bytes.length })),
     kernels: read.kernels,
     variables: read.variables,
-  }
-  const dependencies = [abs, ...[...new Set(results.flatMap((r) => r.deps))].filter((d) => d !== abs).sort()]
+  }, ownSources(abs, dependencies, o.cwd, compiler))
   const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
   const compiles = results.filter((r) => !r.cached).length
   return {
     file: abs,
     name: basename(abs).replace(/\.cu$/i, ''),
-    offload: packImages(images, producer),
+    offload: images.length ? packImages(images, producer) : new Uint8Array(0),
     manifest,
     images,
     dependencies,

@@ -1,7 +1,7 @@
 // @kernelpack/toolchain: find nvcc/clang, parse GPU arch specs, compile .cu files per target in a bounded
 // pool with a content-addressed disk cache, parse diagnostics, read the kernel manifest from PTX, pack
 // the images as an LLVM offload binary.
-export { buildCudaFile, resolveOptions } from './build.js'
+export { buildCudaFile, resolveOptions, resolveTargets } from './build.js'
 export type { BuildOptions, BuildResult, DeviceImage } from './build.js'
 export { parseArchSpec, sortTargets, detectNativeArchs, DEFAULT_ARCH, NVCC_13_ARCHS } from './arch-spec.js'
 export type { Target, ParseArchOptions } from './arch-spec.js'
@@ -23,3 +23,5 @@ export { Pool, compilePool } from './pool.js'
 export { readPtxManifest, PtxParseError } from './ptx-manifest.js'
 export type { ReadPtxManifestOptions } from './ptx-manifest.js'
 export { demangleNames } from './demangle.js'
+export { listCudaSources } from './sources.js'
+export { nameKernelParams, readKernelDeclarations, parameterName, parameterIsPointer } from './param-names.js'

@@ -1,17 +1,17 @@
 // unplugin-cuda: `import { vecAdd } from './kernels.cu'` in Vite, Rollup, esbuild, webpack and Rspack.
 // One unplugin factory; the hooks only route, the work lives in core/ (options, context, assets, errors)
 // and in @kernelpack/codegen (stub and .d.ts text) and @kernelpack/toolchain (compiles).
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createUnplugin, type UnpluginFactory, type UnpluginOptions } from 'unplugin'
 import type { BuildResult } from '@kernelpack/toolchain'
 import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, jsString, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
 import { createContext, type Logger, type PluginContext } from './core/context.js'
 import { watchedDependencies } from './core/watch.js'
-import { parseImportKind, stripQuery, type Options } from './core/options.js'
-import { assetFileName, writeFileAtomic } from './core/assets.js'
+import { parseImportKind, resolveOptions, stripQuery, type Options } from './core/options.js'
+import { assetFileName, hashBytes, writeFileAtomic } from './core/assets.js'
 import { StagedAssets } from './core/staged-assets.js'
-import { PLUGIN_NAME, toPluginError } from './core/errors.js'
+import { PLUGIN_NAME, toPluginError, type PluginError } from './core/errors.js'
 
 export type { Options, EmitKind, ResolvedOptions, ImportKind } from './core/options.js'
 export { resolveOptions, parseImportKind, stripQuery } from './core/options.js'
@@ -62,12 +62,33 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     staged ??= new StagedAssets(ctx.resolved.cacheDir)
     return staged.stage(file, fileName, bytes)
   }
+  // Vite's build.assetsInlineLimit, used when the `inline` option is not set (issue 16).
+  let viteInlineLimit: number | ((file: string, content: Buffer) => boolean | undefined) | undefined
+  // webpack/Rspack: the `fileName` path of each cached asset (by its cached name), for the asset rule's generator.
+  const webpackNames = new Map<string, string>()
+
+  /** Whether the offload binary goes into the stub as base64: the `inline` option, else Vite's assetsInlineLimit
+   *  in Vite builds (as Vite inlines its own assets), else never. */
+  function shouldInline(file: string, bytes: Uint8Array): boolean {
+    const limit = ctx.resolved.inline
+    if (limit !== undefined) return limit > 0 && bytes.byteLength <= limit
+    if (framework !== 'vite' || viteCommand !== 'build' || viteInlineLimit === undefined) return false
+    if (typeof viteInlineLimit === 'function') {
+      const answer = viteInlineLimit(file, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+      if (answer !== undefined) return answer
+      return bytes.byteLength < 4096
+    }
+    // Vite inlines files strictly smaller than the limit
+    return bytes.byteLength < viteInlineLimit
+  }
 
   /** The JS expression a stub uses to reach its offload binary, emitting the asset the bundler's way. */
   function assetFor(this: EmitContext, file: string, res: BuildResult, ssr: boolean): LoaderAsset {
     const bytes = res.offload
-    if (bytes.byteLength <= ctx.resolved.inline && ctx.resolved.inline > 0) return { kind: 'inline', bytes }
+    if (shouldInline(file, bytes)) return { kind: 'inline', bytes }
     const fileName = assetFileName(file, bytes)
+    // The `fileName` option's path (relative to the output folder), where this plugin names the file itself.
+    const named = ctx.resolved.fileName !== undefined ? expandFileName(ctx.resolved.fileName, file, bytes) : undefined
     if (framework === 'vite' && viteCommand === 'serve') {
       if (!ssr) {
         const old = devAssetOf.get(file)
@@ -83,20 +104,23 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       // Vite drops assets from SSR builds and renders ROLLUP_FILE_URL against `base` (a browser path), so
       // SSR output gets its own placeholder, replaced in renderChunk by a path relative to the chunk, and
       // the file written in writeBundle.
-      const out = `assets/${fileName}`
+      const out = named ?? `assets/${fileName}`
       ssrAssets.set(out, bytes)
       return { kind: 'expression', expression: `${SSR_PLACEHOLDER}(${jsString(out)})` }
     }
     if (framework === 'vite' || framework === 'rollup' || framework === 'rolldown') {
-      const ref = this.emitFile!({ type: 'asset', name: `${basename(file).replace(/\.cu$/i, '')}.offload`, source: bytes })
+      const ref = this.emitFile!(named !== undefined
+        ? { type: 'asset', fileName: named, source: bytes }
+        : { type: 'asset', name: `${basename(file).replace(/\.cu$/i, '')}.offload`, source: bytes })
       return { kind: 'expression', expression: `import.meta.ROLLUP_FILE_URL_${ref}` }
     }
     if (framework === 'esbuild') {
       const target = esbuildTarget ?? { outdir: resolve(ctx.resolved.root, 'dist'), format: 'esm' as const }
-      writeFileAtomic(join(target.outdir, fileName), bytes)
-      if (target.format === 'cjs') return { kind: 'expression', expression: `__dirname + ${jsString('/' + fileName)}` }
-      if (target.format === 'iife') return { kind: 'expression', eager: true, expression: `new URL(${jsString('./' + fileName)}, typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : location.href)` }
-      return { kind: 'expression', expression: `new URL(${jsString('./' + fileName)}, import.meta.url)` }
+      const out = named ?? fileName
+      writeFileAtomic(join(target.outdir, out), bytes)
+      if (target.format === 'cjs') return { kind: 'expression', expression: `__dirname + ${jsString('/' + out)}` }
+      if (target.format === 'iife') return { kind: 'expression', eager: true, expression: `new URL(${jsString('./' + out)}, typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : location.href)` }
+      return { kind: 'expression', expression: `new URL(${jsString('./' + out)}, import.meta.url)` }
     }
     // webpack and Rspack: `new URL('<relative file>', import.meta.url)` is their own asset syntax; they emit
     // the file under a content-hashed name and rewrite the URL for the output's target (node or web).
@@ -104,6 +128,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     // a dependency of the stub: if the staged file goes (pruned by another build), a persistent cache
     // rebuilds the stub, which stages it again, instead of resolving a missing file
     this.addWatchFile?.(abs)
+    if (named !== undefined) webpackNames.set(fileName, named)
     let rel = relative(dirname(file), abs).split('\\').join('/')
     if (!rel.startsWith('.')) rel = './' + rel
     return { kind: 'expression', expression: `new URL(${jsString(rel)}, import.meta.url)` }
@@ -140,6 +165,8 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         const rc = this as unknown as { info?: (m: string) => void; warn: (m: string) => void }
         if (typeof rc.info === 'function') ctx.logger = { info: (m) => rc.info!(m.replace(/^unplugin-cuda: /, '')), warn: (m) => rc.warn(m.replace(/^unplugin-cuda: /, '')) }
       }
+      // A compiler that is not there, an arch it does not know: one error before any module is transformed.
+      await ctx.checkToolchain()
       const typing = ctx.writeAllDts()
       // The dev server need not wait: the .d.ts files land while it starts, imports compile on request.
       if (!(framework === 'vite' && viteCommand === 'serve')) await typing
@@ -162,13 +189,24 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
     async load(id, loadOptions?: { ssr?: boolean }) {
       const file = stripQuery(id)
       const kind = parseImportKind(id)
+      // esbuild goes on loading modules after a failed onStart: the error was reported there, once.
+      if (framework === 'esbuild' && await ctx.checkToolchain().then(() => false, () => true)) return ''
       let res: BuildResult
       try {
         res = await ctx.build(file)
         // Name collisions are the import's error too: check before anything is emitted.
         nameKernelExports(res.manifest, relative(ctx.resolved.root, file) || file)
       } catch (err) {
-        throw toPluginError(err, file, ctx.resolved.root, { frameInMessage: framework !== 'vite' && framework !== 'rollup' && framework !== 'rolldown' })
+        const e = toPluginError(err, file, ctx.resolved.root, { frameInMessage: framework !== 'vite' && framework !== 'rollup' && framework !== 'rolldown' })
+        if (framework === 'esbuild' && e.loc) {
+          // esbuild reports a thrown error at the import statement; an error with a location is shown at the
+          // .cu line instead (unplugin passes this.error's `loc` on as esbuild's `location`; esbuild counts
+          // columns from 0, compilers from 1). The stub is empty: the build fails on the error.
+          const { message, loc } = esbuildMessage(e, ctx.resolved.root)
+          this.error({ message, loc } as never)
+          return ''
+        }
+        throw e
       }
       for (const dep of watchedDependencies(file, res.dependencies)) this.addWatchFile(dep)
       ctx.writeDts(file, res)
@@ -208,6 +246,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         ctx.setRoot(config.root)
         viteCommand = config.command
         viteBase = config.base.endsWith('/') ? config.base : config.base + '/'
+        viteInlineLimit = config.build.assetsInlineLimit
         ctx.logger = { info: (m) => config.logger.info(m, { timestamp: true }), warn: (m) => config.logger.warn(m, { timestamp: true }) }
       },
       renderChunk(code, chunk, outputOptions) {
@@ -253,15 +292,44 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
       ctx.setRoot(compiler.context)
       ctx.logger = webpackLogger(compiler.getInfrastructureLogger(PLUGIN_NAME))
       compiler.hooks.shutdown.tap(PLUGIN_NAME, () => staged?.dispose())
+      if (ctx.resolved.fileName !== undefined) compiler.options.module.rules.push(assetRule(ctx.resolved.cacheDir, webpackNames) as never)
     },
 
     rspack(compiler) {
       ctx.setRoot(compiler.context)
       ctx.logger = webpackLogger(compiler.getInfrastructureLogger(PLUGIN_NAME))
       compiler.hooks.shutdown.tap(PLUGIN_NAME, () => staged?.dispose())
+      if (ctx.resolved.fileName !== undefined) compiler.options.module.rules.push(assetRule(ctx.resolved.cacheDir, webpackNames) as never)
     },
   }
   return plugin
+}
+
+/** `[name]` → the .cu file's name without `.cu`, `[hash]` → 12 hex digits of the content's SHA-256. */
+export function expandFileName(pattern: string, file: string, bytes: Uint8Array): string {
+  const name = basename(file).replace(/\.cu$/i, '')
+  return pattern.replace(/\[(name|hash)\]/g, (_m, key: string) => (key === 'name' ? name : hashBytes(bytes)))
+}
+
+/** webpack/Rspack name assets by `output.assetModuleFilename`; with the `fileName` option, a rule for the
+ *  plugin's cached offload files names each one by the pattern instead. */
+function assetRule(cacheDir: string, names: Map<string, string>) {
+  const dir = join(cacheDir, 'assets') + sep
+  return {
+    test: (resource: string) => resource.startsWith(dir) && resource.endsWith('.offload'),
+    type: 'asset/resource',
+    // pathData.filename is relative to the compiler's context; the cached name (`<name>.<hash>.offload`) is unique
+    generator: { filename: (pathData: { filename?: string }) => names.get(basename(pathData.filename ?? '')) ?? '[hash][ext]' },
+  }
+}
+
+/** An esbuild message for a compile error: the first diagnostic's place (file relative to the working
+ *  directory, as esbuild prints its own; column from 0) and the message without that place, which esbuild
+ *  prints in front (the code frame and further diagnostics follow on their own lines). */
+function esbuildMessage(e: PluginError, root: string): { message: string; loc: { file: string; line: number; column: number } } {
+  const loc = e.loc!
+  const message = e.message.replace(/^[^\n]*?:\d+:\d+: /, '')
+  return { message, loc: { file: relative(root, loc.file) || loc.file, line: loc.line, column: Math.max(0, loc.column - 1) } }
 }
 
 function webpackLogger(l: { info(...a: unknown[]): void; warn(...a: unknown[]): void }): Logger {
@@ -276,6 +344,13 @@ function webpackLogger(l: { info(...a: unknown[]): void; warn(...a: unknown[]): 
 export async function writeCudaTypes(options: Options = {}, root = process.cwd()): Promise<string[]> {
   const ctx = createContext({ ...options, dts: true }, root)
   return ctx.writeAllDts()
+}
+
+/** Checks `options` (throws the TypeError resolveOptions would, naming the option) and returns them: the
+ *  bundler entries call it when the plugin is created, before any bundler runs (issue 16). */
+export function checkOptions(options: Options | undefined): Options | undefined {
+  resolveOptions(options ?? {})
+  return options
 }
 
 export const unplugin = /* #__PURE__ */ createUnplugin(unpluginFactory)

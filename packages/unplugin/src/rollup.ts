@@ -1,4 +1,5 @@
-// unplugin-cuda for Rollup: `plugins: [cuda(options)]`.
-import { unplugin } from './index.js'
+// unplugin-cuda for Rollup: `plugins: [cuda(options)]`. Options are checked here, when the plugin is created
+// (unplugin's webpack-like adapters run the factory only when the compiler applies the plugin).
+import { checkOptions, unplugin } from './index.js'
 
-export default unplugin.rollup
+export default ((options) => unplugin.rollup(checkOptions(options))) as typeof unplugin.rollup

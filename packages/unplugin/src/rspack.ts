@@ -1,4 +1,5 @@
-// unplugin-cuda for Rspack: `plugins: [cuda(options)]`.
-import { unplugin } from './index.js'
+// unplugin-cuda for Rspack: `plugins: [cuda(options)]`. Options are checked here, when the plugin is created
+// (unplugin's webpack-like adapters run the factory only when the compiler applies the plugin).
+import { checkOptions, unplugin } from './index.js'
 
-export default unplugin.rspack
+export default ((options) => unplugin.rspack(checkOptions(options))) as typeof unplugin.rspack

@@ -6,7 +6,7 @@
 // its outputs left in DIR (a previous build's would be a stale image for the next step: issue 17 item 9).
 import { mkdirSync, rmSync } from 'node:fs'
 import { writeFileAtomic } from '@kernelpack/toolchain/atomic-write'
-import { basename, isAbsolute, join, relative, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { emitHostRefs, emitWrapperC, hostRefSymbolsFromManifest, type WrapperFlavor } from '@kernelpack/codegen'
 import {
   buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, parseCacheSize, Pool, type BuildOptions, type BuildResult, type Diagnostic,
@@ -15,6 +15,7 @@ import type { CliIO } from '../main.js'
 import { parseCommandArgs } from '../parse-args.js'
 import { UsageError, UserError } from '../errors.js'
 import { buildFatbin } from '../fatbinary.js'
+import { parseDefine, shown } from '../output.js'
 
 export const help = `Usage: kernelpack build FILE.cu… -o DIR [options]
 
@@ -45,21 +46,6 @@ one image per target) and DIR/<name>.manifest.json (kernels, parameters and vari
   --flavor F              wrapper-c flavour: offload (default), legacy or cuda
   -q, --quiet             do not print compiler warnings or the summary
 `
-
-
-function parseDefine(text: string): [string, string | true] {
-  const eq = text.indexOf('=')
-  const name = eq < 0 ? text : text.slice(0, eq)
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`-D ${text}: '${name}' is not a macro name (use -D NAME or -D NAME=VALUE)`)
-  return eq < 0 ? [name, true] : [name, text.slice(eq + 1)]
-}
-
-/** A path as the user would type it from the working directory. */
-function shown(cwd: string, file: string): string {
-  if (!file) return file
-  const rel = relative(cwd, file)
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file
-}
 
 function formatWithFrame(cwd: string, d: Diagnostic): string {
   const line = formatDiagnostic({ ...d, file: shown(cwd, d.file) })

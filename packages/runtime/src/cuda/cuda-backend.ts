@@ -48,9 +48,33 @@ const contextIds = new Map<bigint, number>()
 // koffi registers prototypes by name, once per process.
 const protos = new Map<string, unknown>()
 const entryFunctions = new Map<string, Fn>()
+// koffi is an optional dependency (issue 16): browser-only apps never need it, and a native module cannot be
+// bundled. Its name goes through a variable and the bundlers' ignore comments, so webpack, Rspack, esbuild,
+// Rollup and Vite leave the import to Node at run time instead of bundling koffi's loader (which then dies
+// with "Cannot find the native Koffi module"). Whatever stops it loading is a NoDriverError: `auto` runs the
+// emulator and says why; `cuda` says what to install.
+const KOFFI = 'koffi'
+
 function loadKoffi(): Promise<Koffi> {
-  koffiPromise ??= import('koffi').then((m) => ((m as unknown as { default?: Koffi }).default ?? m) as Koffi)
+  koffiPromise ??= import(/* webpackIgnore: true */ /* @vite-ignore */ KOFFI).then(
+    (m) => ((m as { default?: Koffi }).default ?? m) as Koffi,
+    (err: unknown) => { throw koffiError(err) },
+  )
   return koffiPromise
+}
+
+/** Why koffi did not load, as a NoDriverError naming what to install. */
+export function koffiError(err: unknown): NoDriverError {
+  const text = err instanceof Error ? err.message : String(err)
+  const first = text.split('\n')[0]!.trim()
+  const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' || (err as { code?: string }).code === 'MODULE_NOT_FOUND' || /Cannot find (module|package) ['"]koffi['"]/.test(text)
+  const summary = missing
+    ? 'koffi, the optional dependency the cuda backend calls the driver through, is not installed'
+    : `koffi, the native module the cuda backend calls the driver through, could not be loaded (${first})`
+  const fix = missing
+    ? 'Install it beside @kernelpack/runtime (`npm install koffi` or `pnpm add koffi`; pnpm and npm install it by default unless optional dependencies are omitted)'
+    : 'Reinstall it (`npm install koffi`); in a bundled app keep koffi out of the bundle (an external) and in the app\'s own dependencies, so Node loads it from node_modules'
+  return new NoDriverError(`${summary}. ${fix}, or load with { backend: 'emulator' } (or 'auto') to run the PTX on the CPU emulator.`, summary)
 }
 
 function defaultLibraryNames(): string[] {

@@ -2,10 +2,10 @@
 // `createContext(options)` pattern): compile through the toolchain (which shares in-flight compiles and
 // caches on disk, so Vite client + SSR and webpack multi-compiler builds compile each file once), remember
 // results while their inputs are unchanged, write .d.ts files, and count what each build did.
-import { readdirSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
-import { buildCudaFile, type BuildResult } from '@kernelpack/toolchain'
-import { emitLoaderDts } from '@kernelpack/codegen'
+import { readFileSync, rmSync, statSync } from 'node:fs'
+import { relative } from 'node:path'
+import { buildCudaFile, DEFAULT_ARCH, listCudaSources, resolveTargets, type BuildResult } from '@kernelpack/toolchain'
+import { emitLoaderDts, planDeclarationFiles } from '@kernelpack/codegen'
 import { resolveOptions, type Options, type ResolvedOptions } from './options.js'
 import { writeFileAtomic } from './assets.js'
 
@@ -37,6 +37,9 @@ export interface PluginContext {
   summary: BuildSummary
   /** Sets the project root (Vite's `root`, webpack's `context`, esbuild's `absWorkingDir`). */
   setRoot(root: string): void
+  /** Finds the compiler and checks the arch spec against it (build start: a bad `compiler` or `arch` fails the
+   *  build before any module is transformed); remembers the targets for progress lines. */
+  checkToolchain(): Promise<void>
   /** Builds one .cu file, reusing the last result while the file and every header it includes are unchanged. */
   build(file: string): Promise<BuildResult>
   /** Writes `<file>.d.ts` for a build result (when `dts` is on). */
@@ -47,6 +50,14 @@ export interface PluginContext {
   invalidate(changed: string): void
   resetSummary(): void
   formatSummary(): string | undefined
+}
+
+function archText(arch: string | string[] | undefined): string {
+  return arch === undefined ? `arch ${DEFAULT_ARCH}` : `arch ${Array.isArray(arch) ? arch.join(';') : arch}`
+}
+
+function readText(path: string): string | undefined {
+  try { return readFileSync(path, 'utf8') } catch { return undefined }
 }
 
 function mtime(path: string): number {
@@ -62,8 +73,17 @@ const consoleLogger: Logger = {
   warn: (m) => console.warn(m),
 }
 
+/** How long a build runs before the plugin says it is compiling (cache hits take milliseconds; a compile
+ *  seconds). $KERNELPACK_PROGRESS_DELAY_MS overrides it (0: a line for every build that is not a hit). */
+function progressDelay(): number {
+  const v = Number(process.env.KERNELPACK_PROGRESS_DELAY_MS)
+  return Number.isFinite(v) && v >= 0 ? v : 1000
+}
+
 export function createContext(options: Options = {}, root = process.cwd()): PluginContext {
   const memo = new Map<string, Memo>()
+  let checked: { for: ResolvedOptions; done: Promise<void> } | undefined
+  let targetNames: string[] | undefined
   const ctx: PluginContext = {
     options,
     resolved: resolveOptions(options, root),
@@ -72,12 +92,30 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
     setRoot(r) {
       if (r !== ctx.resolved.root) ctx.resolved = resolveOptions(options, r)
     },
+    checkToolchain() {
+      const r = ctx.resolved
+      if (checked?.for !== r) {
+        const done = resolveTargets({ arch: r.arch, compiler: r.compiler, cacheDir: r.cacheDir, cwd: r.root }).then(
+          (t) => { targetNames = t.targets.map((x) => x.target) },
+          (err: unknown) => {
+            const e = err instanceof Error ? err : new Error(String(err))
+            throw Object.assign(new Error(`unplugin-cuda: ${e.message}`), { name: e.name === 'Error' ? 'CudaConfigError' : e.name, plugin: 'unplugin-cuda' })
+          },
+        )
+        checked = { for: r, done }
+      }
+      return checked.done
+    },
     build(file) {
       const m = memo.get(file)
       if (m && [...m.stamps].every(([p, t]) => mtime(p) === t)) return m.result
       const stamps = new Map<string, number>([[file, mtime(file)]])
       const r = ctx.resolved
       const t0 = performance.now()
+      // A start line for builds that take a while (a real compile; the summary line says when it is done).
+      const slow = setTimeout(() => {
+        ctx.logger.info(`unplugin-cuda: compiling ${relative(r.root, file) || file} for ${targetNames?.join(', ') ?? archText(r.arch)}…`)
+      }, progressDelay())
       const result = buildCudaFile(file, {
         arch: r.arch,
         compiler: r.compiler,
@@ -109,6 +147,7 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         s.ms += performance.now() - t0
         return res
       })
+      result.then(() => clearTimeout(slow), () => clearTimeout(slow))
       memo.set(file, { result, stamps })
       // A failed build is never remembered: the next import compiles again (and never serves an old image).
       result.catch(() => { if (memo.get(file)?.result === result) memo.delete(file) })
@@ -117,17 +156,19 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
     writeDts(file, result) {
       if (!ctx.resolved.dts) return
       const text = emitLoaderDts({ manifest: result.manifest, name: relative(ctx.resolved.root, file) || file })
+      const plan = planDeclarationFiles(file, text, ctx.resolved.dts, readText)
       try {
-        writeFileAtomic(`${file}.d.ts`, text)
+        if (plan.write) writeFileAtomic(plan.write, text)
+        for (const p of plan.remove) rmSync(p, { force: true })
       } catch (err) {
         // A read-only source folder (a package in node_modules) costs the types, not the build.
-        ctx.logger.warn(`unplugin-cuda: cannot write ${file}.d.ts (${(err as Error).message}); set dts: false to stop trying`)
+        ctx.logger.warn(`unplugin-cuda: cannot write the declarations of ${file} (${(err as Error).message}); set dts: false to stop trying`)
       }
     },
     async writeAllDts() {
       if (!ctx.resolved.dts) return []
       const files: string[] = []
-      for (const dir of ctx.resolved.dtsScan) scanCu(dir, ctx.resolved.filter, files)
+      for (const dir of ctx.resolved.dtsScan) files.push(...listCudaSources(dir, ctx.resolved.filter))
       const typed = await Promise.all(files.map(async (f) => {
         // A file that does not compile gets no .d.ts now; its import reports the error at build time.
         try { ctx.writeDts(f, await ctx.build(f)); return f } catch { return undefined }
@@ -148,18 +189,3 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
   return ctx
 }
 
-const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'build', '.cache'])
-
-function scanCu(dir: string, filter: (id: string) => boolean, out: string[], depth = 0): void {
-  if (depth > 12) return
-  let names: string[]
-  try { names = readdirSync(dir).sort() } catch { return }
-  for (const name of names) {
-    if (name.startsWith('.') || SKIP_DIRS.has(name)) continue
-    const p = join(dir, name)
-    let st
-    try { st = statSync(p) } catch { continue }
-    if (st.isDirectory()) scanCu(p, filter, out, depth + 1)
-    else if (name.endsWith('.cu') && filter(p)) out.push(p)
-  }
-}

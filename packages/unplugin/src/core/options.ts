@@ -1,8 +1,10 @@
 // User options of unplugin-cuda with their defaults (documented here, on the type, with @default), and
 // their resolution against the project root.
+import { statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { createFilter, type FilterPattern } from '@rollup/pluginutils'
-import { parseCacheSize } from '@kernelpack/toolchain'
+import { DECLARATION_FORMS, type DeclarationForm } from '@kernelpack/codegen'
+import { parseArchSpec, parseCacheSize } from '@kernelpack/toolchain'
 
 /** Extra outputs beside the offload binary. */
 export type EmitKind = 'offload' | 'wrapper-c' | 'hostrefs'
@@ -40,12 +42,22 @@ export interface Options {
   launcher?: string
   /** Outputs per `.cu`: the offload binary always; `'wrapper-c'` and `'hostrefs'` add C files for native packages. @default ['offload'] */
   emit?: EmitKind[]
-  /** Offload binaries up to this many bytes are inlined in the stub as base64 instead of emitted as an asset. @default 0 (never) */
+  /** Offload binaries up to this many bytes are inlined in the stub as base64 instead of emitted as an asset.
+   *  @default Vite builds: `build.assetsInlineLimit` (Vite's 4096 unless set); other bundlers and Vite's dev server: 0 (never) */
   inline?: number
+  /**
+   * Output path of each offload binary, relative to the output folder: `[name]` is the .cu file's name without
+   * `.cu`, `[hash]` 12 hex digits of the content's SHA-256 (`'kernels/[name].[hash].offload'`).
+   * @default the bundler's asset naming: Vite/Rollup `assetFileNames` (`assets/[name]-[hash].offload`),
+   * esbuild `[name].[hash].offload` beside the bundle, webpack/Rspack `output.assetModuleFilename`
+   */
+  fileName?: string
   /** Backend the stubs ask for when `module.load()` names none. @default 'auto' (cuda where a driver answers, else the emulator) */
   backend?: 'auto' | 'cuda' | 'emulator'
-  /** Write `<file>.cu.d.ts` beside every `.cu` so TypeScript types the imports. @default true */
-  dts?: boolean
+  /** Write each `.cu` file's declarations beside it so TypeScript types the imports: `true` or `'cu.d.ts'`
+   *  writes `<name>.cu.d.ts` (moduleResolution `bundler`), `'d.cu.ts'` writes `<name>.d.cu.ts` (`node16`/`nodenext`,
+   *  with `allowArbitraryExtensions`), `false` none. Same files as `kernelpack types [--form]`. @default true */
+  dts?: boolean | DeclarationForm
   /** Folders scanned for `.cu` files at build start, so their .d.ts files exist before tsc runs (relative to the root;
    *  node_modules, dist and dot folders are skipped). Imported files get theirs on load anyway. @default ['src'] */
   dtsScan?: string[]
@@ -68,24 +80,82 @@ export interface ResolvedOptions {
   cacheSize?: number | string
   launcher?: string
   emit: Set<EmitKind>
-  inline: number
+  /** undefined: the bundler's default (Vite's assetsInlineLimit), else 0. */
+  inline?: number
+  fileName?: string
   backend: 'auto' | 'cuda' | 'emulator'
-  dts: boolean
+  dts: DeclarationForm | false
   dtsScan: string[]
   jobs?: number
 }
 
 const EMIT_KINDS: EmitKind[] = ['offload', 'wrapper-c', 'hostrefs']
 
+// Every key of Options (TypeScript checks the list is complete): anything else is a typo to report.
+const OPTION_KEYS: Record<keyof Options, true> = {
+  arch: true, compiler: true, include: true, exclude: true, defines: true, includeDirs: true, flags: true, std: true, rdc: true,
+  lineinfo: true, cacheDir: true, cacheSize: true, launcher: true, emit: true, inline: true, fileName: true, backend: true, dts: true,
+  dtsScan: true, jobs: true,
+}
+const OPTION_NAMES = new Set(Object.keys(OPTION_KEYS))
+
+function bad(option: string, what: string, got: unknown): TypeError {
+  return new TypeError(`unplugin-cuda: option ${option} ${what}, got ${JSON.stringify(got)}`)
+}
+
+/** Checks what can be checked without running the compiler (issue 16: a bad option fails when the plugin is
+ *  created, before any module is transformed): option names and types, the arch spec's syntax, a compiler
+ *  path that does not exist, the fileName pattern. What needs the compiler (an arch it does not support) is
+ *  checked at the start of the build (`checkToolchain` in context.ts). */
+function validate(options: Options): void {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`unplugin-cuda: options must be an object, got ${JSON.stringify(options)}`)
+  for (const key of Object.keys(options)) {
+    if (!OPTION_NAMES.has(key)) throw new TypeError(`unplugin-cuda: unknown option ${JSON.stringify(key)}; the options are ${[...OPTION_NAMES].join(', ')}`)
+  }
+  const { arch, compiler, fileName, launcher, jobs, dts } = options
+  if (arch !== undefined) {
+    if (!(typeof arch === 'string' || (Array.isArray(arch) && arch.every((a) => typeof a === 'string')))) throw bad('arch', 'must be a string or an array of strings', arch)
+    // Syntax only: `native` is not probed here (that runs nvidia-smi), the compiler's own list comes at build start.
+    try {
+      parseArchSpec(arch, { native: () => [80] })
+    } catch (err) {
+      throw new TypeError(`unplugin-cuda: option arch: ${(err as Error).message}`)
+    }
+  }
+  if (compiler !== undefined) {
+    if (typeof compiler !== 'string' || compiler === '') throw bad('compiler', "must be 'nvcc', 'clang' or the path of one", compiler)
+    // a relative path is checked at build start, against the bundler's root (not known yet)
+    if (isAbsolute(compiler) && !isFile(compiler)) throw new TypeError(`unplugin-cuda: option compiler: '${compiler}' not found; pass 'nvcc', 'clang' or the path of one`)
+  }
+  if (fileName !== undefined) {
+    if (typeof fileName !== 'string' || fileName === '') throw bad('fileName', "must be a path pattern such as 'kernels/[name].[hash].offload'", fileName)
+    if (isAbsolute(fileName) || /^[A-Za-z]:/.test(fileName) || fileName.split(/[\\/]/).some((seg) => seg === '..' || seg === '')) {
+      throw bad('fileName', 'must be a relative path inside the output folder, without .. or empty segments', fileName)
+    }
+  }
+  if (launcher !== undefined && (typeof launcher !== 'string' || launcher === '')) throw bad('launcher', "must be a command such as 'ccache'", launcher)
+  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1)) throw bad('jobs', 'must be a positive integer', jobs)
+  if (dts !== undefined && typeof dts !== 'boolean' && !DECLARATION_FORMS.includes(dts)) throw bad('dts', `must be true, false, ${DECLARATION_FORMS.map((f) => `'${f}'`).join(' or ')}`, dts)
+  for (const key of ['includeDirs', 'flags', 'dtsScan'] as const) {
+    const v = options[key]
+    if (v !== undefined && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) throw bad(key, 'must be an array of strings', v)
+  }
+}
+
+function isFile(path: string): boolean {
+  try { return statSync(path).isFile() } catch { return false }
+}
+
 /** Fills in defaults and checks option types; throws a TypeError naming the option on bad input. */
 export function resolveOptions(options: Options = {}, root = process.cwd()): ResolvedOptions {
+  validate(options)
   const emit = new Set<EmitKind>(['offload'])
   for (const e of options.emit ?? []) {
     if (!EMIT_KINDS.includes(e)) throw new TypeError(`unplugin-cuda: unknown emit kind ${JSON.stringify(e)}; use ${EMIT_KINDS.map((k) => `'${k}'`).join(', ')}`)
     emit.add(e)
   }
-  const inline = options.inline ?? 0
-  if (typeof inline !== 'number' || !(inline >= 0)) throw new TypeError(`unplugin-cuda: option inline must be a byte count >= 0, got ${JSON.stringify(inline)}`)
+  const inline = options.inline
+  if (inline !== undefined && (typeof inline !== 'number' || !(inline >= 0))) throw new TypeError(`unplugin-cuda: option inline must be a byte count >= 0, got ${JSON.stringify(inline)}`)
   const backend = options.backend ?? 'auto'
   if (!['auto', 'cuda', 'emulator'].includes(backend)) throw new TypeError(`unplugin-cuda: option backend must be 'auto', 'cuda' or 'emulator', got ${JSON.stringify(backend)}`)
   const filter = createFilter(options.include ?? /\.cu$/, options.exclude)
@@ -96,10 +166,11 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
       throw new TypeError(`unplugin-cuda: option cacheSize: ${(err as Error).message}`)
     }
   }
+  const dts = options.dts ?? true
   return {
     root,
     arch: options.arch,
-    compiler: options.compiler,
+    compiler: options.compiler !== undefined && /[\\/]/.test(options.compiler) ? resolve(root, options.compiler) : options.compiler,
     filter: (id) => filter(stripQuery(id)),
     defines: normalizeDefines(options.defines),
     includeDirs: (options.includeDirs ?? []).map((d) => resolve(root, d)),
@@ -112,8 +183,9 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     launcher: options.launcher,
     emit,
     inline,
+    fileName: options.fileName,
     backend,
-    dts: options.dts ?? true,
+    dts: dts === true ? 'cu.d.ts' : dts,
     dtsScan: (options.dtsScan ?? ['src']).map((d) => resolve(root, d)),
     jobs: options.jobs,
   }

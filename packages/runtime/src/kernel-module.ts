@@ -4,15 +4,16 @@
 // import. No Node built-ins: the Node and browser entries pass their own loadModule.
 import type { KernelManifest } from '@kernelpack/offload'
 import type { KernelArg } from './marshal.js'
-import type { DeviceBuffer, LaunchOptions, Module } from './module.js'
+import type { DeviceBuffer, DeviceGlobal, LaunchOptions, Module } from './module.js'
 import type { TypedValue } from './schema.js'
 import type { ModuleSource } from './source.js'
 
 /** The backend a stub's module asks for when `load()` names none. */
 export type BackendName = 'auto' | 'cuda' | 'emulator'
 
-/** What a pointer parameter accepts: a device buffer (or anything with its `address`) or a raw device address. */
-export type DevicePointer = DeviceBuffer | { readonly address: bigint } | bigint
+/** What a pointer parameter accepts: a device buffer, a `__device__` variable from `module.global(name)` (or
+ *  anything with its `address`), or a raw device address. */
+export type DevicePointer = DeviceBuffer | DeviceGlobal | { readonly address: bigint } | bigint
 /** A struct or array passed by value: its exact bytes, or a value of a declared struct schema (`t.struct({…})`). */
 export type StructArg = Uint8Array | TypedValue
 

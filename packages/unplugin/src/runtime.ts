@@ -3,6 +3,6 @@
 // entry re-exports them so that stubs and types written against the old specifier keep working.
 export { defineKernelModule, decodeBase64, toAssetHref } from '@kernelpack/runtime'
 export type {
-  BackendName, Dim, DeviceBuffer, Stream, LaunchOptions, DevicePointer, StructArg, Launcher, ImageInfo, KernelModule, KernelModuleSpec,
+  BackendName, Dim, DeviceBuffer, DeviceGlobal, Stream, LaunchOptions, DevicePointer, StructArg, Launcher, ImageInfo, KernelModule, KernelModuleSpec,
   Module as RuntimeModule, KernelManifest as Manifest,
 } from '@kernelpack/runtime'

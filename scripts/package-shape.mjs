@@ -5,7 +5,8 @@
 //     `types` pointing at the compiled dist/*.d.ts, then the JS; `./package.json` exported;
 //   - publishConfig.exports: the same without `source` (pnpm pack/publish use it: no src/ in tarballs);
 //   - main/types fallbacks, files ["dist", …], engines, repository (+directory), homepage, bugs, license,
-//     keywords (a package's own are kept; the common ones are added), a LICENSE file (the root's).
+//     keywords (a package's own are kept; the common ones are added), a LICENSE file (the root's);
+//   - README links absolute (relative ones are dead on the registry's page).
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -70,6 +71,16 @@ export function shapePackage(dir, pkg) {
   return out
 }
 
+/** README links made absolute (the registry's page has no repository around it): `../../examples/x` and
+ *  `../toolchain` become GitHub URLs of the main branch. */
+export function absoluteLinks(readme, dir) {
+  return readme.replace(/\]\(([^)\s]+)\)/g, (m, target) => {
+    if (/^(https?:|mailto:|#)/.test(target)) return m
+    const path = target.startsWith('../../') ? target.slice(6) : target.startsWith('../') ? `packages/${target.slice(3)}` : `packages/${dir}/${target.replace(/^\.\//, '')}`
+    return `](${repoUrl}/tree/main/${path})`
+  })
+}
+
 const check = process.argv.includes('--check')
 const differ = []
 for (const dir of readdirSync(join(root, 'packages')).sort()) {
@@ -79,11 +90,17 @@ for (const dir of readdirSync(join(root, 'packages')).sort()) {
   const next = JSON.stringify(shapePackage(dir, JSON.parse(text)), null, 2) + '\n'
   const license = join(root, 'packages', dir, 'LICENSE')
   const licenseOk = existsSync(license) && readFileSync(license, 'utf8') === readFileSync(join(root, 'LICENSE'), 'utf8')
+  const readmeFile = join(root, 'packages', dir, 'README.md')
+  const readme = existsSync(readmeFile) ? readFileSync(readmeFile, 'utf8') : undefined
+  const readmeNext = readme === undefined ? undefined : absoluteLinks(readme, dir)
   if (next !== text) differ.push(`packages/${dir}/package.json`)
   if (!licenseOk) differ.push(`packages/${dir}/LICENSE`)
+  if (readme === undefined) differ.push(`packages/${dir}/README.md (missing)`)
+  else if (readmeNext !== readme) differ.push(`packages/${dir}/README.md`)
   if (!check) {
     if (next !== text) writeFileSync(file, next)
     if (!licenseOk) copyFileSync(join(root, 'LICENSE'), license)
+    if (readme !== undefined && readmeNext !== readme) writeFileSync(readmeFile, readmeNext)
   }
 }
 if (check && differ.length) {

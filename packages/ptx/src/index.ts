@@ -15,3 +15,14 @@ export {
   type CmpOp, type BoolOp, type ProductPart, type AtomOp, type Reduction, type MemorySemantics, type Scope, type Flags, type Instruction,
   type IrRegister, type IrFunction, type IrModule,
 } from './ir.js'
+export { definedRegisters, usedRegisters } from './ir.js'
+export { writesFirstOperand } from './opcodes.js'
+export { buildCfg, controlDependence, dominates, type Cfg, type BasicBlock, type Loop } from './cfg.js'
+export { structureFunction, type Structure, type StructNode, type StructRegion, type BranchTarget } from './structure.js'
+export { collectiveOf, collectiveScope, type Collective } from './collectives.js'
+export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
+export { analyzeLiveness, type Liveness } from './analysis/liveness.js'
+export { analyzeUniformity, type Uniformity, type UniformityFacts } from './analysis/uniformity.js'
+export { analyzeAffine, type AffineForm, type AffineFacts, type AffineOptions, type InvExpr, type WrapCheck } from './analysis/affine.js'
+export { analyzeBounds, PARAM_BOUND } from './analysis/bounds.js'
+export { analyzeBarrierRegions, RETURN_EXIT, type BarrierRegion, type BarrierRegions } from './analysis/barrier-regions.js'

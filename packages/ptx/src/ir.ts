@@ -15,7 +15,7 @@
 // Immediates are values, never text: an integer literal keeps its exact (signed, unbounded) value, a
 // `0f…`/`0d…` literal its IEEE bits, a decimal literal its number; the instruction's types say how to read
 // them (immediates.ts).
-import type { Opcode } from './opcodes.js'
+import { writesFirstOperand, type Opcode } from './opcodes.js'
 import type { PtxVariable, SourceLoc } from './parse.js'
 import type { PtxType, StateSpace } from './types.js'
 
@@ -198,5 +198,22 @@ export function operandRegisters(o: Operand | undefined, out: number[] = []): nu
     case 'addr': operandRegisters(o.base, out); break
     default: break
   }
+  return out
+}
+
+/** Registers `ins` writes: every register of operand 0 when the opcode writes it (a vector or a `d|p` pair
+ *  writes all of its registers). A guarded instruction may leave them unchanged (see `guard`). */
+export function definedRegisters(ins: Instruction): number[] {
+  if (!writesFirstOperand(ins)) return []
+  return operandRegisters(ins.operands[0])
+}
+
+/** Registers `ins` reads: its guard, every register of the operands it does not write, and the base
+ *  registers of a written operand's addresses (none in practice). */
+export function usedRegisters(ins: Instruction): number[] {
+  const out: number[] = []
+  if (ins.guard) out.push(ins.guard.reg)
+  const w = writesFirstOperand(ins)
+  ins.operands.forEach((o, i) => { if (i > 0 || !w) operandRegisters(o, out) })
   return out
 }

@@ -169,3 +169,9 @@ export const OPCODE_RULES: Readonly<Record<Opcode, OpcodeRule>> = {
   ldmatrix: { types: true, writes: true, flags: ['sync', 'aligned', 'trans'], spaces: ['shared', 'shared::cta'], shapes: /^(m\d+n\d+|x[124])$/ },
   stmatrix: { types: true, writes: false, flags: ['sync', 'aligned', 'trans'], spaces: ['shared', 'shared::cta'], shapes: /^(m\d+n\d+|x[124])$/ },
 }
+
+/** True when `ins` writes its operand 0 (bar.red's result included; `call`'s returns are .param variables). */
+export function writesFirstOperand(ins: { op: Opcode; mode?: string }): boolean {
+  if (ins.op === 'bar' || ins.op === 'barrier') return ins.mode === 'red'
+  return OPCODE_RULES[ins.op].writes === true
+}

@@ -537,7 +537,7 @@ class Parser {
       else if (!this.isP(';')) throw new PtxError(`unexpected \`${this.peek()?.v ?? 'end of PTX'}\` in \`${opTok.v}\``, this.line())
     }
     this.next()
-    const text = words.join(' ').replace(/ ([,\]\)}|])/g, '$1').replace(/([[({|]) /g, '$1')
+    const text = words.join(' ').replace(/ ([,\]\)}|])/g, '$1').replace(/([[({|]) /g, '$1').replace(/^@ (!)? ?/, '@$1')
     const ins: PtxInstruction = { kind: 'instr', op: opTok.v.split('.'), opcode: opTok.v, guard, args, line, text }
     if (this.loc) ins.loc = this.loc
     return ins

@@ -1,0 +1,266 @@
+// Affine address forms: integer registers whose value is `inv + c·%tid.x` with `inv` the same for every
+// thread of a block (kernel parameters, %ctaid, %ntid, %nctaid, immediates; sums and products of them) and
+// c a constant, e.g. nvcc's `mad.lo.s32 %r1, %ctaid.x, %ntid.x, %tid.x; mul.wide.s32 %rd5, %r1, 4;
+// add.s64 %rd6, %rd4, %rd5` (base + 4·ctaid·ntid + 4·tid.x). With it a code generator checks the range of
+// every thread's access once per block. Forms are data (InvExpr trees), rendered by the writer.
+//
+// A register gets a form when it has one unguarded definition whose operands have forms, or when it is a
+// loop's induction variable: one definition before the loop and one `add r, r, step` inside it with a
+// loop-invariant step; then its value in iteration k is `init + k·step` (`iv`; `next` when read after the
+// increment, in the same iteration: init + (k+1)·step), and registers computed from it inside the loop carry
+// that term along (a grid-stride loop's address: base + c·tid.x + k·stride).
+//
+// 32-bit arithmetic is exact only while nothing wraps: such a form carries WrapChecks (both ends of the
+// block's range of `inv + c·tid.x` within [lo, 2^31−1]), which the writer evaluates once per block; the
+// iteration term of an induction variable is not covered by them. 64-bit kernel parameters take part only
+// when the caller says they are exact numbers (`wideParams`, the emulator's speculative variant), and
+// `mag` bounds |inv| + |c|·1024 so that everything stays exact in doubles (forms beyond 2^52 are dropped).
+import type { Cfg } from '../cfg.js'
+import { dominates } from '../cfg.js'
+import { definedRegisters, type Instruction, type IrFunction, type Operand, type SpecialRegister } from '../ir.js'
+import type { PtxType } from '../types.js'
+import type { RegisterClass } from './register-classes.js'
+
+export type InvExpr =
+  | { kind: 'const'; value: number }
+  /** A kernel parameter as loaded (`ld.param.<type>`), read as a 32- or 64-bit integer register. */
+  | { kind: 'param'; name: string; offset: number; type: PtxType; width: 32 | 64 }
+  | { kind: 'special'; name: SpecialRegister }
+  | { kind: 'add'; a: InvExpr; b: InvExpr }
+  | { kind: 'mul'; a: InvExpr; b: InvExpr }
+
+/** `inv + c·(%ntid.x − 1)` and `inv` both lie in [lo, 2^31 − 1]: a 32-bit value did not wrap. */
+export interface WrapCheck { inv: InvExpr; c: number; lo: number }
+
+export interface AffineForm {
+  inv: InvExpr
+  c: number
+  conds: WrapCheck[]
+  /** |inv| + |c|·1024 bound. */
+  mag: number
+  /** Induction term: + (k + (next ? 1 : 0))·step in iteration k of loop `loop` (cfg.loops index). */
+  iv?: { loop: number; step: InvExpr; next: boolean }
+}
+
+export interface AffineFacts {
+  /** Forms of registers with one definition (by register id). */
+  register: Map<number, AffineForm>
+  /** Where each register with a form is defined (instruction index). */
+  definedAt: Map<number, number>
+  /** Induction variables: register → its form at the top of an iteration. */
+  inductions: Map<number, AffineForm>
+  /** Instructions before this index are the kernel's straight-line prefix (no label, branch or return yet):
+   *  every thread runs them once, in order. 0 for a device function. */
+  prefixEnd: number
+  /** The form of the address of memory access `index` (its address operand `[reg+offset]`), as read there. */
+  address(index: number): AffineForm | undefined
+}
+
+export interface AffineOptions {
+  /** 64-bit kernel parameters are exact numbers (within ±2^40) and may take part. @default false */
+  wideParams?: boolean
+}
+
+const MAG_LIMIT = 2 ** 52
+
+function literal(f: AffineForm): number | undefined {
+  return f.inv.kind === 'const' && f.c === 0 && !f.iv ? f.inv.value : undefined
+}
+
+const wrap = (f: AffineForm, lo = -2147483648): AffineForm => ({ ...f, conds: [...f.conds, { inv: f.inv, c: f.c, lo }], mag: 2 ** 31 + Math.abs(f.c) * 1024 })
+
+function sum(x: AffineForm, y: AffineForm): AffineForm | undefined {
+  if (x.iv && y.iv) return undefined
+  const out: AffineForm = { inv: { kind: 'add', a: x.inv, b: y.inv }, c: x.c + y.c, conds: [...x.conds, ...y.conds], mag: x.mag + y.mag }
+  const iv = x.iv ?? y.iv
+  if (iv) out.iv = iv
+  return out
+}
+
+/** x·y when one side is a literal (≤ 65536 in magnitude), or two block-invariant factors (exact only while
+ *  small, which the caller's wrap check establishes) unless `needLiteral`. */
+function product(x: AffineForm, y: AffineForm, needLiteral: boolean): AffineForm | undefined {
+  const k = literal(x) ?? literal(y)
+  if (k === undefined || Math.abs(k) > 65536) {
+    if (needLiteral || x.c !== 0 || y.c !== 0 || x.iv || y.iv) return undefined
+    return { inv: { kind: 'mul', a: x.inv, b: y.inv }, c: 0, conds: [...x.conds, ...y.conds], mag: Infinity }
+  }
+  const f = literal(x) !== undefined ? y : x
+  const out: AffineForm = { inv: { kind: 'mul', a: f.inv, b: { kind: 'const', value: k } }, c: f.c * k, conds: f.conds, mag: f.mag * Math.abs(k) }
+  if (f.iv) out.iv = { ...f.iv, step: { kind: 'mul', a: f.iv.step, b: { kind: 'const', value: k } } }
+  return out
+}
+
+export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly RegisterClass[], options: AffineOptions = {}): AffineFacts {
+  const ins = fn.instructions
+  const n = ins.length
+  const defs = new Map<number, number[]>()
+  ins.forEach((x, i) => { for (const r of definedRegisters(x)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i) })
+  const params = new Set(fn.params.map((p) => p.name))
+  let prefixEnd = 0
+  if (fn.kind === 'entry') {
+    const firstLabel = Math.min(n, ...fn.labels.values())
+    prefixEnd = firstLabel
+    for (let i = 0; i < firstLabel; i++) {
+      const x = ins[i]!
+      if ((x.op === 'bra' || x.op === 'ret' || x.op === 'exit') && !x.guard) { prefixEnd = i + 1; break }
+    }
+  }
+  const register = new Map<number, AffineForm>()
+  const definedAt = new Map<number, number>()
+  const inductions = new Map<number, AffineForm>()
+
+  // induction variables: a definition outside a loop and `add r, r, step` inside it
+  const ivUpdate = new Map<number, number>() // register → instruction index of its increment
+  for (const [r, at] of defs) {
+    if (at.length !== 2 || classes[r] !== 'i32' && classes[r] !== 'i64') continue
+    for (const [init, upd] of [[at[0]!, at[1]!], [at[1]!, at[0]!]] as const) {
+      const u = ins[upd]!
+      const loop = cfg.loopOf[cfg.blockOf[upd]!]!
+      if (loop < 0 || u.op !== 'add' || u.guard || u.flags.cc || u.flags.sat || ins[init]!.guard) continue
+      if (cfg.loops[loop]!.blocks.includes(cfg.blockOf[init]!)) continue
+      const [a, b] = [u.operands[1], u.operands[2]]
+      const self = (o: Operand | undefined) => o?.kind === 'reg' && o.id === r
+      if (!self(a) && !self(b)) continue
+      ivUpdate.set(r, upd)
+      break
+    }
+  }
+
+  /** Initial values of induction variables (set where their definition before the loop is evaluated). */
+  const ivInit = new Map<number, AffineForm>()
+  const induction = (r: number): AffineForm | undefined => {
+    const known = inductions.get(r)
+    if (known || !ivUpdate.has(r) || !ivInit.has(r)) return known
+    const upd = ivUpdate.get(r)!
+    const u = ins[upd]!
+    const init = ivInit.get(r)!
+    ivInit.delete(r)
+    const step = formOf(u.operands[1]?.kind === 'reg' && u.operands[1].id === r ? u.operands[2] : u.operands[1], classes[r]!, upd)
+    if (!step || step.c !== 0 || step.iv || init.iv) return undefined
+    const f: AffineForm = { ...init, iv: { loop: cfg.loopOf[cfg.blockOf[upd]!]!, step: step.inv, next: false } }
+    inductions.set(r, f)
+    return f
+  }
+
+  /** The form of operand `o` read by instruction `at` as a register of class `cls`. */
+  const formOf = (o: Operand | undefined, cls: RegisterClass, at: number): AffineForm | undefined => {
+    if (!o) return undefined
+    if (o.kind === 'imm') {
+      if (o.imm.kind !== 'int') return undefined
+      const v = cls === 'i32' ? Number(BigInt.asIntN(32, o.imm.value)) : Number(BigInt.asIntN(64, o.imm.value))
+      return Math.abs(v) <= 2 ** 40 ? { inv: { kind: 'const', value: v }, c: 0, conds: [], mag: Math.abs(v) } : undefined
+    }
+    if (o.kind !== 'reg' || classes[o.id] !== cls) return undefined
+    const ivf = induction(o.id)
+    if (ivf) {
+      // inside the loop only; after the increment (same iteration) it reads init + (k+1)·step
+      const loop = ivf.iv!.loop
+      if (!cfg.loops[loop]!.blocks.includes(cfg.blockOf[at]!)) return undefined
+      const upd = ivUpdate.get(o.id)!
+      const after = cfg.blockOf[upd] === cfg.blockOf[at] ? upd < at : dominates(cfg, cfg.blockOf[upd]!, cfg.blockOf[at]!)
+      return { ...ivf, iv: { ...ivf.iv!, next: after } }
+    }
+    const f = register.get(o.id)
+    if (!f || definedAt.get(o.id)! >= at) return undefined
+    return f
+  }
+
+  /** The form of what `x` (at index i) writes into its destination register d of class cls. */
+  const evaluate = (x: Instruction, i: number, cls: RegisterClass): AffineForm | undefined => {
+    const A = x.operands
+    const t = x.types
+    const s32 = t[0] === 's32' || t[0] === 'u32' || t[0] === 'b32'
+    switch (x.op) {
+      case 'ld': {
+        const a = A[1]
+        if (x.space !== 'param' || x.vector || a?.kind !== 'addr' || a.base?.kind !== 'sym' || !params.has(a.base.name) || !x.type) return undefined
+        const size = x.type === 'b8' || x.type === 'u8' || x.type === 's8' ? 1 : x.type.endsWith('16') ? 2 : x.type === 'f64' || x.type.endsWith('64') ? 8 : 4
+        if (cls === 'i64' && size === 8 && options.wideParams) return { inv: { kind: 'param', name: a.base.name, offset: a.offset, type: x.type, width: 64 }, c: 0, conds: [], mag: 2 ** 40 }
+        if (cls === 'i32' && size === 4) return { inv: { kind: 'param', name: a.base.name, offset: a.offset, type: x.type, width: 32 }, c: 0, conds: [], mag: 2 ** 31 }
+        return undefined
+      }
+      case 'mov': {
+        const src = A[1]
+        if (src?.kind === 'special') {
+          if (cls !== 'i32') return undefined
+          if (src.name === '%tid.x') return { inv: { kind: 'const', value: 0 }, c: 1, conds: [], mag: 1024 }
+          if (/^%(ctaid|ntid|nctaid)\.[xyz]$/.test(src.name)) return { inv: { kind: 'special', name: src.name }, c: 0, conds: [], mag: 2 ** 31 }
+          return undefined
+        }
+        return formOf(src, cls, i)
+      }
+      case 'cvta':
+        return x.flags.to && x.space === 'global' && cls === 'i64' ? formOf(A[1], 'i64', i) : undefined
+      case 'cvt': {
+        if (cls !== 'i64' || (t[0] !== 's64' && t[0] !== 'u64') || (t[1] !== 's32' && t[1] !== 'u32')) return undefined
+        const f = formOf(A[1], 'i32', i)
+        return f && t[1] === 'u32' ? wrap(f, 0) : f
+      }
+      case 'add': {
+        if (x.flags.cc || x.flags.sat || !(s32 || t[0] === 's64' || t[0] === 'u64' || t[0] === 'b64')) return undefined
+        const a = formOf(A[1], cls, i), b = formOf(A[2], cls, i)
+        if (!a || !b) return undefined
+        const f = sum(a, b)
+        if (!f) return undefined
+        return cls === 'i32' ? (s32 ? wrap(f) : undefined) : f
+      }
+      case 'mad': case 'mul': {
+        if (cls === 'i32' && x.part === 'lo' && s32) {
+          const a = formOf(A[1], 'i32', i), b = formOf(A[2], 'i32', i)
+          const p = a && b ? product(a, b, false) : undefined
+          if (!p) return undefined
+          if (x.op === 'mul') return wrap(p)
+          const z = formOf(A[3], 'i32', i)
+          const f = z ? sum(p, z) : undefined
+          return f ? wrap(f) : undefined
+        }
+        if (x.op === 'mul' && cls === 'i64' && x.part === 'wide' && (t[0] === 's32' || t[0] === 'u32')) {
+          const a = formOf(A[1], 'i32', i), b = formOf(A[2], 'i32', i)
+          // the 64-bit product of two block-invariant values may exceed 2^53: only literal factors
+          if (a && b) return product(t[0] === 'u32' ? wrap(a, 0) : a, t[0] === 'u32' ? wrap(b, 0) : b, true)
+        }
+        return undefined
+      }
+      default: return undefined
+    }
+  }
+
+  // definitions in reverse post-order, so operands' definitions come first; induction variables' initial
+  // values before the loops that update them
+  for (const b of cfg.rpo) {
+    const blk = cfg.blocks[b]!
+    for (let i = blk.start; i < blk.end; i++) {
+      const x = ins[i]!
+      const d = x.operands[0]
+      if (x.guard || d?.kind !== 'reg') continue
+      const cls = classes[d.id]!
+      if (cls !== 'i32' && cls !== 'i64') continue
+      const at = defs.get(d.id)!
+      const upd = ivUpdate.get(d.id)
+      if (upd !== undefined) {
+        if (i === upd) continue
+        const init = evaluate(x, i, cls)
+        if (init) ivInit.set(d.id, init)
+        continue
+      }
+      if (at.length !== 1) continue
+      const f = evaluate(x, i, cls)
+      if (f && f.mag <= MAG_LIMIT) { register.set(d.id, f); definedAt.set(d.id, i) }
+    }
+  }
+
+  for (const r of ivUpdate.keys()) induction(r)
+  return {
+    register, definedAt, inductions, prefixEnd,
+    address(index: number) {
+      const x = ins[index]
+      if (!x) return undefined
+      const a = x.op === 'st' || x.op === 'red' || x.op === 'cp' ? x.operands[0] : x.operands[1]
+      if (a?.kind !== 'addr' || a.base?.kind !== 'reg') return undefined
+      const f = formOf(a.base, classes[a.base.id]!, index)
+      if (!f) return undefined
+      return a.offset ? sum(f, { inv: { kind: 'const', value: a.offset }, c: 0, conds: [], mag: Math.abs(a.offset) }) : f
+    },
+  }
+}

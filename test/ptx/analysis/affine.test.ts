@@ -1,0 +1,97 @@
+// analysis/affine.ts: addresses of the form inv + c·tid.x, with wrap checks for 32-bit arithmetic, the
+// straight-line prefix, and a loop-carried (grid-stride) address.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { analyzeAffine, assignRegisterClasses, type InvExpr } from '@kernelpack/ptx'
+import { at, kernel, reg } from '../helpers.js'
+
+/** An InvExpr as text: params by name, specials by name, + and ·. */
+function show(e: InvExpr): string {
+  switch (e.kind) {
+    case 'const': return String(e.value)
+    case 'param': return `${e.name}:${e.type}`
+    case 'special': return e.name
+    case 'add': return `(${show(e.a)} + ${show(e.b)})`
+    case 'mul': return `${show(e.a)}·${show(e.b)}`
+  }
+}
+
+const vecAdd = `  ld.param.u64 %rd1, [k_a];
+  ld.param.u32 %r1, [k_n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.s32 %p1, %r5, %r1;
+  @%p1 bra $end;
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.s32 %rd3, %r5, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4+8];
+$end:
+  ret;`
+
+const af = suite('analyzeAffine')
+
+af('nvcc\'s global index: base + 4·ctaid·ntid + 4·tid.x, with the 32-bit index\'s wrap check', () => {
+  const { fn, cfg } = kernel(vecAdd)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
+  const idx = facts.register.get(reg(fn, '%r5'))!
+  assert.equal([show(idx.inv), idx.c], ['(%ctaid.x·%ntid.x + 0)', 1])
+  assert.equal(idx.conds.map((w) => [show(w.inv), w.c, w.lo]), [['(%ctaid.x·%ntid.x + 0)', 1, -2147483648]])
+  const addr = facts.address(at(fn, 'ld.global.f32'))!
+  assert.equal([show(addr.inv), addr.c], ['((k_a:u64 + (%ctaid.x·%ntid.x + 0)·4) + 8)', 4])
+  // the straight-line prefix ends after the guarded branch? No: only an unguarded one ends it; the label does
+  assert.is(facts.prefixEnd, at(fn, 'ret'))
+})
+
+af('64-bit parameters take part only when exact (wideParams); guarded and twice-written registers have no form', () => {
+  const { fn, cfg } = kernel(`${vecAdd.replace('  ret;', '')}
+  mov.u32 %r6, %tid.x;
+  @%p1 mov.u32 %r7, %tid.x;
+  mov.u32 %r8, %tid.x;
+  add.s32 %r8, %r8, %r8;
+  ret;`)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn))
+  assert.is(facts.address(at(fn, 'ld.global.f32')), undefined)
+  assert.ok(facts.register.has(reg(fn, '%r5')))
+  assert.ok(facts.register.has(reg(fn, '%r6')))
+  assert.not.ok(facts.register.has(reg(fn, '%r7')))
+  assert.not.ok(facts.register.has(reg(fn, '%r8')))
+})
+
+af('a loop-carried address: a grid-stride loop reads base + 4·(ctaid·ntid + tid.x) + k·4·(ntid·nctaid)', () => {
+  const { fn, cfg } = kernel(`  ld.param.u64 %rd1, [k_a];
+  ld.param.u32 %r1, [k_n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  mov.u32 %r6, %nctaid.x;
+  mul.lo.s32 %r7, %r3, %r6;
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r10, %r5;
+$loop:
+  mul.wide.s32 %rd3, %r10, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  add.s32 %r10, %r10, %r7;
+  mul.wide.s32 %rd5, %r10, 4;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.f32 [%rd6], %f1;
+  setp.lt.s32 %p1, %r10, %r1;
+  @%p1 bra $loop;
+  ret;`)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
+  const iv = facts.inductions.get(reg(fn, '%r10'))!
+  assert.equal([show(iv.inv), iv.c, show(iv.iv!.step), iv.iv!.loop], ['(%ctaid.x·%ntid.x + 0)', 1, '%ntid.x·%nctaid.x', 0])
+  const ld = facts.address(at(fn, 'ld.global.f32'))!
+  assert.equal([show(ld.inv), ld.c, show(ld.iv!.step), ld.iv!.next], ['(k_a:u64 + (%ctaid.x·%ntid.x + 0)·4)', 4, '%ntid.x·%nctaid.x·4', false])
+  // the store comes after the increment: iteration k writes element k+1 of the stride
+  const st = facts.address(at(fn, 'st.global.f32'))!
+  assert.equal([st.c, st.iv!.next], [4, true])
+  // nothing in a loop is in the straight-line prefix
+  assert.is(facts.prefixEnd, at(fn, 'mul.wide.s32'))
+})
+
+af.run()

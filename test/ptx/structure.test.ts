@@ -1,0 +1,66 @@
+// structure.ts: branches as a tree of blocks, loops and ifs, each branch resolved; fallback when ranges cross.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { structureFunction, type StructNode } from '@kernelpack/ptx'
+import { kernel } from './helpers.js'
+
+/** The tree in a compact notation: instruction indices, `if#id(…)`, `block#id(…)`, `loop#id(…)`. */
+function show(nodes: StructNode[]): string {
+  return nodes.map((x) => (x.kind === 'instr' ? String(x.index) : `${x.kind}#${x.id}(${show(x.body)})`)).join(' ')
+}
+
+const st = suite('structureFunction')
+
+st('a guarded branch over code is an if; a backward branch a loop; branches resolved', () => {
+  const { fn } = kernel(`  mov.u32 %r1, %tid.x;
+  setp.ge.s32 %p1, %r1, 10;
+  @%p1 bra $end;
+  mov.u32 %r2, 0;
+$loop:
+  add.s32 %r2, %r2, 1;
+  setp.lt.s32 %p2, %r2, %r1;
+  @%p2 bra $loop;
+$end:
+  ret;`)
+  const s = structureFunction(fn)
+  if (s.kind !== 'structured') throw new Error(s.reason)
+  assert.is(show(s.body), '0 1 if#0(2 3 loop#1(4 5 6)) 7')
+  assert.equal(s.regions.map((r) => [r.kind, r.label, r.start, r.end, r.branch]), [['if', '$end', 2, 7, 2], ['loop', '$loop', 4, 7, undefined]])
+  assert.equal([...s.branches], [[2, { kind: 'break', node: 0 }], [6, { kind: 'continue', node: 1 }]])
+})
+
+st('a break out of a loop widens its block around the loop; two exits to one label stay a block', () => {
+  const { fn } = kernel(`  mov.u32 %r1, 0;
+$loop:
+  add.s32 %r1, %r1, 1;
+  setp.eq.s32 %p1, %r1, 5;
+  @%p1 bra $out;
+  setp.lt.s32 %p2, %r1, 10;
+  @%p2 bra $loop;
+  @%p2 bra $out;
+  add.s32 %r1, %r1, 2;
+$out:
+  ret;`)
+  const s = structureFunction(fn)
+  if (s.kind !== 'structured') throw new Error(s.reason)
+  // the block for $out starts where the loop does, so `break` leaves both
+  assert.is(show(s.body), '0 block#0(loop#1(1 2 3 4 5) 6 7) 8')
+  assert.equal([...s.branches], [[3, { kind: 'break', node: 0 }], [5, { kind: 'continue', node: 1 }], [6, { kind: 'break', node: 0 }]])
+})
+
+st('crossing ranges (a jump into a loop) fall back, saying why', () => {
+  const { fn } = kernel(`  mov.u32 %r1, %tid.x;
+  setp.eq.s32 %p1, %r1, 0;
+  @%p1 bra $inside;
+$loop:
+  add.s32 %r1, %r1, 1;
+$inside:
+  setp.lt.s32 %p2, %r1, 10;
+  @%p2 bra $loop;
+  ret;`)
+  const s = structureFunction(fn)
+  assert.is(s.kind, 'fallback')
+  assert.match((s as { reason: string }).reason, /cross|nest/)
+})
+
+st.run()

@@ -1,19 +1,12 @@
-// The real-world corpus harness (issue 14): public kernels under test/fixtures/realworld, built with nvcc and
-// clang 22 through @kernelpack/toolchain (as a user's build does; cached under test/.out), each case run on a
-// KernelHost and its outputs compared with an independent TypeScript reference within the case's stated
-// tolerance. The emulator test uses it today; the WebGPU backend (issue 15), the GPU check (issue 18) and the
+// The real-world corpus harness (issue 14): the types of the registry in test/fixtures/realworld, seeded inputs,
+// and the comparison of a case's outputs with its independent TypeScript reference within the case's stated
+// tolerance (building the fixtures: realworld-build.ts). The emulator test uses it today; the WebGPU backend (issue 15), the GPU check (issue 18) and the
 // sanitizer (issue 19) run the same registry on their own hosts.
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { buildCudaFile, BuildSession, CompileError, Pool } from '@kernelpack/toolchain'
-import type { KernelManifest } from '@kernelpack/offload'
+// No Node APIs here (cases and references can run in a browser page); building is in realworld-build.ts.
 import { createRng, type KernelHost } from './kernel-runner.js'
-import { fixturesDir, repoRoot, tool } from './tools.js'
 
 export type Compiler = 'nvcc' | 'clang'
 export const compilers: readonly Compiler[] = ['nvcc', 'clang']
-
-export const realworldDir = join(fixturesDir, 'realworld')
 
 /** A fixture translation unit. */
 export interface RealworldFile {
@@ -146,50 +139,6 @@ export function compareOutputs(c: RealworldCase, actual: Outputs, expected: Expe
   }
   for (const key of Object.keys(actual)) if (!(key in expected)) problems.push(`${key}: output has no reference`)
   return problems
-}
-
-/** Where the corpus's builds are cached between runs (gitignored). */
-export const realworldCacheDir = join(repoRoot, 'test', '.out', 'realworld-cache')
-
-export type BuildOutcome =
-  | { ok: true; offload: Uint8Array; manifest: KernelManifest; ptx: string; cached: boolean }
-  | { ok: false; message: string }
-
-const pool = new Pool(2)
-const session = new BuildSession()
-
-/** PTX of one fixture by one compiler, through the toolchain and its disk cache; a compile error is an
- *  outcome (its first error line), not an exception. */
-export async function buildRealworld(f: RealworldFile, compiler: Compiler): Promise<BuildOutcome> {
-  const path = join(realworldDir, f.file)
-  try {
-    const r = await buildCudaFile(path, {
-      arch: `compute_${f.arch}`,
-      compiler: compiler === 'nvcc' ? tool('nvcc') : tool('clang++'),
-      includeDirs: (f.includeDirs ?? []).map((d) => join(realworldDir, d)),
-      cacheDir: realworldCacheDir,
-      jobs: pool,
-      session,
-    })
-    const image = r.images[0]!
-    return { ok: true, offload: r.offload, manifest: r.manifest, ptx: new TextDecoder().decode(image.bytes), cached: image.cached }
-  } catch (err) {
-    if (!(err instanceof CompileError)) throw err
-    const first = err.diagnostics.find((d) => d.severity === 'error') ?? err.diagnostics[0]
-    const where = first && first.line > 0 ? `${first.file.slice(realworldDir.length + 1)}:${first.line}: ` : ''
-    return { ok: false, message: first ? `${where}${first.message.split('\n')[0]}` : err.message.split('\n')[0]! }
-  }
-}
-
-/** The fixture header's provenance lines (`// Source:`, `// Commit:`, `// Licence:`). */
-export function readOrigin(file: string): { source: string; commit: string; licence: string } {
-  const head = readFileSync(join(realworldDir, file), 'utf8').split('\n', 12)
-  const field = (name: string) => {
-    const line = head.find((l) => l.startsWith(`// ${name}:`))
-    if (!line) throw new Error(`${file}: the header has no "// ${name}:" line (see test/fixtures/realworld/README.md)`)
-    return line.slice(name.length + 4).trim()
-  }
-  return { source: field('Source'), commit: field('Commit'), licence: field('Licence') }
 }
 
 /** Runs one case on a host and compares; throws with the mismatches. */

@@ -1,0 +1,54 @@
+// Builds the real-world corpus (test/fixtures/realworld) with nvcc and clang 22 through @kernelpack/toolchain, as
+// a user's build does, cached under test/.out/realworld-cache; a compile error is an outcome, not an exception.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildCudaFile, BuildSession, CompileError, Pool } from '@kernelpack/toolchain'
+import type { KernelManifest } from '@kernelpack/offload'
+import type { Compiler, RealworldFile } from './realworld.js'
+import { fixturesDir, repoRoot, tool } from './tools.js'
+
+export const realworldDir = join(fixturesDir, 'realworld')
+
+/** Where the corpus's builds are cached between runs (gitignored). */
+export const realworldCacheDir = join(repoRoot, 'test', '.out', 'realworld-cache')
+
+export type BuildOutcome =
+  | { ok: true; offload: Uint8Array; manifest: KernelManifest; ptx: string; cached: boolean }
+  | { ok: false; message: string }
+
+const pool = new Pool(2)
+const session = new BuildSession()
+
+/** PTX of one fixture by one compiler, through the toolchain and its disk cache; a compile error is an
+ *  outcome (its first error line), not an exception. */
+export async function buildRealworld(f: RealworldFile, compiler: Compiler): Promise<BuildOutcome> {
+  const path = join(realworldDir, f.file)
+  try {
+    const r = await buildCudaFile(path, {
+      arch: `compute_${f.arch}`,
+      compiler: compiler === 'nvcc' ? tool('nvcc') : tool('clang++'),
+      includeDirs: (f.includeDirs ?? []).map((d) => join(realworldDir, d)),
+      cacheDir: realworldCacheDir,
+      jobs: pool,
+      session,
+    })
+    const image = r.images[0]!
+    return { ok: true, offload: r.offload, manifest: r.manifest, ptx: new TextDecoder().decode(image.bytes), cached: image.cached }
+  } catch (err) {
+    if (!(err instanceof CompileError)) throw err
+    const first = err.diagnostics.find((d) => d.severity === 'error') ?? err.diagnostics[0]
+    const where = first && first.line > 0 ? `${first.file.slice(realworldDir.length + 1)}:${first.line}: ` : ''
+    return { ok: false, message: first ? `${where}${first.message.split('\n')[0]}` : err.message.split('\n')[0]! }
+  }
+}
+
+/** The fixture header's provenance lines (`// Source:`, `// Commit:`, `// Licence:`). */
+export function readOrigin(file: string): { source: string; commit: string; licence: string } {
+  const head = readFileSync(join(realworldDir, file), 'utf8').split('\n', 12)
+  const field = (name: string) => {
+    const line = head.find((l) => l.startsWith(`// ${name}:`))
+    if (!line) throw new Error(`${file}: the header has no "// ${name}:" line (see test/fixtures/realworld/README.md)`)
+    return line.slice(name.length + 4).trim()
+  }
+  return { source: field('Source'), commit: field('Commit'), licence: field('Licence') }
+}

@@ -5,8 +5,9 @@
 // different compiler never reuses another's outputs.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs'
 import { basename, delimiter, dirname, join } from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
 import { ToolchainError } from './errors.js'
 
 export type CompilerKind = 'nvcc' | 'clang'
@@ -151,9 +152,7 @@ async function probe(path: string, want: CompilerKind | undefined, options: Find
     try {
       const file = recordPath(options.cacheDir, path)
       mkdirSync(dirname(file), { recursive: true })
-      const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
-      writeFileSync(tmp, JSON.stringify({ context, info }))
-      renameSync(tmp, file)
+      writeFileAtomic(file, JSON.stringify({ context, info }))
     } catch { /* a read-only cache only costs a probe */ }
   }
   return info

@@ -175,6 +175,24 @@ export const build: Record<BundlerName, (input: BuildInput) => Promise<BuildOutp
   rspack: buildRspack,
 }
 
+/** A development webpack/Rspack config building `<root>/src/main.js` into `<outDir>/main.mjs` (ESM, bare
+ *  imports external) with the plugin made by `cuda(options)`: for watch-mode tests. */
+export function watchConfig(root: string, outDir: string, cuda: (o: Options) => unknown, options: Options) {
+  return {
+    mode: 'development',
+    context: root,
+    entry: join(root, 'src', 'main.js'),
+    target: 'node20',
+    devtool: false,
+    output: { path: outDir, filename: 'main.mjs', module: true, library: { type: 'module' }, chunkFormat: 'module', clean: true },
+    experiments: { outputModule: true },
+    externalsType: 'module',
+    externals: [({ request }: { request?: string }, cb: (e?: Error | null, r?: string) => void) => (request && !request.startsWith('.') && !request.startsWith('/') ? cb(null, request) : cb())],
+    infrastructureLogging: { level: 'error' },
+    plugins: [cuda(options)],
+  }
+}
+
 /** Compile cache shared by every unplugin test file (the toolchain keys it by content, so sharing is safe). */
 export const unpluginCacheDir = join(repoRoot, 'test', '.out', 'unplugin-cache')
 

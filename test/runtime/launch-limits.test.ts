@@ -5,23 +5,13 @@
 // to the architecture's maximum.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { readPtxManifest } from '@kernelpack/toolchain'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { createModule, CudaError, launchLimitsFor, loadModule, maxSharedOptInFor, type Backend, type Module } from '@kernelpack/runtime'
 import { createCudaBackend } from '../../packages/runtime/src/cuda/cuda-backend.js'
-import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
-import { buildTestDouble } from './libcuda-double.js'
+import { loadGlobalsFixture } from './globals-fixture.js'
 import { rejects } from './rejects.js'
 
-const td = buildTestDouble()
-const dir = tempDir('kp-limits-')
-execFileSync(tool('nvcc'), ['-ptx', '-arch=compute_80', join(fixturesDir, 'runtime', 'globals.cu'), '-o', join(dir, 'globals.ptx')], { stdio: 'pipe' })
-const ptx = readFileSync(join(dir, 'globals.ptx'))
-const manifest = await readPtxManifest(ptx.toString('utf8'))
-for (const k of manifest.kernels) td.defineKernel(k.name, k.params.map((p) => p.size))
+const { ptx, manifest, td } = await loadGlobalsFixture()
 
 const invalid = (re: RegExp) => (e: Error) => e instanceof CudaError && e.code === 1 && e.codeName === 'CUDA_ERROR_INVALID_VALUE' && re.test(e.message)
 

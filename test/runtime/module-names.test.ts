@@ -4,23 +4,14 @@
 // with the candidates listed when none matches; names like __proto__ and constructor find only what they name.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { nameKernelExports } from '@kernelpack/codegen'
-import { readPtxManifest } from '@kernelpack/toolchain'
 import { CudaError, loadModule } from '@kernelpack/runtime'
-import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
-import { buildTestDouble } from './libcuda-double.js'
+import { loadGlobalsFixture } from './globals-fixture.js'
 import { rejects } from './rejects.js'
 
-const td = buildTestDouble()
-const dir = tempDir('kp-names-')
-execFileSync(tool('nvcc'), ['-ptx', '-arch=compute_80', join(fixturesDir, 'runtime', 'globals.cu'), '-o', join(dir, 'globals.ptx')], { stdio: 'pipe' })
-const ptx = readFileSync(join(dir, 'globals.ptx'))
-const manifest = await readPtxManifest(ptx.toString('utf8'))
-for (const k of manifest.kernels) td.defineKernel(k.name, k.params.map((p) => p.size))
-for (const v of manifest.variables) td.defineGlobal(v.name, v.size)
+const { ptx, manifest, td } = await loadGlobalsFixture()
 
 const emu = await loadModule(ptx, manifest, { backend: 'emulator' })
 const cuda = await loadModule(ptx, manifest, { backend: 'cuda', libcudaPath: td.path })

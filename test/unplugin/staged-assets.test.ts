@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { StagedAssets } from '../../packages/unplugin/src/core/staged-assets.js'
-import { copyFixture } from '../helpers/bundlers.js'
+import { copyFixture, watchConfig } from '../helpers/bundlers.js'
 import { repoRoot, tempDir } from '../helpers/tools.js'
 
 const offloads = (cacheDir: string) => (existsSync(join(cacheDir, 'assets')) ? readdirSync(join(cacheDir, 'assets')).filter((n) => n.endsWith('.offload')).sort() : [])
@@ -23,21 +23,6 @@ function within<T>(p: Promise<T>, what: string, ms = 120_000): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms) })]).finally(() => clearTimeout(timer))
 }
 
-function config(root: string, outDir: string, cuda: (o: object) => unknown, cacheDir: string) {
-  return {
-    mode: 'development',
-    context: root,
-    entry: join(root, 'src', 'main.js'),
-    target: 'node20',
-    devtool: false,
-    output: { path: outDir, filename: 'main.mjs', module: true, library: { type: 'module' }, chunkFormat: 'module', clean: true },
-    experiments: { outputModule: true },
-    externalsType: 'module',
-    externals: [({ request }: { request?: string }, cb: (e?: Error | null, r?: string) => void) => (request && !request.startsWith('.') && !request.startsWith('/') ? cb(null, request) : cb())],
-    infrastructureLogging: { level: 'error' },
-    plugins: [cuda({ cacheDir, dtsScan: [], arch: 'compute_80' })],
-  }
-}
 
 // ---
 const bundlers = suite('staged assets with real bundlers')
@@ -47,7 +32,7 @@ bundlers('webpack watch: each edit stages a new .offload and the superseded one 
   const cacheDir = tempDir('kp-staged-webpack-')
   const webpack = (await import('webpack')).default
   const cuda = (await import(join(repoRoot, 'packages', 'unplugin', 'dist', 'webpack.js'))).default
-  const compiler = webpack(config(root, join(root, '..', 'out'), cuda, cacheDir) as never)
+  const compiler = webpack(watchConfig(root, join(root, '..', 'out'), cuda, { cacheDir, dtsScan: [], arch: 'compute_80' }) as never)
   const builds: Array<() => void> = []
   const watching = compiler.watch({ aggregateTimeout: 50 }, (err, stats) => {
     if (err || stats?.hasErrors()) throw err ?? new Error(stats!.toString('errors-only'))
@@ -84,7 +69,7 @@ bundlers('Rspack, one run after another: the previous run\'s asset goes once it 
   const names: string[] = []
   for (const value of [4, 5]) {
     editHeader(root, value)
-    const compiler = rspack(config(root, join(root, '..', 'out-rspack'), cuda, cacheDir) as never)
+    const compiler = rspack(watchConfig(root, join(root, '..', 'out-rspack'), cuda, { cacheDir, dtsScan: [], arch: 'compute_80' }) as never)
     await new Promise<void>((resolve, reject) => compiler.run((err, stats) => {
       if (err || stats?.hasErrors()) return reject(err ?? new Error(stats!.toString('errors-only')))
       compiler.close(() => resolve())

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { copyFixture, unpluginCacheDir } from '../helpers/bundlers.js'
+import { copyFixture, unpluginCacheDir, watchConfig } from '../helpers/bundlers.js'
 import { repoRoot } from '../helpers/tools.js'
 
 const N = 100
@@ -37,19 +37,7 @@ wp('a header edit rebuilds with the new kernel', async () => {
   const outDir = join(root, '..', 'out')
   const webpack = (await import('webpack')).default
   const cuda = (await import(join(repoRoot, 'packages', 'unplugin', 'dist', 'webpack.js'))).default
-  const compiler = webpack({
-    mode: 'development',
-    context: root,
-    entry: join(root, 'src', 'main.js'),
-    target: 'node20',
-    devtool: false,
-    output: { path: outDir, filename: 'main.mjs', module: true, library: { type: 'module' }, chunkFormat: 'module', clean: true },
-    experiments: { outputModule: true },
-    externalsType: 'module',
-    externals: [({ request }: { request?: string }, cb: (e?: Error | null, r?: string) => void) => (request && !request.startsWith('.') && !request.startsWith('/') ? cb(null, request) : cb())],
-    infrastructureLogging: { level: 'error' },
-    plugins: [cuda({ cacheDir: unpluginCacheDir, dtsScan: [] })],
-  } as never)
+  const compiler = webpack(watchConfig(root, outDir, cuda, { cacheDir: unpluginCacheDir, dtsScan: [] }) as never)
   const builds: Array<() => void> = []
   let count = 0
   const watching = compiler.watch({ aggregateTimeout: 50 }, (err, stats) => {

@@ -6,7 +6,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile, CompileCache, DEFAULT_CACHE_SIZE, parseCacheSize, resolveCacheSize, ToolchainError } from '@kernelpack/toolchain'
 import { hashDependency, sha256 } from '../../packages/toolchain/src/cache.js'
@@ -104,7 +104,6 @@ lru('temporary files of dead writers are removed by a scan, those of live ones a
   const dir = tempDir('kp-cache-tmp-')
   const cache = new CompileCache(dir, { maxSize: 1000 })
   const obj = join(dir, 'v1', 'obj', 'ab')
-  const { mkdirSync } = await import('node:fs')
   mkdirSync(obj, { recursive: true })
   writeFileSync(join(obj, `.${'ab'.repeat(32)}.kpc.kernelpack-999999999-x.tmp`), 'dead')
   writeFileSync(join(obj, `${'ab'.repeat(32)}.kpc.tmp-999999999-y`), 'dead, older naming')
@@ -121,7 +120,6 @@ const concurrent = suite('eviction under concurrent processes')
 concurrent('four processes storing and reading one cache that evicts all the time: no error, never other bytes', async () => {
   const dir = tempDir('kp-cache-stress-')
   const srcDir = join(dir, 'src')
-  const { mkdirSync } = await import('node:fs')
   mkdirSync(srcDir)
   for (let k = 0; k < KEYS; k++) writeFileSync(join(srcDir, `k${k}.cu`), `// key ${k}\n`)
   const cacheDir = join(dir, 'cache')
@@ -135,16 +133,19 @@ concurrent('four processes storing and reading one cache that evicts all the tim
   assert.ok(cacheBytes(cacheDir) <= max, `${cacheBytes(cacheDir)} bytes left, limit ${max}`)
 })
 
-concurrent('real builds in two processes under KERNELPACK_CACHE_SIZE=20k: outputs identical to an uncached build', async () => {
+concurrent('real builds in two processes under KERNELPACK_CACHE_SIZE=20k: outputs identical to a build without eviction', async () => {
   tool('nvcc')
-  const src = tempDir('kp-cache-size-src-')
-  const files = ['a', 'b', 'c'].map((n, i) => {
+  // sources at a stable path, so that the reference comes from a cache kept between runs
+  const src = join(repoRoot, 'test', '.out', 'cache-size-src')
+  mkdirSync(src, { recursive: true })
+  const files = ['a', 'b'].map((n, i) => {
     const f = join(src, `${n}.cu`)
     writeFileSync(f, `extern "C" __global__ void k${n}(int *p) { p[threadIdx.x] = ${i + 1}; }\n`)
     return f
   })
-  const reference = await Promise.all(files.map((f) => buildCudaFile(f, { arch: 'compute_80', compiler: 'nvcc', cacheDir: false })))
-  const cacheDir = join(src, 'cache')
+  // the reference from a cache kept between runs (the sources never change): the same bytes as an uncached build
+  const reference = await Promise.all(files.map((f) => buildCudaFile(f, { arch: 'compute_80', compiler: 'nvcc', cacheDir: join(repoRoot, 'test', '.out', 'cache-size-reference') })))
+  const cacheDir = join(tempDir('kp-cache-size-'), 'cache')
   const child = join(repoRoot, 'test', 'toolchain', 'build-child.ts')
   const runs = await Promise.all([0, 1].map(() => runChild([child, cacheDir, 'compute_80', ...files], { KERNELPACK_CACHE_SIZE: '20k' })))
   const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')

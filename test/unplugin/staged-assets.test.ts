@@ -4,7 +4,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { StagedAssets } from '../../packages/unplugin/src/core/staged-assets.js'
 import { copyFixture, watchConfig } from '../helpers/bundlers.js'
@@ -12,6 +12,14 @@ import { repoRoot, tempDir } from '../helpers/tools.js'
 
 const offloads = (cacheDir: string) => (existsSync(join(cacheDir, 'assets')) ? readdirSync(join(cacheDir, 'assets')).filter((n) => n.endsWith('.offload')).sort() : [])
 const refFiles = (cacheDir: string) => (existsSync(join(cacheDir, 'assets', '.refs')) ? readdirSync(join(cacheDir, 'assets', '.refs')) : [])
+
+/** A compile cache kept between runs (the edits below are always the same, so a second run compiles
+ *  nothing) with its staged assets cleared: the test counts them. */
+function stagingCache(label: string): string {
+  const dir = join(repoRoot, 'test', '.out', `staged-assets-${label}`)
+  rmSync(join(dir, 'assets'), { recursive: true, force: true })
+  return dir
+}
 
 function editHeader(root: string, value: number): void {
   const h = join(root, 'src', 'common.h')
@@ -29,7 +37,7 @@ const bundlers = suite('staged assets with real bundlers')
 
 bundlers('webpack watch: each edit stages a new .offload and the superseded one is pruned', async () => {
   const root = copyFixture('app', 'staged-webpack')
-  const cacheDir = tempDir('kp-staged-webpack-')
+  const cacheDir = stagingCache('webpack')
   const webpack = (await import('webpack')).default
   const cuda = (await import(join(repoRoot, 'packages', 'unplugin', 'dist', 'webpack.js'))).default
   const compiler = webpack(watchConfig(root, join(root, '..', 'out'), cuda, { cacheDir, dtsScan: [], arch: 'compute_80' }) as never)
@@ -63,7 +71,7 @@ bundlers('webpack watch: each edit stages a new .offload and the superseded one 
 
 bundlers('Rspack, one run after another: the previous run\'s asset goes once it has shut down', async () => {
   const root = copyFixture('app', 'staged-rspack')
-  const cacheDir = tempDir('kp-staged-rspack-')
+  const cacheDir = stagingCache('rspack')
   const { rspack } = await import('@rspack/core')
   const cuda = (await import(join(repoRoot, 'packages', 'unplugin', 'dist', 'rspack.js'))).default
   const names: string[] = []

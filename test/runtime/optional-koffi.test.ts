@@ -51,7 +51,7 @@ koffi('not installed: auto runs the emulator and says koffi is missing; cuda say
   const out = await run(await bundle())
   assert.is(out.auto.backend, 'emulator')
   assert.equal(out.auto.y, [12, 24])
-  assert.is(out.auto.reason, 'auto: using the PTX emulator because koffi, the optional dependency the cuda backend calls the driver through, is not installed')
+  assert.is(out.auto.reason, 'auto: using the PTX emulator because koffi, the optional dependency the cuda backend calls the driver through, was not found')
   assert.is(out.cuda.name, 'NoDriverError')
   assert.match(out.cuda.message, 'npm install koffi')
   assert.match(out.cuda.message, "{ backend: 'emulator' }")

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 // The `webgpu` execution backend: implements the Backend contract of @kernelpack/ptx (backend.ts; the runtime
 // re-exports it) over one WebGPU device, type-checked against it.
 //

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 // Adapter and device acquisition. In a browser the GPU object is `navigator.gpu`; in Node it is
 // `create([])` of the optional `webgpu` package (Dawn), which the caller passes in (this package has no Node
 // APIs and imports no native module). The device is requested with the adapter's own maxima for the limits

@@ -69,10 +69,10 @@ export function koffiError(err: unknown): NoDriverError {
   const first = text.split('\n')[0]!.trim()
   const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' || (err as { code?: string }).code === 'MODULE_NOT_FOUND' || /Cannot find (module|package) ['"]koffi['"]/.test(text)
   const summary = missing
-    ? 'koffi, the optional dependency the cuda backend calls the driver through, is not installed'
+    ? 'koffi, the optional dependency the cuda backend calls the driver through, was not found'
     : `koffi, the native module the cuda backend calls the driver through, could not be loaded (${first})`
   const fix = missing
-    ? 'Install it beside @kernelpack/runtime (`npm install koffi` or `pnpm add koffi`; pnpm and npm install it by default unless optional dependencies are omitted)'
+    ? 'Install it in the app that runs (`npm install koffi` or `pnpm add koffi`): npm and pnpm install it with @kernelpack/runtime unless optional dependencies are omitted, but a bundled app finds it only in its own dependencies'
     : 'Reinstall it (`npm install koffi`); in a bundled app keep koffi out of the bundle (an external) and in the app\'s own dependencies, so Node loads it from node_modules'
   return new NoDriverError(`${summary}. ${fix}, or load with { backend: 'emulator' } (or 'auto') to run the PTX on the CPU emulator.`, summary)
 }

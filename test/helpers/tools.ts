@@ -25,6 +25,7 @@ const installHint: Record<string, string> = {
   gcc: 'apt-get install -y gcc',
   chromium: 'apt-get install -y chromium',
   ccache: 'apt-get install -y ccache',
+  'redis-server': 'apt-get install -y redis-server (.ci/run installs and starts one)',
 }
 
 function onPath(name: string): string | undefined {

@@ -1,5 +1,5 @@
 // esbuild build of the CLI: `node esbuild.config.mjs` (`--watch` to rebuild on changes). One ESM file for
-// Node with the offload binary beside it in dist/; packages stay external (unplugin-cuda/runtime, koffi).
+// Node with the offload binary beside it in dist/; packages stay external (@kernelpack/runtime, koffi).
 import * as esbuild from 'esbuild'
 import cuda from 'unplugin-cuda/esbuild'
 

@@ -14,7 +14,7 @@ const typescript = {
 
 export default {
   input: { index: 'src/index.ts', main: 'main.ts' },
-  // Dependencies (unplugin-cuda/runtime) and the library's own name stay imports.
+  // Dependencies (@kernelpack/runtime) and the library's own name stay imports.
   external: (id) => /^[@a-z]/.test(id) && !id.startsWith('\0'),
   output: { dir: 'dist', format: 'es', assetFileNames: 'assets/[name]-[hash][extname]' },
   // cacheDir: one compile cache for several projects (CI sets KERNELPACK_CACHE_DIR); default node_modules/.cache/kernelpack

@@ -19,7 +19,7 @@ const expected = Array.from({ length: N }, (_, i) => Math.fround(Math.fround(Mat
 interface RunResult { backend: string; out: number[]; kernels: string[]; manifestKernels: string[]; url: string; rawBytes: number; images: string[] }
 
 // Outputs run in a plain `node` (no tsx, no `source` condition), as users run them: the bundles load
-// unplugin-cuda/runtime and @kernelpack/runtime from their built dist/.
+// @kernelpack/runtime from its built dist/.
 const runner = `
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'

@@ -5,7 +5,7 @@
 // be plain identifiers before they are written.
 //
 // The stub is thin on purpose (vite-plugin-wasm's rule: runtime helpers are real modules, never template
-// text): it builds one `defineKernelModule` (from the plugin's runtime helper) and exports one launcher per
+// text): it builds one `defineKernelModule` (from @kernelpack/runtime, the app's run-time dependency) and exports one launcher per
 // kernel, a `kernels` map by full C++ name, and `module`.
 import type { KernelInfo, KernelManifest } from '@kernelpack/offload'
 import { nameKernels, SEMANTIC_EXPORTS } from '@kernelpack/offload/core'

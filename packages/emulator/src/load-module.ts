@@ -1,15 +1,18 @@
-// Loads a PTX module onto the emulated device: parses it, places its .global/.const variables in device
-// memory (with initializers), lays out static shared memory, compiles every function to JavaScript once.
+// Loads a PTX module onto the emulated device: reads it through @kernelpack/ptx (parse, decode to the typed
+// IR), inlines the device functions that suspend (inline.ts), places its .global/.const variables in device
+// memory (with initializers), lays out static shared memory, and emits every function as JavaScript once
+// (emit-js.ts), compiled with `new Function`.
 import { EmulatorFault, PtxError } from './errors.js'
-import { ModuleCompiler, type CompiledFunction, type InstrInfo, type ModuleLayout } from './compile.js'
+import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
 import * as numeric from './numeric.js'
-import { decodeModule, parsePtx, typeSize, type PtxModule, type PtxVariable } from '@kernelpack/ptx'
+import { decodeModule, parsePtx, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { formatPrintf } from './printf.js'
 import { inlineSuspendingCalls } from './inline.js'
 
 export interface ModuleInstance {
-  FN: Record<string, (...args: never[]) => void>
+  /** Functions by their index in the module (CompiledFunction.index); undefined for prototypes. */
+  FN: Array<((...args: never[]) => void) | undefined>
   setHeap(buf: ArrayBuffer, ok: Uint8Array): void
   setLaunch(o: Record<string, number>): void
   /** The launch's allocation ranges (Heap.ranges()), for the kernels' access-site range caches. */
@@ -17,7 +20,7 @@ export interface ModuleInstance {
 }
 
 export interface LoadedModule {
-  ptx: PtxModule
+  ir: IrModule
   functions: Map<string, CompiledFunction>
   instrs: InstrInfo[]
   layout: ModuleLayout
@@ -67,10 +70,8 @@ function writeInit(heap: Heap, at: number, v: PtxVariable, addrOf: (s: string) =
 }
 
 export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {}): LoadedModule {
-  const ptx = parsePtx(text)
-  inlineSuspendingCalls(ptx)
   // every opcode, qualifier and operand name checked against the PTX front end's rules
-  decodeModule(ptx)
+  const ptx = inlineSuspendingCalls(decodeModule(parsePtx(text)))
   if (ptx.addressSize !== undefined && ptx.addressSize !== 64) throw new PtxError(`.address_size ${ptx.addressSize} is not supported (64-bit only)`)
   const globals = new Map<string, number>()
   const globalInfo = new Map<string, { address: number; size: number }>()
@@ -121,9 +122,9 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   for (const [at, v] of pendingInit) writeInit(heap, at, v, addrOf)
 
   const layout: ModuleLayout = { globals, shared, sharedStatic }
-  const mc = new ModuleCompiler(ptx, layout)
+  const mc = new ModuleEmitter(ptx, layout)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo }
+  const lm: LoadedModule = { ir: ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo }
   const print = options.print ?? ((s: string) => console.log(s))
   const env = {
     h: numeric,
@@ -135,6 +136,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
         shared: 'out-of-bounds or misaligned shared memory access', local: 'out-of-bounds or misaligned local memory access',
         global: 'out-of-bounds or misaligned global memory access', generic: 'out-of-bounds or misaligned memory access',
         const: 'out-of-bounds or misaligned constant memory access', param: 'out-of-bounds or misaligned parameter access',
+        internal: `internal error: ${ins?.text ?? 'a collective'} reached in a called function (functions with barriers or warp collectives are inlined)`,
       }
       const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))
       throw new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr)

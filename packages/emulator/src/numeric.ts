@@ -518,17 +518,25 @@ export function nextUp32(x: number): number {
 }
 export function nextDown32(x: number): number { return -nextUp32(-x) }
 
+/** IEEE 754 §6.3: an exact zero sum x + y of addends of opposite signs is +0 in every rounding direction but
+ *  roundTowardNegative, where it is −0 (JavaScript's + rounds to nearest, so it says +0). */
+function zeroSum(s: number, x: number, y: number, mode: RoundMode): number {
+  if (s !== 0 || mode !== 'rm' || (Object.is(x, 0) && Object.is(y, 0))) return s
+  return -0
+}
+
 /** Directed-rounding f32 arithmetic (add/sub/mul/div/sqrt/fma with .rz/.rm/.rp). */
 export function fop32(op: string, mode: RoundMode, a: number, b: number, c = 0): number {
   let s: number, err = 0
   switch (op) {
-    case 'add': s = a + b; err = Number.isFinite(s) ? twoSumErr(a, b, s) : 0; break
-    case 'sub': s = a - b; err = Number.isFinite(s) ? twoSumErr(a, -b, s) : 0; break
+    case 'add': s = zeroSum(a + b, a, b, mode); err = Number.isFinite(s) ? twoSumErr(a, b, s) : 0; break
+    case 'sub': s = zeroSum(a - b, a, -b, mode); err = Number.isFinite(s) ? twoSumErr(a, -b, s) : 0; break
     case 'mul': s = a * b; break
     // signs of the exact remainders via BigInt (an fma-computed remainder can underflow to zero)
     case 'div': s = a / b; err = Number.isFinite(s) && Number.isFinite(a) && b !== 0 && Number.isFinite(b) ? exactSign(-s, b, a, 0) * Math.sign(b) : 0; break
     case 'sqrt': s = Math.sqrt(a); err = Number.isFinite(s) && s > 0 ? exactSign(-s, s, a, 0) : 0; break
-    case 'fma': { const p = a * b; s = p + c; err = Number.isFinite(s) ? twoSumErr(p, c, s) : 0; break }
+    // a·b of two f32 values is exact in binary64
+    case 'fma': { const p = a * b; s = zeroSum(p + c, p, c, mode); err = Number.isFinite(s) ? twoSumErr(p, c, s) : 0; break }
     default: throw new Error(op)
   }
   return dirRound32(s, err, mode)
@@ -537,12 +545,12 @@ export function fop32(op: string, mode: RoundMode, a: number, b: number, c = 0):
 export function fop64(op: string, mode: RoundMode, a: number, b: number, c = 0): number {
   let s: number, err = 0
   switch (op) {
-    case 'add': s = a + b; err = Number.isFinite(s) ? twoSumErr(a, b, s) : 0; break
-    case 'sub': s = a - b; err = Number.isFinite(s) ? twoSumErr(a, -b, s) : 0; break
+    case 'add': s = zeroSum(a + b, a, b, mode); err = Number.isFinite(s) ? twoSumErr(a, b, s) : 0; break
+    case 'sub': s = zeroSum(a - b, a, -b, mode); err = Number.isFinite(s) ? twoSumErr(a, -b, s) : 0; break
     case 'mul': s = a * b; err = Number.isFinite(s) && Number.isFinite(a) && Number.isFinite(b) ? exactSign(a, b, 0, s) : 0; break
     case 'div': s = a / b; err = Number.isFinite(s) && Number.isFinite(a) && b !== 0 && Number.isFinite(b) ? exactSign(-s, b, a, 0) * Math.sign(b) : 0; break
     case 'sqrt': s = Math.sqrt(a); err = Number.isFinite(s) && s > 0 ? exactSign(-s, s, a, 0) : 0; break
-    case 'fma': s = fma64(a, b, c); { const sb = a * b; err = 0; if (Number.isFinite(s) && Number.isFinite(sb)) { /* sign of exact - s */ err = exactSign(a, b, c, s) } } break
+    case 'fma': s = fma64(a, b, c); { const sb = a * b; err = 0; if (Number.isFinite(s) && Number.isFinite(sb)) { /* sign of exact - s */ err = exactSign(a, b, c, s) } if (err === 0) s = zeroSum(s, sb, c, mode) } break
     default: throw new Error(op)
   }
   if (mode === 'rn') return s

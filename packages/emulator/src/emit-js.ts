@@ -1,0 +1,689 @@
+// @kernelpack/ptx IR → JavaScript: one function per .entry/.func, compiled once per module with `new
+// Function`. A writer in naga's sense: it reads the IR and the facts the analyses attach (register classes,
+// liveness, structure, affine address forms, bounds, the collectives registry) and never rewrites text it
+// has written; each piece of code is produced once, where everything it depends on is already known.
+//
+// Execution model (see backend.ts and scheduler.ts): a kernel function runs the threads [t0, t1) of blocks
+// b0 … b1-1 in a loop (the whole grid in one call when it has no suspension points); each thread runs its
+// control flow as structured JavaScript (structure.ts: labelled blocks and loops, `break`/`continue`), or,
+// where branches do not nest, as a `switch (pc)` state machine over its labels. PTX registers are JS locals.
+// Instructions that need other threads (collectives.ts: bar.sync, shfl/vote/match/redux/activemask/elect)
+// are suspension points: the thread saves the registers live across it (liveness.ts) and its resume pc into
+// its state object and the scheduler moves on; when the whole block (barrier) or the warp's group
+// (collective) has arrived, the scheduler computes the result and resumes the threads. Kernels without
+// suspension points skip all that.
+//
+// The code of a function is emitted per instruction (emit-instruction.ts holds what each opcode does) and
+// assembled per structure node, so scheduling (thread loops, suspension, resume) stays apart from the
+// instructions' semantics. Variants are emitted from the IR, not derived from emitted text: a kernel whose
+// 64-bit parameters are small numbers at launch runs a speculative variant (bounds.ts makes bounded 64-bit
+// adds plain `+`), and a whole block whose tid.x-affine accesses (affine.ts) stay inside one allocation
+// each runs a copy of its thread loop emitted without those accesses' per-thread checks.
+//
+// Memory: one heap (ArrayBuffer) holds global allocations, .global/.const variables, the shared memory of
+// the running block, per-thread local memory and the parameter stack. Global/generic/const/param accesses
+// are checked against a 4-byte-granule validity map (OK), shared and local accesses against their window
+// sizes; a failed check calls fault(), which throws EmulatorFault.
+import {
+  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, layoutParams, structureFunction, alignTo,
+  type AffineFacts, type Cfg, type Collective, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
+  type RegisterClass, type SourceLoc, type StructNode, type Structure,
+} from '@kernelpack/ptx'
+import { emitInstruction, type Suspension } from './emit-instruction.js'
+import { jsNumber, readAs, specialRegister, immediateAs, writeAs, type Kind } from './js-values.js'
+
+/** What fault messages say about an instruction (the table index is what the generated code passes). */
+export interface InstrInfo { fn: string; text: string; line: number; loc?: SourceLoc }
+
+export interface CompiledFunction {
+  name: string
+  kind: 'entry' | 'func'
+  /** Position in the module's function table (FN[index] in the instance). */
+  index: number
+  js: string
+  /** Suspension points: resume pc → what the scheduler must do. */
+  collectives: Map<number, Collective>
+  hasSuspend: boolean
+  /** Has shfl/vote/match/activemask/redux (suspends at warp granularity). */
+  hasWarpCollective: boolean
+  /** Bytes of kernel params (entry) / frame (func) in param memory. */
+  frameSize: number
+  paramOffsets: number[]
+  /** End of the last kernel parameter (the bytes a launch must pass). */
+  paramEnd: number
+  localSize: number
+  /** Local memory needed by this function and everything it calls (per thread). */
+  stackNeed: number
+  calls: Set<string>
+  regCount: number
+}
+
+export interface ModuleLayout {
+  /** Absolute heap addresses of module .global/.const variables. */
+  globals: Map<string, number>
+  /** Offsets of static .shared variables in the shared window; dynamic (.extern) ones at `sharedStatic`. */
+  shared: Map<string, number>
+  sharedStatic: number
+}
+
+/** Where a function keeps its parameters, return values, call-site `.param` variables and locals: laid out
+ *  once per function before any code is emitted (the kernel parameters by @kernelpack/ptx's layout). */
+export interface Frame {
+  vars: Map<string, { v: PtxVariable; off: number }>
+  paramOffsets: number[]
+  paramEnd: number
+  retOffsets: number[]
+  /** Bytes of the parameter frame (16-aligned). */
+  frameSize: number
+  /** Bytes of local memory (16-aligned), and as declared. */
+  localSize: number
+  localExact: number
+}
+
+export function layoutFrame(fn: IrFunction): Frame {
+  const vars = new Map<string, { v: PtxVariable; off: number }>()
+  const pl = layoutParams(fn.params)
+  fn.params.forEach((p, i) => vars.set(p.name, { v: p, off: pl.offsets[i]! }))
+  let off = pl.end
+  const retOffsets: number[] = []
+  for (const p of fn.returns) {
+    off = alignTo(off, Math.max(1, p.align))
+    vars.set(p.name, { v: p, off })
+    retOffsets.push(off)
+    off += p.size
+  }
+  let loff = 0
+  for (const v of fn.vars) {
+    if (v.space === 'param') {
+      off = alignTo(off, Math.max(1, v.align))
+      vars.set(v.name, { v, off })
+      off += v.size
+    } else if (v.space === 'local') {
+      loff = alignTo(loff, Math.max(1, v.align))
+      vars.set(v.name, { v, off: loff })
+      loff += v.size
+    } else if (v.space === 'shared') {
+      // laid out module-wide (load-module.ts)
+    } else vars.set(v.name, { v, off: 0 })
+  }
+  return { vars, paramOffsets: pl.offsets, paramEnd: pl.end, retOffsets, frameSize: alignTo(off, 16), localSize: alignTo(loff, 16), localExact: loff }
+}
+
+/** A kernel parameter read once per block, before the thread loop (kernel parameters are read-only). */
+interface Hoisted { name: string; code: string; kind: Kind }
+
+/** One function's code generator; `speculative` emits the variant that assumes small 64-bit parameters
+ *  (`slowName` is the generic variant it falls back to). */
+export class FunctionEmitter {
+  readonly classes: RegisterClass[]
+  readonly regJs: string[]
+  readonly frame: Frame
+  readonly cfg: Cfg
+  readonly structure: Structure
+  readonly affine?: AffineFacts
+  readonly bounds?: Map<number, number>
+  /** Dispatcher pcs of labels (1…), then of suspension points and the skips around guarded ones. */
+  readonly labelPc = new Map<string, number>()
+  readonly suspensionPc = new Map<number, { pc: number; skip?: number }>()
+  readonly hasSuspend: boolean
+  readonly collectives = new Map<number, Collective>()
+  readonly hoisted = new Map<string, Hoisted>()
+  readonly calls = new Set<string>()
+  /** Module-wide ids of this function's access sites with an allocation-range cache, in first-use order. */
+  readonly siteIds: number[] = []
+  private readonly siteOf = new Map<string, number>()
+  /** Conditions, evaluated once per block, under which the hoisted sites' per-thread checks can be left out. */
+  readonly hoistConds = new Set<string>()
+  /** Emitting the copy of a whole block's thread loop that leaves out the hoisted sites' checks. */
+  unchecked = false
+  /** Hoisted sites met in the current emission (the size limit counts them as the old markers did). */
+  hoistedSites = 0
+  /** The instruction being emitted and its row in the module's fault table. */
+  cur!: Instruction
+  curIdx = 0
+  private readonly idxBase: number
+
+  constructor(readonly fn: IrFunction, readonly index: number, readonly mc: ModuleEmitter, readonly slowName?: string) {
+    this.classes = assignRegisterClasses(fn)
+    this.regJs = fn.registers.map((_, i) => `r${i}`)
+    this.frame = mc.frames[index]!
+    this.cfg = buildCfg(fn)
+    this.structure = structureFunction(fn)
+    if (slowName !== undefined) this.bounds = analyzeBounds(fn, this.classes)
+    if (fn.kind === 'entry') this.affine = analyzeAffine(fn, this.cfg, this.classes, { wideParams: slowName !== undefined })
+    let pc = 1
+    for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
+    let suspends = false
+    fn.instructions.forEach((ins, i) => {
+      if (fn.kind !== 'entry' || !collectiveOf(ins)) return
+      suspends = true
+      const s: { pc: number; skip?: number } = { pc: pc++ }
+      if (ins.guard) s.skip = pc++
+      this.suspensionPc.set(i, s)
+    })
+    this.hasSuspend = suspends
+    this.idxBase = mc.instrs.length
+    for (const ins of fn.instructions) {
+      const info: InstrInfo = { fn: fn.name, text: ins.text, line: ins.line }
+      if (ins.loc) info.loc = ins.loc
+      mc.instrs.push(info)
+    }
+  }
+
+  fail(msg: string, ins: Instruction = this.cur): never {
+    throw new PtxError(`${msg} in \`${ins.text}\` (function ${this.fn.name})`, ins.line)
+  }
+
+  // --- registers and operands ---
+
+  cls(o: IrOperand | undefined): RegisterClass | undefined {
+    return o?.kind === 'reg' ? this.classes[o.id] : undefined
+  }
+
+  /** JS expression for operand `o` read as kind k. */
+  rd(o: IrOperand, k: Kind): string {
+    const fail = (m: string) => this.fail(m)
+    switch (o.kind) {
+      case 'reg': return readAs(this.regJs[o.id]!, this.classes[o.id]!, k, fail)
+      case 'special': {
+        const sp = specialRegister(o.name)
+        if (k === 'i64' || k === 'u32') return `(${sp}>>>0)`
+        return readAs(sp, 'i32', k, fail)
+      }
+      case 'sym': {
+        const addr = this.symAddr(o.name)
+        if (addr === undefined) return this.fail(`unknown register or symbol ${o.name}`)
+        return k === 'i32' ? `((${addr})|0)` : addr
+      }
+      case 'imm': return immediateAs(o.imm, k, fail)
+      case 'neg': return `(-${this.rd(o.operand, k)})`
+      case 'not':
+        if (k === 'pred') return `!${this.rd(o.operand, 'pred')}`
+        break
+      default: break
+    }
+    return this.fail(`operand of kind ${o.kind} cannot be read as ${k}`)
+  }
+
+  /** Statement writing expression e (of kind k) into register operand o. */
+  wr(o: IrOperand, k: Kind, e: string): string {
+    if (o.kind === 'sink') return `${e};`
+    if (o.kind !== 'reg') return this.fail('destination is not a register')
+    return `${this.regJs[o.id]}=${writeAs(e, k, this.classes[o.id]!, (m) => this.fail(m))};`
+  }
+
+  /** Address of a symbol in its own state space, as a JS expression (number). */
+  symAddr(name: string): string | undefined {
+    const v = this.frame.vars.get(name)
+    if (v) {
+      if (v.v.space === 'param') return `(FB+${v.off})`
+      if (v.v.space === 'local') return this.fn.kind === 'entry' ? `${v.off}` : `(LF+${v.off})`
+      if (v.v.space === 'shared') return String(this.mc.layout.shared.get(name) ?? 0)
+      if (v.v.space === 'const' || v.v.space === 'global') return String(this.mc.layout.globals.get(name))
+    }
+    const g = this.mc.layout.globals.get(name)
+    if (g !== undefined) return String(g)
+    const s = this.mc.layout.shared.get(name)
+    if (s !== undefined) return String(s)
+    return undefined
+  }
+
+  // --- memory ---
+
+  /** The module-wide id of an access site of the current instruction (slot: which address operand). */
+  private site(slot: number): number {
+    const key = `${this.cur.index}:${slot}`
+    let k = this.siteOf.get(key)
+    if (k === undefined) {
+      k = this.mc.sites++
+      this.siteOf.set(key, k)
+      this.siteIds.push(k)
+    }
+    return k
+  }
+
+  /** Code that computes the absolute address of operand `o` for an access of n bytes in `space` into the
+   *  local `a`, checked (slot numbers the address operands of one instruction). */
+  addr(o: IrOperand, space: string, n: number, slot = 0): string {
+    if (o.kind !== 'addr') return this.fail('expected an address operand')
+    const idx = this.curIdx
+    let base: string
+    const b = o.base
+    const bc = this.cls(b)
+    if (!b) base = '0'
+    else if (b.kind === 'reg') base = bc === 'i64' ? this.regJs[b.id]! : bc === 'i32' || bc === 'i16' ? `(${this.regJs[b.id]}>>>0)` : this.fail('address register must be an integer')
+    else if (b.kind === 'sym') {
+      const s = this.symAddr(b.name)
+      if (s === undefined) return this.fail(`unknown symbol ${b.name}`)
+      base = s
+    } else return this.fail('bad address')
+    const off = o.offset
+    const r32 = b?.kind === 'reg' && bc !== 'i64'
+    // 32-bit address registers wrap modulo 2^32 (PTX .u32 addressing of shared/local windows)
+    const w = off === 0 ? base : /^\d+$/.test(base) ? String(Number(base) + off) : r32 ? `((${base}+${off})>>>0)` : `${base}+${off}`
+    const al = n >= 16 ? 15 : n - 1
+    const alc = al > 0 ? `||(a&${al})!==0` : ''
+    const last = n > 4 ? `||OK[(a+${n - 4})>>>2]!==1` : ''
+    switch (space) {
+      case 'shared':
+        return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
+      case 'local':
+        return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
+      default: {
+        // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around
+        const check = `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}");`
+        if (this.fn.kind !== 'entry' || space === 'param') return `a=${w};${check}`
+        // Kernels cache, per access site k, the allocation an earlier address of that site fell in:
+        // GR[2k], GR[2k+1] bound the addresses at which an n-byte access stays inside it (empty at the
+        // start of a launch). The full granule check runs only on a miss, which then looks up the
+        // allocation (rng: binary search over the launch's allocation ranges, Heap.ranges()) for the next
+        // block. A hit implies the full check would pass, since every granule of an allocation is mapped
+        // and allocations do not change during a launch; a BigInt address fails the range test before
+        // `a&al` could see it. The bounds are constants within a block (gLk/gHk, read at block start):
+        // V8 keeps loop-invariant bounds in registers, where bounds updated inside the thread loop cost
+        // as much as the granule check they replace.
+        const k = this.site(slot)
+        const site = `if(!(a>=gL${k}&&a<=gH${k})${alc}){${check}rng(a);GR[${2 * k}]=RL;GR[${2 * k + 1}]=RH-${n};}`
+        const f = this.hoistable(o)
+        if (!f || f.c % (al + 1) !== 0) return `a=${w};${site}`
+        // every thread of the block accesses inv+off+c·tx, tx in [0, NTX): one range test of both ends,
+        // against the site's cached allocation (GR) first, so consecutive blocks skip the lookup
+        for (const c of f.conds) this.hoistConds.add(c)
+        this.hoistConds.add(`hz(${f.inv}+${off},${f.c},${n},${al + 1},${2 * k})`)
+        this.hoistedSites++
+        return this.unchecked ? `a=${w};` : `a=${w};${site}`
+      }
+    }
+  }
+
+  /** The affine form (rendered) of an access's base register when the access is in the kernel's
+   *  straight-line prefix, unguarded, and the base is a 64-bit register with a form defined before it. */
+  private hoistable(o: Extract<IrOperand, { kind: 'addr' }>): { inv: string; c: number; conds: string[] } | undefined {
+    const facts = this.affine
+    if (!facts || this.cur.guard || this.cur.index >= facts.prefixEnd || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return undefined
+    const f = facts.register.get(o.base.id)
+    if (!f || f.iv || facts.definedAt.get(o.base.id)! >= this.cur.index) return undefined
+    const inv = this.renderInv(f.inv)
+    if (inv === undefined) return undefined
+    const conds: string[] = []
+    for (const w of f.conds) {
+      const x = this.renderInv(w.inv)
+      if (x === undefined) return undefined
+      conds.push(`wr(${x},${w.c},${w.lo})`)
+    }
+    return { inv, c: f.c, conds }
+  }
+
+  /** A block-invariant affine term as JS: kernel parameters by their hoisted names. */
+  private renderInv(e: InvExpr): string | undefined {
+    switch (e.kind) {
+      case 'const': return jsNumber(e.value)
+      case 'special': return specialRegister(e.name)
+      case 'param': {
+        const tt = e.type === 'f32' ? 'b32' : e.type === 'f64' ? 'b64' : e.type
+        const h = this.hoisted.get(`${e.name}+${e.offset}:${tt}`)
+        if (!h) return undefined
+        return e.width === 32 ? `(${h.name}|0)` : h.name
+      }
+      case 'add': {
+        const a = this.renderInv(e.a), b = this.renderInv(e.b)
+        return a === undefined || b === undefined ? undefined : `(${a}+${b})`
+      }
+      case 'mul': {
+        const a = this.renderInv(e.a), b = this.renderInv(e.b)
+        return a === undefined || b === undefined ? undefined : `(${a}*${b})`
+      }
+    }
+  }
+
+  /** Load expression of type t from absolute address in `a` (+ byte offset k). */
+  load(t: string, k = 0): { e: string; kind: Kind } {
+    const ad = k ? `(a+${k})` : 'a'
+    switch (t) {
+      case 'u8': case 'b8': return { e: `H8[${ad}]`, kind: 'u8' }
+      case 's8': return { e: `HI8[${ad}]`, kind: 's8' }
+      case 'u16': case 'b16': case 'f16': case 'bf16': return { e: `HU16[${ad}>>>1]`, kind: 'u16' }
+      case 's16': return { e: `HI16[${ad}>>>1]`, kind: 's16' }
+      // PTX ISA "Operand Size Exceeding Instruction-Type Size": a load into a wider register sign-extends
+      // only signed types; .b32 zero-extends like .u32 (clang loads `unsigned` params with ld.param.b32 into %rd)
+      case 'u32': case 'b32': return { e: `HU32[${ad}>>>2]`, kind: 'u32' }
+      case 's32': case 'f16x2': case 'bf16x2': return { e: `HI32[${ad}>>>2]`, kind: 'i32' }
+      case 'f32': return { e: `HF32[${ad}>>>2]`, kind: 'f32' }
+      case 'f64': return { e: `HF64[${ad}>>>3]`, kind: 'f64' }
+      case 'u64': case 's64': case 'b64': return { e: `mk64(HU32[${ad}>>>2],HI32[(${ad}>>>2)+1])`, kind: 'i64' }
+    }
+    return this.fail(`unsupported load type .${t}`)
+  }
+
+  /** Store statement of value expression v at a(+k). */
+  store(t: string, v: string, k = 0): string {
+    const ad = k ? `(a+${k})` : 'a'
+    switch (t) {
+      case 'u8': case 'b8': case 's8': return `H8[${ad}]=${v};`
+      case 'u16': case 'b16': case 's16': case 'f16': case 'bf16': return `HU16[${ad}>>>1]=${v};`
+      case 'u32': case 's32': case 'b32': case 'f16x2': case 'bf16x2': return `HI32[${ad}>>>2]=${v};`
+      case 'f32': return `HF32[${ad}>>>2]=${v};`
+      case 'f64': return `HF64[${ad}>>>3]=${v};`
+      case 'u64': case 's64': case 'b64': return `x64=${v};HI32[${ad}>>>2]=lo32(x64);HI32[(${ad}>>>2)+1]=hi32(x64);`
+    }
+    return this.fail(`unsupported store type .${t}`)
+  }
+
+  /** The memory type a load/store of type t uses for register operand o: a float-class register moves its
+   *  float, an integer-class one its bits. */
+  memType(t: string, o: IrOperand): string {
+    const c = this.cls(o)
+    if (t === 'b32' && c === 'f32') return 'f32'
+    if (t === 'b64' && c === 'f64') return 'f64'
+    if (t === 'f32' && c === 'i32') return 'b32'
+    if (t === 'f64' && c === 'i64') return 'b64'
+    return t
+  }
+
+  /** A kernel parameter load hoisted before the thread loop: the variable's name. */
+  hoistParam(am: Extract<IrOperand, { kind: 'addr' }>, tt: string, size: number): Hoisted {
+    const key = `${(am.base as { name: string }).name}+${am.offset}:${tt}`
+    let h = this.hoisted.get(key)
+    if (!h) {
+      const l = this.load(tt)
+      h = { name: `P${this.hoisted.size}`, code: `${this.addr(am, 'param', size)}const P${this.hoisted.size}=${l.e};`, kind: l.kind }
+      this.hoisted.set(key, h)
+    }
+    return h
+  }
+
+  // --- control ---
+
+  /** The statement that ends the thread (kernels) or returns (device functions). */
+  ret(): string {
+    if (this.fn.kind === 'entry') return this.hasSuspend ? 'S.st=3;continue TH;' : 'continue TH;'
+    return 'return;'
+  }
+
+  /** A jump to `label` from the current instruction, per the function's control flow. */
+  branch(label: string): string {
+    const s = this.structure
+    if (s.kind === 'fallback') return `pc=${this.labelPc.get(label)};continue L;`
+    const t = s.branches.get(this.cur.index)!
+    const r = s.regions[t.node]!
+    return t.kind === 'continue' ? `continue ${regionLabel(r.kind, r.id)};` : `break ${regionLabel(r.kind, r.id)};`
+  }
+
+  /** The suspension of the current instruction: the scheduler resolves `kind` once its group arrived;
+   *  inputs go to S.c0…, results come back in S.o0… (see scheduler.ts). */
+  suspend(kind: Collective, inputs: string[], outputs: string[]): Suspension | string {
+    // calls to functions with suspension points are inlined (inline.ts); the function itself is unreachable
+    if (this.fn.kind !== 'entry') return `fault(${this.curIdx},undefined,'internal');`
+    const { pc } = this.suspensionPc.get(this.cur.index)!
+    this.collectives.set(pc, kind)
+    const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
+    const saves = this.mc.live(this).liveAcross(this.cur.index).map((r) => this.save(r)).join('')
+    return { pc, pre: `${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};${saves}continue TH;`, post: outputs.join('') }
+  }
+
+  /** Numbers go to a Float64Array (no boxing), i64 values (number or BigInt) to a plain array. */
+  save(r: number): string {
+    const c = this.classes[r], js = this.regJs[r]
+    return c === 'i64' ? `R[${r}]=${js};` : c === 'pred' ? `RF[${r}]=${js}?1:0;` : `RF[${r}]=${js};`
+  }
+
+  restore(r: number): string {
+    const c = this.classes[r], js = this.regJs[r]
+    return c === 'i64' ? `${js}=R[${r}];` : c === 'pred' ? `${js}=RF[${r}]!==0;` : `${js}=RF[${r}];`
+  }
+
+  // --- assembly ---
+
+  /** The code of every instruction (with its guard), in order; suspension points separately. */
+  private emitBody(): { code: string[]; susp: Map<number, Suspension & { guard?: string }> } {
+    this.hoistedSites = 0
+    const code: string[] = []
+    const susp = new Map<number, Suspension & { guard?: string }>()
+    this.fn.instructions.forEach((ins, i) => {
+      this.cur = ins
+      this.curIdx = this.idxBase + i
+      const c = emitInstruction(this, ins)
+      const g = ins.guard ? `${ins.guard.negate ? '!' : ''}${this.regJs[ins.guard.reg]}` : undefined
+      if (ins.guard && this.classes[ins.guard.reg] !== 'pred') this.fail(`guard ${this.fn.registers[ins.guard.reg]!.name} is not a predicate register`)
+      if (typeof c === 'string') { code.push(g ? `if(${g}){${c}}` : c); return }
+      susp.set(i, g ? { ...c, guard: g } : c)
+      code.push('')
+    })
+    return { code, susp }
+  }
+
+  /** The dispatcher form: `case pc:` at labels and resume points, branches set pc. */
+  private dispatcher(code: string[], susp: Map<number, Suspension & { guard?: string }>): string {
+    const byPos = new Map<number, string[]>()
+    for (const [name, at] of this.fn.labels) (byPos.get(at) ?? byPos.set(at, []).get(at)!).push(name)
+    const out: string[] = []
+    const n = this.fn.instructions.length
+    for (let i = 0; i <= n; i++) {
+      for (const name of byPos.get(i) ?? []) out.push(`case ${this.labelPc.get(name)}:`)
+      if (i === n) break
+      const s = susp.get(i)
+      if (!s) { out.push(code[i]!); continue }
+      const ins = this.fn.instructions[i]!
+      if (ins.guard) {
+        const skip = this.suspensionPc.get(i)!.skip!
+        out.push(`if(${ins.guard.negate ? '' : '!'}${this.regJs[ins.guard.reg]}){pc=${skip};continue L;}`, s.pre, `case ${s.pc}:`, s.post, `case ${skip}:`)
+      } else out.push(s.pre, `case ${s.pc}:`, s.post)
+    }
+    return out.join('\n')
+  }
+
+  /** The structured form: the structure tree as labelled blocks and loops. A thread resumed at a
+   *  suspension point enters the blocks and loops that contain it and skips everything else, which is
+   *  wrapped in `if(pc===0){…}`; at the resume point pc returns to 0 and execution continues normally. */
+  private structured(nodes: StructNode[], code: string[], susp: Map<number, Suspension & { guard?: string }>): string {
+    const out: string[] = []
+    let guarded = false
+    const guard = (on: boolean) => {
+      if (susp.size === 0 || on === guarded) return
+      out.push(on ? 'if(pc===0){' : '}')
+      guarded = on
+    }
+    const hot = (s: number, e: number) => [...susp.keys()].some((k) => s <= k && k < e)
+    const walk = (list: StructNode[]) => {
+      for (const node of list) {
+        if (node.kind === 'instr') {
+          const s = susp.get(node.index)
+          if (s) {
+            guard(false)
+            const restores = this.mc.live(this).liveAcross(node.index).map((r) => this.restore(r)).join('')
+            out.push(`if(pc===0${s.guard ? `&&${s.guard}` : ''}){${s.pre}}`, `if(pc===${s.pc}){pc=0;${restores}${s.post}}`)
+            continue
+          }
+          guard(true)
+          out.push(code[node.index]!)
+          continue
+        }
+        const isHot = hot(node.start, node.end)
+        guard(!isHot)
+        out.push(node.kind === 'loop' ? `${regionLabel(node.kind, node.id)}:for(;;){` : `${regionLabel(node.kind, node.id)}:{`)
+        walk(node.body)
+        if (isHot) guard(false)
+        out.push(node.kind === 'loop' ? 'break;}' : '}')
+      }
+    }
+    walk(nodes)
+    guard(false)
+    out.push(this.ret())
+    return out.join('\n')
+  }
+
+  private assemble(code: string[], susp: Map<number, Suspension & { guard?: string }>): string {
+    return this.structure.kind === 'structured' ? this.structured(this.structure.body, code, susp) : this.dispatcher(code, susp)
+  }
+
+  /** The function's source: `function(…){…}`. */
+  emit(): string {
+    const fn = this.fn
+    const { code, susp } = this.emitBody()
+    const body = this.assemble(code, susp)
+    const markedLength = body.length + 12 * this.hoistedSites
+    const structured = this.structure.kind === 'structured'
+    const regDecl = fn.registers.map((_, i) => `${this.regJs[i]}=${this.classes[i] === 'pred' ? 'false' : '0'}`).join(',')
+    const regs = regDecl ? ',' + regDecl : ''
+    // launch state as function-local constants (V8 keeps them in registers; the module-level ones are
+    // mutable and would be reloaded after every helper call); kernels read the block index per block
+    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ'
+    const vars = `let a=0,x64=0,CF=0,u=0,v=0${regs};`
+    if (fn.kind !== 'entry') {
+      const locals = `${snap},CX=_CX,CY=_CY,CZ=_CZ;${vars}`
+      if (structured) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${body}\n}`
+      return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;let pc=0;\nL:for(;;)switch(pc){case 0:\n${body}\nreturn;default:throw new Error('bad pc '+pc)}}`
+    }
+    // A kernel call runs threads [t0, t1) of each block b0 … b1-1 (linear block index, x fastest, as the
+    // backend orders them); kernels without suspension points get the whole grid in one call, so the
+    // parameter loads, the i64 guard and the access-site range caches are set up once per launch.
+    // Thread ids advance incrementally (no division per thread); LB = this thread's local window.
+    const hoisted = [...this.hoisted.values()]
+    const guard = this.slowName === undefined ? '' : hoisted.filter((h) => h.kind === 'i64').map((h) => `if(typeof ${h.name}!=='number'||${h.name}>1099511627776||${h.name}<-1099511627776)return ${this.slowName}(T,t0,t1,FB,b0,b1);`).join('')
+    const pre = `${snap},GR=_GR;${vars}const LF=0;${hoisted.map((h) => h.code).join('')}${guard}`
+    const siteDecl = this.siteIds.length ? `const ${this.siteIds.map((k) => `gL${k}=GR[${2 * k}],gH${k}=GR[${2 * k + 1}]`).join(',')};` : ''
+    // device functions read the block index from the module-level _CX/_CY/_CZ
+    const blk = `for(let b=b0;b<b1;b++){const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${siteDecl}let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;`
+    const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
+    if (this.hasSuspend && structured) {
+      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${body}\n}}}`
+    }
+    if (this.hasSuspend) {
+      const cases = [...this.suspensionPc].map(([i, { pc }]) => `case ${pc}:${this.mc.live(this).liveAcross(i).map((r) => this.restore(r)).join('')}break;`)
+      const restore = `switch(pc){${cases.join('')}}`
+      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}}`
+    }
+    const loop = (c: string, whole = false) => {
+      // a whole block as three nested counting loops (cheaper than the incremental tx/ty/tz step)
+      const head = whole ? `let t=0;for(let tz=0;tz<NTZ;tz++)for(let ty=0;ty<NTY;ty++)TH:for(let tx=0;tx<NTX;tx++,t++)` : `TH:for(let t=t0;t<t1;${step})`
+      return structured
+        ? `${head}{const LB=LB0+t*LN;\n${c}\n}`
+        : `${head}{const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${c}\ncontinue TH;default:throw new Error('bad pc '+pc)}}`
+    }
+    const checked = loop(body)
+    // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
+    // each runs a copy of the thread loop without their per-thread checks
+    // (only for small bodies: the copy doubles the function, and V8 does not optimize very large ones)
+    if (!this.hoistConds.size || markedLength > 20000) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
+    this.unchecked = true
+    const un = this.emitBody()
+    this.unchecked = false
+    const unchecked = loop(this.assemble(un.code, un.susp), true)
+    return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
+  }
+}
+
+/** The JS label of a structure region: `L<id>` for loops, `B<id>` for blocks and ifs. */
+function regionLabel(kind: 'block' | 'loop' | 'if', id: number): string {
+  return `${kind === 'loop' ? 'L' : 'B'}${id}`
+}
+
+export class ModuleEmitter {
+  instrs: InstrInfo[] = []
+  fnIndex = new Map<string, number>()
+  fnNames = new Set<string>()
+  /** Frames of all functions, laid out before any code is emitted (callers read their callees'). */
+  frames: Frame[]
+  /** Access sites with an allocation-range cache, over all functions (FunctionEmitter.siteIds). */
+  sites = 0
+  private liveness = new Map<FunctionEmitter, ReturnType<typeof analyzeLiveness>>()
+  constructor(public mod: IrModule, public layout: ModuleLayout) {
+    mod.functions.forEach((f, i) => { if (f.defined) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
+    this.frames = mod.functions.map(layoutFrame)
+  }
+
+  /** Liveness of an emitter's function, computed once when a suspension point needs it. */
+  live(fe: FunctionEmitter): ReturnType<typeof analyzeLiveness> {
+    let l = this.liveness.get(fe)
+    if (!l) { l = analyzeLiveness(fe.fn, fe.cfg); this.liveness.set(fe, l) }
+    return l
+  }
+
+  paramSize(f: IrFunction, j: number): number { return f.params[j]?.size ?? this.bad(f, 'argument count') }
+  retSize(f: IrFunction, j: number): number { return f.returns[j]?.size ?? this.bad(f, 'return count') }
+  bad(f: IrFunction, what: string): never { throw new PtxError(`call to ${f.name} does not match its ${what}`, f.line) }
+
+  compile(): { source: string; functions: Map<string, CompiledFunction> } {
+    const parts: string[] = []
+    const out = new Map<string, CompiledFunction>()
+    const emitters: FunctionEmitter[] = []
+    const fastJs = new Map<string, string | undefined>()
+    this.mod.functions.forEach((f, i) => {
+      if (!f.defined) return
+      const fe = new FunctionEmitter(f, i, this)
+      const js = fe.emit()
+      emitters[i] = fe
+      let fast: string | undefined
+      if (f.kind === 'entry' && [...fe.hoisted.values()].some((h) => h.kind === 'i64')) {
+        const ff = new FunctionEmitter(f, i, this, `K${i}s`)
+        const fjs = ff.emit()
+        // worth it only when some 64-bit add became plain arithmetic
+        if (fjs !== js && ff.bounds && [...ff.bounds.values()].some((x) => x < Infinity)) fast = fjs
+      }
+      fastJs.set(f.name, fast)
+      const frame = this.frames[i]!
+      out.set(f.name, {
+        name: f.name, kind: f.kind, index: i, js, collectives: fe.collectives, hasSuspend: fe.hasSuspend,
+        hasWarpCollective: [...fe.collectives.values()].some((c) => c.kind !== 'bar'),
+        frameSize: frame.frameSize, paramOffsets: frame.paramOffsets, paramEnd: frame.paramEnd, localSize: frame.localSize, stackNeed: frame.localSize,
+        calls: fe.calls, regCount: f.registers.length,
+      })
+    })
+    // stack needs (recursion: a fixed allowance, overflow is caught by the local window check)
+    const need = (name: string, seen: Set<string>): number => {
+      const cf = out.get(name)!
+      if (seen.has(name)) return 1 << 16
+      seen.add(name)
+      let m = 0
+      for (const c of cf.calls) m = Math.max(m, need(c, seen))
+      seen.delete(name)
+      return Math.min(cf.localSize + m, 1 << 20)
+    }
+    for (const cf of out.values()) cf.stackNeed = need(cf.name, new Set())
+    // a kernel without calls gets a window of exactly its declared local bytes, so overruns fault
+    this.mod.functions.forEach((f, i) => { const fe = emitters[i]; if (fe && fe.calls.size === 0) out.get(f.name)!.stackNeed = this.frames[i]!.localExact })
+    const foff: string[] = [], roff: string[] = [], fsize: string[] = [], table: string[] = []
+    this.mod.functions.forEach((f, i) => {
+      const fe = emitters[i]
+      const frame = this.frames[i]!
+      foff.push(fe ? `[${frame.paramOffsets.join(',')}]` : '[]')
+      roff.push(fe ? `[${frame.retOffsets.join(',')}]` : '[]')
+      fsize.push(fe ? String(frame.frameSize) : '0')
+      if (!fe) { table.push('undefined'); return }
+      const cf = out.get(f.name)!
+      const fast = fastJs.get(f.name)
+      if (fast) {
+        parts.push(`const K${i}s=${cf.js};`)
+        parts.push(`const K${i}=${fast};`)
+      } else parts.push(`const ${f.kind === 'entry' ? 'K' : 'F'}${i}=${cf.js};`)
+      table.push(`${f.kind === 'entry' ? 'K' : 'F'}${i}`)
+    })
+    const helpers = ['add64', 'sub64', 'mul64', 'mulhi64', 'neg64', 'and64', 'or64', 'xor64', 'not64', 'shl64', 'shrs64', 'shru64', 'ucmp64', 'scmp64', 'divs64', 'divu64', 'rems64', 'remu64', 'popc64', 'clz64', 'brev64', 'mk64', 'lo32', 'hi32', 'n64', 'big', 'u64b',
+      'popc32', 'brev32', 'mulhi32', 'mulwide32', 'divs32', 'divu32', 'rems32', 'remu32', 'bfe32', 'bfe64', 'bfi32', 'bfi64', 'bfind32', 'bfind64', 'prmt', 'lop3', 'shf', 'dp4a', 'dp2a',
+      'fround', 'ftz', 'sat', 'fmin', 'fmax', 'fminNaN', 'fmaxNaN', 'fma64', 'fma32', 'fop32', 'fop64', 'cvt32', 'f16ToNum', 'numToF16', 'bf16ToNum', 'numToBf16', 'fmaH', 'fmaB',
+      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum', 'relu16']
+    // No text of the PTX reaches this source: functions are numbered (FN[i]), messages are looked up from
+    // the instruction table by index (fault()), so nothing from a user file needs escaping here.
+    const source = `"use strict";
+const {${helpers.join(',')}}=E.h;
+const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
+let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_OK,_HN=0;
+let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0;
+function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
+const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
+function fault(i,a,what){E.fault(i,a,what)}
+let _AR=new Float64Array(0),RL=1,RH=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
+function wr(x,c,lo){const y=x+c*(_NTX-1);return x>=lo&&x<=2147483647&&y>=lo&&y<=2147483647}
+function hz(lo,c,n,al,k){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;if(mn>=_GR[k]&&mx<=_GR[k+1])return true;rng(mn);_GR[k]=RL;_GR[k+1]=RH-n;return mn>=RL&&mx+n<=RH}
+function rng(a){let lo=0,hi=(_AR.length>>>1)-1;while(lo<=hi){const m=(lo+hi)>>>1;if(a<_AR[2*m])hi=m-1;else if(a>=_AR[2*m+1])lo=m+1;else{RL=_AR[2*m];RH=_AR[2*m+1];return}}RL=1;RH=0}
+${parts.join('\n')}
+const FN=[${table.join(',')}];
+return {
+  FN,
+  setHeap(buf,ok){_H8=new Uint8Array(buf);_HI8=new Int8Array(buf);_HU16=new Uint16Array(buf);_HI16=new Int16Array(buf);_HI32=new Int32Array(buf,0,buf.byteLength>>>2);_HU32=new Uint32Array(buf,0,buf.byteLength>>>2);_HF32=new Float32Array(buf,0,buf.byteLength>>>2);_HF64=new Float64Array(buf,0,buf.byteLength>>>3);_OK=ok;_HN=buf.byteLength;},
+  setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;},
+  setRanges(ar){_AR=ar;for(let i=0;i<_GR.length;i+=2){_GR[i]=1;_GR[i+1]=0;}},
+};`
+    return { source, functions: out }
+  }
+}

@@ -547,19 +547,14 @@ class Parser {
     const t = this.peek()
     if (!t) throw new PtxError('unexpected end of PTX', this.line())
     if (t.t === 'p') {
-      if (t.v === '{') {
+      // `{a, b}` (a vector) or `(a, b)` (a call's list)
+      if (t.v === '{' || t.v === '(') {
+        const close = t.v === '{' ? '}' : ')'
         take()
         const items: Operand[] = []
-        while (!this.isP('}')) { items.push(this.parseOperand(take)); if (this.isP(',')) take() }
+        while (!this.isP(close)) { items.push(this.parseOperand(take)); if (this.isP(',')) take() }
         take()
-        return { k: 'vec', items }
-      }
-      if (t.v === '(') {
-        take()
-        const items: Operand[] = []
-        while (!this.isP(')')) { items.push(this.parseOperand(take)); if (this.isP(',')) take() }
-        take()
-        return { k: 'list', items }
+        return t.v === '{' ? { k: 'vec', items } : { k: 'list', items }
       }
       if (t.v === '[') {
         take()

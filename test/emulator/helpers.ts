@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { layoutParams } from '@kernelpack/ptx'
 import { clangCurandShim, tool } from '../helpers/tools.js'
 import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.js'
 
@@ -25,20 +26,13 @@ export type Arg = { u64: bigint } | { u32: number } | { s32: number } | { f32: n
 
 /** Lays out kernel arguments as PTX .param space (each at its alignment). */
 export function marshal(args: Arg[]): { bytes: Uint8Array; offsets: number[]; sizes: number[] } {
-  const offsets: number[] = []
-  const sizes: number[] = []
-  let off = 0
-  const parts: Array<[number, Arg]> = []
-  for (const a of args) {
+  const shapes = args.map((a) => {
     const size = 'u64' in a || 'f64' in a ? 8 : 'bytes' in a ? a.bytes.length : 4
-    const al = 'bytes' in a ? a.align : size
-    off = Math.ceil(off / al) * al
-    offsets.push(off)
-    sizes.push(size)
-    parts.push([off, a])
-    off += size
-  }
-  const bytes = new Uint8Array(Math.max(off, 1))
+    return { size, align: 'bytes' in a ? a.align : size }
+  })
+  const { offsets, sizes, end } = layoutParams(shapes)
+  const parts = args.map((a, i): [number, Arg] => [offsets[i]!, a])
+  const bytes = new Uint8Array(Math.max(end, 1))
   const dv = new DataView(bytes.buffer)
   for (const [o, a] of parts) {
     if ('u64' in a) dv.setBigUint64(o, a.u64, true)

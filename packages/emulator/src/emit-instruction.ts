@@ -10,7 +10,9 @@ import { kindOf, type Kind } from './js-values.js'
  *  code that takes the results on resume. */
 export interface Suspension { pc: number; pre: string; post: string }
 
-type Addr = Extract<IrOperand, { kind: 'addr' }>
+/** `ftz(e)` when the instruction flushes subnormals. */
+const ftzIf = (ftz: boolean, e: string) => (ftz ? `ftz(${e})` : e)
+const satIf = (sat: boolean, e: string) => (sat ? `sat(${e})` : e)
 
 const isInt = (o: IrOperand | undefined): o is Extract<IrOperand, { kind: 'imm' }> => o?.kind === 'imm' && o.imm.kind === 'int'
 const intValue = (o: IrOperand | undefined): bigint => (o as Extract<IrOperand, { kind: 'imm' }>).imm.kind === 'int' ? ((o as Extract<IrOperand, { kind: 'imm' }>).imm as { value: bigint }).value : 0n
@@ -21,18 +23,14 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
   const A = ins.operands
   const types = ins.types
   const t = ins.type ?? ''
-  const fail = (m: string): never => E.fail(m)
+  // the emitter's helpers, bound once per function (no closures per instruction: this runs for every one)
+  const { failOp: fail, rdOp: rd, wrOp: wr } = E
   const k: Kind = t ? kindOf(t, fail) : 'i32'
   const ftz = ins.flags.ftz === true
   const satf = ins.flags.sat === true
-  const fl = (e: string) => (ftz ? `ftz(${e})` : e)
-  const fin = (o: IrOperand) => fl(E.rd(o, 'f32'))
-  const fsat = (e: string) => (satf ? `sat(${e})` : e)
   const rnd = ins.rounding === 'rz' || ins.rounding === 'rm' || ins.rounding === 'rp' ? ins.rounding : 'rn'
   const is64 = t === 'u64' || t === 's64' || t === 'b64'
   const signed = t.startsWith('s')
-  const rd = (o: IrOperand | undefined, kind: Kind) => E.rd(o ?? fail('missing operand'), kind)
-  const wr = (o: IrOperand | undefined, kind: Kind, e: string) => E.wr(o ?? fail('missing destination'), kind, e)
   switch (ins.op) {
     case 'mov': {
       const src = A[1], dst = A[0]
@@ -116,8 +114,8 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       const isSub = ins.op === 'sub'
       if (ins.flags.cc) return carry(E, ins)
       if (t === 'f32') {
-        const e = rnd === 'rn' ? `fround(${fin(A[1]!)}${isSub ? '-' : '+'}${fin(A[2]!)})` : `fop32(${isSub ? "'sub'" : "'add'"},'${rnd}',${fin(A[1]!)},${fin(A[2]!)})`
-        return wr(A[0], 'f32', fsat(fl(e)))
+        const e = rnd === 'rn' ? `fround(${ftzIf(ftz, rd(A[1]!, 'f32'))}${isSub ? '-' : '+'}${ftzIf(ftz, rd(A[2]!, 'f32'))})` : `fop32(${isSub ? "'sub'" : "'add'"},'${rnd}',${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))})`
+        return wr(A[0], 'f32', satIf(satf, ftzIf(ftz, e)))
       }
       if (t === 'f64') {
         const e = rnd === 'rn' ? `(${rd(A[1], 'f64')}${isSub ? '-' : '+'}${rd(A[2], 'f64')})` : `fop64(${isSub ? "'sub'" : "'add'"},'${rnd}',${rd(A[1], 'f64')},${rd(A[2], 'f64')})`
@@ -139,8 +137,8 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'addc': case 'subc': return carry(E, ins)
     case 'mul': {
       if (t === 'f32') {
-        const e = rnd === 'rn' ? `fround(${fin(A[1]!)}*${fin(A[2]!)})` : `fop32('mul','${rnd}',${fin(A[1]!)},${fin(A[2]!)})`
-        return wr(A[0], 'f32', fsat(fl(e)))
+        const e = rnd === 'rn' ? `fround(${ftzIf(ftz, rd(A[1]!, 'f32'))}*${ftzIf(ftz, rd(A[2]!, 'f32'))})` : `fop32('mul','${rnd}',${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))})`
+        return wr(A[0], 'f32', satIf(satf, ftzIf(ftz, e)))
       }
       if (t === 'f64') {
         const e = rnd === 'rn' ? `(${rd(A[1], 'f64')}*${rd(A[2], 'f64')})` : `fop64('mul','${rnd}',${rd(A[1], 'f64')},${rd(A[2], 'f64')})`
@@ -174,8 +172,8 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'mad': case 'fma': {
       if (ins.flags.cc) return carry(E, ins)
       if (t === 'f32') {
-        const e = rnd === 'rn' ? `fma32(${fin(A[1]!)},${fin(A[2]!)},${fin(A[3]!)})` : `fop32('fma','${rnd}',${fin(A[1]!)},${fin(A[2]!)},${fin(A[3]!)})`
-        return wr(A[0], 'f32', fsat(fl(e)))
+        const e = rnd === 'rn' ? `fma32(${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))},${ftzIf(ftz, rd(A[3]!, 'f32'))})` : `fop32('fma','${rnd}',${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))},${ftzIf(ftz, rd(A[3]!, 'f32'))})`
+        return wr(A[0], 'f32', satIf(satf, ftzIf(ftz, e)))
       }
       if (t === 'f64') {
         const e = rnd === 'rn' ? `fma64(${rd(A[1], 'f64')},${rd(A[2], 'f64')},${rd(A[3], 'f64')})` : `fop64('fma','${rnd}',${rd(A[1], 'f64')},${rd(A[2], 'f64')},${rd(A[3], 'f64')})`
@@ -203,9 +201,9 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'div': {
       if (t === 'f32') {
         let e: string
-        if (ins.flags.approx || ins.flags.full) e = `fround(${fin(A[1]!)}/${fin(A[2]!)})`
-        else e = rnd === 'rn' ? `fround(${fin(A[1]!)}/${fin(A[2]!)})` : `fop32('div','${rnd}',${fin(A[1]!)},${fin(A[2]!)})`
-        return wr(A[0], 'f32', fl(e))
+        if (ins.flags.approx || ins.flags.full) e = `fround(${ftzIf(ftz, rd(A[1]!, 'f32'))}/${ftzIf(ftz, rd(A[2]!, 'f32'))})`
+        else e = rnd === 'rn' ? `fround(${ftzIf(ftz, rd(A[1]!, 'f32'))}/${ftzIf(ftz, rd(A[2]!, 'f32'))})` : `fop32('div','${rnd}',${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))})`
+        return wr(A[0], 'f32', ftzIf(ftz, e))
       }
       if (t === 'f64') return wr(A[0], 'f64', rnd === 'rn' ? `(${rd(A[1], 'f64')}/${rd(A[2], 'f64')})` : `fop64('div','${rnd}',${rd(A[1], 'f64')},${rd(A[2], 'f64')})`)
       if (is64) return wr(A[0], 'i64', `${signed ? 'divs64' : 'divu64'}(${rd(A[1], 'i64')},${rd(A[2], 'i64')})`)
@@ -222,7 +220,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'min': case 'max': {
       const mx = ins.op === 'max'
       const nan = ins.flags.nan ? 'NaN' : ''
-      if (t === 'f32') return wr(A[0], 'f32', fl(`${mx ? 'fmax' : 'fmin'}${nan}(${fin(A[1]!)},${fin(A[2]!)})`))
+      if (t === 'f32') return wr(A[0], 'f32', ftzIf(ftz, `${mx ? 'fmax' : 'fmin'}${nan}(${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))})`))
       if (t === 'f64') return wr(A[0], 'f64', `${mx ? 'fmax' : 'fmin'}${nan}(${rd(A[1], 'f64')},${rd(A[2], 'f64')})`)
       if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return half(E, ins, mx ? 'max' : 'min')
       if (is64) {
@@ -239,7 +237,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     }
     case 'abs': case 'neg': {
       const ab = ins.op === 'abs'
-      if (t === 'f32') return wr(A[0], 'f32', fl(ab ? `Math.abs(${fin(A[1]!)})` : `(-${fin(A[1]!)})`))
+      if (t === 'f32') return wr(A[0], 'f32', ftzIf(ftz, ab ? `Math.abs(${ftzIf(ftz, rd(A[1]!, 'f32'))})` : `(-${ftzIf(ftz, rd(A[1]!, 'f32'))})`))
       if (t === 'f64') return wr(A[0], 'f64', ab ? `Math.abs(${rd(A[1], 'f64')})` : `(-${rd(A[1], 'f64')})`)
       if (t === 'f16' || t === 'bf16') return wr(A[0], 'u16', ab ? `${rd(A[1], 'u16')}&0x7fff` : `${rd(A[1], 'u16')}^0x8000`)
       if (t === 'f16x2' || t === 'bf16x2') return wr(A[0], 'i32', ab ? `${rd(A[1], 'i32')}&0x7fff7fff` : `${rd(A[1], 'i32')}^0x80008000`)
@@ -330,7 +328,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'slct': {
       const [dt, ct] = types
       const dk = kindOf(dt!, fail)
-      const cond = ct === 'f32' ? `${fl(rd(A[3], 'f32'))}>=0` : `${rd(A[3], 'i32')}>=0`
+      const cond = ct === 'f32' ? `${ftzIf(ftz, rd(A[3], 'f32'))}>=0` : `${rd(A[3], 'i32')}>=0`
       const kk: Kind = dk === 'i32' && E.cls(A[0]) === 'f32' ? 'f32' : dk
       return wr(A[0], kk, `(${cond})?${rd(A[1], kk)}:${rd(A[2], kk)}`)
     }
@@ -354,7 +352,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         return wr(A[0], 'f64', e)
       }
       if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') return half(E, ins, ins.op)
-      const x = fin(A[1]!)
+      const x = ftzIf(ftz, rd(A[1]!, 'f32'))
       let e: string
       switch (ins.op) {
         case 'rcp': e = approx || rnd === 'rn' ? `fround(1/${x})` : `fop32('div','${rnd}',1,${x})`; break
@@ -366,7 +364,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         case 'ex2': e = `fround(2**${x})`; break
         default: e = `fround(Math.tanh(${x}))`
       }
-      return wr(A[0], 'f32', fl(e))
+      return wr(A[0], 'f32', ftzIf(ftz, e))
     }
     case 'bra': {
       const target = A[0]
@@ -520,7 +518,7 @@ function operandKind(E: FunctionEmitter, t: string, signedCmp: boolean): Kind {
   if (t === 'u32' || t === 'b32') return signedCmp ? 'i32' : 'u32'
   if (t === 's32') return 'i32'
   if (t === 'u16' || t === 'b16') return signedCmp ? 's16' : 'u16'
-  return kindOf(t, (m) => E.fail(m))
+  return kindOf(t, E.failOp)
 }
 
 function setp(E: FunctionEmitter, ins: Instruction): string {
@@ -567,7 +565,7 @@ function set(E: FunctionEmitter, ins: Instruction): string {
 function cvt(E: FunctionEmitter, ins: Instruction): string {
   const A = ins.operands
   const types = ins.types
-  const fail = (m: string): never => E.fail(m)
+  const { failOp: fail, rdOp: rd } = E
   if (types.length < 2) return fail('cvt needs two types')
   const [dt, st] = types as [string, string]
   const irnd = ins.intRounding
@@ -577,7 +575,6 @@ function cvt(E: FunctionEmitter, ins: Instruction): string {
   const isF = (x: string) => x === 'f32' || x === 'f64' || x === 'f16' || x === 'bf16'
   const isI = (x: string) => /^[sub](8|16|32|64)$/.test(x)
   const bits = (x: string) => Number(x.slice(1))
-  const rd = (o: IrOperand | undefined, k: Kind) => E.rd(o ?? fail('missing operand'), k)
   const wr = (k: Kind, e: string) => E.wr(A[0]!, k, e)
   // source value as number (floats) or int expression
   const readF = (): string => {

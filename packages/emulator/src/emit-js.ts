@@ -144,11 +144,12 @@ export class FunctionEmitter {
   private readonly idxBase: number
 
   constructor(readonly fn: IrFunction, readonly index: number, readonly mc: ModuleEmitter, readonly slowName?: string) {
-    this.classes = assignRegisterClasses(fn)
+    const shared = mc.facts(fn)
+    this.classes = shared.classes
     this.regJs = fn.registers.map((_, i) => `r${i}`)
     this.frame = mc.frames[index]!
-    this.cfg = buildCfg(fn)
-    this.structure = structureFunction(fn)
+    this.cfg = shared.cfg
+    this.structure = shared.structure
     if (slowName !== undefined) this.bounds = analyzeBounds(fn, this.classes)
     if (fn.kind === 'entry') this.affine = analyzeAffine(fn, this.cfg, this.classes, { wideParams: slowName !== undefined })
     let pc = 1
@@ -174,6 +175,13 @@ export class FunctionEmitter {
     throw new PtxError(`${msg} in \`${ins.text}\` (function ${this.fn.name})`, ins.line)
   }
 
+  // The helpers emit-instruction.ts calls for every instruction, bound once here.
+  readonly failOp = (msg: string): never => this.fail(msg)
+  /** rd() of an operand that must be present. */
+  readonly rdOp = (o: IrOperand | undefined, k: Kind): string => this.rd(o ?? this.fail('missing operand'), k)
+  /** wr() into a destination that must be present. */
+  readonly wrOp = (o: IrOperand | undefined, k: Kind, e: string): string => this.wr(o ?? this.fail('missing destination'), k, e)
+
   // --- registers and operands ---
 
   cls(o: IrOperand | undefined): RegisterClass | undefined {
@@ -182,7 +190,7 @@ export class FunctionEmitter {
 
   /** JS expression for operand `o` read as kind k. */
   rd(o: IrOperand, k: Kind): string {
-    const fail = (m: string) => this.fail(m)
+    const fail = this.failOp
     switch (o.kind) {
       case 'reg': return readAs(this.regJs[o.id]!, this.classes[o.id]!, k, fail)
       case 'special': {
@@ -209,7 +217,7 @@ export class FunctionEmitter {
   wr(o: IrOperand, k: Kind, e: string): string {
     if (o.kind === 'sink') return `${e};`
     if (o.kind !== 'reg') return this.fail('destination is not a register')
-    return `${this.regJs[o.id]}=${writeAs(e, k, this.classes[o.id]!, (m) => this.fail(m))};`
+    return `${this.regJs[o.id]}=${writeAs(e, k, this.classes[o.id]!, this.failOp)};`
   }
 
   /** Address of a symbol in its own state space, as a JS expression (number). */
@@ -483,7 +491,8 @@ export class FunctionEmitter {
       out.push(on ? 'if(pc===0){' : '}')
       guarded = on
     }
-    const hot = (s: number, e: number) => [...susp.keys()].some((k) => s <= k && k < e)
+    const points = [...susp.keys()]
+    const hot = (s: number, e: number) => points.some((k) => s <= k && k < e)
     const walk = (list: StructNode[]) => {
       for (const node of list) {
         if (node.kind === 'instr') {
@@ -586,16 +595,24 @@ export class ModuleEmitter {
   frames: Frame[]
   /** Access sites with an allocation-range cache, over all functions (FunctionEmitter.siteIds). */
   sites = 0
-  private liveness = new Map<FunctionEmitter, ReturnType<typeof analyzeLiveness>>()
+  private liveness = new Map<IrFunction, ReturnType<typeof analyzeLiveness>>()
+  private shared = new Map<IrFunction, { classes: RegisterClass[]; cfg: Cfg; structure: Structure }>()
   constructor(public mod: IrModule, public layout: ModuleLayout) {
     mod.functions.forEach((f, i) => { if (f.defined) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
     this.frames = mod.functions.map(layoutFrame)
   }
 
+  /** The facts both variants of a function read, computed once per function. */
+  facts(fn: IrFunction): { classes: RegisterClass[]; cfg: Cfg; structure: Structure } {
+    let f = this.shared.get(fn)
+    if (!f) { f = { classes: assignRegisterClasses(fn), cfg: buildCfg(fn), structure: structureFunction(fn) }; this.shared.set(fn, f) }
+    return f
+  }
+
   /** Liveness of an emitter's function, computed once when a suspension point needs it. */
   live(fe: FunctionEmitter): ReturnType<typeof analyzeLiveness> {
-    let l = this.liveness.get(fe)
-    if (!l) { l = analyzeLiveness(fe.fn, fe.cfg); this.liveness.set(fe, l) }
+    let l = this.liveness.get(fe.fn)
+    if (!l) { l = analyzeLiveness(fe.fn, fe.cfg); this.liveness.set(fe.fn, l) }
     return l
   }
 

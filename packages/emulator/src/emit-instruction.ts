@@ -2,7 +2,7 @@
 // the collectives (collectives.ts) the scheduler resolves. Reads only the IR's typed fields (PTX ISA 9.x for
 // the semantics; numeric.ts for the exact helpers); emit-js.ts decides where the code goes (structure,
 // thread loops, variants) and how registers and memory are reached (rd/wr/addr/load/store).
-import { typeSize, type Instruction, type IrOperand } from '@kernelpack/ptx'
+import { collectiveOf, typeSize, type Instruction, type IrOperand } from '@kernelpack/ptx'
 import type { FunctionEmitter } from './emit-js.js'
 import { kindOf, type Kind } from './js-values.js'
 
@@ -379,57 +379,51 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'brkpt': case 'nanosleep': case 'pmevent': case 'prefetch': case 'prefetchu': case 'membar': case 'fence': case 'discard': case 'applypriority': case 'griddepcontrol': case 'setmaxnreg':
       return ''
     case 'call': return call(E, ins)
+    // the collectives of @kernelpack/ptx's registry: what the scheduler resolves comes from collectiveOf;
+    // each case says what goes in (S.c0…) and where the results (S.o0…) go
     case 'bar': case 'barrier': {
-      // __syncwarp(): the lanes of the warp meet (warp-synchronous shared-memory code depends on it)
-      if (ins.flags.warp) return E.suspend({ kind: 'warpsync' }, [], [])
-      if (ins.mode === 'arrive') return ''
-      if (ins.mode === 'red') {
-        const mode = ins.reduction === 'popc' ? 'popc' : ins.reduction === 'and' ? 'and' : 'or'
-        const out = mode === 'popc' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
-        return E.suspend({ kind: 'bar', red: mode }, [rd(A[A.length - 1], 'pred')], [out])
-      }
+      const c = collectiveOf(ins)
+      // bar.arrive: no wait
+      if (!c) return ''
       if (ins.flags.cluster) return fail('cluster barriers are not supported')
-      return E.suspend({ kind: 'bar' }, [], [])
+      // __syncwarp() (bar.warp.sync): the lanes of the warp meet (warp-synchronous shared-memory code depends on it)
+      if (c.kind !== 'bar' || !c.red) return E.suspend(c, [], [])
+      const out = c.red === 'popc' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
+      return E.suspend(c, [rd(A[A.length - 1], 'pred')], [out])
     }
     case 'shfl': {
-      const mode = ins.mode as 'up' | 'down' | 'bfly' | 'idx' | undefined
-      if (!mode) return fail('shfl without a mode')
+      if (!ins.mode) return fail('shfl without a mode')
       const [dst, p] = split(A[0]!)
       const outs = [wr(dst, 'i32', 'S.o0')]
       if (p) outs.push(wr(p, 'pred', 'S.o1'))
       const mask = A.length > 4 ? rd(A[4], 'i32') : '-1'
-      return E.suspend({ kind: 'shfl', mode }, [rd(A[1], 'i32'), rd(A[2], 'i32'), rd(A[3], 'i32'), mask], outs)
+      return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32'), rd(A[2], 'i32'), rd(A[3], 'i32'), mask], outs)
     }
     case 'vote': {
-      const mode = ins.mode as 'all' | 'any' | 'uni' | 'ballot'
       const mask = A.length > 2 ? rd(A[2], 'i32') : '-1'
-      const out = mode === 'ballot' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
-      return E.suspend({ kind: 'vote', mode }, [rd(A[1], 'pred'), mask], [out])
+      const out = ins.mode === 'ballot' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
+      return E.suspend(collectiveOf(ins)!, [rd(A[1], 'pred'), mask], [out])
     }
     case 'match': {
-      const mode = ins.mode === 'all' ? 'all' : 'any'
       const [dst, p] = split(A[0]!)
       const outs = [wr(dst, 'i32', 'S.o0')]
       if (p) outs.push(wr(p, 'pred', 'S.o1'))
-      return E.suspend({ kind: 'match', mode }, [rd(A[1], is64 ? 'i64' : 'i32'), rd(A[2], 'i32')], outs)
+      return E.suspend(collectiveOf(ins)!, [rd(A[1], is64 ? 'i64' : 'i32'), rd(A[2], 'i32')], outs)
     }
-    case 'activemask': return E.suspend({ kind: 'activemask' }, [], [wr(A[0], 'i32', 'S.o0')])
+    case 'activemask': return E.suspend(collectiveOf(ins)!, [], [wr(A[0], 'i32', 'S.o0')])
     case 'elect': {
       // elect.sync d|p, membermask: the lowest lane of the group in membermask is the leader
       const [dst, p] = split(A[0]!)
       const outs = [wr(dst, 'i32', 'S.o0')]
       if (p) outs.push(wr(p, 'pred', 'S.o1'))
-      return E.suspend({ kind: 'elect' }, [rd(A[1], 'i32')], outs)
+      return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32')], outs)
     }
+    case 'redux': return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32'), rd(A[2], 'i32')], [wr(A[0], 'i32', 'S.o0')])
     case 'bmsk': {
       // bmsk.{clamp,wrap}.b32 d, a, b: b ones starting at bit a
       const wrap = ins.mode === 'wrap'
       const a = rd(A[1], 'u32'), b = rd(A[2], 'u32')
       return `u=${wrap ? `${a}&31` : `Math.min(${a},32)`};v=${wrap ? `${b}&31` : `Math.min(${b},32)`};${wr(A[0], 'i32', 'u>=32?0:((u+v>=32?0:(1<<(u+v)))-(1<<u))|0')}`
-    }
-    case 'redux': {
-      const mode = ins.reduction as 'add' | 'min' | 'max' | 'and' | 'or' | 'xor'
-      return E.suspend({ kind: 'redux', mode, signed }, [rd(A[1], 'i32'), rd(A[2], 'i32')], [wr(A[0], 'i32', 'S.o0')])
     }
     case 'atom': case 'red': return atom(E, ins)
     case 'cp': {

@@ -25,7 +25,8 @@ export interface StructRegion {
   start: number
   end: number
   body: StructNode[]
-  /** `if` only: the guarded `bra` that skips the body; the body runs when its guard is false. */
+  /** `if` only: the guarded `bra` that skips the rest of the body (it is the body's first node); the rest
+   *  runs when its guard is false. A writer without labelled blocks (WGSL) writes `if (!guard) { rest }`. */
   branch?: number
 }
 

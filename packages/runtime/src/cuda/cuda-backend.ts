@@ -48,6 +48,11 @@ const contextIds = new Map<bigint, number>()
 // koffi registers prototypes by name, once per process.
 const protos = new Map<string, unknown>()
 const entryFunctions = new Map<string, Fn>()
+// The loaded driver libraries, for the life of the process. koffi unloads a library (dlclose) once its object
+// is garbage-collected, but the entry points come from cuGetProcAddress as raw addresses that do not keep it:
+// without this, the first GC after createCudaBackend unmapped libcuda and the next driver call crashed
+// (found by `pnpm test:gpu --self-test`, issue 18; test/runtime/cuda-lifetime.test.ts).
+const loadedLibraries = new Set<unknown>()
 // koffi is an optional dependency (issue 16): browser-only apps never need it, and a native module cannot be
 // bundled. Its name goes through a variable and the bundlers' ignore comments, so webpack, Rspack, esbuild,
 // Rollup and Vite leave the import to Node at run time instead of bundling koffi's loader (which then dies
@@ -101,6 +106,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     }
   }
   if (!lib) throw new NoDriverError(`no NVIDIA driver was found: could not load ${failures.join('; ')}. ${noDriverHelp}`, `no NVIDIA driver was found (could not load ${names.join(' or ')})`)
+  loadedLibraries.add(lib)
 
   let getProcAddress: Fn
   try {

@@ -1,5 +1,6 @@
 // Runs every test/**/*.test.ts file in its own Node process (uvu suites), a few at a time, and sums
-// uvu's totals. Ends with the plain line `N passed, N failed` that CI reads.
+// uvu's totals. Ends with the plain line `N passed, N failed` that CI reads; lines a passing file prints starting
+// with `!!!` are shown anyway, and again above the totals.
 import { spawn } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -72,14 +73,24 @@ async function worker() {
     const status = r.failed > 0 ? 'FAIL' : 'ok  '
     console.log(`${status} ${rel}  (${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped, ${(r.ms / 1000).toFixed(1)} s)`)
     if (r.failed > 0 || process.env.KP_TEST_VERBOSE) console.log(r.output.split('\n').map((l) => '    ' + l).join('\n'))
+    else {
+      // Notices a passing file must not hide (lines starting `!!!`: e.g. no GPU-recorded fixtures, issue 18)
+      const loud = strip(r.output).split('\n').filter((l) => l.startsWith('!!!'))
+      if (loud.length) {
+        console.log(loud.map((l) => '    ' + l).join('\n'))
+        notices.push(`${rel}:`, ...loud)
+      }
+    }
   }
 }
+const notices: string[] = []
 const t0 = Date.now()
 await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker))
 const passed = results.reduce((n, r) => n + r.passed, 0)
 const failed = results.reduce((n, r) => n + r.failed, 0)
 const skipped = results.reduce((n, r) => n + r.skipped, 0)
 console.log('')
+if (notices.length) console.log([...notices, ''].join('\n'))
 console.log(`Test files: ${results.length}, failing files: ${results.filter((r) => r.failed > 0).map((r) => relative(root, r.file)).join(', ') || 'none'}, ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
 process.exit(failed > 0 || files.length === 0 ? 1 : 0)

@@ -85,11 +85,16 @@ export function defineCase<I>(c: RealworldCase<I>): RealworldCase<I> {
   return c
 }
 
-/** A deterministic generator for one case (seeded by the case's name). */
-export function caseRng(name: string): Rng {
+/** The seed of a case's generator: FNV-1a of its name (recorded with the GPU fixtures, issue 18). */
+export function caseSeed(name: string): number {
   let seed = 0x811c9dc5
   for (let i = 0; i < name.length; i++) seed = Math.imul(seed ^ name.charCodeAt(i), 0x01000193) >>> 0
-  const r = createRng(seed)
+  return seed
+}
+
+/** A deterministic generator for one case (seeded by the case's name). */
+export function caseRng(name: string): Rng {
+  const r = createRng(caseSeed(name))
   return {
     u32: r.u32,
     int: r.int,

@@ -1,5 +1,6 @@
 // Shared helpers for bench/*.bench.ts.
 import { spawnSync } from 'node:child_process'
+import { renameSync, writeFileSync } from 'node:fs'
 
 /** One figure of `bench/results.json` (DESIGN.md, "Contracts"). */
 export interface BenchResult {
@@ -47,4 +48,28 @@ export function measureCommand(cmd: string, args: string[], opts: { cwd?: string
   const lines = r.stderr.trim().split('\n')
   const kb = Number(lines[lines.length - 1])
   return { seconds: Number(t1 - t0) / 1e9, peakBytes: kb * 1024, status: r.status, stderr: lines.slice(0, -1).join('\n') }
+}
+
+/** A figure for the table: 4 significant digits, exponent notation when very large or small, `-` for none. */
+export function fmt(v: number | null | undefined): string {
+  if (v == null || Number.isNaN(v)) return '-'
+  if (Math.abs(v) >= 1e6 || (Math.abs(v) < 1e-3 && v !== 0)) return v.toExponential(3)
+  return Number(v.toPrecision(4)).toString()
+}
+
+/** Prints the `pnpm bench` table (DESIGN.md, "Contracts"). */
+export function printResults(results: readonly BenchResult[]): void {
+  const cols = ['name', 'value', 'unit', 'reference', 'referenceValue', 'ratio', 'target'] as const
+  const rows = results.map((r) => [r.name, fmt(r.value), r.unit, r.reference, fmt(r.referenceValue), fmt(r.ratio), r.target])
+  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((row) => String(row[i]).length)))
+  const line = (cells: readonly string[]) => cells.map((c, i) => String(c).padEnd(widths[i]!)).join('  ')
+  console.log(line(cols))
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '))
+  for (const row of rows) console.log(line(row))
+}
+
+/** Writes results.json (temp file, then rename). */
+export function writeResults(file: string, results: readonly BenchResult[]): void {
+  writeFileSync(file + '.tmp', JSON.stringify(results, null, 2) + '\n')
+  renameSync(file + '.tmp', file)
 }

@@ -3,7 +3,8 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { KernelManifest } from '@kernelpack/offload'
 import { CudaError, resolveBackend, type Backend, type LoadModuleOptions } from '@kernelpack/runtime'
 import { repoRoot } from '../helpers/tools.js'
@@ -110,11 +111,30 @@ export function readDriverRelease(): string {
   }
 }
 
-/** koffi's version, as the runtime package resolves it. */
+/** Where `koffi` resolves: as the runtime package resolves it in the workspace, else from beside this file
+ *  (the bundled kit of scripts/gpu-kit.mjs carries koffi in .gpu-kit/node_modules). */
+function resolveKoffi(): string {
+  const errors: string[] = []
+  for (const from of [join(repoRoot, 'packages', 'runtime', 'package.json'), fileURLToPath(import.meta.url)]) {
+    try {
+      return createRequire(from).resolve('koffi')
+    } catch (err) {
+      errors.push((err as Error).message.split('\n')[0]!)
+    }
+  }
+  throw new Error(`koffi not found: ${errors.join('; ')}`)
+}
+
+/** koffi, loaded through its CommonJS entry (it shares the native module, and so the dlopen handles, with the
+ *  runtime's import). */
+export function requireKoffi<T = unknown>(): T {
+  return createRequire(import.meta.url)(resolveKoffi()) as T
+}
+
+/** koffi's version (its package.json beside the resolved entry; the file is not in koffi's exports). */
 export function readKoffiVersion(): string {
   try {
-    const req = createRequire(join(repoRoot, 'packages', 'runtime', 'package.json'))
-    return (req('koffi/package.json') as { version: string }).version
+    return (JSON.parse(readFileSync(join(dirname(resolveKoffi()), 'package.json'), 'utf8')) as { version: string }).version
   } catch {
     return 'unknown'
   }
@@ -125,7 +145,7 @@ export function readKoffiVersion(): string {
 export async function declareDoubleKernels(o: GpuOptions, manifest: KernelManifest): Promise<void> {
   if (o.mode !== 'self-test') return
   if (!o.libcudaPath || !existsSync(o.libcudaPath)) throw new Error('self-test mode needs --libcuda pointing at the test double')
-  const koffi = createRequire(join(repoRoot, 'packages', 'runtime', 'package.json'))('koffi') as { load(p: string): { func(d: string): (...a: unknown[]) => unknown } }
+  const koffi = requireKoffi<{ load(p: string): { func(d: string): (...a: unknown[]) => unknown } }>()
   const define = koffi.load(o.libcudaPath).func('void kptd_define_kernel(const char *name, int n, const uint64_t *sizes)')
   for (const k of manifest.kernels) define(k.name, k.params.length, new BigUint64Array(k.params.map((p) => BigInt(p.size))))
 }

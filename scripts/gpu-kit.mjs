@@ -1,0 +1,130 @@
+// `pnpm gpu:kit` (issue 18): packs `pnpm test:gpu` and the GPU bench for a machine that has an NVIDIA GPU, its
+// driver, nvcc and gcc, but not this repository's dependencies (no pnpm, no node_modules, maybe no Node): the
+// device machines this project is sometimes lent receive the working tree plus at most 64 MiB of ignored
+// folders. .gpu-kit/ (gitignored) then holds
+//   test-gpu.mjs, bench-gpu.mjs  test/gpu/run.ts and bench/gpu.bench.ts bundled by esbuild (workspace packages from
+//                                source), with `import.meta.dirname` of each bundled file mapped back into the repository
+//   node_modules/koffi, node_modules/@koromix/koffi-linux-x64   the FFI, not bundled (a native module)
+//   node.gz                      this machine's Node (official build, glibc >= 2.28), used when the GPU machine has none
+//   cache/                       the suite's PTX and real-world build caches (compile time saved there)
+//   run-on-gpu.sh                the one command: test:gpu, then the bench; copies the report, the bench results
+//                                and the recorded fixtures (a .tgz) to $OUT
+// On the GPU machine, from the repository root: `sh .gpu-kit/run-on-gpu.sh` (arguments go to test:gpu).
+// Options: --out DIR (default .gpu-kit), --no-node, --no-cache.
+import { build } from 'esbuild'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+// --out DIR (default .gpu-kit), --no-node, --no-cache: test/gpu/kit.test.ts builds a lean kit elsewhere
+const args = process.argv.slice(2)
+const kit = args.includes('--out') ? resolve(args[args.indexOf('--out') + 1]) : join(root, '.gpu-kit')
+rmSync(kit, { recursive: true, force: true })
+mkdirSync(kit, { recursive: true })
+
+// Each bundled module's `import.meta.dirname` becomes its folder under the repository root, found at run time
+// beside the bundle (KP_REPO_ROOT overrides).
+const dirnamePlugin = {
+  name: 'kernelpack-dirname',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path.includes(`${'node_modules'}`)) return undefined
+      const text = readFileSync(args.path, 'utf8')
+      if (!text.includes('import.meta.dirname')) return undefined
+      const rel = relative(root, dirname(args.path)).split('\\').join('/')
+      return { contents: text.replaceAll('import.meta.dirname', `__kpDirname(${JSON.stringify(rel)})`), loader: 'ts' }
+    })
+  },
+}
+const banner = [
+  "import { createRequire as __kpCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __kpFileURLToPath } from 'node:url';",
+  "import { join as __kpJoin } from 'node:path';",
+  "const require = __kpCreateRequire(import.meta.url);",
+  "const __kpRoot = process.env.KP_REPO_ROOT ?? __kpFileURLToPath(new URL('..', import.meta.url));",
+  'const __kpDirname = (rel) => __kpJoin(__kpRoot, rel);',
+].join('\n')
+const common = {
+  bundle: true, platform: 'node', format: 'esm', target: 'node20', conditions: ['source'], logLevel: 'warning',
+  external: ['koffi', 'webgpu'], banner: { js: banner }, plugins: [dirnamePlugin], legalComments: 'none',
+}
+await build({ ...common, entryPoints: [join(root, 'test', 'gpu', 'run.ts')], outfile: join(kit, 'test-gpu.mjs') })
+await build({
+  ...common,
+  stdin: {
+    contents: [
+      "import { run } from './bench/gpu.bench.ts'",
+      "import { printResults, writeResults } from './bench/lib.ts'",
+      'const results = await run()',
+      'printResults(results)',
+      "writeResults(process.argv[2] ?? 'bench/results.json', results)",
+    ].join('\n'),
+    resolveDir: root, loader: 'ts', sourcefile: 'bench-gpu-entry.ts',
+  },
+  outfile: join(kit, 'bench-gpu.mjs'),
+})
+
+// koffi and its x86-64 Linux binary (the device machines are x86-64), copied out of pnpm's store
+const req = createRequire(join(root, 'packages', 'runtime', 'package.json'))
+const koffiDir = realpathSync(dirname(req.resolve('koffi'))) // koffi/index.cjs (its package.json is not exported)
+cpSync(koffiDir, join(kit, 'node_modules', 'koffi'), { recursive: true, dereference: true })
+const nativeDir = realpathSync(join(koffiDir, '..', '@koromix', 'koffi-linux-x64'))
+cpSync(nativeDir, join(kit, 'node_modules', '@koromix', 'koffi-linux-x64'), { recursive: true, dereference: true })
+
+// Node itself, compressed, for a machine without it
+if (!args.includes('--no-node')) {
+  writeFileSync(join(kit, 'node.gz'), gzipSync(readFileSync(process.execPath), { level: 9 }))
+  writeFileSync(join(kit, 'node.version'), process.version + '\n')
+}
+
+// the build caches: a GPU run then compiles only what changed since
+for (const c of args.includes('--no-cache') ? [] : ['ptx-cache', 'realworld-cache']) {
+  const from = join(root, 'test', '.out', c)
+  if (existsSync(from)) cpSync(from, join(kit, 'cache', c), { recursive: true, filter: (p) => !/\.(lock|tmp)$/.test(p) })
+}
+
+const script = `#!/bin/sh
+# Runs \`pnpm test:gpu\` and the GPU bench from the bundles of \`pnpm gpu:kit\` (scripts/gpu-kit.mjs), on a machine
+# with an NVIDIA GPU, its driver, nvcc and gcc. From the repository root: sh .gpu-kit/run-on-gpu.sh [test:gpu options]
+# Writes to \\$OUT (default .gpu-kit/out): test-gpu.log, report.md, report.json, bench-gpu.log, bench-results.json
+# and gpu-recorded.tgz (test/fixtures/gpu-recorded: unpack it at the repository root and commit it).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+KIT=.gpu-kit
+OUT="\${OUT:-$KIT/out}"
+mkdir -p "$OUT"
+if command -v node >/dev/null 2>&1 && node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+  NODE=node
+else
+  NODE=/tmp/kp-node
+  gunzip -c "$KIT/node.gz" > "$NODE" && chmod +x "$NODE" || exit 1
+fi
+echo "node: $("$NODE" --version) ($NODE); nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo missing)"
+export KP_REPO_ROOT="$PWD"
+mkdir -p test/.out
+for c in ptx-cache realworld-cache; do
+  if [ -d "$KIT/cache/$c" ] && [ ! -d "test/.out/$c" ]; then cp -r "$KIT/cache/$c" "test/.out/$c"; fi
+done
+"$NODE" "$KIT/test-gpu.mjs" "$@" > "$OUT/test-gpu.log" 2>&1
+status=$?
+cat "$OUT/test-gpu.log" | tail -n 400
+cp test/.out/gpu-report/report.md test/.out/gpu-report/report.json "$OUT/" 2>/dev/null
+"$NODE" "$KIT/bench-gpu.mjs" "$OUT/bench-results.json" > "$OUT/bench-gpu.log" 2>&1 || echo "bench failed (see bench-gpu.log)"
+cat "$OUT/bench-gpu.log" | tail -n 40
+if [ -d test/fixtures/gpu-recorded ]; then tar czf "$OUT/gpu-recorded.tgz" test/fixtures/gpu-recorded; fi
+echo "test:gpu exit status: $status"
+exit $status
+`
+writeFileSync(join(kit, 'run-on-gpu.sh'), script)
+chmodSync(join(kit, 'run-on-gpu.sh'), 0o755)
+
+const size = (p) => (statSync(p).isDirectory() ? Number(execFileSync('du', ['-sb', p], { encoding: 'utf8' }).split('\t')[0]) : statSync(p).size)
+const total = size(kit)
+const mib = (p) => (existsSync(p) ? `${(size(p) / 2 ** 20).toFixed(1)} MiB` : 'none')
+console.log(`wrote ${kit} (${(total / 2 ** 20).toFixed(1)} MiB): test-gpu.mjs ${mib(join(kit, 'test-gpu.mjs'))}, bench-gpu.mjs ${mib(join(kit, 'bench-gpu.mjs'))}, ` +
+  `node.gz ${mib(join(kit, 'node.gz'))} (${process.version}), caches ${mib(join(kit, 'cache'))}`)
+if (total > 56 * 2 ** 20) console.warn('gpu:kit: over 56 MiB; with the working tree it may pass the 64 MiB a device call carries')

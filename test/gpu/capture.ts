@@ -6,13 +6,13 @@
 // (`.approx` math, tensor-core `mma`) or to the order threads run in (atomics), a difference is accepted only
 // when both sides pass the case's own reference check.
 import { createHash } from 'node:crypto'
-import { parsePtx, type PtxFunction } from '@kernelpack/ptx'
+import { parsePtx, typeSize, type PtxFunction } from '@kernelpack/ptx'
 import type { DeviceBuffer, KernelArg, View, ViewCtor } from '../helpers/kernel-runner.js'
 import type { LaunchExtras, Numeric, RealworldHost } from '../helpers/realworld.js'
 import type { Dim3 } from '../../packages/runtime/src/backend.js'
 
-/** Element type of an output, as stored in a recorded fixture. */
-export type ElemType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64'
+/** Element type of an output, as stored in a recorded fixture (PTX type names; sizes from @kernelpack/ptx). */
+export type ElemType = 's8' | 'u8' | 's16' | 'u16' | 's32' | 'u32' | 's64' | 'u64' | 'f32' | 'f64'
 
 export interface Output {
   name: string
@@ -21,13 +21,12 @@ export interface Output {
 }
 
 const ctorTypes = new Map<unknown, ElemType>([
-  [Int8Array, 'i8'], [Uint8Array, 'u8'], [Uint8ClampedArray, 'u8'], [Int16Array, 'i16'], [Uint16Array, 'u16'],
-  [Int32Array, 'i32'], [Uint32Array, 'u32'], [BigInt64Array, 'i64'], [BigUint64Array, 'u64'], [Float32Array, 'f32'], [Float64Array, 'f64'],
+  [Int8Array, 's8'], [Uint8Array, 'u8'], [Uint8ClampedArray, 'u8'], [Int16Array, 's16'], [Uint16Array, 'u16'],
+  [Int32Array, 's32'], [Uint32Array, 'u32'], [BigInt64Array, 's64'], [BigUint64Array, 'u64'], [Float32Array, 'f32'], [Float64Array, 'f64'],
 ])
-const typeSizes: Record<ElemType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f32: 4, f64: 8 }
 
 export const isFloat = (t: ElemType) => t === 'f32' || t === 'f64'
-export const elemSize = (t: ElemType) => typeSizes[t]
+export const elemSize = (t: ElemType) => typeSize(t)
 
 /** One output as typed bytes: a typed array keeps its type; a plain array of numbers is stored as f64, of
  *  bigints as u64 (two's complement). */
@@ -48,13 +47,13 @@ export function toOutput(name: string, v: Numeric): Output {
 export function elements(o: Output): ArrayLike<number> | ArrayLike<bigint> {
   const b = o.bytes.buffer.slice(o.bytes.byteOffset, o.bytes.byteOffset + o.bytes.byteLength)
   switch (o.type) {
-    case 'i8': return new Int8Array(b)
+    case 's8': return new Int8Array(b)
     case 'u8': return new Uint8Array(b)
-    case 'i16': return new Int16Array(b)
+    case 's16': return new Int16Array(b)
     case 'u16': return new Uint16Array(b)
-    case 'i32': return new Int32Array(b)
+    case 's32': return new Int32Array(b)
     case 'u32': return new Uint32Array(b)
-    case 'i64': return new BigInt64Array(b)
+    case 's64': return new BigInt64Array(b)
     case 'u64': return new BigUint64Array(b)
     case 'f32': return new Float32Array(b)
     case 'f64': return new Float64Array(b)

@@ -47,4 +47,15 @@ cfg('dominators, post-dominators, loops and control dependence', () => {
   assert.equal(controlDependence(g), [[], [0], [0, 2], [0], [0, 3], []])
 })
 
+cfg('brx.idx goes to every label of its .branchtargets list (clang\'s switch jump tables)', () => {
+  const { cfg: g } = kernel(`  mov.u32 %r1, %tid.x;
+  $L_brx_0: .branchtargets $c0, $c1;
+  brx.idx %r1, $L_brx_0;
+$c0:
+  ret;
+$c1:
+  ret;`)
+  assert.equal(g.blocks.map((b) => [b.start, b.end, b.succs]), [[0, 2, [1, 2]], [2, 3, []], [3, 4, []]])
+})
+
 cfg.run()

@@ -78,6 +78,39 @@ fields('variable-length operands: mma.sync.m16n8k16 takes 14 registers per lane'
   assert.is(mma.operands.reduce((n, o) => n + operandRegisters(o).length, 0), 14)
 })
 
+fields('tensor cores and mbarriers: wmma\'s operation and matrix, movmatrix, mbarrier modes and flags', () => {
+  const ld = one('wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r9;')
+  assert.equal([ld.op, ld.mode, ld.fragment, ld.layouts, ld.shape, ld.space, ld.type], ['wmma', 'load', 'a', ['row'], ['m16n16k16'], 'global', 'f16'])
+  const st = one('wmma.store.d.sync.aligned.row.m16n16k16.f32 [%rd1], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f0}, %r9;')
+  assert.equal([st.mode, st.fragment, st.space], ['store', 'd', undefined])
+  const mma = one('wmma.mma.sync.aligned.row.col.m8n8k4.f64.f64.f64.f64.rn {%fd1, %fd2}, {%fd3}, {%fd0}, {%fd1, %fd2};')
+  assert.equal([mma.mode, mma.layouts, mma.types, mma.rounding], ['mma', ['row', 'col'], ['f64', 'f64', 'f64', 'f64'], 'rn'])
+  const mv = one('movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;')
+  assert.equal([mv.shape, mv.flags], [['m8n8'], { sync: true, aligned: true, trans: true }])
+  const w = one('mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p1, [%r1], %r2;')
+  assert.equal([w.mode, w.flags, w.sem, w.scope, w.space], ['try_wait', { parity: true }, 'acquire', 'cta', 'shared'])
+  assert.equal(one('mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r1], 16;').flags, { expect_tx: true })
+  assert.equal(one('cp.async.mbarrier.arrive.noinc.shared.b64 [%r1];').hints, ['mbarrier', 'arrive', 'noinc'])
+})
+
+fields('WARP_SZ is the constant 32; %envreg and %reserved_smem_offset_* are special registers', () => {
+  assert.equal(one('mov.u32 %r1, WARP_SZ;').operands[1], { kind: 'imm', imm: { kind: 'int', value: 32n } })
+  assert.equal(one('mov.u32 %r1, %envreg2;').operands[1], { kind: 'special', name: '%envreg2' })
+  assert.equal(one('mov.u32 %r1, %reserved_smem_offset_1;').operands[1], { kind: 'special', name: '%reserved_smem_offset_1' })
+})
+
+fields('brx.idx reads its .branchtargets list as labels', () => {
+  const f = kernel(`  $L_brx_0: .branchtargets $a, $b;
+  brx.idx %r1, $L_brx_0;
+$a:
+  ret;
+$b:
+  ret;`)
+  assert.equal(f.instructions[0]!.operands[1], { kind: 'list', items: [{ kind: 'label', name: '$a' }, { kind: 'label', name: '$b' }] })
+  assert.equal([...f.labels.keys()], ['$a', '$b'])
+  refuses('  brx.idx %r1, $nowhere;', /unknown register or symbol \$nowhere/)
+})
+
 fields.run()
 
 // ---
@@ -134,6 +167,21 @@ rules('a qualifier is legal only on the opcodes that take it; refusals name the 
   refuses('  frobnicate.b32 %r1, %r2;', /unsupported instruction frobnicate/)
   refuses('  add.s32 %r1, %r2, %nope;', /unknown register or symbol %nope/)
   refuses('  @%r1 bra $x;', /guard %r1 is not a predicate register/)
+})
+
+rules('perFunction: a function that cannot be decoded is kept with its error, the others decode', () => {
+  const m = decodeModule(parsePtx(`.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry ok() { ret; }
+.visible .entry bad() {
+  wgmma.fence.sync.aligned;
+  ret;
+}`), { perFunction: true })
+  const [ok, bad] = m.functions
+  assert.equal([ok!.instructions.length, ok!.refused], [1, undefined])
+  assert.equal([bad!.defined, bad!.instructions.length, bad!.refused?.line], [true, 0, 6])
+  assert.match(bad!.refused!.message, /unsupported instruction wgmma\.fence\.sync\.aligned/)
 })
 
 rules.run()

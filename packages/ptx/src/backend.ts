@@ -84,6 +84,9 @@ export interface LaunchConfig {
   /** The kernel's maxDynamicSharedMemorySize attribute (48 KiB unless raised with kernel.setAttribute); the
    *  runtime has checked `sharedBytes` against it, the cuda backend sets it on the function before such a launch. */
   maxDynamicSharedBytes?: number
+  /** A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, so blocks may wait
+   *  for each other (cg::this_grid().sync()). The grid must fit on the device at once. */
+  cooperative?: boolean
 }
 
 export interface KernelParams {

@@ -1,8 +1,8 @@
 // The control-flow graph of a function: basic blocks over the IR's instruction list, their edges, and the
 // graph facts the analyses share (reverse post-order, dominators, post-dominators, natural loops). A block
 // starts at instruction 0, at every label and after every branch, return or exit; a label at the very end
-// of the body starts an empty block (falling into it returns). `brx.idx` has no known targets and is
-// treated as leaving the function.
+// of the body starts an empty block (falling into it returns). `brx.idx` goes to every label of its
+// `.branchtargets` list.
 import type { IrFunction } from './ir.js'
 
 export interface BasicBlock {
@@ -68,7 +68,11 @@ export function buildCfg(fn: IrFunction): Cfg {
       const t = last.operands[0]
       const target = t?.kind === 'label' ? blockAt.get(fn.labels.get(t.name)!) : undefined
       succs = [...(target !== undefined ? [target] : []), ...(last.guard ? next : [])]
-    } else if (last && (last.op === 'ret' || last.op === 'exit' || last.op === 'brx')) succs = last.guard ? next : []
+    } else if (last?.op === 'brx') {
+      const list = last.operands[1]
+      const targets = list?.kind === 'list' ? list.items.flatMap((t) => (t.kind === 'label' && fn.labels.has(t.name) ? [blockAt.get(fn.labels.get(t.name)!)!] : [])) : []
+      succs = [...targets, ...(last.guard ? next : [])]
+    } else if (last && (last.op === 'ret' || last.op === 'exit')) succs = last.guard ? next : []
     else succs = next
     b.succs = [...new Set(succs)]
     b.exits = b.succs.length === 0 || last?.op === 'ret' || last?.op === 'exit'

@@ -40,3 +40,18 @@ export function collectiveOf(ins: Instruction): Collective | undefined {
 export function collectiveScope(c: Collective): 'block' | 'warp' {
   return c.kind === 'bar' ? 'block' : 'warp'
 }
+
+/** How a thread may wait for others at `ins` without a collective: `mbarrier` for mbarrier.test_wait/try_wait
+ *  (the phase completes when the other threads arrive; PTX ISA, "mbarrier"), `memory` for a load or atomic
+ *  whose value other threads may change under it (`ld.volatile`/`.relaxed`/`.acquire`, atom.cas/exch; PTX
+ *  ISA, "Memory Consistency Model"), which is a spin-wait when it sits in a loop (cg::this_grid().sync(),
+ *  flags, locks). A scheduler that runs threads one after another lets the waiting thread step aside there
+ *  (the emulator's yields), so that the threads it waits for can run. */
+export function waitOf(ins: Instruction): 'mbarrier' | 'memory' | undefined {
+  switch (ins.op) {
+    case 'mbarrier': return ins.mode === 'test_wait' || ins.mode === 'try_wait' ? 'mbarrier' : undefined
+    case 'ld': return ins.sem === 'volatile' || ins.sem === 'relaxed' || ins.sem === 'acquire' ? 'memory' : undefined
+    case 'atom': return ins.atomOp === 'cas' || ins.atomOp === 'exch' ? 'memory' : undefined
+    default: return undefined
+  }
+}

@@ -58,6 +58,7 @@ function decodeQualifiers(ins: PtxInstruction, fnName: string): Omit<Instruction
     if (rule.modes?.includes(q)) { once('mode', q, q); continue }
     if (rule.reduction?.includes(q as never)) { once('reduction', q as never, q); continue }
     if (rule.shapes?.test(q)) { (out.shape ??= []).push(q); continue }
+    if (rule.fragments && (q === 'a' || q === 'b' || q === 'c' || q === 'd')) { once('fragment', q, q); continue }
     if (rule.layouts && (q === 'row' || q === 'col')) { (out.layouts ??= []).push(q); continue }
     if (rule.sem?.includes(q as MemorySemantics)) { once('sem', q as MemorySemantics, q); continue }
     if (rule.scope?.includes(q as Scope)) { once('scope', q as Scope, q); continue }
@@ -93,7 +94,14 @@ class FunctionDecoder {
     const r = this.regs.get(name)
     if (r !== undefined) return { kind: 'reg', id: r }
     if (isSpecialRegister(name)) return { kind: 'special', name }
+    // PTX ISA, "Predefined Identifiers": WARP_SZ, the warp size, a constant (nvcc writes warpSize so)
+    if (name === 'WARP_SZ') return { kind: 'imm', imm: { kind: 'int', value: 32n } }
     if (this.labels.has(name)) return { kind: 'label', name }
+    const targets = this.fn.branchTargets?.get(name)
+    if (targets) {
+      for (const t of targets) if (!this.labels.has(t)) fail(`.branchtargets ${name} names ${t}, which is not a label of this function`, ins, this.fn.name)
+      return { kind: 'list', items: targets.map((t) => ({ kind: 'label', name: t })) }
+    }
     if (this.names.has(name) || this.scope.variables.has(name)) return { kind: 'sym', name, target: 'variable' }
     if (this.scope.functions.has(name)) return { kind: 'sym', name, target: 'function' }
     return fail(`unknown register or symbol ${name}`, ins, this.fn.name)
@@ -129,10 +137,9 @@ class FunctionDecoder {
     const out: Instruction = { index, ...q, operands: ins.args.map((a) => this.operand(a, ins)), line: ins.line, text: ins.text }
     if (guard) out.guard = guard
     if (ins.loc) out.loc = ins.loc
-    if (out.op === 'bra' || out.op === 'brx') {
-      const t = out.operands[0]
-      if (out.op === 'bra' && t?.kind !== 'label') fail('unknown branch target', ins, this.fn.name)
-    }
+    if (out.op === 'bra' && out.operands[0]?.kind !== 'label') fail('unknown branch target', ins, this.fn.name)
+    // brx.idx index, tlist: tlist is a .branchtargets list (a table in memory is not a PTX form)
+    if (out.op === 'brx' && out.operands[1]?.kind !== 'list') fail('brx.idx needs a .branchtargets list as its target', ins, this.fn.name)
     return out
   }
 }
@@ -156,12 +163,28 @@ export function decodeFunction(fn: PtxFunction, scope: Scope_): IrFunction {
   return out
 }
 
+export interface DecodeOptions {
+  /** Keep decoding the other functions when one cannot be decoded: it gets `refused` (the error) and no
+   *  instructions, so a backend can refuse it alone (issue 14: one unsupported kernel must not take its
+   *  neighbours down). Off: the first error throws. @default false */
+  perFunction?: boolean
+}
+
 /** Decodes every function of a parsed module (prototypes stay without instructions). */
-export function decodeModule(mod: PtxModule): IrModule {
+export function decodeModule(mod: PtxModule, options: DecodeOptions = {}): IrModule {
   const variables = new Set(mod.variables.map((v) => v.name))
   for (const f of mod.functions) for (const v of f.vars) if (v.space === 'global' || v.space === 'const' || v.space === 'shared') variables.add(v.name)
   const scope: Scope_ = { variables, functions: new Set([...mod.functions.map((f) => f.name), ...mod.aliases.map((a) => a.name)]) }
-  const out: IrModule = { files: mod.files, variables: mod.variables, functions: mod.functions.map((f) => decodeFunction(f, scope)) }
+  const decodeOne = (f: PtxFunction): IrFunction => {
+    if (!options.perFunction) return decodeFunction(f, scope)
+    try {
+      return decodeFunction(f, scope)
+    } catch (err) {
+      if (!(err instanceof PtxError)) throw err
+      return { ...decodeFunction({ ...f, body: [] }, scope), refused: err }
+    }
+  }
+  const out: IrModule = { files: mod.files, variables: mod.variables, functions: mod.functions.map(decodeOne) }
   if (mod.version !== undefined) out.version = mod.version
   if (mod.target !== undefined) out.target = mod.target
   if (mod.addressSize !== undefined) out.addressSize = mod.addressSize

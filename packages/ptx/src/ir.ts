@@ -15,6 +15,7 @@
 // Immediates are values, never text: an integer literal keeps its exact (signed, unbounded) value, a
 // `0f…`/`0d…` literal its IEEE bits, a decimal literal its number; the instruction's types say how to read
 // them (immediates.ts).
+import type { PtxError } from './errors.js'
 import { writesFirstOperand, type Opcode } from './opcodes.js'
 import type { PtxVariable, SourceLoc } from './parse.js'
 import type { PtxType, StateSpace } from './types.js'
@@ -30,6 +31,12 @@ export const SPECIAL_REGISTERS = [
   '%cluster_ctarank', '%cluster_nctarank', '%is_explicit_cluster',
   '%clusterid.x', '%clusterid.y', '%clusterid.z', '%nclusterid.x', '%nclusterid.y', '%nclusterid.z',
   '%cluster_ctaid.x', '%cluster_ctaid.y', '%cluster_ctaid.z', '%cluster_nctaid.x', '%cluster_nctaid.y', '%cluster_nctaid.z',
+  // the block's reserved shared memory (sm_80+; cg::block_tile_memory's scratch is at %reserved_smem_offset_1)
+  '%reserved_smem_offset_begin', '%reserved_smem_offset_end', '%reserved_smem_offset_cap', '%reserved_smem_offset_0', '%reserved_smem_offset_1',
+  // driver-defined registers; %envreg1/%envreg2 hold the grid workspace of a cooperative launch (cg::this_grid().sync())
+  '%envreg0', '%envreg1', '%envreg2', '%envreg3', '%envreg4', '%envreg5', '%envreg6', '%envreg7', '%envreg8', '%envreg9', '%envreg10',
+  '%envreg11', '%envreg12', '%envreg13', '%envreg14', '%envreg15', '%envreg16', '%envreg17', '%envreg18', '%envreg19', '%envreg20',
+  '%envreg21', '%envreg22', '%envreg23', '%envreg24', '%envreg25', '%envreg26', '%envreg27', '%envreg28', '%envreg29', '%envreg30', '%envreg31',
 ] as const
 export type SpecialRegister = (typeof SPECIAL_REGISTERS)[number]
 const specials: ReadonlySet<string> = new Set(SPECIAL_REGISTERS)
@@ -61,7 +68,7 @@ export type Operand =
   | { kind: 'pair'; first: Operand; second: Operand }
   | { kind: 'not'; operand: Operand }
   | { kind: 'neg'; operand: Operand }
-  /** `(a, b)`: a call's return or argument list. */
+  /** `(a, b)`: a call's return or argument list; brx.idx's `.branchtargets` list, as labels. */
   | { kind: 'list'; items: Operand[] }
   /** `_`: a destination whose value is dropped. */
   | { kind: 'sink' }
@@ -109,6 +116,10 @@ export interface Flags {
   abs?: true
   async?: true
   bulk?: true
+  /** mbarrier: `.parity` waits, `.noComplete` arrivals, `.expect_tx` transaction counts. */
+  parity?: true
+  noComplete?: true
+  expect_tx?: true
 }
 
 export interface Instruction {
@@ -141,6 +152,8 @@ export interface Instruction {
   layouts?: Array<'row' | 'col'>
   /** Shape qualifiers in order (mma `m16n8k16`; ldmatrix `m8n8`, `x4`). */
   shape?: string[]
+  /** wmma.load/store's matrix (`.a`, `.b`, `.c`; `.d` for a store). */
+  fragment?: 'a' | 'b' | 'c' | 'd'
   sem?: MemorySemantics
   scope?: Scope
   /** Cache operators and L1::/L2:: hints: accepted, no effect on results. */
@@ -176,6 +189,10 @@ export interface IrFunction {
   labels: Map<string, number>
   directives: Record<string, number[]>
   line: number
+  /** Set only by `decodeModule(ast, { perFunction: true })` when the body cannot be decoded: the error (its
+   *  line names the statement). The function then has no instructions; a consumer refuses it (and what calls
+   *  it) with this error and can keep the rest of the module. */
+  refused?: PtxError
 }
 
 export interface IrModule {

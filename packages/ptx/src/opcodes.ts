@@ -22,8 +22,8 @@ export const OPCODES = [
   'bar', 'barrier', 'membar', 'fence', 'shfl', 'vote', 'match', 'redux', 'activemask', 'elect',
   // no effect on an emulated device
   'nanosleep', 'pmevent', 'griddepcontrol', 'setmaxnreg',
-  // decoded so a consumer can name them; the emulator refuses them
-  'mma', 'ldmatrix', 'stmatrix',
+  // tensor cores (warp-wide: each lane holds a fragment) and asynchronous-copy barriers
+  'wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix', 'mbarrier',
 ] as const
 
 export type Opcode = (typeof OPCODES)[number]
@@ -49,6 +49,8 @@ export interface OpcodeRule {
   modes?: readonly string[]
   /** A mode given by pattern (mma's `m16n8k16`, ldmatrix's `m8n8`, `x4`). */
   shapes?: RegExp
+  /** wmma's matrix qualifier (`.a`, `.b`, `.c`, `.d`). */
+  fragments?: boolean
   layouts?: boolean
   sem?: readonly MemorySemantics[]
   scope?: readonly Scope[]
@@ -137,7 +139,7 @@ export const OPCODE_RULES: Readonly<Record<Opcode, OpcodeRule>> = {
   red: { types: true, writes: false, flags: ['noftz'], spaces: ['global', 'shared', 'shared::cta', 'shared::cluster'], vector: true, atomOp: true, sem: ATOM_SEM, scope: SCOPES, cacheHints: true },
   // cp.async.{ca,cg}.shared{::cta}.global [dst], [src], n; cp.async.commit_group / wait_group N / wait_all;
   // the bulk (TMA) and mbarrier forms decode, and the emulator refuses them
-  cp: { writes: false, modes: ['commit_group', 'wait_group', 'wait_all'], flags: ['async', 'bulk'], spaces: ['shared', 'shared::cta', 'shared::cluster', 'global'], cache: ['ca', 'cg'], cacheHints: true, accept: ['mbarrier', 'arrive', 'noinc', 'complete_tx::bytes', 'bulk_group'] },
+  cp: { types: true, writes: false, modes: ['commit_group', 'wait_group', 'wait_all'], flags: ['async', 'bulk'], spaces: ['shared', 'shared::cta', 'shared::cluster', 'global'], cache: ['ca', 'cg'], cacheHints: true, accept: ['mbarrier', 'arrive', 'noinc', 'complete_tx::bytes', 'bulk_group'] },
   prefetch: { writes: false, spaces: ['global', 'local'], accept: ['L1', 'L2', 'tensormap'], cacheHints: true },
   prefetchu: { writes: false, accept: ['L1'] },
   discard: { writes: false, spaces: ['global'], accept: ['L2'] },
@@ -165,13 +167,28 @@ export const OPCODE_RULES: Readonly<Record<Opcode, OpcodeRule>> = {
   pmevent: { writes: false, accept: ['mask'] },
   griddepcontrol: { writes: false, modes: ['launch_dependents', 'wait'] },
   setmaxnreg: { types: true, writes: false, modes: ['inc', 'dec'], flags: ['sync', 'aligned'] },
+  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma: .sync.aligned, the layout(s), the shape, an optional state
+  // space (generic when absent), the type(s); wmma.mma on f64 takes a rounding (PTX ISA, "Warp Level Matrix
+  // Multiply-Accumulate Instructions")
+  wmma: { types: true, writes: true, modes: ['load', 'store', 'mma'], fragments: true, flags: ['sync', 'aligned', 'satfinite'], shapes: /^m\d+n\d+k\d+$/, layouts: true, spaces: ['global', 'shared', 'shared::cta'], rounding: FR },
   mma: { types: true, writes: true, flags: ['sync', 'aligned', 'satfinite'], shapes: /^m\d+n\d+k\d+$/, layouts: true, accept: ['kind::f8f6f4', 'kind::mxf8f6f4', 'block_scale', 'sp', 'ordered_metadata'] },
   ldmatrix: { types: true, writes: true, flags: ['sync', 'aligned', 'trans'], spaces: ['shared', 'shared::cta'], shapes: /^(m\d+n\d+|x[124])$/ },
   stmatrix: { types: true, writes: false, flags: ['sync', 'aligned', 'trans'], spaces: ['shared', 'shared::cta'], shapes: /^(m\d+n\d+|x[124])$/ },
+  movmatrix: { types: true, writes: true, flags: ['sync', 'aligned', 'trans'], shapes: /^m\d+n\d+$/ },
+  // mbarrier.{init,inval,arrive,arrive_drop,test_wait,try_wait,pending_count,complete_tx}, .expect_tx alone or
+  // after arrive
+  // (PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier"); which of them write
+  // operand 0: writesFirstOperand
+  mbarrier: {
+    types: true, writes: true, modes: ['init', 'inval', 'arrive', 'arrive_drop', 'test_wait', 'try_wait', 'pending_count', 'complete_tx'],
+    spaces: ['shared', 'shared::cta', 'shared::cluster'], sem: ['release', 'acquire', 'relaxed'], scope: ['cta', 'cluster'], flags: ['parity', 'noComplete', 'expect_tx'],
+  },
 }
 
 /** True when `ins` writes its operand 0 (bar.red's result included; `call`'s returns are .param variables). */
 export function writesFirstOperand(ins: { op: Opcode; mode?: string }): boolean {
   if (ins.op === 'bar' || ins.op === 'barrier') return ins.mode === 'red'
+  if (ins.op === 'wmma') return ins.mode !== 'store'
+  if (ins.op === 'mbarrier') return ins.mode === 'arrive' || ins.mode === 'arrive_drop' || ins.mode === 'test_wait' || ins.mode === 'try_wait' || ins.mode === 'pending_count'
   return OPCODE_RULES[ins.op].writes === true
 }

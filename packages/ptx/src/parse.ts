@@ -93,6 +93,8 @@ export interface PtxFunction {
   vars: PtxVariable[]
   /** Header directives with their numbers: `.maxntid 256, 1, 1` → { maxntid: [256, 1, 1] }. */
   directives: Record<string, number[]>
+  /** `name: .branchtargets L1, L2, …;` lists (the targets of `brx.idx`, clang's switch jump tables). */
+  branchTargets?: Map<string, string[]>
   line: number
 }
 
@@ -451,6 +453,7 @@ class Parser {
       if (t.t === 'id' && this.isP(':', 1)) {
         // label, or `prototype_0 : .callprototype ...`
         if (this.peek(2)?.v === '.callprototype') { this.skipToSemi(); continue }
+        if (this.peek(2)?.v === '.branchtargets') { this.parseBranchTargets(fn); continue }
         this.skip(2)
         body.push({ kind: 'label', name: t.v, line: t.line })
         continue
@@ -470,6 +473,22 @@ class Parser {
       }
       body.push(this.parseInstruction())
     }
+  }
+
+  /** `name: .branchtargets L1, L2, …;` (PTX ISA, "Control Flow Directives: .branchtargets"). */
+  parseBranchTargets(fn: PtxFunction): void {
+    const name = this.next()
+    this.skip(2)
+    const labels: string[] = []
+    while (!this.isP(';')) {
+      const t = this.next()
+      if (t.t !== 'id') throw new PtxError(`expected a label in .branchtargets ${name.v}, found \`${t.v}\``, t.line)
+      labels.push(this.rename(t.v))
+      if (this.isP(',')) this.next()
+      else if (!this.isP(';')) throw new PtxError(`unexpected \`${this.peek()?.v ?? 'end of PTX'}\` in .branchtargets ${name.v}`, this.line())
+    }
+    this.next()
+    ;(fn.branchTargets ??= new Map()).set(name.v, labels)
   }
 
   /** `.loc file line column[, function_name …, inlined_at …]` (the rest of the line is ignored). */

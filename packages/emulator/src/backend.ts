@@ -7,7 +7,9 @@ import { EmulatorFault, PtxError } from './errors.js'
 import type { CompiledFunction } from './emit-js.js'
 import { Heap } from './heap.js'
 import { loadPtxModule, type LoadedModule } from './load-module.js'
-import { newThreadStates, runBlock, type KernelFn, type ThreadState } from './scheduler.js'
+import { StalledBlock, newThreadStates, runBlock, type KernelFn } from './scheduler.js'
+import { coResidentBlocks, runCooperative } from './cooperative.js'
+import { RESERVED_SMEM } from './js-values.js'
 
 export type { Dim3 }
 
@@ -54,6 +56,28 @@ export interface EmulatorBackend extends Backend {
 }
 
 
+/** Whether a kernel or a function it calls reads the reserved shared memory. */
+function usesReservedSmem(mod: LoadedModule, cf: CompiledFunction, seen = new Set<string>()): boolean {
+  if (cf.reservedSmem) return true
+  seen.add(cf.name)
+  for (const c of cf.calls) {
+    const g = mod.functions.get(c)
+    if (g && !seen.has(c) && usesReservedSmem(mod, g, seen)) return true
+  }
+  return false
+}
+
+/** The fault of a launch whose threads wait for each other forever (scheduler.ts StalledBlock). */
+function deadlock(mod: LoadedModule, cf: CompiledFunction, kernel: string, e: StalledBlock, grid: Dim3, block: Dim3, cooperative: boolean): EmulatorFault {
+  const row = cf.suspendAt.get(e.pc)
+  const info = row === undefined ? undefined : mod.instrs[row]
+  const at = (i: number, d: Dim3) => [i % d[0], Math.floor(i / d[0]) % d[1], Math.floor(i / (d[0] * d[1]))].join(', ')
+  const why = cooperative
+    ? 'no thread of any block changes what it waits for'
+    : 'no thread of its block changes what it waits for; blocks run one after another, so a kernel whose blocks wait for each other needs a cooperative launch ({ cooperative: true })'
+  return new EmulatorFault(`deadlock: thread (${at(e.thread, block)}) of block (${at(e.block, grid)}) keeps waiting and ${why}`, kernel, info ? `${info.text} (PTX line ${info.line})` : 'a wait')
+}
+
 class KernelHandle implements EmulatorFunction {
   constructor(readonly name: string, readonly mod: LoadedModule, readonly cf: CompiledFunction) {}
 }
@@ -99,6 +123,11 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
       return {
         getFunction(name: string) {
           const cf = lm.functions.get(name)
+          const why = lm.refused.get(name)
+          if (why && lm.ir.functions.some((f) => f.name === name && f.kind === 'entry')) {
+            // one kernel the emulator cannot run leaves its neighbours usable (issue 14)
+            throw new PtxError(`kernel ${name} cannot run on the emulator: ${why.message.replace(/^PTX line \d+: /, '')}`, why.line)
+          }
           if (!cf || cf.kind !== 'entry') {
             const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
             throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
@@ -158,28 +187,65 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
       if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
       const paramEnd = cf.paramEnd
       if (params.bytes.length < paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${paramEnd}`)
-      const shn = mod.layout.sharedStatic + dyn
+      // the reserved shared memory (%reserved_smem_offset_*) follows the kernel's own, when it reads it
+      const reserved = usesReservedSmem(mod, cf)
+      const own = mod.layout.sharedStatic + dyn
+      const rsv = reserved ? Math.ceil(own / 16) * 16 : 0
+      const shn = reserved ? rsv + RESERVED_SMEM : own
       const ln = Math.ceil(cf.stackNeed / 16) * 16
+      const nblocks = grid[0] * grid[1] * grid[2]
+      const cooperative = config.cooperative === true
+      if (cf.gridSync && !cooperative) {
+        throw new Error(`launch ${fn.name}: the kernel synchronizes the whole grid (cg::this_grid().sync(): PTX line ${cf.gridSync.line} reads the grid workspace, \`${cf.gridSync.text}\`), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
+      }
+      if (cooperative) {
+        const fit = coResidentBlocks(nthreads, shn, backend.device().multiProcessorCount ?? 1)
+        if (nblocks > fit) throw new RangeError(`launch ${fn.name}: a cooperative launch of ${nblocks} blocks of ${nthreads} threads${shn ? ` and ${shn} bytes of shared memory` : ''} does not fit on the emulated device at once (at most ${fit} blocks; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)`)
+      }
+      // a cooperative launch keeps every block's shared and local memory; other launches reuse one block's
+      const resident = cooperative ? nblocks : 1
+      const shStride = Math.ceil(Math.max(shn, 4) / 16) * 16
+      const lnStride = Math.ceil(Math.max(ln * nthreads, 4) / 16) * 16
       const regions: number[] = []
       try {
-        const sb = heap.alloc(Math.max(shn, 4)); regions.push(sb)
-        const lb0 = heap.alloc(Math.max(ln * nthreads, 4)); regions.push(lb0)
+        const sb = heap.alloc(shStride * resident); regions.push(sb)
+        const lb0 = heap.alloc(lnStride * resident); regions.push(lb0)
         const frame = Math.max(cf.frameSize, params.bytes.length)
         const fb = heap.alloc(frame + CALL_STACK); regions.push(fb)
+        // the grid workspace of cg::this_grid().sync() (%envreg1:%envreg2): a zeroed barrier counter
+        const gws = cooperative ? heap.alloc(16) : 0
+        if (cooperative) { regions.push(gws); new Uint8Array(heap.buffer, gws, 16).fill(0) }
         new Uint8Array(heap.buffer, fb, params.bytes.length).set(params.bytes)
         const inst = mod.inst
         if (mod.generation !== heap.generation) { inst.setHeap(heap.buffer, heap.ok); mod.generation = heap.generation }
-        inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2] })
+        inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2], RSV: rsv, GWS: gws })
         inst.setRanges(heap.ranges())
         mod.running = fn.name
         const K = inst.FN[cf.index] as unknown as KernelFn
-        let states: ThreadState[] = []
-        if (cf.hasSuspend) {
-          states = newThreadStates(nthreads, cf.regCount)
+        const progress = () => inst.progress()
+        // the reserved shared memory starts zeroed in every block (cg's scratch barriers count from 0)
+        const enter = (b: number) => {
+          const at = sb + (cooperative ? b * shStride : 0)
+          inst.setBlock(at, lb0 + (cooperative ? b * lnStride : 0))
+          if (reserved) new Uint8Array(heap.buffer, at + rsv, RESERVED_SMEM).fill(0)
         }
-        const nblocks = grid[0] * grid[1] * grid[2]
-        if (!cf.hasSuspend) K(null, 0, nthreads, fb, 0, nblocks)
-        else for (let b = 0; b < nblocks; b++) runBlock(K, cf, states, nthreads, fb, b)
+        try {
+          if (cooperative) {
+            for (let b = 0; b < nblocks; b++) enter(b)
+            runCooperative(K, cf, nblocks, nthreads, fb, enter, progress)
+          } else if (!cf.hasSuspend && !reserved) K(null, 0, nthreads, fb, 0, nblocks)
+          else {
+            const states = newThreadStates(nthreads, cf.regCount)
+            for (let b = 0; b < nblocks; b++) {
+              enter(b)
+              if (cf.hasSuspend) runBlock(K, cf, states, nthreads, fb, b, progress)
+              else K(null, 0, nthreads, fb, b, b + 1)
+            }
+          }
+        } catch (e) {
+          if (e instanceof StalledBlock) throw deadlock(mod, cf, fn.name, e, grid, block, cooperative)
+          throw e
+        }
       } catch (e) {
         // deep device recursion exhausts the JS stack before the emulated call stack: same fault
         if (e instanceof RangeError && /call stack/i.test(e.message)) throw new EmulatorFault('call stack overflow (device recursion too deep)', fn.name, 'call')

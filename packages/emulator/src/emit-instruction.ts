@@ -80,7 +80,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         const l = E.load(E.memType(t, dst), i * sz)
         code += wr(dst, l.kind, l.e)
       })
-      return code
+      return spin(E, code, A[0]!)
     }
     case 'st': {
       const space = ins.space === 'const' ? 'generic' : ins.space ?? 'generic'
@@ -371,7 +371,15 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       if (target?.kind !== 'label' || !E.fn.labels.has(target.name)) return fail('unknown branch target')
       return E.branch(target.name)
     }
-    case 'brx': return fail('indirect branches (brx.idx) are not supported')
+    case 'brx': {
+      // brx.idx index, tlist (clang's switch jump tables): the index-th label of the .branchtargets list; an
+      // index past its end is undefined in PTX and faults here. Such functions run on the dispatcher
+      // (structure.ts leaves brx unstructured), where a branch is `pc=…;continue L`.
+      const list = A[1]
+      if (list?.kind !== 'list' || E.structure.kind !== 'fallback') return fail('brx.idx without a .branchtargets list')
+      const cases = list.items.map((l, i) => (l.kind === 'label' ? `case ${i}:${E.branch(l.name)}` : fail('brx.idx target is not a label')))
+      return `switch(${rd(A[0], 'u32')}){${cases.join('')}default:fault(${E.curIdx},${rd(A[0], 'u32')},'brx');}`
+    }
     case 'ret': return E.ret()
     case 'exit': return E.fn.kind === 'entry' ? E.ret() : fail('exit inside a called function is not supported by the emulator')
     case 'trap': return `fault(${E.curIdx},undefined,'trap');`
@@ -387,6 +395,8 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       if (!c) return ''
       if (ins.flags.cluster) return fail('cluster barriers are not supported')
       // __syncwarp() (bar.warp.sync): the lanes of the warp meet (warp-synchronous shared-memory code depends on it)
+      // bar.warp.sync's member mask: the lanes it waits for (scheduler.ts)
+      if (c.kind === 'warpsync') return E.suspend(c, [A[0] ? rd(A[0], 'i32') : '-1'], [])
       if (c.kind !== 'bar' || !c.red) return E.suspend(c, [], [])
       const out = c.red === 'popc' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
       return E.suspend(c, [rd(A[A.length - 1], 'pred')], [out])
@@ -425,14 +435,20 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       const a = rd(A[1], 'u32'), b = rd(A[2], 'u32')
       return `u=${wrap ? `${a}&31` : `Math.min(${a},32)`};v=${wrap ? `${b}&31` : `Math.min(${b},32)`};${wr(A[0], 'i32', 'u>=32?0:((u+v>=32?0:(1<<(u+v)))-(1<<u))|0')}`
     }
-    case 'atom': case 'red': return atom(E, ins)
+    case 'atom': case 'red': return ins.op === 'atom' ? spin(E, atom(E, ins), A[0]!) : atom(E, ins)
     case 'cp': {
       // cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once, so the
       // commit/wait instructions have nothing left to wait for
       const opcode = [ins.op, ...ins.qualifiers].join('.')
       if (!ins.flags.async) return fail(`unsupported instruction ${opcode}`)
       if (ins.mode === 'commit_group' || ins.mode === 'wait_group' || ins.mode === 'wait_all') return ''
-      if (ins.flags.bulk || ins.hints?.includes('mbarrier')) return fail(`unsupported instruction ${opcode}`)
+      if (ins.flags.bulk) return fail(`unsupported instruction ${opcode} (bulk copies, TMA)`)
+      if (ins.hints?.includes('mbarrier')) {
+        // cp.async.mbarrier.arrive{.noinc} [mbar]: an arrive-on once this thread's earlier cp.async are
+        // complete, which they are. Without .noinc the pending count is raised first (no net change).
+        const code = E.addr(A[0]!, ins.space === 'shared' ? 'shared' : 'generic', 8)
+        return ins.hints.includes('noinc') ? `${code}mbarArrive(HI32,a>>>2,1,false);` : code
+      }
       const size = isInt(A[2]) ? Number(intValue(A[2])) : fail('cp.async size must be an immediate')
       const srcSize = A[3] ? rd(A[3], 'u32') : String(size)
       let code = E.addr(A[0]!, 'shared', size, 0) + 'v=a;'
@@ -445,8 +461,44 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       const e = space === 'shared' ? `(u>=SB&&u<SB+SHN)` : space === 'local' ? `(u>=LB&&u<LB+LN)` : space === 'global' ? `(u>=0&&u<HN&&!(u>=SB&&u<SB+SHN)&&!(u>=LB0&&u<LB0+LN*NT))` : 'false'
       return `u=${a};${wr(A[0], 'pred', e)}`
     }
-    case 'mma': case 'ldmatrix': case 'stmatrix':
-      return fail(`tensor-core instructions (${ins.op}) are not supported by the emulator`)
+    case 'mbarrier': return mbarrier(E, ins)
+    case 'mma': case 'ldmatrix': case 'stmatrix': case 'wmma': case 'movmatrix':
+      return fail(`unsupported instruction ${[ins.op, ...ins.qualifiers].join('.')}`)
+  }
+}
+
+/** A load or atomic others may change under it, at a yield point (a spin-wait: emit-js.ts yieldIf): the
+ *  thread steps aside when it reads the same value at the same place again, so that whoever it waits for
+ *  runs; a new value counts as progress for the scheduler. */
+function spin(E: FunctionEmitter, code: string, dst: IrOperand): string | Suspension {
+  if (dst.kind !== 'reg') return code
+  const v = E.regJs[dst.id]!
+  return E.yieldIf(code, `S.sk===${E.curIdx}&&S.sv===${v}`, `S.sk=${E.curIdx};S.sv=${v};_PROG++;`)
+}
+
+/** mbarrier.* on the object of mbarrier.ts; a wait that is not complete yet is a yield point (the arrivals
+ *  it waits for come from threads that run after it). */
+function mbarrier(E: FunctionEmitter, ins: Instruction): string | Suspension {
+  const A = ins.operands
+  const space = ins.space === 'shared' ? 'shared' : 'generic'
+  const opcode = [ins.op, ...ins.qualifiers].join('.')
+  if (ins.flags.expect_tx || ins.mode === 'complete_tx') return E.fail(`unsupported instruction ${opcode} (transaction counts belong to cp.async.bulk/TMA, which the emulator does not run)`)
+  if (ins.flags.cluster) return E.fail(`unsupported instruction ${opcode} (clusters)`)
+  switch (ins.mode) {
+    case 'init': return `${E.addr(A[0]!, space, 8)}mbarInit(HI32,a>>>2,${E.rd(A[1]!, 'u32')});`
+    case 'inval': return `${E.addr(A[0]!, space, 8)}HI32[a>>>2]=0;HI32[(a>>>2)+1]=0;`
+    case 'arrive': case 'arrive_drop': {
+      const count = A[2] ? E.rd(A[2], 'u32') : '1'
+      return `${E.addr(A[1]!, space, 8)}${E.wr(A[0]!, 'i64', `mbarArrive(HI32,a>>>2,${count},${ins.mode === 'arrive_drop'})`)}`
+    }
+    case 'test_wait': case 'try_wait': {
+      const test = ins.flags.parity ? `mbarTestParity(HI32,a>>>2,${E.rd(A[2]!, 'u32')})` : `mbarTestWait(HI32,a>>>2,${E.rd(A[2]!, 'i64')})`
+      const code = `${E.addr(A[1]!, space, 8)}u=${test};${E.wr(A[0]!, 'pred', 'u')}`
+      const done = A[0]!.kind === 'reg' ? E.regJs[A[0]!.id]! : 'u'
+      return E.yieldIf(code, `!${done}`, '_PROG++;')
+    }
+    case 'pending_count': return E.wr(A[0]!, 'i32', `mbarPending(${E.rd(A[1]!, 'i64')})`)
+    default: return E.fail(`unsupported instruction ${opcode}`)
   }
 }
 

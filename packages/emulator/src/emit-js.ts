@@ -25,12 +25,12 @@
 // are checked against a 4-byte-granule validity map (OK), shared and local accesses against their window
 // sizes; a failed check calls fault(), which throws EmulatorFault.
 import {
-  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, layoutParams, structureFunction, alignTo,
+  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type Structure,
 } from '@kernelpack/ptx'
 import { emitInstruction, type Suspension } from './emit-instruction.js'
-import { jsNumber, readAs, specialRegister, immediateAs, writeAs, type Kind } from './js-values.js'
+import { isGridWorkspaceRegister, jsNumber, readAs, specialRegister, immediateAs, writeAs, type Kind } from './js-values.js'
 
 /** What fault messages say about an instruction (the table index is what the generated code passes). */
 export interface InstrInfo { fn: string; text: string; line: number; loc?: SourceLoc }
@@ -43,6 +43,8 @@ export interface CompiledFunction {
   js: string
   /** Suspension points: resume pc → what the scheduler must do. */
   collectives: Map<number, Collective>
+  /** Every suspension point's resume pc → its row in the module's instruction table (for messages). */
+  suspendAt: Map<number, number>
   hasSuspend: boolean
   /** Has shfl/vote/match/activemask/redux (suspends at warp granularity). */
   hasWarpCollective: boolean
@@ -56,6 +58,11 @@ export interface CompiledFunction {
   stackNeed: number
   calls: Set<string>
   regCount: number
+  /** Reads %reserved_smem_offset_*: the block gets RESERVED_SMEM bytes of reserved shared memory. */
+  reservedSmem: boolean
+  /** Where it reads the grid workspace (%envreg1/%envreg2: cg::this_grid().sync()), which only a
+   *  cooperative launch provides. */
+  gridSync?: { line: number; text: string }
 }
 
 export interface ModuleLayout {
@@ -125,6 +132,9 @@ export class FunctionEmitter {
   /** Dispatcher pcs of labels (1…), then of suspension points and the skips around guarded ones. */
   readonly labelPc = new Map<string, number>()
   readonly suspensionPc = new Map<number, { pc: number; skip?: number }>()
+  /** Yield points (suspension points too): waits for other threads that are not collectives (waitOf), in
+   *  a loop of a kernel. The thread steps aside after the instruction when it is still waiting. */
+  readonly yieldAt = new Set<number>()
   readonly hasSuspend: boolean
   readonly collectives = new Map<number, Collective>()
   readonly hoisted = new Map<string, Hoisted>()
@@ -156,7 +166,11 @@ export class FunctionEmitter {
     for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
     let suspends = false
     fn.instructions.forEach((ins, i) => {
-      if (fn.kind !== 'entry' || !collectiveOf(ins)) return
+      if (fn.kind !== 'entry') return
+      if (!collectiveOf(ins)) {
+        if (!waitOf(ins) || this.cfg.loopOf[this.cfg.blockOf[i]!]! < 0) return
+        this.yieldAt.add(i)
+      }
       suspends = true
       const s: { pc: number; skip?: number } = { pc: pc++ }
       if (ins.guard) s.skip = pc++
@@ -170,6 +184,9 @@ export class FunctionEmitter {
       mc.instrs.push(info)
     }
   }
+
+  /** The row of instruction i in the module's instruction table (InstrInfo, fault messages). */
+  rowOf(i: number): number { return this.idxBase + i }
 
   fail(msg: string, ins: Instruction = this.cur): never {
     throw new PtxError(`${msg} in \`${ins.text}\` (function ${this.fn.name})`, ins.line)
@@ -425,8 +442,26 @@ export class FunctionEmitter {
     const { pc } = this.suspensionPc.get(this.cur.index)!
     this.collectives.set(pc, kind)
     const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
-    const saves = this.mc.live(this).liveAcross(this.cur.index).map((r) => this.save(r)).join('')
+    const saves = this.savedAt(this.cur.index).map((r) => this.save(r)).join('')
     return { pc, pre: `${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};${saves}continue TH;`, post: outputs.join('') }
+  }
+
+  /** The current instruction's code followed, at a yield point, by a yield: while `waiting` holds, the thread
+   *  steps aside (S.st=4) with the registers live after the instruction and resumes after it once the
+   *  scheduler ran the others (scheduler.ts stepBlock); `passed` runs when it does not wait. Elsewhere (not in
+   *  a loop, or in a device function) the code alone: nothing to wait for, or nowhere to step aside. */
+  yieldIf(code: string, waiting: string, passed: string): Suspension | string {
+    if (!this.yieldAt.has(this.cur.index)) return code
+    const { pc } = this.suspensionPc.get(this.cur.index)!
+    const saves = this.savedAt(this.cur.index).map((r) => this.save(r)).join('')
+    return { pc, pre: `${code}if(${waiting}){S.pc=${pc};S.st=4;${saves}continue TH;}${passed}`, post: '' }
+  }
+
+  /** The registers a thread suspended at instruction i keeps: those live across a collective (its results
+   *  come back from the scheduler), those live after a yield point (it ran already). */
+  savedAt(i: number): number[] {
+    const live = this.mc.live(this)
+    return this.yieldAt.has(i) ? live.liveOut(i) : live.liveAcross(i)
   }
 
   /** Numbers go to a Float64Array (no boxing), i64 values (number or BigInt) to a plain array. */
@@ -499,7 +534,7 @@ export class FunctionEmitter {
           const s = susp.get(node.index)
           if (s) {
             guard(false)
-            const restores = this.mc.live(this).liveAcross(node.index).map((r) => this.restore(r)).join('')
+            const restores = this.savedAt(node.index).map((r) => this.restore(r)).join('')
             out.push(`if(pc===0${s.guard ? `&&${s.guard}` : ''}){${s.pre}}`, `if(pc===${s.pc}){pc=0;${restores}${s.post}}`)
             continue
           }
@@ -536,7 +571,7 @@ export class FunctionEmitter {
     const regs = regDecl ? ',' + regDecl : ''
     // launch state as function-local constants (V8 keeps them in registers; the module-level ones are
     // mutable and would be reloaded after every helper call); kernels read the block index per block
-    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ'
+    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS'
     const vars = `let a=0,x64=0,CF=0,u=0,v=0${regs};`
     if (fn.kind !== 'entry') {
       const locals = `${snap},CX=_CX,CY=_CY,CZ=_CZ;${vars}`
@@ -558,7 +593,7 @@ export class FunctionEmitter {
       return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${body}\n}}}`
     }
     if (this.hasSuspend) {
-      const cases = [...this.suspensionPc].map(([i, { pc }]) => `case ${pc}:${this.mc.live(this).liveAcross(i).map((r) => this.restore(r)).join('')}break;`)
+      const cases = [...this.suspensionPc].map(([i, { pc }]) => `case ${pc}:${this.savedAt(i).map((r) => this.restore(r)).join('')}break;`)
       const restore = `switch(pc){${cases.join('')}}`
       return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}}`
     }
@@ -580,6 +615,25 @@ export class FunctionEmitter {
     const unchecked = loop(this.assemble(un.code, un.susp), true)
     return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
   }
+}
+
+/** What a function's special-register reads ask of its launch. */
+function specialUse(f: IrFunction): { reservedSmem: boolean; gridSync?: { line: number; text: string } } {
+  let reservedSmem = false
+  let gridSync: { line: number; text: string } | undefined
+  for (const ins of f.instructions) for (const o of ins.operands) {
+    if (o.kind !== 'special') continue
+    if (o.name.startsWith('%reserved_smem_offset')) reservedSmem = true
+    if (isGridWorkspaceRegister(o.name)) gridSync ??= { line: ins.line, text: ins.text }
+  }
+  return gridSync ? { reservedSmem, gridSync } : { reservedSmem }
+}
+
+/** The function a `call` names (undefined for other instructions and indirect calls). */
+export function calleeOf(ins: Instruction): string | undefined {
+  if (ins.op !== 'call') return undefined
+  const t = ins.operands[0]?.kind === 'list' ? ins.operands[1] : ins.operands[0]
+  return t?.kind === 'sym' && t.target === 'function' ? t.name : undefined
 }
 
 /** The JS label of a structure region: `L<id>` for loops, `B<id>` for blocks and ifs. */
@@ -620,15 +674,60 @@ export class ModuleEmitter {
   retSize(f: IrFunction, j: number): number { return f.returns[j]?.size ?? this.bad(f, 'return count') }
   bad(f: IrFunction, what: string): never { throw new PtxError(`call to ${f.name} does not match its ${what}`, f.line) }
 
+  /** Functions that cannot run, with why: refused by the decoder (IrFunction.refused), by their own code
+   *  generation, or because they call such a function. Their neighbours run (issue 14). */
+  readonly refused = new Map<string, PtxError>()
+
+  /** Adds to `refused` every function that calls a refused one, directly or not. */
+  private propagateRefusals(): void {
+    for (let changed = true; changed;) {
+      changed = false
+      for (const f of this.mod.functions) {
+        if (!f.defined || this.refused.has(f.name)) continue
+        for (const ins of f.instructions) {
+          const c = calleeOf(ins)
+          const why = c === undefined ? undefined : this.refused.get(c)
+          if (!why) continue
+          this.refused.set(f.name, new PtxError(`calls ${c}, which the emulator cannot run (${why.message})`, ins.line))
+          changed = true
+          break
+        }
+      }
+    }
+  }
+
   compile(): { source: string; functions: Map<string, CompiledFunction> } {
+    for (const f of this.mod.functions) if (f.refused) this.refused.set(f.name, f.refused)
+    this.propagateRefusals()
+    // a function whose code cannot be generated is refused with its callers, and the rest is generated again
+    // (the instruction table and access sites are numbered per generation)
+    for (;;) {
+      const before = this.refused.size
+      const r = this.compileOnce()
+      if (this.refused.size === before) return r
+      this.propagateRefusals()
+      this.instrs = []
+      this.sites = 0
+      this.liveness.clear()
+    }
+  }
+
+  private compileOnce(): { source: string; functions: Map<string, CompiledFunction> } {
     const parts: string[] = []
     const out = new Map<string, CompiledFunction>()
     const emitters: FunctionEmitter[] = []
     const fastJs = new Map<string, string | undefined>()
     this.mod.functions.forEach((f, i) => {
-      if (!f.defined) return
-      const fe = new FunctionEmitter(f, i, this)
-      const js = fe.emit()
+      if (!f.defined || this.refused.has(f.name)) return
+      let fe: FunctionEmitter, js: string
+      try {
+        fe = new FunctionEmitter(f, i, this)
+        js = fe.emit()
+      } catch (err) {
+        if (!(err instanceof PtxError)) throw err
+        this.refused.set(f.name, err)
+        return
+      }
       emitters[i] = fe
       let fast: string | undefined
       if (f.kind === 'entry' && [...fe.hoisted.values()].some((h) => h.kind === 'i64')) {
@@ -641,14 +740,16 @@ export class ModuleEmitter {
       const frame = this.frames[i]!
       out.set(f.name, {
         name: f.name, kind: f.kind, index: i, js, collectives: fe.collectives, hasSuspend: fe.hasSuspend,
+        suspendAt: new Map([...fe.suspensionPc].map(([at, { pc }]) => [pc, fe.rowOf(at)])),
         hasWarpCollective: [...fe.collectives.values()].some((c) => c.kind !== 'bar'),
         frameSize: frame.frameSize, paramOffsets: frame.paramOffsets, paramEnd: frame.paramEnd, localSize: frame.localSize, stackNeed: frame.localSize,
-        calls: fe.calls, regCount: f.registers.length,
+        calls: fe.calls, regCount: f.registers.length, ...specialUse(f),
       })
     })
     // stack needs (recursion: a fixed allowance, overflow is caught by the local window check)
     const need = (name: string, seen: Set<string>): number => {
-      const cf = out.get(name)!
+      const cf = out.get(name)
+      if (!cf) return 0 // refused in this pass: the module is generated again without its callers
       if (seen.has(name)) return 1 << 16
       seen.add(name)
       let m = 0
@@ -678,18 +779,19 @@ export class ModuleEmitter {
     const helpers = ['add64', 'sub64', 'mul64', 'mulhi64', 'neg64', 'and64', 'or64', 'xor64', 'not64', 'shl64', 'shrs64', 'shru64', 'ucmp64', 'scmp64', 'divs64', 'divu64', 'rems64', 'remu64', 'popc64', 'clz64', 'brev64', 'mk64', 'lo32', 'hi32', 'n64', 'big', 'u64b',
       'popc32', 'brev32', 'mulhi32', 'mulwide32', 'divs32', 'divu32', 'rems32', 'remu32', 'bfe32', 'bfe64', 'bfi32', 'bfi64', 'bfind32', 'bfind64', 'prmt', 'lop3', 'shf', 'dp4a', 'dp2a',
       'fround', 'ftz', 'sat', 'fmin', 'fmax', 'fminNaN', 'fmaxNaN', 'fma64', 'fma32', 'fop32', 'fop64', 'cvt32', 'f16ToNum', 'numToF16', 'bf16ToNum', 'numToBf16', 'fmaH', 'fmaB',
-      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum', 'relu16']
+      'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum', 'relu16',
+      'mbarInit', 'mbarArrive', 'mbarTestWait', 'mbarTestParity', 'mbarPending']
     // No text of the PTX reaches this source: functions are numbered (FN[i]), messages are looked up from
     // the instruction table by index (fault()), so nothing from a user file needs escaping here.
     const source = `"use strict";
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
 let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_OK,_HN=0;
-let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0;
+let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0,_RSV=0,_GWS=0;
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
 function fault(i,a,what){E.fault(i,a,what)}
-let _AR=new Float64Array(0),RL=1,RH=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
+let _AR=new Float64Array(0),RL=1,RH=0,_PROG=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
 function wr(x,c,lo){const y=x+c*(_NTX-1);return x>=lo&&x<=2147483647&&y>=lo&&y<=2147483647}
 function hz(lo,c,n,al,k){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;if(mn>=_GR[k]&&mx<=_GR[k+1])return true;rng(mn);_GR[k]=RL;_GR[k+1]=RH-n;return mn>=RL&&mx+n<=RH}
 function rng(a){let lo=0,hi=(_AR.length>>>1)-1;while(lo<=hi){const m=(lo+hi)>>>1;if(a<_AR[2*m])hi=m-1;else if(a>=_AR[2*m+1])lo=m+1;else{RL=_AR[2*m];RH=_AR[2*m+1];return}}RL=1;RH=0}
@@ -698,7 +800,9 @@ const FN=[${table.join(',')}];
 return {
   FN,
   setHeap(buf,ok){_H8=new Uint8Array(buf);_HI8=new Int8Array(buf);_HU16=new Uint16Array(buf);_HI16=new Int16Array(buf);_HI32=new Int32Array(buf,0,buf.byteLength>>>2);_HU32=new Uint32Array(buf,0,buf.byteLength>>>2);_HF32=new Float32Array(buf,0,buf.byteLength>>>2);_HF64=new Float64Array(buf,0,buf.byteLength>>>3);_OK=ok;_HN=buf.byteLength;},
-  setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;},
+  setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;_RSV=o.RSV;_GWS=o.GWS;},
+  progress(){return _PROG},
+  setBlock(sb,lb0){_SB=sb;_LB0=lb0;},
   setRanges(ar){_AR=ar;for(let i=0;i<_GR.length;i+=2){_GR[i]=1;_GR[i+1]=0;}},
 };`
     return { source, functions: out }

@@ -6,16 +6,13 @@
 // parameters the caller's return variables (the same .param bytes a real call would pass); `ret` becomes a
 // branch to the end of the inlined body.
 import { PtxError, collectiveOf, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
+import { calleeOf } from './emit-js.js'
 
 function suspendsItself(f: IrFunction): boolean {
   return f.instructions.some((s) => collectiveOf(s) !== undefined)
 }
 
-function callee(s: Instruction): string | undefined {
-  if (s.op !== 'call') return undefined
-  const t = s.operands[0]?.kind === 'list' ? s.operands[1] : s.operands[0]
-  return t?.kind === 'sym' && t.target === 'function' ? t.name : undefined
-}
+const callee = calleeOf
 
 interface Renaming { reg: (id: number) => number; name: (n: string) => string; label: (n: string) => string }
 
@@ -121,6 +118,17 @@ export function inlineSuspendingCalls(mod: IrModule): IrModule {
     expanded.set(f.name, result)
     return result
   }
-  const functions = mod.functions.map((f) => (f.defined && f.instructions.some((s) => { const c = callee(s); return c !== undefined && susp.has(c) }) ? expand(f) : f))
+  // a function that cannot be expanded (recursion through a collective, a call that does not match) is
+  // refused alone, as the decoder refuses one it cannot read
+  const tryExpand = (f: IrFunction): IrFunction => {
+    try {
+      return expand(f)
+    } catch (err) {
+      if (!(err instanceof PtxError)) throw err
+      expanding.clear()
+      return { ...f, instructions: [], labels: new Map(), refused: err }
+    }
+  }
+  const functions = mod.functions.map((f) => (f.defined && f.instructions.some((s) => { const c = callee(s); return c !== undefined && susp.has(c) }) ? tryExpand(f) : f))
   return { ...mod, functions }
 }

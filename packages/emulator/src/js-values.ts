@@ -243,5 +243,23 @@ export function specialRegister(name: SpecialRegister): string {
     case '%nclusterid.y': return 'NCY'
     case '%nclusterid.z': return 'NCZ'
     case '%is_explicit_cluster': return '0'
+    // the block's reserved shared memory: RESERVED_SMEM bytes after the kernel's own (backend.ts), the two
+    // numbered regions its halves (cg::block_tile_memory uses %reserved_smem_offset_1, 288 bytes at most)
+    case '%reserved_smem_offset_begin': case '%reserved_smem_offset_0': return 'RSV'
+    case '%reserved_smem_offset_1': return `(RSV+${RESERVED_SMEM / 2})`
+    case '%reserved_smem_offset_end': return `(RSV+${RESERVED_SMEM})`
+    case '%reserved_smem_offset_cap': return String(RESERVED_SMEM)
+    // a cooperative launch's grid workspace (cg::this_grid().sync()): %envreg1 its high, %envreg2 its low
+    // 32 bits; emulated addresses are below 2^32. 0 (no workspace) in other launches.
+    case '%envreg2': return 'GWS'
+    default: return '0'
   }
+}
+
+/** Bytes of reserved shared memory per block (cudaDevAttrReservedSharedMemoryPerBlock on sm_80 and later). */
+export const RESERVED_SMEM = 1024
+
+/** True when a kernel reading `name` needs a cooperative launch (its grid workspace: cg::this_grid().sync()). */
+export function isGridWorkspaceRegister(name: string): boolean {
+  return name === '%envreg1' || name === '%envreg2'
 }

@@ -6,6 +6,7 @@ import { EmulatorFault, PtxError } from './errors.js'
 import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
 import * as numeric from './numeric.js'
+import * as mbarrier from './mbarrier.js'
 import { decodeModule, parsePtx, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { formatPrintf } from './printf.js'
 import { inlineSuspendingCalls } from './inline.js'
@@ -17,6 +18,10 @@ export interface ModuleInstance {
   setLaunch(o: Record<string, number>): void
   /** The launch's allocation ranges (Heap.ranges()), for the kernels' access-site range caches. */
   setRanges(ranges: Float64Array): void
+  /** How many waits at yield points have ended so far (scheduler.ts: a block without it is stalled). */
+  progress(): number
+  /** Points the shared and local windows at one block's (a cooperative launch keeps every block's). */
+  setBlock(sb: number, lb0: number): void
 }
 
 export interface LoadedModule {
@@ -31,6 +36,8 @@ export interface LoadedModule {
   globals: Map<string, { address: number; size: number }>
   /** Kernel being launched (for fault messages). */
   running?: string
+  /** Functions the emulator cannot run, with the reason (the PTX line of what it refuses). */
+  refused: Map<string, PtxError>
 }
 
 export interface LoadOptions {
@@ -70,8 +77,9 @@ function writeInit(heap: Heap, at: number, v: PtxVariable, addrOf: (s: string) =
 }
 
 export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {}): LoadedModule {
-  // every opcode, qualifier and operand name checked against the PTX front end's rules
-  const ptx = inlineSuspendingCalls(decodeModule(parsePtx(text)))
+  // every opcode, qualifier and operand name checked against the PTX front end's rules; a function that
+  // fails them is refused alone (ModuleEmitter.refused), when it is looked up
+  const ptx = inlineSuspendingCalls(decodeModule(parsePtx(text), { perFunction: true }))
   if (ptx.addressSize !== undefined && ptx.addressSize !== 64) throw new PtxError(`.address_size ${ptx.addressSize} is not supported (64-bit only)`)
   const globals = new Map<string, number>()
   const globalInfo = new Map<string, { address: number; size: number }>()
@@ -124,10 +132,10 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const layout: ModuleLayout = { globals, shared, sharedStatic }
   const mc = new ModuleEmitter(ptx, layout)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo }
+  const lm: LoadedModule = { ir: ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused }
   const print = options.print ?? ((s: string) => console.log(s))
   const env = {
-    h: numeric,
+    h: { ...numeric, ...mbarrier },
     fault(i: number, a: number | bigint | undefined, what: string): never {
       const ins = mc.instrs[i]
       const text = ins ? `${ins.text} (PTX line ${ins.line}${ins.fn !== lm.running ? `, function ${ins.fn}` : ''})` : '?'
@@ -136,6 +144,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
         shared: 'out-of-bounds or misaligned shared memory access', local: 'out-of-bounds or misaligned local memory access',
         global: 'out-of-bounds or misaligned global memory access', generic: 'out-of-bounds or misaligned memory access',
         const: 'out-of-bounds or misaligned constant memory access', param: 'out-of-bounds or misaligned parameter access',
+        brx: 'brx.idx index past the end of its .branchtargets list',
         internal: `internal error: ${ins?.text ?? 'a collective'} reached in a called function (functions with barriers or warp collectives are inlined)`,
       }
       const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))

@@ -6,16 +6,57 @@
 import type { Collective } from '@kernelpack/ptx'
 import type { CompiledFunction } from './emit-js.js'
 
-/** One thread's saved state. st: 0 runnable, 1 waiting at a barrier, 2 at a warp collective, 3 done; pc:
- *  where it resumes; r/f: saved registers (i64 values / numbers); c0…: collective inputs; o0…: results. */
-export interface ThreadState { st: number; pc: number; r: unknown[]; f: Float64Array; c0: unknown; c1: unknown; c2: unknown; c3: unknown; o0: unknown; o1: unknown }
+/** One thread's saved state. st: 0 runnable, 1 waiting at a barrier, 2 at a warp collective, 3 done, 4 stepped
+ *  aside at a yield point (a spin-wait or an mbarrier wait: emit-js.ts yieldIf); pc: where it resumes; r/f:
+ *  saved registers (i64 values / numbers); c0…: collective inputs; o0…: results; sk/sv: the yield site it last
+ *  passed and the value it saw there (a spin repeats both). */
+export interface ThreadState { st: number; pc: number; r: unknown[]; f: Float64Array; c0: unknown; c1: unknown; c2: unknown; c3: unknown; o0: unknown; o1: unknown; sk: number; sv: unknown }
 
 /** Runs threads [t0, t1) of blocks b0 … b1-1 (linear block index, x fastest). */
 export type KernelFn = (T: ThreadState[] | null, t0: number, t1: number, FB: number, b0: number, b1: number) => void
 
 /** State objects for the threads of one block. */
 export function newThreadStates(n: number, regCount: number): ThreadState[] {
-  return Array.from({ length: n }, () => ({ st: 0, pc: 0, r: new Array(regCount).fill(0), f: new Float64Array(regCount), c0: 0, c1: 0, c2: 0, c3: 0, o0: 0, o1: false }))
+  return Array.from({ length: n }, () => ({ st: 0, pc: 0, r: new Array(regCount).fill(0), f: new Float64Array(regCount), c0: 0, c1: 0, c2: 0, c3: 0, o0: 0, o1: false, sk: -1, sv: undefined }))
+}
+
+/** The member mask a lane gave its collective (PTX ISA: `membermask` of shfl/vote/match/redux/elect/
+ *  bar.warp.sync); undefined for activemask, which takes the lanes that are there. */
+function memberMask(kind: Collective, s: ThreadState): number | undefined {
+  switch (kind.kind) {
+    case 'shfl': return s.c3 as number
+    case 'vote': case 'match': case 'redux': return s.c1 as number
+    case 'elect': case 'warpsync': return s.c0 as number
+    default: return undefined
+  }
+}
+
+/** The resume pc of the warp collective to resolve next among the lanes [w, end): one whose member mask has
+ *  arrived in full (lanes that finished are not waited for), so that lanes split over two collectives (a
+ *  binary partition's two reductions) each wait for their own; -1 when none is waiting. When no group is
+ *  complete and none of the missing lanes can still come (they wait at a block barrier or another
+ *  collective), the first group resolves with the lanes it has, as before. A group missing a lane that
+ *  stepped aside at a yield point waits for it (-1 while no other group is complete). */
+function completeGroup(cf: CompiledFunction, states: ThreadState[], w: number, end: number): number {
+  let first = -1
+  let pending = false
+  const tried = new Set<number>()
+  let live = 0
+  for (let t = w; t < end; t++) if (states[t]!.st !== 3) live |= 1 << (t - w)
+  for (let t = w; t < end; t++) {
+    const s = states[t]!
+    if (s.st !== 2 || tried.has(s.pc)) continue
+    tried.add(s.pc)
+    if (first < 0) first = s.pc
+    const kind = cf.collectives.get(s.pc)!
+    let have = 0
+    for (let u = w; u < end; u++) { const o = states[u]!; if (o.st === 2 && o.pc === s.pc) have |= 1 << (u - w) }
+    const m = memberMask(kind, s)
+    const need = (m === undefined ? have : m & live) | 0
+    if ((have & need) === need) return s.pc
+    for (let u = w; u < end; u++) if ((need >>> (u - w)) & 1 && states[u]!.st === 4) pending = true
+  }
+  return pending ? -1 : first
 }
 
 function resolveCollective(kind: Collective, states: ThreadState[], w: number, group: number[]): void {
@@ -107,29 +148,85 @@ function resolveCollective(kind: Collective, states: ThreadState[], w: number, g
 }
 
 
-export function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number): void {
-  for (let t = 0; t < n; t++) { const s = states[t]!; s.st = 0; s.pc = 0 }
+/** Runs one block's threads from the start to the end (stepBlock does it in steps). */
+export function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number, progress: () => number = () => 0): void {
+  resetBlock(states, n)
+  // a block whose threads only wait for each other at yield points (nothing else changes what they wait
+  // for) cannot finish; a bounded spin (a retry counter) may still leave its loop, so allow some rounds
+  let stalls = 0
+  for (;;) {
+    const r = stepBlock(K, cf, states, n, FB, b, progress)
+    if (r === Step.Done) return
+    stalls = r === Step.Stuck ? stalls + 1 : 0
+    if (stalls >= STALL_LIMIT) throw new StalledBlock(b, states, n)
+  }
+}
+
+/** Consecutive rounds without progress after which a block (or a cooperative grid) is deadlocked. */
+export const STALL_LIMIT = 1000
+
+/** What a call of stepBlock did: finished the block, moved it on until it stalled, or found it stalled. */
+export const Step = { Done: 0, Moved: 1, Stuck: 2 } as const
+export type Step = (typeof Step)[keyof typeof Step]
+
+/** A block whose remaining threads wait at yield points for something no running thread will change. */
+export class StalledBlock extends Error {
+  /** The resume pc of a waiting thread and that thread's index in the block. */
+  readonly pc: number
+  readonly thread: number
+  constructor(readonly block: number, states: ThreadState[], n: number) {
+    super('stalled')
+    let t = 0
+    while (t < n && states[t]!.st !== 4) t++
+    this.thread = t < n ? t : 0
+    this.pc = t < n ? states[t]!.pc : -1
+  }
+}
+
+/** Every thread of a block runnable from its start. */
+export function resetBlock(states: ThreadState[] & { seen?: number }, n: number): void {
+  for (let t = 0; t < n; t++) { const s = states[t]!; s.st = 0; s.pc = 0; s.sk = -1; s.sv = undefined }
+  states.seen = undefined
+}
+
+/** Runs a block on until every thread finished (Done), or until a round in which the only threads left to
+ *  run stepped aside at yield points again without any progress (`progress`: the yield sites' count of
+ *  waits that ended; threads that finished, barriers and collectives resolved count too): Moved when
+ *  something happened before that, Stuck when not. The yielded threads wait until the next call. */
+export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number, progress: () => number): Step {
+  for (let t = 0; t < n; t++) { const s = states[t]!; if (s.st === 4) s.st = 0 }
   // without warp collectives, only barriers suspend: run the whole block in one call per phase
   const step = cf.hasWarpCollective ? 32 : n
-  for (;;) {
+  for (let round = 0; ; round++) {
+    const before = progress()
+    let resolved = 0
     for (let w = 0; w < n; w += step) {
       const end = Math.min(w + step, n)
       for (;;) {
         K(states, w, end, FB, b, b + 1)
         if (step !== 32) break
-        let pcSel = -1
-        for (let t = w; t < end; t++) if (states[t]!.st === 2) { pcSel = states[t]!.pc; break }
+        const pcSel = completeGroup(cf, states, w, end)
         if (pcSel < 0) break
         const group: number[] = []
         for (let t = w; t < end; t++) { const s = states[t]!; if (s.st === 2 && s.pc === pcSel) group.push(t) }
         resolveCollective(cf.collectives.get(pcSel)!, states, w, group)
         for (const t of group) states[t]!.st = 0
+        resolved++
       }
     }
-    let waiting = 0
+    let waiting = 0, yielded = 0
     let barPc = -1
-    for (let t = 0; t < n; t++) if (states[t]!.st === 1) { waiting++; barPc = states[t]!.pc }
-    if (waiting === 0) return
+    for (let t = 0; t < n; t++) {
+      const st = states[t]!.st
+      if (st === 1) { waiting++; barPc = states[t]!.pc } else if (st === 4) yielded++
+    }
+    if (yielded) {
+      // the yielded threads run again next round; the block stalls when nothing moved in this one
+      if (resolved === 0 && progress() === before && !madeProgress(states, n)) return round === 0 ? Step.Stuck : Step.Moved
+      for (let t = 0; t < n; t++) { const s = states[t]!; if (s.st === 4) s.st = 0 }
+      continue
+    }
+    if (waiting === 0) return Step.Done
     const kind = cf.collectives.get(barPc)
     if (kind?.kind === 'bar' && kind.red) {
       let cnt = 0, all = true, any = false
@@ -141,3 +238,12 @@ export function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[
   }
 }
 
+/** Whether more threads finished or wait at a barrier than at the last look (the count is kept on the
+ *  array; resetBlock clears it). */
+function madeProgress(states: ThreadState[] & { seen?: number }, n: number): boolean {
+  let k = 0
+  for (let t = 0; t < n; t++) { const st = states[t]!.st; if (st === 1 || st === 3) k++ }
+  const changed = k !== states.seen
+  states.seen = k
+  return changed
+}

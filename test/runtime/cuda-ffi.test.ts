@@ -351,6 +351,18 @@ Config('more than 48 KiB of dynamic shared memory needs the opt-in attribute, wh
   assert.match(td.log(), /cuFuncSetAttribute _Z6k_overPf 8 100000\ncuLaunchKernelEx _Z6k_overPf grid=1,1,1 block=1,1,1 shared=100000/)
 })
 
+Config('cooperative: true reaches cuLaunchKernelEx as CU_LAUNCH_ATTRIBUTE_COOPERATIVE (cudaLaunchCooperativeKernel); other launches carry no attribute', async () => {
+  const k = scalarsMod.kernel('_Z6k_overPi')
+  td.clearLog()
+  await k.launch({ grid: 8, block: 128, cooperative: true }, out)
+  const lines = td.log().split('\n')
+  const at = lines.findIndex((l) => l.startsWith('cuLaunchKernelEx _Z6k_overPi grid=8,1,1 block=128,1,1'))
+  assert.match(lines[at]!, /attrs=1/)
+  assert.ok(lines.slice(at + 1).includes('attr id=2 value=1'), `CU_LAUNCH_ATTRIBUTE_COOPERATIVE (2) = 1 in ${lines.slice(at, at + 4).join(' / ')}`)
+  await k.launch({ grid: 8, block: 128 }, out)
+  assert.match(lastLaunch().header, /grid=8,1,1 block=128,1,1 shared=0 stream=null attrs=0/)
+})
+
 Config('events: record on the default stream and a stream, elapsed time read back from cuEventElapsedTime', async () => {
   const [start, end] = [await scalarsMod.createEvent(), await scalarsMod.createEvent()]
   const s = await scalarsMod.createStream()

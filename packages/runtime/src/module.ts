@@ -52,6 +52,13 @@ export interface LaunchOptions {
   /** Dynamic shared memory in bytes. @default 0 */
   sharedBytes?: number
   stream?: Stream
+  /**
+   * cudaLaunchCooperativeKernel: every block of the grid is resident at once, so blocks may wait for each
+   * other; a kernel that calls `cg::this_grid().sync()` needs it (without it, the launch is refused). The
+   * grid must fit on the device at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor × SMs), or the launch
+   * fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. @default false
+   */
+  cooperative?: boolean
 }
 
 export interface Event {
@@ -430,6 +437,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       if (!Number.isInteger(shared) || shared < 0) throw new TypeError(`kernel ${label}: sharedBytes must be a non-negative integer, got ${shared}`)
       checkLaunchLimits(label, config.grid, config.block, shared, config.maxDynamicSharedBytes!, limits)
       config.sharedBytes = shared
+      config.cooperative = o.cooperative === true
       config.stream = o.stream ? streams.get(o.stream) ?? null : null
       if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
       return config
@@ -440,7 +448,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       packer.pack(args, target!)
       if (prepared) return prepared.launch(config)
       // Backends without a prepared block may run later (the emulator): give them their own copies.
-      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes },
+      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes, cooperative: config.cooperative },
         { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
     }
 

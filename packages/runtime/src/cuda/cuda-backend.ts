@@ -8,7 +8,7 @@ import type {
 } from '../backend.js'
 import { CudaError, NoDriverError, fallbackErrorName } from '../errors.js'
 import {
-  Attr, DEFAULT_MAX_DYNAMIC_SHARED, FuncAttr, JitOption, LaunchConfigLayout, ProcAddressFlags, ProcAddressStatus, Result, cudaVersionText, entryPoints,
+  Attr, DEFAULT_MAX_DYNAMIC_SHARED, FuncAttr, JitOption, LaunchAttribute, LaunchAttributeLayout, LaunchConfigLayout, ProcAddressFlags, ProcAddressStatus, Result, cudaVersionText, entryPoints,
   ptxVersionForDriver, type EntryName,
 } from './driver-api.js'
 
@@ -216,9 +216,10 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
   const streamHandle = (s?: BackendStream | null): bigint => (s ? (s as CudaStream).handle : 0n)
 
   function prepareLaunch(fn: BackendFunction, layout: ParamBlockLayout): PreparedLaunch {
-    // [CUlaunchConfig 64][void* kernelParams[n]][param block, 16-aligned]
+    // [CUlaunchConfig 64][CUlaunchAttribute 72][void* kernelParams[n]][param block, 16-aligned]
     const n = layout.offsets.length
-    const ptrOff = 64
+    const attrOff = 64
+    const ptrOff = attrOff + LaunchAttributeLayout.size
     const paramOff = Math.ceil((ptrOff + 8 * n) / 16) * 16
     const total = paramOff + Math.max(16, layout.size)
     const base = koffi.alloc('uint8_t', total) as bigint
@@ -229,6 +230,12 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
     const cfg64 = new BigUint64Array(ab, 0, 8)
     const ptrs = new BigUint64Array(ab, ptrOff, n)
     for (let i = 0; i < n; i++) ptrs[i] = base + BigInt(paramOff + layout.offsets[i]!)
+    // the one launch attribute, CU_LAUNCH_ATTRIBUTE_COOPERATIVE with value 1 (cudaLaunchCooperativeKernel), counted only
+    // in cooperative launches
+    cfg64[LaunchConfigLayout.attrs / 8] = base + BigInt(attrOff)
+    const attr = new Int32Array(ab, attrOff, LaunchAttributeLayout.size / 4)
+    attr[LaunchAttributeLayout.id / 4] = LaunchAttribute.cooperative
+    attr[LaunchAttributeLayout.value / 4] = 1
     const bytes = new Uint8Array(ab, paramOff, layout.size)
     const handle = (fn as CudaFunction).handle
     const ptrsAddr = base + BigInt(ptrOff)
@@ -243,6 +250,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
         cfg32[0] = g[0]; cfg32[1] = g[1]; cfg32[2] = g[2]
         cfg32[3] = b[0]; cfg32[4] = b[1]; cfg32[5] = b[2]
         cfg32[LaunchConfigLayout.sharedMemBytes / 4] = config.sharedBytes
+        cfg32[LaunchConfigLayout.numAttrs / 4] = config.cooperative ? 1 : 0
         const stream = config.stream ?? null
         if (stream !== lastStream) {
           // a BigInt store costs a conversion: write the stream handle only when it changes
@@ -259,7 +267,7 @@ export async function createCudaBackend(options: CudaBackendOptions = {}): Promi
           maxShared = value
         }
         const r = launchEx(base, handle, ptrsAddr, 0n)
-        if (r !== 0) check(`cuLaunchKernelEx(${fn.name}, grid [${g.join(', ')}], block [${b.join(', ')}], ${config.sharedBytes} B shared)`, r)
+        if (r !== 0) check(`cuLaunchKernelEx(${fn.name}, grid [${g.join(', ')}], block [${b.join(', ')}], ${config.sharedBytes} B shared${config.cooperative ? ', cooperative' : ''})`, r)
       },
       dispose() {
         if (nativeBlocks.delete(base)) koffi.free(base)

@@ -75,6 +75,11 @@ export const Result = { success: 0, noDevice: 100, invalidPtx: 218, unsupportedP
  * 32 (8-aligned), attrs at 40, numAttrs u32 at 48; 56 bytes.
  */
 export const LaunchConfigLayout = { grid: 0, block: 12, sharedMemBytes: 24, hStream: 32, attrs: 40, numAttrs: 48, size: 56 } as const
+/** CUlaunchAttribute (cuda.h): `{ CUlaunchAttributeID id; char pad[4]; CUlaunchAttributeValue value; }`, the
+ *  value a 64-byte union. */
+export const LaunchAttributeLayout = { id: 0, value: 8, size: 72 } as const
+/** CUlaunchAttributeID values (cuda.h). */
+export const LaunchAttribute = { cooperative: 2 } as const
 
 /** Highest PTX ISA version each CUDA driver JIT-compiles (PTX ISA release notes: 8.0 = CUDA 12.0 … 9.0 = 13.0). */
 export function ptxVersionForDriver(driverVersion: number): [number, number] {

@@ -90,7 +90,12 @@ export interface KernelHost {
 /** The one name in `names` equal to `name` or containing it; throws listing the candidates otherwise. */
 export function pickEntry(names: readonly string[], name: string, label: string): string {
   if (names.includes(name)) return name
-  const hits = names.filter((e) => e.includes(name))
+  let hits = names.filter((e) => e.includes(name))
+  // `cg_reduce` is in both _Z9cg_reduce… and _Z20multi_warp_cg_reduce…: prefer the Itanium-mangled name itself
+  if (hits.length > 1 && /^[A-Za-z_]\w*$/.test(name)) {
+    const mangled = hits.filter((e) => new RegExp(`(^|[^0-9])${name.length}${name}`).test(e))
+    if (mangled.length === 1) hits = mangled
+  }
   if (hits.length !== 1) throw new Error(`${label}: expected one .entry matching ${name}, found ${hits.length ? hits.join(', ') : 'none'} (entries: ${names.join(', ')})`)
   return hits[0]!
 }

@@ -23,7 +23,8 @@ function throwsLike(fn: () => unknown, type: new (...a: never[]) => Error, re: R
     assert.match((e as Error).message, re, (e as Error).message)
     return e as Error
   }
-  return assert.unreachable('should throw')
+  assert.unreachable('should throw')
+  throw new Error('unreachable')
 }
 
 // ---

@@ -126,7 +126,8 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
           const why = lm.refused.get(name)
           if (why && lm.ir.functions.some((f) => f.name === name && f.kind === 'entry')) {
             // one kernel the emulator cannot run leaves its neighbours usable (issue 14)
-            throw new PtxError(`kernel ${name} cannot run on the emulator: ${why.message.replace(/^PTX line \d+: /, '')}`, why.line)
+            const reason = why.line === undefined ? why.message : why.message.slice(`PTX line ${why.line}: `.length)
+            throw new PtxError(`kernel ${name} cannot run on the emulator: ${reason}`, why.line)
           }
           if (!cf || cf.kind !== 'entry') {
             const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)

@@ -16,15 +16,7 @@ import { ownSource } from '../test/fixtures/emulator/cases-own.js'
 import { buildModule } from '../test/gpu/build-module.js'
 import { buildCubin } from '../test/gpu/corpus.js'
 import { requireKoffi } from '../test/gpu/session.js'
-import { interleaved, median, type BenchResult } from './lib.js'
-
-interface KoffiBench {
-  load(path: string): { func(decl: string): (...args: unknown[]) => number }
-  alloc(type: string, n: number): bigint
-  view(ptr: bigint, n: number): ArrayBuffer
-  proto(decl: string): unknown
-  decode(ptr: bigint, type: unknown): (...args: unknown[]) => number
-}
+import { interleaved, median, type BenchResult, type KoffiBench } from './lib.js'
 
 const N_ADD = 1 << 22
 const MM = 192

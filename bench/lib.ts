@@ -16,6 +16,15 @@ export interface BenchResult {
   target: string
 }
 
+/** The part of koffi the launch benches call (runtime.bench.ts on the test double, gpu.bench.ts on libcuda). */
+export interface KoffiBench {
+  load(path: string): { func(decl: string): (...args: unknown[]) => number }
+  alloc(type: string, n: number): bigint
+  view(ptr: bigint, n: number): ArrayBuffer
+  proto(decl: string): unknown
+  decode(ptr: bigint, type: unknown): (...args: unknown[]) => number
+}
+
 /** Median of a list of numbers. */
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)

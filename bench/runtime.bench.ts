@@ -5,15 +5,7 @@
 import type { KernelManifest } from '@kernelpack/offload'
 import { loadModule } from '@kernelpack/runtime'
 import { buildTestDouble, koffi } from '../test/runtime/libcuda-double.js'
-import { median, type BenchResult } from './lib.js'
-
-interface KoffiBench {
-  load(path: string): { func(decl: string): (...args: unknown[]) => number }
-  alloc(type: string, n: number): bigint
-  view(ptr: bigint, n: number): ArrayBuffer
-  proto(decl: string): unknown
-  decode(ptr: bigint, type: unknown): (...args: unknown[]) => number
-}
+import { median, type BenchResult, type KoffiBench } from './lib.js'
 
 export async function run(): Promise<BenchResult[]> {
   const td = buildTestDouble()

@@ -3,7 +3,7 @@
 // test/fixtures/gpu/abi-echo.cu as bytes (compared with the runtime's packing and with gcc's bytes of the
 // same values) and field by field (the offsets nvcc reads them at); `mod.global()` handles of __constant__ and
 // __device__ variables; streams, events and async copies; dynamic shared memory past 48 KiB.
-import { loadModule, maxSharedOptInFor, encode, t, toBfloat16Bits, toHalfBits, type DataType, type Module } from '@kernelpack/runtime'
+import { loadModule, maxSharedOptInFor, encode, slice, t, toBfloat16Bits, toHalfBits, type DataType, type Module } from '@kernelpack/runtime'
 import { readHostFacts, schemas, values as hostValues } from '../runtime/host-structs.js'
 import { abiSource, buildModule, globalsSource } from './build-module.js'
 import { assert, Checks, deviceLoadOptions, openDevice, type GpuOptions, type SectionOutput } from './session.js'
@@ -132,6 +132,17 @@ export async function checkApi(o: GpuOptions): Promise<SectionOutput> {
     await m.synchronize()
     const want = [u64(-5n), ...flattenValue(schemas.Mixed!, v.Mixed), u64(-300n), ...flattenValue(schemas.Aligned16!, v.Aligned16), 1n, ...flattenValue(schemas.Arrays!, v.Arrays), f64bits(-2.25)]
     expectU64('fields_mixed', await readU64(want.length), want)
+  })
+
+  await checks.run(`a slice(buffer, length) fills a (pointer, size_t) parameter pair ${where}`, async () => {
+    const xs = Float32Array.from({ length: 37 }, (_, i) => i * 0.5)
+    const buf = await m.upload(xs)
+    await out.fill(0)
+    await m.kernel('slice_sum').launch({ grid: 1, block: 32 }, slice(buf, 30), out)
+    const got = await out.download(new Float64Array(2))
+    const want = xs.subarray(0, 30).reduce((a, b) => a + b, 0)
+    assert(got[0] === want && got[1] === 30, `slice_sum saw sum ${got[0]} over ${got[1]} elements, expected ${want} over 30`)
+    await buf.free()
   })
 
   // --- module variables

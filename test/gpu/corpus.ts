@@ -46,6 +46,8 @@ export interface UnitCase {
   seed: string
   /** Set for the cases that cannot run on hardware as written, with the reason. */
   emulatorOnly?: string
+  /** The kernels the case says it launches (identifiers in the PTX names; real-world cases declare them). */
+  declaredKernels?: string[]
   /** The real-world corpus's expected emulator failure for nvcc (test/fixtures/realworld/expected-failures.ts). */
   expectedEmulatorFailure?: string
   /** Runs the case on a host, recording its outputs and checking them against the case's reference. */
@@ -130,6 +132,7 @@ function realworldUnits(): CorpusUnit[] {
         name: c.name,
         unit,
         seed: `caseRng(${JSON.stringify(c.name)}) = mulberry32 seeded with ${caseSeed(c.name)} (test/helpers/realworld.ts)`,
+        declaredKernels: c.kernels,
         expectedEmulatorFailure: expected ? `${expected.stage}: ${expected.reason}` : undefined,
         async run(host) {
           const rec = new RecordingHost(host)

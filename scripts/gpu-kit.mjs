@@ -109,7 +109,8 @@ mkdir -p test/.out
 for c in ptx-cache realworld-cache; do
   if [ -d "$KIT/cache/$c" ] && [ ! -d "test/.out/$c" ]; then cp -r "$KIT/cache/$c" "test/.out/$c"; fi
 done
-"$NODE" "$KIT/test-gpu.mjs" "$@" > "$OUT/test-gpu.log" 2>&1
+# a device command may run 10 minutes: sections stop at 4 (a hung case at 1), so the report is always written
+"$NODE" "$KIT/test-gpu.mjs" --timeout-s 240 --case-timeout-s 60 "$@" > "$OUT/test-gpu.log" 2>&1
 status=$?
 cat "$OUT/test-gpu.log" | tail -n 400
 cp test/.out/gpu-report/report.md test/.out/gpu-report/report.json "$OUT/" 2>/dev/null

@@ -22,7 +22,7 @@ const Kit = suite('pnpm gpu:kit')
 Kit('writes the bundles, koffi with its x86-64 Linux binary, and the run script', () => {
   assert.is(built.status, 0, built.stderr)
   for (const f of ['test-gpu.mjs', 'bench-gpu.mjs', 'run-on-gpu.sh', 'node_modules/koffi/index.js', 'node_modules/@koromix/koffi-linux-x64/package.json']) assert.ok(existsSync(join(kit, f)), f)
-  assert.match(readFileSync(join(kit, 'run-on-gpu.sh'), 'utf8'), /test-gpu\.mjs" "\$@"/)
+  assert.match(readFileSync(join(kit, 'run-on-gpu.sh'), 'utf8'), /test-gpu\.mjs" --timeout-s \d+ --case-timeout-s \d+ "\$@"/)
 })
 
 Kit('the bundled test:gpu runs its self-test (sections in child processes of the bundle)', () => {

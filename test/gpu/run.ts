@@ -12,7 +12,8 @@
 // (test/fixtures/gpu-recorded), which the normal suite compares the emulator with (test/gpu/recorded-fixtures.test.ts).
 //
 // Options: --only <section,…>  --cases <substring,…>  --arch sm_XY  --device N  --libcuda PATH  --out DIR
-//          --record DIR | --no-record  --timeout-s N  --self-test (the libcuda test double: orchestration only)
+//          --record DIR | --no-record  --timeout-s N (a section)  --case-timeout-s N (a corpus case, default 120)
+//          --self-test (the libcuda test double: orchestration only)
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -41,7 +42,7 @@ const sections: Record<string, (o: GpuOptions, resumeAfter?: string) => Promise<
 const sectionOrder = ['smoke', 'images', 'api', 'errors', 'after-sticky', 'corpus']
 
 const usage = `usage: pnpm test:gpu [--only ${sectionOrder.join(',')}] [--cases SUBSTRING,…] [--arch sm_XY] [--device N]
-                     [--libcuda PATH] [--out DIR] [--record DIR | --no-record] [--timeout-s N] [--self-test]`
+                     [--libcuda PATH] [--out DIR] [--record DIR | --no-record] [--timeout-s N] [--case-timeout-s N] [--self-test]`
 
 interface Cli {
   only: string[]
@@ -52,6 +53,7 @@ interface Cli {
   out: string
   record?: string | false
   timeoutS?: number
+  caseTimeoutS?: number
   selfTest: boolean
 }
 
@@ -73,6 +75,7 @@ function parseArgs(argv: string[]): Cli {
     else if (a === '--record') cli.record = resolve(value())
     else if (a === '--no-record') cli.record = false
     else if (a === '--timeout-s') cli.timeoutS = Number(value())
+    else if (a === '--case-timeout-s') cli.caseTimeoutS = Number(value())
     else if (a === '--self-test') cli.selfTest = true
     else if (a === '--help' || a === '-h') { console.log(usage); process.exit(0) }
     else usageError(`unknown argument ${a}`)
@@ -81,6 +84,7 @@ function parseArgs(argv: string[]): Cli {
   if (!Number.isInteger(cli.device) || cli.device < 0) usageError('--device must be a device ordinal (0, 1, …)')
   if (cli.arch !== undefined && !/^sm_\d+[af]?$/.test(cli.arch)) usageError(`--arch must be sm_XY (sm_90, sm_100a…), got ${cli.arch}`)
   if (cli.timeoutS !== undefined && !(cli.timeoutS > 0)) usageError('--timeout-s must be a positive number of seconds')
+  if (cli.caseTimeoutS !== undefined && !(cli.caseTimeoutS > 0)) usageError('--case-timeout-s must be a positive number of seconds')
   return cli
 }
 
@@ -96,7 +100,12 @@ function sectionCommand(name: string, optionsFile: string, resultFile: string, r
 
 interface ChildOutcome { result?: SectionOutput; code: number | null; signal: string | null; timedOut: boolean; progress?: string }
 
-function runSection(name: string, optionsFile: string, dir: string, timeoutMs: number, resumeAfter?: string): Promise<ChildOutcome> {
+/**
+ * Runs one section in a child process. It is killed past `timeoutMs`, or when the case it writes to its
+ * progress file has been running for `caseTimeoutMs` (a kernel that never ends blocks the child's only thread
+ * in the driver: only the parent can stop it, and the corpus then resumes after that case).
+ */
+function runSection(name: string, optionsFile: string, dir: string, timeoutMs: number, caseTimeoutMs: number, resumeAfter?: string): Promise<ChildOutcome> {
   const resultFile = join(dir, `${name}.${Date.now()}.json`)
   const progressFile = join(dir, `${name}.progress`)
   rmSync(progressFile, { force: true })
@@ -106,8 +115,15 @@ function runSection(name: string, optionsFile: string, dir: string, timeoutMs: n
     })
     let timedOut = false
     const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, timeoutMs)
+    let seen = ''
+    let since = Date.now()
+    const watch = setInterval(() => {
+      const now = existsSync(progressFile) ? readFileSync(progressFile, 'utf8') : ''
+      if (now !== seen) { seen = now; since = Date.now() } else if (now && Date.now() - since > caseTimeoutMs) { timedOut = true; child.kill('SIGKILL') }
+    }, 1000)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
+      clearInterval(watch)
       const progress = existsSync(progressFile) ? readFileSync(progressFile, 'utf8') : undefined
       const result = existsSync(resultFile) ? (JSON.parse(readFileSync(resultFile, 'utf8')) as SectionOutput) : undefined
       done({ result, code, signal, timedOut, progress })
@@ -191,7 +207,7 @@ async function main(argv: string[]): Promise<void> {
     let resumeAfter: string | undefined
     for (let attempt = 0; attempt < 200; attempt++) {
       const timeoutMs = (cli.timeoutS ?? (name === 'corpus' ? 3600 : 600)) * 1000
-      const r = await runSection(name, optionsFile, work, timeoutMs, resumeAfter)
+      const r = await runSection(name, optionsFile, work, timeoutMs, (cli.caseTimeoutS ?? 120) * 1000, resumeAfter)
       if (r.result) {
         checks.push(...r.result.checks)
         kernels.push(...r.result.kernels)
@@ -199,7 +215,7 @@ async function main(argv: string[]): Promise<void> {
       }
       if (r.result?.resumeAfter) { resumeAfter = r.result.resumeAfter; continue }
       if (!r.result) {
-        const how = r.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exited with ${r.signal ?? `status ${r.code}`} without a result`
+        const how = r.timedOut ? `was stopped (past the section's ${timeoutMs / 1000} s or a case's ${cli.caseTimeoutS ?? 120} s)` : `exited with ${r.signal ?? `status ${r.code}`} without a result`
         if (name === 'corpus' && r.progress && r.progress !== resumeAfter) {
           kernels.push({ case: r.progress, unit: '', kernels: [], status: 'fail', image: '', reference: `the process ${how} while running it`, jit: '', emulator: '', latitude: '', problems: [`the section's process ${how} while running this case`], ms: 0 })
           resumeAfter = r.progress

@@ -122,6 +122,8 @@ export async function checkCorpus(o: GpuOptions, resumeAfter?: string): Promise<
       if (c.emulatorOnly && !selfTest) { row(c, 'not-run', [`emulator-only: ${c.emulatorOnly}`]); continue }
       // the parent resumes after this case if the process dies or hangs in it
       if (process.env.KP_GPU_PROGRESS) writeFileSync(process.env.KP_GPU_PROGRESS, c.key)
+      // test-gpu.test.ts stands in for a kernel that never ends: the thread blocks as in a driver call
+      if (process.env.KP_GPU_HANG_AT === c.key) for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000)
       if (typeof deviceHost === 'string') {
         if (selfTest && c.expectedEmulatorFailure) row(c, 'not-run', [`the emulator stands in for the device and refuses the module, as expected-failures.ts lists (${c.expectedEmulatorFailure})`])
         else row(c, 'fail', [`the device refused the module: ${deviceHost}`])

@@ -53,6 +53,18 @@ Cli('bad usage exits 2 naming the problem', () => {
   assert.match(r.stderr, /unknown section nope \(sections: smoke, images, api, errors, after-sticky, corpus\)/)
 })
 
+Cli('a case that never ends is stopped after --case-timeout-s, reported, and the corpus goes on after it', () => {
+  const out2 = temp('kp-gpu-hang-')
+  const r = cli(['--self-test', '--libcuda', td.path, '--only', 'corpus', '--cases', 'emulator-own/vec_add,emulator-reference/saxpy', '--case-timeout-s', '2', '--no-record', '--out', out2],
+    { KP_GPU_HANG_AT: 'emulator-own/vec_add' })
+  assert.is(r.status, 1, r.stderr)
+  const rep = JSON.parse(readFileSync(join(out2, 'report.json'), 'utf8')) as Report
+  const vec = rep.kernels.find((k) => k.case === 'emulator-own/vec_add')!
+  assert.is(vec.status, 'fail')
+  assert.match(vec.problems.join(' '), /the section's process was stopped \(past the section's 3600 s or a case's 2 s\) while running this case/)
+  assert.is(rep.kernels.find((k) => k.case === 'emulator-reference/saxpy')?.status, 'pass')
+})
+
 Cli.run()
 
 // ---

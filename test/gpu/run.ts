@@ -250,7 +250,7 @@ async function main(argv: string[]): Promise<void> {
         date: report.date, gpu: facts.gpu, computeCapability: facts.computeCapability, driver: facts.driver, driverCuda: facts.driverCuda,
         cudaToolkit: report.toolkit, node: process.version, command: report.command,
       }, good, { merge: cli.cases.length > 0 })
-      report.fixtures = { dir: relative(repoRoot, recordTo) || recordTo, arch: facts.arch, written: m.fixtures.length }
+      report.fixtures = { dir: relative(repoRoot, recordTo).startsWith('..') ? recordTo : relative(repoRoot, recordTo), arch: facts.arch, written: m.fixtures.length }
     }
   }
 

@@ -7,9 +7,6 @@
 import { writeFileSync } from 'node:fs'
 import { packImages } from '@kernelpack/toolchain'
 import { RuntimeKernelHost } from '../helpers/runtime-kernel-host.js'
-import type { LaunchExtras, RealworldHost } from '../helpers/realworld.js'
-import type { DeviceBuffer, KernelArg } from '../helpers/kernel-runner.js'
-import type { Dim3 } from '../../packages/runtime/src/backend.js'
 import { compareCase, describeLatitude, latitudeOf, readLatitudes, type CaseComparison, type CaseRun } from './capture.js'
 import { buildCubin, corpusUnits, type CorpusUnit, type UnitCase } from './corpus.js'
 import type { KernelRow } from './report.js'
@@ -17,28 +14,6 @@ import { Checks, declareDoubleKernels, deviceLoadOptions, type GpuOptions, type 
 
 /** CUresults after which the context is unusable (CUDA Programming Guide, "Error checking": sticky errors). */
 const sticky = /CUDA_ERROR_(ILLEGAL_ADDRESS|HARDWARE_STACK_ERROR|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|INVALID_ADDRESS_SPACE|INVALID_PC|LAUNCH_FAILED|LAUNCH_TIMEOUT|UNKNOWN)\b/
-
-/** The device host refuses cooperative launches: the cuda backend has no cudaLaunchCooperativeKernel yet, and
- *  cg::this_grid().sync() in an ordinary launch can wait forever for blocks that are not resident. */
-class DeviceGuard implements RealworldHost {
-  constructor(readonly inner: RealworldHost) {}
-  get label() { return this.inner.label }
-  get launched() { return this.inner.launched }
-  get printed() { return this.inner.printed }
-  entry(n: string) { return this.inner.entry(n) }
-  upload(d: ArrayBufferView) { return this.inner.upload(d) }
-  alloc(n: number, b?: number) { return this.inner.alloc(n, b) }
-  read: RealworldHost['read'] = (b, c) => this.inner.read(b, c)
-  write(b: DeviceBuffer, d: ArrayBufferView) { return this.inner.write(b, d) }
-  variable(i: string) { return this.inner.variable(i) }
-  launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], shared = 0) { return this.launchWith(name, grid, block, args, shared, {}) }
-  launchWith(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], shared: number, extras: LaunchExtras) {
-    if (extras.cooperative) {
-      return Promise.reject(new Error(`${name}: a cooperative launch (cudaLaunchCooperativeKernel) was asked for, which the runtime's cuda backend does not offer yet (no CU_LAUNCH_ATTRIBUTE_COOPERATIVE); not launched, since grid-wide sync without it can hang the GPU`))
-    }
-    return this.inner.launchWith(name, grid, block, args, shared, extras)
-  }
-}
 
 const ok = (r: CaseRun) => !r.refError && !r.runError
 const failure = (r: CaseRun) => r.runError ? `run failed: ${r.runError}` : r.refError ? `wrong: ${r.refError}` : 'pass'
@@ -130,7 +105,7 @@ export async function checkCorpus(o: GpuOptions, resumeAfter?: string): Promise<
         continue
       }
       const t0 = performance.now()
-      const dev = await c.run(new DeviceGuard(deviceHost))
+      const dev = await c.run(deviceHost)
       await deviceHost.freeAll().catch(() => {})
       dev.launched.forEach((k) => launchedOnDevice.add(k))
       if (selfTest && c.expectedEmulatorFailure && !ok(dev)) {
@@ -151,7 +126,7 @@ export async function checkCorpus(o: GpuOptions, resumeAfter?: string): Promise<
       if (!jitHost) r.jit = selfTest ? 'not run (self-test)' : ''
       else if (typeof jitHost === 'string') { r.jit = 'load failed'; problems.push(`JIT load: ${jitHost}`) }
       else {
-        const jit = await c.run(new DeviceGuard(jitHost))
+        const jit = await c.run(jitHost)
         await jitHost.freeAll().catch(() => {})
         const cmp = compareCase(jit.outputs, dev.outputs, lat, { a: ok(jit), b: ok(dev) })
         r.jit = agreementText(cmp)

@@ -7,7 +7,8 @@
 // instructions in that block (labels and directives are not instructions; a predicated instruction counts as
 // issued whether or not its predicate holds, as on the GPU). One run of that copy gives the exact number of
 // thread-instructions the real kernel executes for the given launch; the timed runs use the unmodified PTX.
-// The emulator runs on the calling thread (one core). Ratio = JS loop time / emulator time (≥ 0.2 is "within 5×").
+// The emulator runs on one worker thread (one core; emulator-workers.bench.ts has 2 workers beside 1).
+// Ratio = JS loop time / emulator time (≥ 0.2 is "within 5×").
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { parsePtx } from '@kernelpack/ptx'
 import type { BenchResult } from './lib.js'
@@ -155,7 +156,7 @@ export async function run(): Promise<BenchResult[]> {
   const results: BenchResult[] = []
   for (const w of workloads) {
     // 1. Exact thread-instruction count from the instrumented copy.
-    const counted = createEmulatorBackend()
+    const counted = createEmulatorBackend({ workers: 1 })
     const kc = await KernelRunner.load(counted, instrumentInstructionCount(ptx, w.entry), config.target, `${w.entry} (counting)`)
     const counter = await kc.variable(COUNTER)
     await kc.write(counter, new BigUint64Array(1))
@@ -164,7 +165,7 @@ export async function run(): Promise<BenchResult[]> {
     counted.dispose()
 
     // 2. Timed runs of the unmodified kernel (first launch compiles and warms up), and of the JS loop.
-    const be = createEmulatorBackend()
+    const be = createEmulatorBackend({ workers: 1 })
     const k = await KernelRunner.load(be, ptx, config.target, w.entry)
     const args = await w.setup(k)
     await k.launch(w.entry, w.grid, w.block, args)

@@ -67,6 +67,21 @@ await Promise.all(pkgs.filter((n) => only.length === 0 || only.includes(n)).map(
   })
 }))
 
+// --- Worker scripts: a worker loads one file, so these are self-contained bundles of their imports. Bundlers
+// that follow `new Worker(new URL('./x.js', import.meta.url))` bundle them anyway; for those that do not
+// (esbuild), an app ships the one file (packages/emulator/src/web-threads.ts, node/threads.ts).
+const workerScripts = [['emulator', 'web-worker.ts', 'browser'], ['emulator', 'node/worker.ts', 'node']]
+await Promise.all(workerScripts.filter(([name]) => only.length === 0 || only.includes(name)).map(([name, file, platform]) => build({
+  entryPoints: [join(pkgsDir, name, 'src', file)],
+  outfile: join(pkgsDir, name, 'dist', file.replace(/\.ts$/, '.js')),
+  format: 'esm',
+  platform,
+  target: 'es2022',
+  bundle: true,
+  sourcemap: false,
+  logLevel: 'warning',
+})))
+
 // --- Declarations
 const ts = (await import('typescript')).default
 const configPath = join(root, 'tsconfig.build.json')

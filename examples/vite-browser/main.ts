@@ -51,6 +51,7 @@ async function run(): Promise<string> {
   const wrong = iters.findIndex((n, i) => n !== want[i])
   if (wrong >= 0) throw new Error(`mandelbrot: wrong count at pixel ${wrong}: ${iters[wrong]} (expected ${want[wrong]})`)
   const inside = iters.reduce((s, n) => s + (n >= maxIter ? 1 : 0), 0)
+  document.getElementById('backend')!.textContent = loaded.backend.reason
   return `mandelbrot: ${width}x${height} pixels OK on ${loaded.backend.name}, ${inside} inside the set`
 }
 

@@ -2,18 +2,24 @@
 // with platform "browser" (a Node built-in anywhere in the graph is a build error there), a page served from
 // 127.0.0.1 runs the tiled matmul of test/fixtures/emulator/kernels/shared.cu (nvcc PTX embedded in the page) in
 // headless Debian chromium, and the product read back from the page is compared with the TypeScript reference.
+// Then the whole emulator corpus (nvcc compute_80) on 2 Web Workers in a cross-origin-isolated page (issue 13
+// item 3): the worker script is the one `new Worker(new URL('./web-worker.js', import.meta.url))` finds beside
+// the page's bundle (esbuild leaves that pattern alone, so the test serves the bundled src/web-worker.ts there,
+// as an esbuild user ships dist/web-worker.js).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { build } from 'esbuild'
+import { build, type BuildOptions, type Plugin } from 'esbuild'
 import { createServer, type Server } from 'node:http'
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { repoRoot, tool } from '../helpers/tools.js'
-import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
+import { compilePtx, compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
+import { inlineJson, modulePage, runPage } from '../helpers/webgpu.js'
 import { createRng, expectEqualArrays, readPtxEntries } from '../helpers/kernel-runner.js'
 import { ownSource } from '../fixtures/emulator/cases-own.js'
+import { referenceSource } from '../fixtures/emulator/cases-reference.js'
 import { refMatmul } from '../fixtures/emulator/reference.js'
 
 const pageDir = join(repoRoot, 'test', 'fixtures', 'emulator', 'browser')
@@ -113,3 +119,38 @@ page('tiled matmul (shared memory, barriers, 2-D grid) runs in headless chromium
 })
 
 page.run()
+
+// ---
+
+const corpus = suite('browser corpus on Web Workers')
+
+/** The page and the worker script bundled for browsers from the sources; the corpus fixtures name their .cu
+ *  file with node:path, which the page gets as a stub (the page embeds the PTX instead). */
+async function bundlePage(define: Record<string, string>): Promise<{ page: string; worker: string }> {
+  const stubPath: Plugin = { name: 'stub-node-path', setup(b) {
+    b.onResolve({ filter: /^node:path$/ }, () => ({ path: 'node:path', namespace: 'stub' }))
+    b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'export const join = (...p) => p.join("/")', loader: 'js' }))
+  } }
+  const common: BuildOptions = { bundle: true, write: false, platform: 'browser', format: 'esm', target: 'es2022', conditions: ['source', 'browser'], absWorkingDir: repoRoot, logLevel: 'silent' }
+  const [page, worker] = await Promise.all([
+    build({ ...common, entryPoints: [join(pageDir, 'corpus-page.ts')], define, plugins: [stubPath] }),
+    build({ ...common, entryPoints: [join(repoRoot, 'packages', 'emulator', 'src', 'web-worker.ts')] }),
+  ])
+  return { page: page.outputFiles![0]!.text, worker: worker.outputFiles![0]!.text }
+}
+
+corpus('the whole emulator corpus (nvcc compute_80) passes on 2 Web Workers in a cross-origin-isolated page', async () => {
+  const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+  const [own, reference] = await compilePtxAll([{ source: ownSource, config }, { source: referenceSource, config }])
+  const { page, worker } = await bundlePage({ KP_DATA: inlineJson({ groups: [{ name: 'own', ptx: own }, { name: 'reference', ptx: reference }], arch: config.target, workers: 2 }) })
+  const r = await runPage<{ results: Array<{ name: string; error?: string }>; executions: string[]; isolated: boolean }>({
+    '/': ['text/html', modulePage], '/page.js': ['text/javascript', page], '/web-worker.js': ['text/javascript', worker],
+  }, { crossOriginIsolated: true, timeoutMs: 240_000 })
+  assert.is(r.isolated, true)
+  assert.equal(r.executions, new Array(2).fill('launches run on 2 worker threads (Web Workers) sharing device memory'))
+  const failed = r.results.filter((x) => x.error)
+  assert.equal(failed, [], failed.map((f) => `${f.name}: ${f.error}`).join('\n'))
+  assert.ok(r.results.length >= 50, `${r.results.length} cases ran`)
+})
+
+corpus.run()

@@ -1,6 +1,8 @@
 // examples/vite-browser built and served with its README commands (`pnpm build`, then `pnpm start`, i.e.
 // vite preview, on a free port), opened in headless Chromium: the page runs the kernel on the emulator, and
-// a screenshot of its canvas matches the reference image computed without the kernel.
+// a screenshot of its canvas matches the reference image computed without the kernel. The page is served
+// cross-origin isolated, so the emulator runs the blocks on Web Workers: Vite found and bundled the worker
+// script from @kernelpack/emulator's `new Worker(new URL('./web-worker.js', import.meta.url))` (issue 13).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawn } from 'node:child_process'
@@ -67,6 +69,7 @@ test('built and served with its README commands, the page computes the Mandelbro
   assert.ok(readdirSync(join(dir, 'dist', 'assets')).some((f) => /^mandelbrot-.+\.offload$/.test(f)), 'the offload binary is a page asset')
   const bundle = readdirSync(join(dir, 'dist', 'assets')).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(dir, 'dist', 'assets', f), 'utf8')).join('\n')
   assert.not.match(bundle, /\bkoffi\b|node:fs/, 'no Node-only code in the page')
+  assert.ok(readdirSync(join(dir, 'dist', 'assets')).some((f) => /^web-worker-.+\.js$/.test(f)), 'Vite bundled the emulator\'s worker script')
 
   const port = await freePort()
   const server = spawn('sh', ['-c', `exec pnpm start --port ${port} --strictPort`], {
@@ -100,6 +103,7 @@ test('built and served with its README commands, the page computes the Mandelbro
     let insideCount = 0
     for (let i = 0; i < ref.data.length; i += 4) if (ref.data[i] === 0 && ref.data[i + 1] === 0 && ref.data[i + 2] === 0) insideCount++
     assert.is(text, `mandelbrot: 256x256 pixels OK on emulator, ${insideCount} inside the set`, errors.join('\n'))
+    assert.match(await page.textContent('#backend') ?? '', /; launches run on \d+ worker threads? \(Web Workers\) sharing device memory$/)
     const shot = PNG.sync.read(await page.locator('#canvas').screenshot())
     assert.is(shot.width, size)
     assert.is(shot.height, size)

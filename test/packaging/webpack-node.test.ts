@@ -30,6 +30,9 @@ wp('builds with no externals configuration and runs on the emulator', () => {
   assert.equal([line.ok, line.backend], [true, 'emulator'], r.stdout)
   // pnpm keeps koffi beside @kernelpack/runtime only, so the bundle's import of it fails and auto says so
   assert.match(line.reason, /^auto: using the PTX emulator because (koffi, the optional dependency the cuda backend calls the driver through, was not found|no NVIDIA driver was found)/)
+  // webpack followed the emulator's `new Worker(new URL('./worker.js', import.meta.url))` and emitted the
+  // worker script, so launches run on worker_threads (issue 13)
+  assert.match(line.reason, /; launches run on \d+ worker threads? \(worker_threads\) sharing device memory$/, line.reason)
 })
 
 wp.run()

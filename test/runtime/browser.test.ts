@@ -36,7 +36,9 @@ try {
     '/k.offload': ['application/octet-stream', readFileSync(join(fixturesDir, 'offload', 'b_cubin_ptx_2arch.bin'))],
   })
   assert.is(res.backend, 'emulator')
-  assert.is(res.reason, 'auto: browsers have no CUDA driver, and WebGPU answered no adapter (requestAdapter() gave null), so the PTX emulator runs')
+  // the page is not cross-origin isolated: no SharedArrayBuffer, so the emulator's launches run on the page's thread, and it says so
+  assert.is(res.reason, 'auto: browsers have no CUDA driver, and WebGPU answered no adapter (requestAdapter() gave null), so the PTX emulator runs; ' +
+    'launches run on the calling thread: the page is not cross-origin isolated, so it has no SharedArrayBuffer (serve it with the headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)')
   assert.is(res.image.kind, 'ptx')
   const f = Math.fround
   assert.equal(res.out, Array.from({ length: n }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))

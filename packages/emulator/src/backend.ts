@@ -1,26 +1,55 @@
 // The `emulator` execution backend: implements the Backend contract of @kernelpack/ptx (backend.ts; the
 // runtime re-exports it) over the emulated heap, type-checked against it.
-// Launches run synchronously on the calling thread, block after block; see emit-js.ts for how a block's
-// threads are run and scheduler.ts for how barriers and warp collectives are resolved.
-import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
-import { EmulatorFault, PtxError } from './errors.js'
+//
+// Where launches run (issue 13 item 3, issue 17 item 4): on `workers` worker threads (pool.ts) that share
+// the heap through growable SharedArrayBuffers, each taking chunks of blocks, so the calling thread's event
+// loop stays free and a runaway launch can be aborted (its workers are terminated and replaced); or, with
+// `workers: 0` or where workers cannot share memory (a page that is not cross-origin isolated, no Worker),
+// on the calling thread, in slices of blocks with a turn of the event loop between slices, so timers run
+// and `signal`/`timeoutMs` take effect between slices (a single block that never ends cannot be stopped
+// there). Operations are queued behind a running launch in order (one stream, as the legacy default
+// stream): a copy, memset or free waits for the launches before it, and returns a Promise then; with
+// nothing running they answer at once. See emit-js.ts for how a block's threads run and scheduler.ts for
+// how barriers and warp collectives are resolved.
+import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, ImageToLoad, KernelParams, LaunchConfig, MaybePromise } from '@kernelpack/ptx'
+import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './emit-js.js'
 import { Heap } from './heap.js'
-import { loadPtxModule, type LoadedModule } from './load-module.js'
-import { StalledBlock, newThreadStates, runBlock, type KernelFn } from './scheduler.js'
-import { coResidentBlocks, runCooperative } from './cooperative.js'
+import { faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
+import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
+import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneLaunch } from './run-blocks.js'
+import { StalledBlock } from './scheduler.js'
+import { coResidentBlocks } from './cooperative.js'
 import { RESERVED_SMEM } from './js-values.js'
 
 export type { Dim3 }
 
 export interface EmulatorBackendOptions {
-  /** Worker threads to spread blocks over. Accepted for forward compatibility; launches run on the calling thread. @default 0 */
+  /**
+   * Worker threads that run a launch's blocks, sharing device memory (worker_threads in Node, Web Workers in
+   * cross-origin-isolated pages). `0` runs launches on the calling thread. Where workers cannot share
+   * memory, launches run on the calling thread whatever this says, and describeExecution() says why.
+   * @default the cores available (os.availableParallelism(), navigator.hardwareConcurrency)
+   */
   workers?: number
+  /** Abort every launch that runs longer than this many milliseconds (a launch's own `timeoutMs` wins). */
+  timeoutMs?: number
+  /**
+   * On the calling thread: give the event loop a turn after about this many milliseconds of running blocks
+   * (timers, I/O and the page run; a launch's `signal` and `timeoutMs` take effect then), and return a
+   * Promise from such a launch. Without it a launch on the calling thread runs to its end synchronously,
+   * unless it has a `signal` or `timeoutMs` (then every 20 ms). @kernelpack/runtime sets 20.
+   */
+  yieldMs?: number
+  /** Where the worker script is, for bundles that do not bundle it themselves (esbuild): the address of
+   *  @kernelpack/emulator's `dist/web-worker.js` (browsers) or `dist/node/worker.js` (Node). */
+  workerUrl?: string | URL
   /** Initial size of the emulated device memory in bytes (it grows on demand). @default 16 MiB */
   initialMemory?: number
-  /** Upper limit of emulated device memory in bytes. @default 2 GiB */
+  /** Upper limit of emulated device memory in bytes (with workers, this much address space is reserved
+   *  up front; memory is committed as it grows). @default 2 GiB */
   memoryLimit?: number
-  /** Where device printf output goes. @default console.log */
+  /** Where device printf output goes (in block order, once a launch has finished). @default console.log */
   print?: (text: string) => void
 }
 
@@ -33,28 +62,32 @@ export type EmulatorDeviceInfo = DeviceInfo
 export interface EmulatorModule extends BackendModule {
   getFunction(name: string): EmulatorFunction
   getGlobal(name: string): { address: bigint; size: number }
-  unload(): void
+  unload(): MaybePromise<void>
 }
 
-/** The emulator's implementation of the Backend contract (@kernelpack/ptx, backend.ts). Every method
- *  answers synchronously (launches run on the calling thread), which the contract allows. */
+/** The emulator's implementation of the Backend contract (@kernelpack/ptx, backend.ts). loadModule, alloc,
+ *  createStream and device answer synchronously; launch, the copies, memset, free and synchronize answer
+ *  synchronously while nothing runs, and with a Promise once a launch is running (always await them). */
 export interface EmulatorBackend extends Backend {
   readonly name: 'emulator'
   readonly imageKinds: ReadonlyArray<'ptx'>
+  /** Worker threads launches run on; 0: the calling thread. */
+  readonly workers: number
   device(): EmulatorDeviceInfo
   loadModule(image: ImageToLoad): EmulatorModule
   alloc(byteLength: number): bigint
-  free(address: bigint): void
-  copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): void
-  copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): void
-  memset(dst: bigint, byte: number, byteLength: number, stream?: BackendStream | null): void
+  free(address: bigint): MaybePromise<void>
+  copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): MaybePromise<void>
+  copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): MaybePromise<void>
+  memset(dst: bigint, byte: number, byteLength: number, stream?: BackendStream | null): MaybePromise<void>
   createStream(): BackendStream
   destroyStream(stream: BackendStream): void
-  synchronize(stream?: BackendStream | null): void
-  launch(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): void
+  synchronize(stream?: BackendStream | null): MaybePromise<void>
+  launch(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): MaybePromise<void>
+  /** `launches run on 2 worker threads (worker_threads) …` or `launches run on the calling thread: why`. */
+  describeExecution(): string
   dispose(): void
 }
-
 
 /** Whether a kernel or a function it calls reads the reserved shared memory. */
 function usesReservedSmem(mod: LoadedModule, cf: CompiledFunction, seen = new Set<string>()): boolean {
@@ -67,8 +100,20 @@ function usesReservedSmem(mod: LoadedModule, cf: CompiledFunction, seen = new Se
   return false
 }
 
+/** A block's shared memory: the module's and the launch's dynamic bytes, then, when the kernel reads it,
+ *  the reserved shared memory (%reserved_smem_offset_*) at `rsv`; `shn` bytes in all. */
+function sharedLayout(mod: LoadedModule, cf: CompiledFunction, dyn: number): { reserved: boolean; rsv: number; shn: number } {
+  const reserved = usesReservedSmem(mod, cf)
+  const own = mod.layout.sharedStatic + dyn
+  const rsv = reserved ? Math.ceil(own / 16) * 16 : 0
+  return { reserved, rsv, shn: reserved ? rsv + RESERVED_SMEM : own }
+}
+
+/** Where a block stalled (scheduler.ts StalledBlock; a worker reports the same fields). */
+export type Stall = Pick<StalledBlock, 'block' | 'thread' | 'pc'>
+
 /** The fault of a launch whose threads wait for each other forever (scheduler.ts StalledBlock). */
-function deadlock(mod: LoadedModule, cf: CompiledFunction, kernel: string, e: StalledBlock, grid: Dim3, block: Dim3, cooperative: boolean): EmulatorFault {
+function deadlock(mod: LoadedModule, cf: CompiledFunction, kernel: string, e: Stall, grid: Dim3, block: Dim3, cooperative: boolean): EmulatorFault {
   const row = cf.suspendAt.get(e.pc)
   const info = row === undefined ? undefined : mod.instrs[row]
   const at = (i: number, d: Dim3) => [i % d[0], Math.floor(i / d[0]) % d[1], Math.floor(i / (d[0] * d[1]))].join(', ')
@@ -79,10 +124,24 @@ function deadlock(mod: LoadedModule, cf: CompiledFunction, kernel: string, e: St
 }
 
 class KernelHandle implements EmulatorFunction {
-  constructor(readonly name: string, readonly mod: LoadedModule, readonly cf: CompiledFunction) {}
+  readonly info: KernelInfo
+  constructor(readonly name: string, readonly mod: LoadedModule, readonly cf: CompiledFunction, readonly modId: number) {
+    this.info = kernelInfo(cf)
+  }
 }
 
 const CALL_STACK = 1 << 16
+/** On the calling thread, a launch with a signal or timeout runs in slices of about this many milliseconds
+ *  (unless yieldMs says otherwise), with a turn of the event loop between them; a chunk of blocks grows
+ *  while it takes less than CHUNK_MS. */
+const SLICE_MS = 20
+const CHUNK_MS = 2
+/** Chunks per worker a launch's blocks are cut into (dynamic balancing between workers). */
+const CHUNKS_PER_WORKER = 8
+
+function callStackFault(kernel: string): EmulatorFault {
+  return new EmulatorFault('call stack overflow (device recursion too deep)', kernel, 'call')
+}
 
 function addr(a: bigint, what: string): number {
   if (typeof a !== 'bigint') throw new TypeError(`${what}: device address must be a bigint`)
@@ -95,22 +154,206 @@ function dim(d: unknown, what: string): Dim3 {
   return d as Dim3
 }
 
-/** Creates the PTX emulator backend. */
-export function createEmulatorBackend(options: EmulatorBackendOptions = {}): EmulatorBackend {
-  const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31)
+function checkTimeout(ms: unknown, what: string): number | undefined {
+  if (ms === undefined) return undefined
+  if (typeof ms !== 'number' || !(ms > 0)) throw new TypeError(`${what}: timeoutMs must be a positive number of milliseconds, got ${String(ms)}`)
+  return ms
+}
+
+/** A launch checked and laid out, before it runs. */
+interface Plan {
+  fn: KernelHandle
+  grid: Dim3
+  block: Dim3
+  nthreads: number
+  nblocks: number
+  dyn: number
+  params: Uint8Array
+  signal: AbortSignal | undefined
+  timeoutMs: number | undefined
+  cooperative: boolean
+}
+
+/** Creates the PTX emulator backend over `threads` (the entries pass worker_threads or Web Workers). */
+export function createBackend(options: EmulatorBackendOptions, threads: ThreadHost): EmulatorBackend {
+  const wanted = options.workers ?? threads.cores()
+  if (!Number.isInteger(wanted) || wanted < 0) throw new TypeError(`createEmulatorBackend: workers must be a non-negative integer, got ${String(options.workers)}`)
+  const defaultTimeout = checkTimeout(options.timeoutMs, 'createEmulatorBackend')
+  if (options.yieldMs !== undefined && !(typeof options.yieldMs === 'number' && options.yieldMs > 0)) throw new TypeError(`createEmulatorBackend: yieldMs must be a positive number of milliseconds, got ${String(options.yieldMs)}`)
+  // why launches cannot run on workers here, if they cannot
+  let calling: string | undefined = wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
+  const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: calling === undefined })
+  const pool = calling === undefined ? new WorkerPool(threads, wanted, heap, options.workerUrl) : undefined
+  const print = options.print ?? ((s: string) => console.log(s))
   const modules = new Set<LoadedModule>()
+  let nextModule = 1
   let nextStream = 1
   let disposed = false
   const live = () => { if (disposed) throw new Error('the emulator backend was disposed') }
 
+  // The queue: `pending` settles once everything queued so far has run; undefined while nothing runs.
+  let pending: Promise<void> | undefined
+  function track(p: Promise<unknown>): void {
+    const t = p.then(() => {}, () => {})
+    pending = t
+    void t.then(() => { if (pending === t) pending = undefined })
+  }
+  /** Runs `op` now when nothing is running, else after what is queued. */
+  function schedule<T>(op: () => T | Promise<T>): T | Promise<T> {
+    if (!pending) {
+      const r = op()
+      if (r instanceof Promise) track(r)
+      return r
+    }
+    const p = pending.then(op)
+    track(p)
+    return p
+  }
+
+  function rebind(lm: LoadedModule): void {
+    if (lm.generation !== heap.generation) { lm.inst.setHeap(heap.buffer, heap.ok); lm.generation = heap.generation }
+  }
+
+  /** Runs blocks on the calling thread, in slices (see the top of this file). */
+  function runHere(plan: Plan, lane: LaneLaunch, ranges: Float64Array, deadline: number | undefined): void | Promise<void> {
+    const { fn } = plan
+    const lm = fn.mod
+    let runner: BlockRunner | undefined
+    let b = 0
+    // without slices, the whole grid in one chunk (the barrier-free fast path in one call); a cooperative
+    // launch's blocks take turns until all finished, so it is one chunk too
+    const sliceMs = plan.cooperative ? undefined : options.yieldMs ?? (plan.signal || deadline !== undefined ? SLICE_MS : undefined)
+    let chunk = sliceMs === undefined ? plan.nblocks : 1
+    const aborted = (): Error | undefined => {
+      if (plan.signal?.aborted) return launchAbortError(fn.name, 'the signal was aborted', plan.signal.reason)
+      if (deadline !== undefined && performance.now() > deadline) return launchAbortError(fn.name, `it ran longer than timeoutMs (${plan.timeoutMs} ms)`, timeoutReason(plan.timeoutMs!))
+      return undefined
+    }
+    /** One slice; true once every block ran. */
+    const slice = (): boolean => {
+      rebind(lm)
+      lm.running = fn.name
+      try {
+        // a new runner after the first slice: other launches cannot run in between (the queue), but
+        // the heap may have grown, and the kernel reads its views at each call
+        runner ??= new BlockRunner(lm.inst, fn.info, lane, ranges, () => new Uint8Array(heap.buffer))
+        const end = performance.now() + (sliceMs ?? Infinity)
+        while (b < plan.nblocks) {
+          const e = Math.min(b + chunk, plan.nblocks)
+          const t0 = performance.now()
+          runner.run(b, e)
+          const t1 = performance.now()
+          b = e
+          if (t1 - t0 < CHUNK_MS && chunk < 1 << 30) chunk *= 2
+          if (t1 >= end) break
+        }
+        return b >= plan.nblocks
+      } catch (e) {
+        if (isJsStackOverflow(e)) throw callStackFault(fn.name)
+        if (e instanceof StalledBlock) throw deadlock(lm, fn.cf, fn.name, e, plan.grid, plan.block, plan.cooperative)
+        throw e
+      } finally {
+        lm.running = undefined
+      }
+    }
+    const stop = aborted()
+    if (stop) throw stop
+    if (slice()) return
+    return (async () => {
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 0))
+        const err = aborted()
+        if (err) throw err
+        if (slice()) return
+      }
+    })()
+  }
+
+  /** Lays the launch out (per-lane shared, local and parameter memory) and runs it. */
+  function run(plan: Plan): void | Promise<void> {
+    live()
+    const { fn } = plan
+    const { mod, cf } = fn
+    if (!modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
+    if (plan.signal?.aborted) throw launchAbortError(fn.name, 'the signal was aborted before it ran', plan.signal.reason)
+    const onWorkers = pool !== undefined && !pool.broken
+    // a cooperative launch keeps every block resident on one lane; others spread blocks over the workers
+    const nlanes = onWorkers && !plan.cooperative ? Math.min(wanted, plan.nblocks) : 1
+    const { reserved, rsv, shn } = sharedLayout(mod, cf, plan.dyn)
+    const ln = Math.ceil(cf.stackNeed / 16) * 16
+    const frame = Math.max(cf.frameSize, plan.params.length)
+    // a cooperative launch keeps every block's shared and local memory; other lanes reuse one block's
+    const resident = plan.cooperative ? plan.nblocks : 1
+    const shStride = Math.ceil(Math.max(shn, 4) / 16) * 16
+    const lnStride = Math.ceil(Math.max(ln * plan.nthreads, 4) / 16) * 16
+    const regions: number[] = []
+    const lanes: LaneLaunch[] = []
+    const release = () => { for (const r of regions) heap.free(r) }
+    try {
+      // the grid workspace of cg::this_grid().sync() (%envreg1:%envreg2): a zeroed barrier counter
+      const gws = plan.cooperative ? heap.alloc(16) : 0
+      if (plan.cooperative) regions.push(gws)
+      for (let i = 0; i < nlanes; i++) {
+        const sb = heap.alloc(shStride * resident); regions.push(sb)
+        const lb0 = heap.alloc(lnStride * resident); regions.push(lb0)
+        const fb = heap.alloc(frame + CALL_STACK); regions.push(fb)
+        new Uint8Array(heap.buffer, fb, plan.params.length).set(plan.params)
+        lanes.push({
+          fb, nthreads: plan.nthreads, nblocks: plan.nblocks, cooperative: plan.cooperative, reserved, shStride, lnStride,
+          state: {
+            SB: sb, SHN: shn, DYN: plan.dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK,
+            NTX: plan.block[0], NTY: plan.block[1], NTZ: plan.block[2], NCX: plan.grid[0], NCY: plan.grid[1], NCZ: plan.grid[2], RSV: rsv, GWS: gws,
+          },
+        })
+      }
+    } catch (e) {
+      release()
+      throw e
+    }
+    const ranges = heap.ranges()
+    const deadline = () => (plan.timeoutMs === undefined ? undefined : performance.now() + plan.timeoutMs)
+    let r: void | Promise<void>
+    try {
+      if (!onWorkers) r = runHere(plan, lanes[0]!, ranges, deadline())
+      else {
+        mod.running = fn.name
+        r = pool.run({
+          mod: fn.modId, source: mod.source, kernel: fn.info, kernelName: fn.name, lanes, nblocks: plan.nblocks,
+          chunk: plan.cooperative ? plan.nblocks : Math.max(1, Math.floor(plan.nblocks / (nlanes * CHUNKS_PER_WORKER))), ranges, print,
+          fault: (i, a, what) => (what === 'jsstack' ? callStackFault(fn.name) : faultOf(mod, i, a, what)),
+          stalled: (e) => deadlock(mod, cf, fn.name, e, plan.grid, plan.block, plan.cooperative),
+          signal: plan.signal, timeoutMs: plan.timeoutMs,
+          abortError: (timedOut) => timedOut
+            ? launchAbortError(fn.name, `it ran longer than timeoutMs (${plan.timeoutMs} ms); its worker threads were stopped and are replaced`, timeoutReason(plan.timeoutMs!))
+            : launchAbortError(fn.name, 'the signal was aborted; its worker threads were stopped and are replaced', plan.signal?.reason),
+        }).catch((e: unknown) => {
+          if (!(e instanceof PoolUnavailable)) throw e
+          // the workers could not start (a worker script the bundle left out): this thread runs it
+          calling = e.message
+          return runHere(plan, lanes[0]!, ranges, deadline())
+        }).finally(() => { mod.running = undefined })
+      }
+    } catch (e) {
+      release()
+      throw e
+    }
+    if (r instanceof Promise) return r.finally(release)
+    release()
+  }
+
   const backend: EmulatorBackend = {
     name: 'emulator',
     imageKinds: ['ptx'],
+    get workers() { return pool && !pool.broken ? wanted : 0 },
     device() {
       return {
         name: 'kernelpack PTX emulator', computeCapability: [12, 0], totalMemory: options.memoryLimit ?? 2 ** 31,
         ptxVersion: [9, 1], multiProcessorCount: 1, warpSize: 32,
       }
+    },
+    describeExecution() {
+      if (pool && !pool.broken) return `launches run on ${wanted} worker thread${wanted === 1 ? '' : 's'} (${threads.kind}) sharing device memory`
+      return `launches run on the calling thread: ${pool?.broken ?? calling}`
     },
     loadModule(image) {
       live()
@@ -118,8 +361,11 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print: options.print })
+      const lm = loadPtxModule(text, heap, { print })
+      const modId = nextModule++
       modules.add(lm)
+      // start the workers now, so that the first launch does not wait for them
+      pool?.warm()
       return {
         getFunction(name: string) {
           const cf = lm.functions.get(name)
@@ -133,7 +379,7 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
             const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
             throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
           }
-          return new KernelHandle(name, lm, cf)
+          return new KernelHandle(name, lm, cf, modId)
         },
         getGlobal(name: string) {
           const g = lm.globals.get(name)
@@ -141,40 +387,55 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
           return { address: BigInt(g.address), size: g.size }
         },
         unload() {
-          if (!modules.delete(lm)) return
-          for (const at of lm.owned) heap.free(at)
+          if (!modules.has(lm)) return
+          return schedule(() => {
+            if (!modules.delete(lm)) return
+            for (const at of lm.owned) heap.free(at)
+            pool?.unload(modId)
+          })
         },
       }
     },
     alloc(byteLength) {
       live()
+      // at once, even while a launch runs: a new allocation is memory no kernel can be using
       return BigInt(heap.alloc(byteLength))
     },
     free(address) {
       live()
-      heap.free(addr(address, 'free'))
+      const at = addr(address, 'free')
+      return schedule(() => heap.free(at))
     },
     copyToDevice(dst, src) {
       live()
       const at = addr(dst, 'copyToDevice')
-      heap.check(at, src.length, 'copyToDevice')
-      new Uint8Array(heap.buffer, at, src.length).set(src)
+      const data = pending ? src.slice() : src
+      return schedule(() => {
+        heap.check(at, data.length, 'copyToDevice')
+        new Uint8Array(heap.buffer, at, data.length).set(data)
+      })
     },
     copyFromDevice(dst, src) {
       live()
       const at = addr(src, 'copyFromDevice')
-      heap.check(at, dst.length, 'copyFromDevice')
-      dst.set(new Uint8Array(heap.buffer, at, dst.length))
+      return schedule(() => {
+        heap.check(at, dst.length, 'copyFromDevice')
+        dst.set(new Uint8Array(heap.buffer, at, dst.length))
+      })
     },
     memset(dst, byte, byteLength) {
       live()
       const at = addr(dst, 'memset')
-      heap.check(at, byteLength, 'memset')
-      new Uint8Array(heap.buffer, at, byteLength).fill(byte & 0xff)
+      return schedule(() => {
+        heap.check(at, byteLength, 'memset')
+        new Uint8Array(heap.buffer, at, byteLength).fill(byte & 0xff)
+      })
     },
     createStream() { return { id: nextStream++ } },
     destroyStream() {},
-    synchronize() {},
+    synchronize() {
+      return pending
+    },
     launch(fn, config, params) {
       live()
       if (!(fn instanceof KernelHandle)) throw new TypeError('launch: not a function of an emulator module')
@@ -186,80 +447,30 @@ export function createEmulatorBackend(options: EmulatorBackendOptions = {}): Emu
       if (nthreads > 1024) throw new RangeError(`launch ${fn.name}: ${nthreads} threads per block exceed the limit of 1024`)
       const dyn = config.sharedBytes ?? 0
       if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
-      const paramEnd = cf.paramEnd
-      if (params.bytes.length < paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${paramEnd}`)
-      // the reserved shared memory (%reserved_smem_offset_*) follows the kernel's own, when it reads it
-      const reserved = usesReservedSmem(mod, cf)
-      const own = mod.layout.sharedStatic + dyn
-      const rsv = reserved ? Math.ceil(own / 16) * 16 : 0
-      const shn = reserved ? rsv + RESERVED_SMEM : own
-      const ln = Math.ceil(cf.stackNeed / 16) * 16
+      if (params.bytes.length < cf.paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${cf.paramEnd}`)
       const nblocks = grid[0] * grid[1] * grid[2]
       const cooperative = config.cooperative === true
       if (cf.gridSync && !cooperative) {
         throw new Error(`launch ${fn.name}: the kernel synchronizes the whole grid (cg::this_grid().sync(): PTX line ${cf.gridSync.line} reads the grid workspace, \`${cf.gridSync.text}\`), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
       }
       if (cooperative) {
+        const { shn } = sharedLayout(mod, cf, dyn)
         const fit = coResidentBlocks(nthreads, shn, backend.device().multiProcessorCount ?? 1)
         if (nblocks > fit) throw new RangeError(`launch ${fn.name}: a cooperative launch of ${nblocks} blocks of ${nthreads} threads${shn ? ` and ${shn} bytes of shared memory` : ''} does not fit on the emulated device at once (at most ${fit} blocks; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)`)
       }
-      // a cooperative launch keeps every block's shared and local memory; other launches reuse one block's
-      const resident = cooperative ? nblocks : 1
-      const shStride = Math.ceil(Math.max(shn, 4) / 16) * 16
-      const lnStride = Math.ceil(Math.max(ln * nthreads, 4) / 16) * 16
-      const regions: number[] = []
-      try {
-        const sb = heap.alloc(shStride * resident); regions.push(sb)
-        const lb0 = heap.alloc(lnStride * resident); regions.push(lb0)
-        const frame = Math.max(cf.frameSize, params.bytes.length)
-        const fb = heap.alloc(frame + CALL_STACK); regions.push(fb)
-        // the grid workspace of cg::this_grid().sync() (%envreg1:%envreg2): a zeroed barrier counter
-        const gws = cooperative ? heap.alloc(16) : 0
-        if (cooperative) { regions.push(gws); new Uint8Array(heap.buffer, gws, 16).fill(0) }
-        new Uint8Array(heap.buffer, fb, params.bytes.length).set(params.bytes)
-        const inst = mod.inst
-        if (mod.generation !== heap.generation) { inst.setHeap(heap.buffer, heap.ok); mod.generation = heap.generation }
-        inst.setLaunch({ SB: sb, SHN: shn, DYN: dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, NTX: block[0], NTY: block[1], NTZ: block[2], NCX: grid[0], NCY: grid[1], NCZ: grid[2], RSV: rsv, GWS: gws })
-        inst.setRanges(heap.ranges())
-        mod.running = fn.name
-        const K = inst.FN[cf.index] as unknown as KernelFn
-        const progress = () => inst.progress()
-        // the reserved shared memory starts zeroed in every block (cg's scratch barriers count from 0)
-        const enter = (b: number) => {
-          const at = sb + (cooperative ? b * shStride : 0)
-          inst.setBlock(at, lb0 + (cooperative ? b * lnStride : 0))
-          if (reserved) new Uint8Array(heap.buffer, at + rsv, RESERVED_SMEM).fill(0)
-        }
-        try {
-          if (cooperative) {
-            for (let b = 0; b < nblocks; b++) enter(b)
-            runCooperative(K, cf, nblocks, nthreads, fb, enter, progress)
-          } else if (!cf.hasSuspend && !reserved) K(null, 0, nthreads, fb, 0, nblocks)
-          else {
-            const states = newThreadStates(nthreads, cf.regCount)
-            for (let b = 0; b < nblocks; b++) {
-              enter(b)
-              if (cf.hasSuspend) runBlock(K, cf, states, nthreads, fb, b, progress)
-              else K(null, 0, nthreads, fb, b, b + 1)
-            }
-          }
-        } catch (e) {
-          if (e instanceof StalledBlock) throw deadlock(mod, cf, fn.name, e, grid, block, cooperative)
-          throw e
-        }
-      } catch (e) {
-        // deep device recursion exhausts the JS stack before the emulated call stack: same fault
-        if (e instanceof RangeError && /call stack/i.test(e.message)) throw new EmulatorFault('call stack overflow (device recursion too deep)', fn.name, 'call')
-        throw e
-      } finally {
-        mod.running = undefined
-        for (const r of regions) heap.free(r)
-      }
+      const timeoutMs = checkTimeout(config.timeoutMs, `launch ${fn.name}`) ?? defaultTimeout
+      const signal = config.signal ?? undefined
+      if (signal !== undefined && !(typeof signal === 'object' && 'aborted' in signal)) throw new TypeError(`launch ${fn.name}: signal must be an AbortSignal`)
+      // the parameter bytes are copied now: the caller may reuse its buffer before the launch runs
+      const plan: Plan = { fn, grid, block, nthreads, nblocks, dyn, params: params.bytes.slice(), signal, timeoutMs, cooperative }
+      return schedule(() => run(plan))
     },
     dispose() {
       disposed = true
       modules.clear()
+      pool?.dispose()
     },
   }
   return backend
 }
+

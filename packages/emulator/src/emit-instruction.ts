@@ -773,6 +773,15 @@ function half(E: FunctionEmitter, ins: Instruction, what: string): string {
   return `{${pre}${E.wr(A[0]!, 'i32', `(${lo})|((${hi})<<16)`)}}`
 }
 
+/**
+ * atom/red. Global and generic addresses go through `Atomics` on the heap (issue 13 item 3): where worker
+ * threads share the heap (a SharedArrayBuffer), blocks on other threads update the same words at the same
+ * time, at every scope (.cta/.gpu/.sys alike: one device). Operations `Atomics` has (add, and, or, xor,
+ * exchange, compare-exchange on 32 and 64 bits, 16-bit compare-exchange) are one call; the others (min, max,
+ * inc, dec, floating-point add/min/max, half-precision add) a compare-exchange loop on the word's bits.
+ * Shared memory belongs to one block, whose threads all run on one JavaScript thread, so plain reads and
+ * writes are atomic there.
+ */
 function atom(E: FunctionEmitter, ins: Instruction): string {
   const A = ins.operands
   const isRed = ins.op === 'red'
@@ -788,33 +797,44 @@ function atom(E: FunctionEmitter, ins: Instruction): string {
   let code = E.addr(addrOp, space, sz)
   const dst = isRed ? undefined : A[0]!
   const out = (kind: Kind, e: string) => (dst ? E.wr(dst, kind, e) : '')
+  const shared = space === 'shared'
+  /** `u` = the old word of `view` at index i, `N` = the new one computed from it (by `next`), stored
+   *  atomically: plain in shared memory, else a compare-exchange loop that retries when another thread
+   *  changed the word in between. */
+  const rmw = (view: string, i: string, next: string) => shared
+    ? `u=${view}[${i}];{const N=${next};${view}[${i}]=N;}`
+    : `for(;;){u=Atomics.load(${view},${i});const N=${next};if(Atomics.compareExchange(${view},${i},u,N)===u)break;}`
   if (t === 'f32') {
-    const old = 'HF32[a>>>2]'
-    const bv = E.rd(b, 'f32')
-    code += `u=${old};v=${bv};`
-    const nv = opn === 'add' ? 'fround(u+v)' : opn === 'min' ? 'fmin(u,v)' : opn === 'max' ? 'fmax(u,v)' : opn === 'exch' ? 'v' : E.fail('unsupported f32 atomic')
-    return code + `HF32[a>>>2]=${nv};` + out('f32', 'u')
+    const nv = opn === 'add' ? 'fround(w+v)' : opn === 'min' ? 'fmin(w,v)' : opn === 'max' ? 'fmax(w,v)' : opn === 'exch' ? 'v' : E.fail('unsupported f32 atomic')
+    // on the bits (HI32): the old value as a float is w; NaN payloads are not kept (as before)
+    code += `v=${E.rd(b, 'f32')};${rmw('HI32', 'a>>>2', `(w=FB32(u),BF32(${nv}))`)}`
+    return `{let w=0;${code}${out('f32', 'FB32(u)')}}`
   }
   if (t === 'f64') {
-    code += `u=HF64[a>>>3];v=${E.rd(b, 'f64')};`
-    const nv = opn === 'add' ? '(u+v)' : opn === 'min' ? 'fmin(u,v)' : opn === 'max' ? 'fmax(u,v)' : opn === 'exch' ? 'v' : E.fail('unsupported f64 atomic')
-    return code + `HF64[a>>>3]=${nv};` + out('f64', 'u')
+    const nv = opn === 'add' ? '(w+v)' : opn === 'min' ? 'fmin(w,v)' : opn === 'max' ? 'fmax(w,v)' : opn === 'exch' ? 'v' : E.fail('unsupported f64 atomic')
+    code += `v=${E.rd(b, 'f64')};${rmw('HB64', 'a>>>3', `(w=FB64(u),big(BF64(${nv})))`)}`
+    return `{let w=0;${code}${out('f64', 'FB64(u)')}}`
   }
   if (t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2') {
     if (opn !== 'add') return E.fail('unsupported half-precision atomic')
     const bf = t.startsWith('bf')
     const to = bf ? 'numToBf16' : 'numToF16', from = bf ? 'bf16ToNum' : 'f16ToNum'
     if (t === 'f16' || t === 'bf16') {
-      code += `u=HU16[a>>>1];HU16[a>>>1]=${to}(${from}(u)+${from}(${E.rd(b, 'u16')}));`
+      code += `v=${E.rd(b, 'u16')};${rmw('HU16', 'a>>>1', `${to}(${from}(u)+${from}(v))`)}`
       return code + out('u16', 'u')
     }
-    code += `u=HI32[a>>>2];v=${E.rd(b, 'i32')};HI32[a>>>2]=${to}(${from}(u&65535)+${from}(v&65535))|(${to}(${from}(u>>>16)+${from}(v>>>16))<<16);`
+    code += `v=${E.rd(b, 'i32')};${rmw('HI32', 'a>>>2', `${to}(${from}(u&65535)+${from}(v&65535))|(${to}(${from}(u>>>16)+${from}(v>>>16))<<16)`)}`
     return code + out('i32', 'u')
   }
   if (sz === 8) {
-    code += `x64=mk64(HU32[a>>>2],HI32[(a>>>2)+1]);`
     const bv = E.rd(b, 'i64')
     const signed = t === 's64'
+    // the old value as an i64 (number or BigInt) is x64
+    if (!shared && (opn === 'add' || opn === 'exch' || opn === 'and' || opn === 'or' || opn === 'xor' || opn === 'cas')) {
+      const fn = opn === 'exch' ? 'exchange' : opn === 'cas' ? 'compareExchange' : opn
+      const args = opn === 'cas' ? `big(${bv}),big(${E.rd(c!, 'i64')})` : `big(${bv})`
+      return code + `x64=n64(Atomics.${fn}(HB64,a>>>3,${args}));` + out('i64', 'x64')
+    }
     let nv: string
     switch (opn) {
       case 'add': nv = `add64(x64,${bv})`; break
@@ -825,11 +845,15 @@ function atom(E: FunctionEmitter, ins: Instruction): string {
       case 'and': case 'or': case 'xor': nv = `${opn}64(x64,${bv})`; break
       case 'inc': case 'dec': nv = E.fail('64-bit atom.inc/dec does not exist in PTX'); break
     }
-    return code + `{const N=${nv!};HI32[a>>>2]=lo32(N);HI32[(a>>>2)+1]=hi32(N);}` + out('i64', 'x64')
+    if (shared) return code + `x64=mk64(HU32[a>>>2],HI32[(a>>>2)+1]);{const N=${nv!};HI32[a>>>2]=lo32(N);HI32[(a>>>2)+1]=hi32(N);}` + out('i64', 'x64')
+    return code + `for(;;){const o=Atomics.load(HB64,a>>>3);x64=n64(o);if(Atomics.compareExchange(HB64,a>>>3,o,big(${nv!}))===o)break;}` + out('i64', 'x64')
   }
   if (sz === 4) {
     const signed = t === 's32'
-    code += `u=HI32[a>>>2];v=${E.rd(b, 'i32')};`
+    code += `v=${E.rd(b, 'i32')};`
+    const one: Partial<Record<string, string>> = { add: 'add', exch: 'exchange', and: 'and', or: 'or', xor: 'xor' }
+    if (!shared && one[opn]) return code + `u=Atomics.${one[opn]}(HI32,a>>>2,v);` + out('i32', 'u')
+    if (!shared && opn === 'cas') return code + `u=Atomics.compareExchange(HI32,a>>>2,v,${E.rd(c!, 'i32')});` + out('i32', 'u')
     let nv: string
     switch (opn) {
       case 'add': nv = '(u+v)|0'; break
@@ -843,10 +867,11 @@ function atom(E: FunctionEmitter, ins: Instruction): string {
       case 'or': nv = 'u|v'; break
       case 'xor': nv = 'u^v'; break
     }
-    return code + `HI32[a>>>2]=${nv!};` + out('i32', 'u')
+    return code + rmw('HI32', 'a>>>2', nv!) + out('i32', 'u')
   }
   if (sz === 2 && opn === 'cas') {
-    code += `u=HU16[a>>>1];if(u===${E.rd(b, 'u16')})HU16[a>>>1]=${E.rd(c!, 'u16')};`
+    if (shared) code += `u=HU16[a>>>1];if(u===${E.rd(b, 'u16')})HU16[a>>>1]=${E.rd(c!, 'u16')};`
+    else code += `u=Atomics.compareExchange(HU16,a>>>1,${E.rd(b, 'u16')},${E.rd(c!, 'u16')});`
     return code + out('u16', 'u')
   }
   return E.fail(`unsupported atomic type .${t}`)

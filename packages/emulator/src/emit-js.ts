@@ -571,7 +571,7 @@ export class FunctionEmitter {
     const regs = regDecl ? ',' + regDecl : ''
     // launch state as function-local constants (V8 keeps them in registers; the module-level ones are
     // mutable and would be reloaded after every helper call); kernels read the block index per block
-    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS'
+    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,HB64=_HB64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS'
     const vars = `let a=0,x64=0,CF=0,u=0,v=0${regs};`
     if (fn.kind !== 'entry') {
       const locals = `${snap},CX=_CX,CY=_CY,CZ=_CZ;${vars}`
@@ -786,7 +786,7 @@ export class ModuleEmitter {
     const source = `"use strict";
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
-let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_OK,_HN=0;
+let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_HB64,_OK,_HN=0;
 let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0,_RSV=0,_GWS=0;
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
@@ -799,7 +799,7 @@ ${parts.join('\n')}
 const FN=[${table.join(',')}];
 return {
   FN,
-  setHeap(buf,ok){_H8=new Uint8Array(buf);_HI8=new Int8Array(buf);_HU16=new Uint16Array(buf);_HI16=new Int16Array(buf);_HI32=new Int32Array(buf,0,buf.byteLength>>>2);_HU32=new Uint32Array(buf,0,buf.byteLength>>>2);_HF32=new Float32Array(buf,0,buf.byteLength>>>2);_HF64=new Float64Array(buf,0,buf.byteLength>>>3);_OK=ok;_HN=buf.byteLength;},
+  setHeap(buf,ok){const n=buf.byteLength;_H8=new Uint8Array(buf,0,n);_HI8=new Int8Array(buf,0,n);_HU16=new Uint16Array(buf,0,n>>>1);_HI16=new Int16Array(buf,0,n>>>1);_HI32=new Int32Array(buf,0,n>>>2);_HU32=new Uint32Array(buf,0,n>>>2);_HF32=new Float32Array(buf,0,n>>>2);_HF64=new Float64Array(buf,0,n>>>3);_HB64=new BigInt64Array(buf,0,n>>>3);_OK=ok;_HN=n;},
   setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;_RSV=o.RSV;_GWS=o.GWS;},
   progress(){return _PROG},
   setBlock(sb,lb0){_SB=sb;_LB0=lb0;},

@@ -1,14 +1,45 @@
-// The emulated device memory: one growable ArrayBuffer. Device addresses are byte offsets into it (the
+// The emulated device memory: one growable buffer. Device addresses are byte offsets into it (the
 // first 4 KiB are never handed out, so a null pointer faults). Allocations are 256-byte aligned with at
 // least one unmapped 4-byte granule after each, and `ok` marks every mapped granule, so an access past
 // the end of an allocation faults instead of reaching its neighbour.
+//
+// Where launches run on worker threads (issue 13 item 3), the heap and `ok` live in growable
+// SharedArrayBuffers (maxByteLength = the memory limit): every worker sees the same bytes, host copies and
+// module variables included, and growing keeps the memory in place, so workers that are running go on with
+// their old (shorter, fixed-length) views and rebind at their next launch. Fixed-length views, because V8
+// runs length-tracking views of a growable buffer some 25× slower. Otherwise both are plain ArrayBuffers
+// that growth replaces.
 
 const GUARD = 4096
 const ALIGN = 256
 
+/** A SharedArrayBuffer that can grow in place (ES2024). */
+export interface GrowableSharedArrayBuffer extends SharedArrayBuffer {
+  grow(byteLength: number): void
+  readonly growable: boolean
+  readonly maxByteLength: number
+}
+
+/** Why this engine cannot give the heap a growable SharedArrayBuffer, or undefined when it can. */
+export function sharedHeapUnavailable(): string | undefined {
+  if (typeof SharedArrayBuffer !== 'function') return 'SharedArrayBuffer is unavailable'
+  if (typeof (SharedArrayBuffer.prototype as Partial<GrowableSharedArrayBuffer>).grow !== 'function') return 'this engine has no growable SharedArrayBuffer (ES2024)'
+  return undefined
+}
+
+function newSharedBuffer(byteLength: number, maxByteLength: number): GrowableSharedArrayBuffer {
+  return new (SharedArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => GrowableSharedArrayBuffer)(byteLength, { maxByteLength })
+}
+
+export interface HeapOptions {
+  /** Back the heap with growable SharedArrayBuffers (for worker threads). */
+  shared?: boolean
+}
+
 export class Heap {
-  buffer: ArrayBuffer
+  buffer: ArrayBuffer | GrowableSharedArrayBuffer
   ok: Uint8Array
+  readonly shared: boolean
   /** Bumped whenever `buffer` is replaced; compiled modules rebind their views when it changes. */
   generation = 0
   private top = GUARD
@@ -17,9 +48,16 @@ export class Heap {
   private mapped = new Map<number, number>()
   private freeList: Array<{ at: number; size: number }> = []
 
-  constructor(initial = 1 << 24, private readonly limit = 2 ** 31) {
-    this.buffer = new ArrayBuffer(initial)
-    this.ok = new Uint8Array(initial >>> 2)
+  constructor(initial = 1 << 24, readonly limit = 2 ** 31, options: HeapOptions = {}) {
+    if (initial > limit) initial = limit
+    this.shared = options.shared === true
+    if (this.shared) {
+      this.buffer = newSharedBuffer(initial, limit)
+      this.ok = new Uint8Array(newSharedBuffer(initial >>> 2, Math.ceil(limit / 4)), 0, initial >>> 2)
+    } else {
+      this.buffer = new ArrayBuffer(initial)
+      this.ok = new Uint8Array(initial >>> 2)
+    }
   }
 
   alloc(byteLength: number): number {
@@ -101,12 +139,20 @@ export class Heap {
       if (end > this.limit) throw new RangeError(`out of emulated device memory: need ${end} bytes, the limit is ${this.limit}`)
       cap = this.limit
     }
-    const nb = new ArrayBuffer(cap)
-    new Uint8Array(nb).set(new Uint8Array(this.buffer))
-    const ok = new Uint8Array(cap >>> 2)
-    ok.set(this.ok)
-    this.buffer = nb
-    this.ok = ok
+    if (this.shared) {
+      // in place: running workers keep valid (shorter) views
+      ;(this.buffer as GrowableSharedArrayBuffer).grow(cap)
+      const okBuffer = this.ok.buffer as GrowableSharedArrayBuffer
+      okBuffer.grow(cap >>> 2)
+      this.ok = new Uint8Array(okBuffer, 0, cap >>> 2)
+    } else {
+      const nb = new ArrayBuffer(cap)
+      new Uint8Array(nb).set(new Uint8Array(this.buffer))
+      const ok = new Uint8Array(cap >>> 2)
+      ok.set(this.ok)
+      this.buffer = nb
+      this.ok = ok
+    }
     this.generation++
   }
 }

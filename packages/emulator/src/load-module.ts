@@ -5,27 +5,16 @@
 import { EmulatorFault, PtxError } from './errors.js'
 import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
-import * as numeric from './numeric.js'
-import * as mbarrier from './mbarrier.js'
 import { decodeModule, parsePtx, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
-import { formatPrintf } from './printf.js'
 import { inlineSuspendingCalls } from './inline.js'
+import { instantiate, type ModuleInstance } from './instance.js'
 
-export interface ModuleInstance {
-  /** Functions by their index in the module (CompiledFunction.index); undefined for prototypes. */
-  FN: Array<((...args: never[]) => void) | undefined>
-  setHeap(buf: ArrayBuffer, ok: Uint8Array): void
-  setLaunch(o: Record<string, number>): void
-  /** The launch's allocation ranges (Heap.ranges()), for the kernels' access-site range caches. */
-  setRanges(ranges: Float64Array): void
-  /** How many waits at yield points have ended so far (scheduler.ts: a block without it is stalled). */
-  progress(): number
-  /** Points the shared and local windows at one block's (a cooperative launch keeps every block's). */
-  setBlock(sb: number, lb0: number): void
-}
+export type { ModuleInstance }
 
 export interface LoadedModule {
   ir: IrModule
+  /** The generated JavaScript (what `inst` was compiled from; worker threads compile it too). */
+  source: string
   functions: Map<string, CompiledFunction>
   instrs: InstrInfo[]
   layout: ModuleLayout
@@ -132,38 +121,29 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const layout: ModuleLayout = { globals, shared, sharedStatic }
   const mc = new ModuleEmitter(ptx, layout)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused }
+  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused }
   const print = options.print ?? ((s: string) => console.log(s))
-  const env = {
-    h: { ...numeric, ...mbarrier },
-    fault(i: number, a: number | bigint | undefined, what: string): never {
-      const ins = mc.instrs[i]
-      const text = ins ? `${ins.text} (PTX line ${ins.line}${ins.fn !== lm.running ? `, function ${ins.fn}` : ''})` : '?'
-      const msgs: Record<string, string> = {
-        trap: 'trap instruction executed', assert: 'device-side assertion failed', callstack: 'call stack overflow',
-        shared: 'out-of-bounds or misaligned shared memory access', local: 'out-of-bounds or misaligned local memory access',
-        global: 'out-of-bounds or misaligned global memory access', generic: 'out-of-bounds or misaligned memory access',
-        const: 'out-of-bounds or misaligned constant memory access', param: 'out-of-bounds or misaligned parameter access',
-        brx: 'brx.idx index past the end of its .branchtargets list',
-        internal: `internal error: ${ins?.text ?? 'a collective'} reached in a called function (functions with barriers or warp collectives are inlined)`,
-      }
-      const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))
-      throw new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr)
-    },
-    clock: () => Date.now(),
-    vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {
-      const s = formatPrintf(h8, Number(fmt), Number(args))
-      print(s)
-      return s.length
-    },
-  }
-  let factory: (e: unknown) => ModuleInstance
   try {
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval
-    factory = new Function('E', source) as (e: unknown) => ModuleInstance
+    lm.inst = instantiate(source, { fault: (i, a, what) => { throw faultOf(lm, i, a, what) }, print })
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }
-  lm.inst = factory(env)
   return lm
+}
+
+/** The EmulatorFault for a kernel's `fault(i, a, what)` call: the instruction i of the module's table, the
+ *  address a, the kind of fault (what a worker thread reports back is turned into the same error). */
+export function faultOf(lm: LoadedModule, i: number, a: number | bigint | undefined, what: string): EmulatorFault {
+  const ins = lm.instrs[i]
+  const text = ins ? `${ins.text} (PTX line ${ins.line}${ins.fn !== lm.running ? `, function ${ins.fn}` : ''})` : '?'
+  const msgs: Record<string, string> = {
+    trap: 'trap instruction executed', assert: 'device-side assertion failed', callstack: 'call stack overflow',
+    shared: 'out-of-bounds or misaligned shared memory access', local: 'out-of-bounds or misaligned local memory access',
+    global: 'out-of-bounds or misaligned global memory access', generic: 'out-of-bounds or misaligned memory access',
+    const: 'out-of-bounds or misaligned constant memory access', param: 'out-of-bounds or misaligned parameter access',
+    brx: 'brx.idx index past the end of its .branchtargets list',
+    internal: `internal error: ${ins?.text ?? 'a collective'} reached in a called function (functions with barriers or warp collectives are inlined)`,
+  }
+  const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))
+  return new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr)
 }

@@ -5,7 +5,8 @@
 function readCString(h8: Uint8Array, at: number): string {
   let end = at
   while (end < h8.length && h8[end] !== 0) end++
-  return new TextDecoder().decode(h8.subarray(at, end))
+  // a copy: TextDecoder refuses views of a SharedArrayBuffer (the heap of worker threads)
+  return new TextDecoder().decode(h8.slice(at, end))
 }
 
 export function formatPrintf(h8: Uint8Array, fmtAt: number, argsAt: number): string {

@@ -87,6 +87,12 @@ export interface LaunchConfig {
   /** A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, so blocks may wait
    *  for each other (cg::this_grid().sync()). The grid must fit on the device at once. */
   cooperative?: boolean
+  /** Aborts the launch (issue 17 item 4): a backend that can stop a running kernel (the emulator) rejects
+   *  the launch with an AbortError naming the kernel; every backend refuses a launch whose signal is
+   *  already aborted. */
+  signal?: AbortSignal
+  /** Aborts the launch the same way once it has run this many milliseconds (the emulator). */
+  timeoutMs?: number
 }
 
 export interface KernelParams {
@@ -118,6 +124,9 @@ export interface Backend {
   /** Waits for `end`, then the milliseconds between the two recorded events. */
   elapsedMs?(start: BackendEvent, end: BackendEvent): MaybePromise<number>
   destroyEvent?(event: BackendEvent): MaybePromise<void>
+  /** How launches are run, when the backend has a choice (the emulator: on how many worker threads, or on the
+   *  calling thread and why); the runtime adds it to `mod.backend.reason`. */
+  describeExecution?(): string
   /** Release everything (contexts, memory, workers). */
   dispose(): MaybePromise<void>
 }

@@ -2,7 +2,7 @@
 // Node built-ins). A string or URL source is fetched. `auto` runs WebGPU when the page has an adapter and
 // every kernel translates, else the emulator, and says why in `mod.backend.reason` (issue 15).
 import type { KernelManifest } from '@kernelpack/offload'
-import type { Backend } from './backend.js'
+import { emulatorBackend, type EmulatorLoadOptions } from './emulator.js'
 import { createModule, type Module } from './module.js'
 import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
@@ -17,7 +17,7 @@ export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
   return createKernelModule(spec, loadModule)
 }
 
-export interface LoadModuleOptions {
+export interface LoadModuleOptions extends EmulatorLoadOptions {
   /** `auto`: WebGPU when the page has an adapter and every kernel translates, else the PTX emulator.
    *  Browsers have no CUDA driver. @default 'auto' */
   backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
@@ -25,18 +25,6 @@ export interface LoadModuleOptions {
   libcudaPath?: string
   /** The WebGPU backend's GPU (default `navigator.gpu`) and translator. */
   webgpu?: WebGpuOptions
-}
-
-let emulator: Promise<Backend> | undefined
-
-function emulatorBackend(): Promise<Backend> {
-  // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
-  emulator ??= import('@kernelpack/emulator').then((m): Backend => {
-    if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
-    return m.createEmulatorBackend()
-  })
-  emulator.catch(() => (emulator = undefined))
-  return emulator
 }
 
 export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
@@ -52,7 +40,7 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
     else throw new TypeError(`loadModule: source must be bytes, a URL or a Response, got ${typeof source}`)
   }
   const sourceName = describeSource(source)
-  if (which === 'emulator') return createModule(await emulatorBackend(), bytes, manifest, { sourceName, reason: "backend 'emulator' was requested" })
+  if (which === 'emulator') return createModule(await emulatorBackend(options), bytes, manifest, { sourceName, reason: "backend 'emulator' was requested", timeoutMs: options.timeoutMs })
   if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested" })
   let adapter: string | undefined
   try {
@@ -61,8 +49,9 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
     return await createModule(gpu, bytes, manifest, { sourceName, reason: `auto: WebGPU (${adapter}) runs every kernel of this module` })
   } catch (err) {
     if (!isWebGpuFallback(err)) throw err
-    return createModule(await emulatorBackend(), bytes, manifest, {
+    return createModule(await emulatorBackend(options), bytes, manifest, {
       sourceName,
+      timeoutMs: options.timeoutMs,
       reason: `auto: browsers have no CUDA driver, and ${describeWebGpuFallback(err, adapter)}, so the PTX emulator runs`,
     })
   }

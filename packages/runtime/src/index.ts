@@ -8,6 +8,7 @@ import { createModule, type Module } from './module.js'
 import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
 import { webgpuBackend, type WebGpuOptions } from './webgpu.js'
+import { emulatorBackend, type EmulatorLoadOptions } from './emulator.js'
 
 export * from './exports.js'
 export type { WebGpuOptions } from './webgpu.js'
@@ -18,7 +19,7 @@ export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
   return createKernelModule(spec, loadModule)
 }
 
-export interface LoadModuleOptions {
+export interface LoadModuleOptions extends EmulatorLoadOptions {
   /** `auto`: cuda where a driver answers, else the emulator (`webgpu` only when asked, see `webgpu`). @default 'auto' */
   backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
   /** CUDA device ordinal. @default 0 */
@@ -45,20 +46,6 @@ function cudaBackend(options: LoadModuleOptions): Promise<Backend> {
   return b
 }
 
-function emulatorBackend(): Promise<Backend> {
-  let b = backends.get('emulator')
-  if (!b) {
-    // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
-    b = import('@kernelpack/emulator').then((m): Backend => {
-      if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
-      return m.createEmulatorBackend()
-    })
-    backends.set('emulator', b)
-    b.catch(() => backends.delete('emulator'))
-  }
-  return b
-}
-
 /** WebGPU in Node: the caller's GPU object, else Dawn from the optional `webgpu` package. */
 async function nodeWebGpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
   if (options.gpu || options.adapter) return webgpuBackend(options)
@@ -78,7 +65,7 @@ let dawnGpu: GPU | undefined
 export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{ backend: Backend; reason: string }> {
   const which = options.backend ?? 'auto'
   if (which === 'cuda') return { backend: await cudaBackend(options), reason: "backend 'cuda' was requested" }
-  if (which === 'emulator') return { backend: await emulatorBackend(), reason: "backend 'emulator' was requested" }
+  if (which === 'emulator') return { backend: await emulatorBackend(options), reason: "backend 'emulator' was requested" }
   if (which === 'webgpu') return { backend: await nodeWebGpuBackend(options.webgpu), reason: "backend 'webgpu' was requested" }
   if (which !== 'auto') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
   try {
@@ -86,7 +73,7 @@ export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{
     return { backend, reason: `auto: the NVIDIA driver answered (${backend.device().name})` }
   } catch (err) {
     if (!(err instanceof NoDriverError)) throw err
-    return { backend: await emulatorBackend(), reason: `auto: using the PTX emulator because ${err.summary}` }
+    return { backend: await emulatorBackend(options), reason: `auto: using the PTX emulator because ${err.summary}` }
   }
 }
 
@@ -121,5 +108,5 @@ async function readBytes(readFile: typeof import('node:fs/promises').readFile, p
  */
 export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
   const [bytes, { backend, reason }] = await Promise.all([readSource(source), resolveBackend(options)])
-  return createModule(backend, bytes, manifest, { sourceName: describeSource(source), reason })
+  return createModule(backend, bytes, manifest, { sourceName: describeSource(source), reason, timeoutMs: options.timeoutMs })
 }

@@ -59,6 +59,16 @@ export interface LaunchOptions {
    * fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. @default false
    */
   cooperative?: boolean
+  /**
+   * Aborts the launch (issue 17 item 4). A signal that is already aborted: the launch is refused on every
+   * backend. On the emulator a running launch stops too: it rejects with an `AbortError` naming the kernel
+   * (its worker threads are stopped and replaced; on the calling thread it stops between slices of blocks),
+   * and the module stays usable. The cuda backend cannot stop a kernel the driver runs.
+   */
+  signal?: AbortSignal
+  /** The emulator aborts the launch the same way once it ran this many milliseconds (default: loadModule's
+   *  `timeoutMs`). */
+  timeoutMs?: number
 }
 
 export interface Event {
@@ -255,6 +265,14 @@ function checkManifestAgainstPtx(manifest: KernelManifest, entries: readonly Off
 
 const resolved = Promise.resolve()
 
+/** A launch refused because its signal was aborted before it was queued: an AbortError naming the kernel
+ *  (a DOMException, as fetch() rejects), with the signal's reason as its cause. */
+function notLaunched(label: string, signal: AbortSignal): Error {
+  const err = new DOMException(`kernel ${label} was not launched: its signal was already aborted`, 'AbortError')
+  Object.defineProperty(err, 'cause', { value: signal.reason, writable: true, configurable: true })
+  return err
+}
+
 /** Per kernel, what its generated launch reads; `prepared` is set once the first launch prepared the block. */
 interface FastLaunchState {
   prepared: PreparedLaunch | undefined
@@ -300,7 +318,7 @@ return function launch(o${n ? ', ' + list : ''}) {
 }
 
 /** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
-export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string }): Promise<Module> {
+export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string; timeoutMs?: number }): Promise<Module> {
   checkManifest(manifest, opts.sourceName)
   const entries = readImages(bytes, opts.sourceName)
   const device = backend.device()
@@ -440,6 +458,11 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       config.cooperative = o.cooperative === true
       config.stream = o.stream ? streams.get(o.stream) ?? null : null
       if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
+      config.signal = o.signal
+      if (o.signal?.aborted) throw notLaunched(label, o.signal)
+      const timeoutMs = o.timeoutMs ?? opts.timeoutMs
+      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`kernel ${label}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+      config.timeoutMs = timeoutMs
       return config
     }
 
@@ -448,7 +471,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       packer.pack(args, target!)
       if (prepared) return prepared.launch(config)
       // Backends without a prepared block may run later (the emulator): give them their own copies.
-      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes, cooperative: config.cooperative },
+      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes, cooperative: config.cooperative, signal: config.signal, timeoutMs: config.timeoutMs },
         { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
     }
 
@@ -503,7 +526,9 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
   }
 
   const mod: Module = {
-    backend: { name: backend.name, device, reason: opts.reason },
+    // how the backend runs launches (the emulator: worker threads, or the calling thread and why) can change
+    // after loading (workers that fail to start), so it is read when asked
+    backend: { name: backend.name, device, get reason() { const how = backend.describeExecution?.(); return how ? `${opts.reason}; ${how}` : opts.reason } },
     manifest,
     image: { arch: choice.arch, kind: choice.kind, reason: choice.reason },
     async upload(data: ArrayBufferView) {

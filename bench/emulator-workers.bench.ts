@@ -1,0 +1,102 @@
+// Emulator launches spread over worker threads (issue 13 item 3, "Must show"): the same large kernels on 2
+// workers beside 1 worker, in the same run, A/B interleaved (ABBA, bench/lib.ts), medians. Targets: ≥ 1.7× for
+// barrier-free kernels (vector add), ≥ 1.5× for barrier kernels (shared-memory reduction, tiled matmul).
+// Sizes are larger than the single-thread figures' (emulator.bench.ts) so that the work dominates the
+// per-launch cost. Both sides' outputs must be byte-identical. The machine's load average (os.loadavg(), 1
+// minute) at the start and end of each figure is part of its reference text: on a shared 2-core machine the
+// second worker only helps when a second core is free.
+import { availableParallelism, loadavg } from 'node:os'
+import { createEmulatorBackend, type EmulatorBackend } from '@kernelpack/emulator'
+import type { BenchResult } from './lib.js'
+import { interleaved, median } from './lib.js'
+import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
+import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
+import { ownSource } from '../test/fixtures/emulator/cases-own.js'
+
+/** Timed launches per side (medians reported). */
+const REPS = 7
+
+interface Figure {
+  name: string
+  entry: string
+  grid: [number, number, number]
+  block: [number, number, number]
+  setup(k: KernelRunner): Promise<{ args: KernelArg[]; out: DeviceBuffer }>
+  target: string
+}
+
+const N_ADD = 1 << 24
+const N_RED = 1 << 23
+const RED_BLOCK = 256
+const MM = 384
+
+const figures: Figure[] = [
+  {
+    name: 'vecAdd 2^24', entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
+    async setup(k) {
+      const out = await k.alloc(N_ADD * 4)
+      return { out, args: [await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5)), await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25)), out, N_ADD] }
+    },
+    target: 'ratio >= 1.7 (2 workers vs 1, barrier-free)',
+  },
+  {
+    name: `shared-memory reduction 2^23 (${RED_BLOCK}-thread blocks)`, entry: 'reduce_sum_shared', grid: [N_RED / (2 * RED_BLOCK), 1, 1], block: [RED_BLOCK, 1, 1],
+    async setup(k) {
+      const out = await k.alloc((N_RED / (2 * RED_BLOCK)) * 4)
+      return { out, args: [await k.upload(Float32Array.from({ length: N_RED }, (_, i) => (i % 13) - 6)), out, N_RED] }
+    },
+    target: 'ratio >= 1.5 (2 workers vs 1, barriers)',
+  },
+  {
+    name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1],
+    async setup(k) {
+      const out = await k.alloc(MM * MM * 4)
+      return { out, args: [await k.upload(Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3)), await k.upload(Float32Array.from({ length: MM * MM }, (_, i) => (i % 5) - 2)), out, MM, MM, MM] }
+    },
+    target: 'ratio >= 1.5 (2 workers vs 1, barriers)',
+  },
+]
+
+async function timeAsync(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint()
+  await fn()
+  return Number(process.hrtime.bigint() - t0) / 1e9
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+  const ptx = await compilePtx({ source: ownSource, config })
+  const results: BenchResult[] = []
+  for (const f of figures) {
+    const load0 = loadavg()[0]!
+    const sides = { one: 1, two: 2 } as const
+    const runs = {} as Record<keyof typeof sides, { be: EmulatorBackend; k: KernelRunner; args: KernelArg[]; out: DeviceBuffer }>
+    for (const [side, workers] of Object.entries(sides) as Array<[keyof typeof sides, number]>) {
+      const be = createEmulatorBackend({ workers })
+      const k = await KernelRunner.load(be, ptx, config.target, `${f.entry} (${workers} workers)`)
+      const { args, out } = await f.setup(k)
+      // the first launch starts the workers and compiles the kernel in each
+      await k.launch(f.entry, f.grid, f.block, args)
+      runs[side] = { be, k, args, out }
+    }
+    const times = await interleaved(REPS, ['one', 'two'] as const, (side) => {
+      const r = runs[side]
+      return timeAsync(() => r.k.launch(f.entry, f.grid, f.block, r.args))
+    })
+    const [a, b] = await Promise.all([runs.one.k.read(runs.one.out, Uint8Array), runs.two.k.read(runs.two.out, Uint8Array)])
+    for (const r of Object.values(runs)) r.be.dispose()
+    if (Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0) throw new Error(`${f.name}: 2 workers wrote different bytes than 1`)
+    const load1 = loadavg()[0]!
+    const one = median(times.one), two = median(times.two)
+    results.push({
+      name: `emulator workers: ${f.name}, 2 workers vs 1`,
+      value: 1 / two,
+      unit: 'launches/s',
+      reference: `1 worker, same kernel and inputs, same run (load average ${load0.toFixed(2)} → ${load1.toFixed(2)} on ${availableParallelism()} cores)`,
+      referenceValue: 1 / one,
+      ratio: one / two,
+      target: f.target,
+    })
+  }
+  return results
+}

@@ -1,0 +1,55 @@
+// A compiled module's run-time instance: the generated source (emit-js.ts) turned into functions with `new
+// Function`, bound to the helpers it calls (`E`). Shared by the calling thread (load-module.ts) and the
+// worker threads (worker.ts), which compile the very same source once each: nothing here reaches the PTX
+// front end, so a worker loads only this, the numeric helpers, printf and the scheduler.
+import * as numeric from './numeric.js'
+import * as mbarrier from './mbarrier.js'
+import { formatPrintf } from './printf.js'
+
+export interface ModuleInstance {
+  /** Functions by their index in the module (CompiledFunction.index); undefined for prototypes. */
+  FN: Array<((...args: never[]) => void) | undefined>
+  setHeap(buf: ArrayBufferLike, ok: Uint8Array): void
+  setLaunch(o: LaunchState): void
+  /** The launch's allocation ranges (Heap.ranges()), for the kernels' access-site range caches. */
+  setRanges(ranges: Float64Array): void
+  /** How many waits at yield points have ended so far (scheduler.ts: a block without it is stalled). */
+  progress(): number
+  /** Points the shared and local windows at one block's (a cooperative launch keeps every block's). */
+  setBlock(sb: number, lb0: number): void
+}
+
+/** What a kernel reads about its launch (setLaunch): where this thread of execution's shared memory (SB,
+ *  SHN bytes, DYN of them dynamic), local memory (LB0, LN bytes per thread, LSZ usable) and parameter
+ *  stack (PSP … PSEND) are, and the block and grid shape. */
+export interface LaunchState {
+  SB: number; SHN: number; DYN: number; LB0: number; LN: number; LSZ: number; PSP: number; PSEND: number
+  NTX: number; NTY: number; NTZ: number; NCX: number; NCY: number; NCZ: number
+  /** Where the reserved shared memory (%reserved_smem_offset_*) starts in the window; the grid workspace of
+   *  a cooperative launch (cg::this_grid().sync()), 0 for others. */
+  RSV: number; GWS: number
+}
+
+/** What a kernel calls when it faults or prints; `fault` must throw. */
+export interface InstanceHooks {
+  fault(i: number, a: number | bigint | undefined, what: string): never
+  print(text: string): void
+}
+
+/** Compiles `source` (ModuleEmitter.compile()) and binds it to the helpers. Throws the engine's SyntaxError
+ *  when the source does not compile. */
+export function instantiate(source: string, hooks: InstanceHooks): ModuleInstance {
+  const env = {
+    h: { ...numeric, ...mbarrier },
+    fault: hooks.fault,
+    clock: () => Date.now(),
+    vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {
+      const s = formatPrintf(h8, Number(fmt), Number(args))
+      hooks.print(s)
+      return s.length
+    },
+  }
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const factory = new Function('E', source) as (e: unknown) => ModuleInstance
+  return factory(env)
+}

@@ -1,0 +1,38 @@
+// The PTX emulator backend, loaded on demand (both entries): one per worker count and worker script, shared by
+// the modules loaded with the same options (they share its device memory).
+import type { Backend } from './backend.js'
+
+/** loadModule's options for the emulator. */
+export interface EmulatorLoadOptions {
+  /** Worker threads that run a launch's blocks, sharing device memory (Node: worker_threads; browsers: Web
+   *  Workers, in cross-origin-isolated pages); `0` runs launches on the calling thread. `mod.backend.reason`
+   *  says where launches run and, on the calling thread, why. @default the cores available */
+  workers?: number
+  /** Where @kernelpack/emulator's worker script is, for bundlers that do not bundle it (esbuild): the
+   *  address of its `dist/web-worker.js` (browsers) or `dist/node/worker.js` (Node). */
+  workerUrl?: string | URL
+  /** Abort every launch of the module that runs longer than this many milliseconds (a launch's own
+   *  `timeoutMs` wins): it rejects with an AbortError naming the kernel. */
+  timeoutMs?: number
+}
+
+const backends = new Map<string, Promise<Backend>>()
+
+export function emulatorBackend(options: EmulatorLoadOptions): Promise<Backend> {
+  const { workers, workerUrl, timeoutMs } = options
+  if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0)) throw new TypeError(`loadModule: workers must be a non-negative integer, got ${String(workers)}`)
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`loadModule: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+  const key = `${workers ?? ''}|${String(workerUrl ?? '')}`
+  let b = backends.get(key)
+  if (!b) {
+    // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
+    b = import('@kernelpack/emulator').then((m): Backend => {
+      if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
+      // on the calling thread, launches give the event loop a turn every 20 ms (the page stays responsive)
+      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20 })
+    })
+    backends.set(key, b)
+    b.catch(() => backends.delete(key))
+  }
+  return b
+}

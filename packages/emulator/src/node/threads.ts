@@ -20,7 +20,7 @@ const fromSource = import.meta.url.endsWith('.ts')
 function startWorker(workerUrl: string | URL | undefined): Worker {
   if (workerUrl !== undefined) return new Worker(workerUrl)
   if (!fromSource) return new Worker(new URL('./worker.js', import.meta.url))
-  const script = import.meta.url.replace(/threads\.ts$/, 'worker.ts')
+  const script = import.meta.url.slice(0, -'threads.ts'.length) + 'worker.ts'
   return new Worker(`import('tsx/esm/api').then((api) => { api.register(); return import(${JSON.stringify(script)}) })`, { eval: true })
 }
 

@@ -78,19 +78,44 @@ export function buildCfg(fn: IrFunction): Cfg {
     b.exits = b.succs.length === 0 || last?.op === 'ret' || last?.op === 'exit'
   }
   for (const b of blocks) for (const s of b.succs) blocks[s]!.preds.push(b.id)
+  return completeCfg(blocks, blockOf)
+}
+
+/** The graph facts (orders, dominators, post-dominators, loops) of blocks whose edges are set;
+ *  `leaves(b)`: block b has a way out of the function (post-dominators), by default `exits`. */
+function completeCfg(blocks: BasicBlock[], blockOf: Int32Array, leaves: (b: BasicBlock) => boolean = (b) => b.exits): Cfg {
   const rpo = reversePostOrder(blocks.length, (b) => blocks[b]!.succs, [0])
   const idom = dominators(blocks.length, rpo, (b) => blocks[b]!.preds)
   // post-dominators: dominators of the reversed graph from a virtual exit (index blocks.length)
   const exitId = blocks.length
-  const exits = blocks.filter((b) => b.exits).map((b) => b.id)
+  const exits = blocks.filter(leaves).map((b) => b.id)
   const rsuccs = (b: number) => (b === exitId ? exits : blocks[b]!.preds)
-  const rpreds = (b: number) => (b === exitId ? [] : blocks[b]!.exits ? [...blocks[b]!.succs, exitId] : blocks[b]!.succs)
+  const rpreds = (b: number) => (b === exitId ? [] : leaves(blocks[b]!) ? [...blocks[b]!.succs, exitId] : blocks[b]!.succs)
   const prpo = reversePostOrder(blocks.length + 1, rsuccs, [exitId])
   const pdom = dominators(blocks.length + 1, prpo, rpreds)
   const ipdom = new Int32Array(blocks.length)
   for (let b = 0; b < blocks.length; b++) ipdom[b] = pdom[b] === exitId ? -1 : pdom[b]!
   const { loops, loopOf } = naturalLoops(blocks, idom)
   return { blocks, blockOf, rpo, idom, ipdom, loops, loopOf }
+}
+
+/** The CFG of the threads that do not take the edges `drop` names (`to` undefined: a guarded ret/exit's
+ *  way out of the function) — of the threads still running once others returned. A dropped edge leaves
+ *  its block's successors (it decides nothing among the threads that stay: control dependence ignores
+ *  it) but still counts as a way out of the function for post-dominance, so every block keeps reaching
+ *  the exit. A block left without successors exits. */
+export function cfgWithoutEdges(cfg: Cfg, drop: (from: BasicBlock, to: BasicBlock | undefined) => boolean): Cfg {
+  if (cfg.blocks.length === 0) return cfg
+  const leaves = new Uint8Array(cfg.blocks.length)
+  const blocks: BasicBlock[] = cfg.blocks.map((b) => {
+    const succs = b.succs.filter((s) => !drop(b, cfg.blocks[s]!))
+    const dropsExit = b.exits && b.succs.length > 0 && drop(b, undefined)
+    const exits = succs.length === 0 || (b.exits && !dropsExit)
+    if (exits || dropsExit || succs.length < b.succs.length) leaves[b.id] = 1
+    return { ...b, labels: [...b.labels], succs, preds: [], exits }
+  })
+  for (const b of blocks) for (const s of b.succs) blocks[s]!.preds.push(b.id)
+  return completeCfg(blocks, cfg.blockOf, (b) => leaves[b.id] === 1)
 }
 
 function reversePostOrder(count: number, succs: (b: number) => readonly number[], roots: number[]): number[] {

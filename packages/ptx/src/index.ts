@@ -17,7 +17,7 @@ export {
 } from './ir.js'
 export { definedRegisters, usedRegisters } from './ir.js'
 export { writesFirstOperand } from './opcodes.js'
-export { buildCfg, controlDependence, dominates, type Cfg, type BasicBlock, type Loop } from './cfg.js'
+export { buildCfg, cfgWithoutEdges, controlDependence, dominates, type Cfg, type BasicBlock, type Loop } from './cfg.js'
 export { structureFunction, type Structure, type StructNode, type StructRegion, type BranchTarget } from './structure.js'
 export { collectiveOf, collectiveScope, waitOf, type Collective } from './collectives.js'
 export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
@@ -26,3 +26,4 @@ export { analyzeUniformity, type Uniformity, type UniformityFacts } from './anal
 export { analyzeAffine, type AffineForm, type AffineFacts, type AffineOptions, type InvExpr, type WrapCheck } from './analysis/affine.js'
 export { analyzeBounds, PARAM_BOUND } from './analysis/bounds.js'
 export { analyzeBarrierRegions, RETURN_EXIT, type BarrierRegion, type BarrierRegions } from './analysis/barrier-regions.js'
+export { planThreadLoops, type ThreadLoopPlan, type ThreadLoopSchedule, type ThreadLoopFacts, type ThreadLoop, type ScheduleItem, type Departure, type LoopLevel } from './analysis/thread-loops.js'

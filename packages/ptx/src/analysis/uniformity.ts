@@ -52,6 +52,8 @@ export function analyzeUniformity(fn: IrFunction, cfg: Cfg): UniformityFacts {
       case 'pair': return Math.max(level(o.first), level(o.second))
     }
   }
+  const params = new Set(fn.kind === 'entry' ? fn.params.map((p) => p.name) : [])
+  const kernelParam = (o: Operand | undefined) => o?.kind === 'addr' && o.base?.kind === 'sym' && params.has(o.base.name)
   const sources = (ins: Instruction) => ins.operands.slice(definedRegisters(ins).length ? 1 : 0).reduce((m, o) => Math.max(m, level(o)), GRID)
   /** Level of the value `ins` computes, before control dependence. */
   const result = (ins: Instruction): number => {
@@ -71,8 +73,10 @@ export function analyzeUniformity(fn: IrFunction, cfg: Cfg): UniformityFacts {
     switch (ins.op) {
       case 'ld': case 'ldu': {
         // read-only memory gives every thread that reads one address the same value; other memory may be
-        // written between two threads' reads
-        const readOnly = ins.op === 'ldu' || ins.space === 'param' || ins.space === 'const' || ins.flags.nc === true
+        // written between two threads' reads. Of `.param` space only a kernel's own parameters are
+        // read-only: a call sequence's `.param` variables and a device function's parameters hold what
+        // each thread passed.
+        const readOnly = ins.op === 'ldu' || ins.space === 'const' || ins.flags.nc === true || (ins.space === 'param' && kernelParam(ins.operands[1]))
         return readOnly ? src : THREAD
       }
       case 'atom': return THREAD

@@ -49,9 +49,9 @@ $L__done:
   ret;
 }`
 
-function source(text: string): string {
+function source(text: string, threadLoops = true): string {
   const ir = inlineSuspendingCalls(decodeModule(parsePtx(text)))
-  return new ModuleEmitter(ir, { globals: new Map(), shared: new Map([['tile', 0]]), sharedStatic: 128 }).compile().source
+  return new ModuleEmitter(ir, { globals: new Map(), shared: new Map([['tile', 0]]), sharedStatic: 128 }, threadLoops).compile().source
 }
 
 emit('the same PTX gives the same source; no PTX name or text reaches it; negative literals stay operands', () => {
@@ -60,12 +60,21 @@ emit('the same PTX gives the same source; no PTX name or text reaches it; negati
   assert.not.match(a, /weird|\$L__done|tile|%r/)
   assert.not.match(a, /--\d/)
   assert.ok(a.includes('r8=(r7-(-7))|0;'), 'sub.s32 %r5, %r4, -7')
-  // the barrier saves exactly the registers live across it (liveness.ts): %r2 (tid.x), %r3 (the shared
-  // address) and %rd1 (the parameter); %r1 (n) is dead after the comparison
-  assert.ok(a.includes('S.pc=2;S.st=1;RF[5]=r5;RF[6]=r6;R[12]=r12;continue TH;'), 'save')
-  assert.ok(a.includes('if(pc===2){pc=0;r5=RF[5];r6=RF[6];r12=R[12];}'), 'restore')
+  // thread loops: of the registers live across the barrier, the shared address %r3 (r6) differs per thread
+  // and has a slot; %rd1 (r12, the parameter) is one value per block; %r2 is %tid.x, recomputed
+  assert.not.match(a, /S\.pc|S\.st/)
+  assert.ok(a.includes('V6[t]=r6;') && a.includes('r6=V6[t];'), 'per-thread slot')
+  assert.not.match(a, /V12\b/)
+  assert.ok(a.includes('r5=tx;'), 'tid.x recomputed')
+  // the threads with tid.x >= n jump past the barrier to the return: they end there
+  assert.ok(a.includes('if(r1){{ST[t]=-1;continue TH;}}'), 'exit')
+  // the continuation scheme saves exactly the registers live across the barrier (liveness.ts): %r2 (tid.x),
+  // %r3 (the shared address) and %rd1 (the parameter); %r1 (n) is dead after the comparison
+  const c = source(ptx, false)
+  assert.ok(c.includes('S.pc=2;S.st=1;RF[5]=r5;RF[6]=r6;R[12]=r12;continue TH;'), 'save')
+  assert.ok(c.includes('if(pc===2){pc=0;r5=RF[5];r6=RF[6];r12=R[12];}'), 'restore')
   // the guarded branch over the body is an `if` of structure.ts, written as a block left by `break`
-  assert.ok(a.includes('B0:{\nif(pc===0){\nif(r1){break B0;}'), 'structure')
+  assert.ok(c.includes('B0:{\nif(pc===0){\nif(r1){break B0;}'), 'structure')
 })
 
 emit.run()

@@ -4,7 +4,12 @@ import { createEmulatorBackend } from '../../packages/emulator/src/index.js'
 import { download, marshal, ptxBytes, upload, type Arg } from './helpers.js'
 
 const head = '.version 8.0\n.target sm_80\n.address_size 64\n'
-const be = createEmulatorBackend()
+
+// Every suite runs twice: with the threads of kernels in loops between barriers and collectives (the
+// default), and in the continuation scheme kernels fall back to (threadLoops: false).
+for (const threadLoops of [true, false]) {
+const be = createEmulatorBackend({ threadLoops })
+const scheme = threadLoops ? 'thread loops' : 'continuation scheme'
 
 function launch(ptx: string, grid: [number, number, number], block: [number, number, number], args: Arg[], sharedBytes = 0): void {
   const mod = be.loadModule(ptxBytes(head + ptx))
@@ -41,7 +46,7 @@ function shflRef(mode: string, vals: Int32Array, b: number, c: number): Array<[n
 
 // ---
 
-const shfl = suite('shfl.sync')
+const shfl = suite(`${'shfl.sync'} (${scheme})`)
 shfl('up / down / bfly / idx with widths and clamps', () => {
   const n = 64
   const vals = new Int32Array(n).map((_, i) => i * 7 + 1)
@@ -67,7 +72,7 @@ shfl('register operands and the float reduction pattern nvcc emits', () => {
   assert.is(got[0], (32 * 33) / 2)
 })
 
-const vote = suite('vote.sync / match.sync / activemask / redux.sync')
+const vote = suite(`${'vote.sync / match.sync / activemask / redux.sync'} (${scheme})`)
 vote('ballot, all, any, uni over full and divergent warps', () => {
   const vals = new Int32Array(64).map((_, i) => (i * 37) % 11)
   const ballot = perThread('setp.gt.s32 %p1, %r2, 5; vote.sync.ballot.b32 %r9, %p1, -1;', vals)
@@ -116,6 +121,47 @@ vote('match.any / match.all and redux', () => {
   assert.is(umin[0], Math.min(...Array.from(v2, (x) => x >>> 0)) | 0)
 })
 
+vote('divergent collectives in a grid-stride loop (binaryPartitionCG): a ballot, then redux.sync over the odd or even lanes', () => {
+  // the continuation scheme once resolved the even lanes' next-trip ballot before the odd lanes reached it
+  for (const n of [64, 48, 100]) {
+    const input = new Int32Array(n).map((_, i) => (i * 7919) % 97)
+    const din = upload(be, input), dout = be.alloc(32 * 4)
+    launch(`.visible .entry k(.param .u64 a, .param .u64 b, .param .u32 c) {
+      .reg .b64 %rd<8>; .reg .b32 %r<20>; .reg .pred %p<8>;
+      ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; ld.param.u32 %r11, [c];
+      mov.u32 %r1, %tid.x; mov.u32 %r10, 0; mov.u32 %r3, %r1;
+      setp.ge.u32 %p3, %r3, %r11; @%p3 bra DONE;
+    LOOP:
+      mul.wide.u32 %rd3, %r3, 4; add.s64 %rd4, %rd1, %rd3; ld.global.u32 %r2, [%rd4];
+      and.b32 %r4, %r2, 1; setp.ne.u32 %p1, %r4, 0;
+      activemask.b32 %r8;
+      vote.sync.ballot.b32 %r5, %p1, %r8;
+      @!%p1 bra EVEN;
+      redux.sync.add.u32 %r6, %r2, %r5;
+      bra.uni NEXT;
+    EVEN:
+      not.b32 %r7, %r5; and.b32 %r7, %r7, %r8;
+      redux.sync.add.u32 %r6, %r2, %r7;
+    NEXT:
+      add.s32 %r10, %r10, %r6;
+      add.s32 %r3, %r3, 32;
+      setp.lt.u32 %p2, %r3, %r11;
+      @%p2 bra LOOP;
+    DONE:
+      mul.wide.u32 %rd5, %r1, 4; add.s64 %rd6, %rd2, %rd5; st.global.u32 [%rd6], %r10;
+      ret; }`, [1, 1, 1], [32, 1, 1], [{ u64: din }, { u64: dout }, { u32: n }])
+    const got = download(be, dout, new Int32Array(32))
+    const want = new Int32Array(32)
+    for (let k = 0; k * 32 < n; k++) {
+      const lanes = Array.from({ length: 32 }, (_, l) => l).filter((l) => l + 32 * k < n)
+      const v = (l: number) => input[l + 32 * k]!
+      const odd = lanes.filter((l) => v(l) & 1).reduce((x, l) => x + v(l), 0)
+      const even = lanes.filter((l) => !(v(l) & 1)).reduce((x, l) => x + v(l), 0)
+      for (const l of lanes) want[l] = want[l]! + (v(l) & 1 ? odd : even)
+    }
+    assert.equal(Array.from(got), Array.from(want), `n=${n}`)
+  }
+})
 vote('elect.sync picks the lowest lane of the member mask', () => {
   const vals = new Int32Array(64)
   const got = perThread('elect.sync %r10|%p1, 0xfffffff0; selp.u32 %r11, 1, 0, %p1; shl.b32 %r9, %r10, 8; or.b32 %r9, %r9, %r11;', vals)
@@ -158,7 +204,7 @@ vote('special registers: lane masks, warp ids, grid sizes, dynamic shared size; 
   assert.is(download(be, dout, new Int32Array(1))[0], 1234)
 })
 
-const barrier = suite('bar.sync / barrier.sync / bar.red')
+const barrier = suite(`${'bar.sync / barrier.sync / bar.red'} (${scheme})`)
 barrier('threads of all warps meet; loops with barriers; 3-D blocks and grids', () => {
   // block 8x4x2 = 64 threads; every thread writes shared[tid], then reads its mirror after a barrier, twice
   const dout = be.alloc(4 * 64 * 6)
@@ -242,7 +288,7 @@ barrier('threads that exit early do not block a barrier', () => {
   for (let t = 0; t < 64; t++) assert.is(got[t], t >= 40 ? 1 : 2)
 })
 
-const calls = suite('call')
+const calls = suite(`${'call'} (${scheme})`)
 calls('device functions with params and return values, recursion', () => {
   const mod = be.loadModule(ptxBytes(`${head}
   .func (.param .b32 ret) fact(.param .b32 n)
@@ -364,3 +410,4 @@ shfl.run()
 vote.run()
 barrier.run()
 calls.run()
+}

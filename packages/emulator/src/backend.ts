@@ -14,6 +14,7 @@
 import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, ImageToLoad, KernelParams, LaunchConfig, MaybePromise } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './emit-js.js'
+import { describeThreadLoops } from './emit-thread-loops.js'
 import { Heap } from './heap.js'
 import { faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
 import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
@@ -51,6 +52,13 @@ export interface EmulatorBackendOptions {
   memoryLimit?: number
   /** Where device printf output goes (in block order, once a launch has finished). @default console.log */
   print?: (text: string) => void
+  /**
+   * Run the threads of kernels with barriers or warp collectives as loops between them (POCL's work-item
+   * loops; see the README). `false` makes every such kernel suspend its threads one by one at each barrier
+   * and collective, the scheme kernels fall back to when their barriers are not region-formable (to compare
+   * the two, or to rule the loops out while debugging). @default true
+   */
+  threadLoops?: boolean
 }
 
 export type EmulatorFunction = BackendFunction
@@ -62,6 +70,10 @@ export type EmulatorDeviceInfo = DeviceInfo
 export interface EmulatorModule extends BackendModule {
   getFunction(name: string): EmulatorFunction
   getGlobal(name: string): { address: bigint; size: number }
+  /** How a kernel runs its threads, as text: its thread loops between barriers and collectives with their
+   *  PTX lines, the values kept per thread and per block, or why it falls back to the continuation scheme.
+   *  (`KERNELPACK_EMULATOR_DEBUG=1` prints this for every kernel at load.) */
+  inspect(kernel: string): string
   unload(): MaybePromise<void>
 }
 
@@ -131,6 +143,13 @@ class KernelHandle implements EmulatorFunction {
 }
 
 const CALL_STACK = 1 << 16
+
+/** KERNELPACK_EMULATOR_DEBUG set (Node; browsers have no environment): print each kernel's plan at load. */
+function debugEnabled(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+  const v = env?.KERNELPACK_EMULATOR_DEBUG
+  return v !== undefined && v !== '' && v !== '0'
+}
 /** On the calling thread, a launch with a signal or timeout runs in slices of about this many milliseconds
  *  (unless yieldMs says otherwise), with a turn of the event loop between them; a chunk of blocks grows
  *  while it takes less than CHUNK_MS. */
@@ -288,20 +307,26 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
     const lnStride = Math.ceil(Math.max(ln * plan.nthreads, 4) / 16) * 16
     const regions: number[] = []
     const lanes: LaneLaunch[] = []
-    const release = () => { for (const r of regions) heap.free(r) }
+    let workspace = 0
+    const release = () => {
+      for (const r of regions) heap.free(r, true)
+      if (workspace) heap.free(workspace)
+    }
     try {
-      // the grid workspace of cg::this_grid().sync() (%envreg1:%envreg2): a zeroed barrier counter
+      // the grid workspace of cg::this_grid().sync() (%envreg1:%envreg2): a zeroed barrier counter, which the
+      // kernel reaches through a global pointer
       const gws = plan.cooperative ? heap.alloc(16) : 0
-      if (plan.cooperative) regions.push(gws)
+      workspace = gws
       for (let i = 0; i < nlanes; i++) {
-        const sb = heap.alloc(shStride * resident); regions.push(sb)
-        const lb0 = heap.alloc(lnStride * resident); regions.push(lb0)
-        const fb = heap.alloc(frame + CALL_STACK); regions.push(fb)
+        // the lane's own memory: never reachable as global memory (heap.ts, issue 17 item 3)
+        const sb = heap.allocInternal(shStride * resident); regions.push(sb)
+        const lb0 = heap.allocInternal(lnStride * resident); regions.push(lb0)
+        const fb = heap.allocInternal(frame + CALL_STACK); regions.push(fb)
         new Uint8Array(heap.buffer, fb, plan.params.length).set(plan.params)
         lanes.push({
           fb, nthreads: plan.nthreads, nblocks: plan.nblocks, cooperative: plan.cooperative, reserved, shStride, lnStride,
           state: {
-            SB: sb, SHN: shn, DYN: plan.dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK,
+            SB: sb, SHN: shn, DYN: plan.dyn, LB0: lb0, LN: ln, LSZ: cf.stackNeed, PSP: fb + Math.ceil(frame / 16) * 16, PSEND: fb + frame + CALL_STACK, PB: fb, PE: fb + frame + CALL_STACK,
             NTX: plan.block[0], NTY: plan.block[1], NTZ: plan.block[2], NCX: plan.grid[0], NCY: plan.grid[1], NCZ: plan.grid[2], RSV: rsv, GWS: gws,
           },
         })
@@ -361,26 +386,32 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print })
+      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops })
       const modId = nextModule++
       modules.add(lm)
       // start the workers now, so that the first launch does not wait for them
       pool?.warm()
+      const entry = (name: string): CompiledFunction => {
+        const cf = lm.functions.get(name)
+        const why = lm.refused.get(name)
+        if (why && lm.ir.functions.some((f) => f.name === name && f.kind === 'entry')) {
+          // one kernel the emulator cannot run leaves its neighbours usable (issue 14)
+          const reason = why.line === undefined ? why.message : why.message.slice(`PTX line ${why.line}: `.length)
+          throw new PtxError(`kernel ${name} cannot run on the emulator: ${reason}`, why.line)
+        }
+        if (!cf || cf.kind !== 'entry') {
+          const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
+          throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
+        }
+        return cf
+      }
+      const inspect = (name: string) => describeThreadLoops(lm.ir.functions[entry(name).index]!, entry(name).plan)
+      if (debugEnabled()) for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)
       return {
         getFunction(name: string) {
-          const cf = lm.functions.get(name)
-          const why = lm.refused.get(name)
-          if (why && lm.ir.functions.some((f) => f.name === name && f.kind === 'entry')) {
-            // one kernel the emulator cannot run leaves its neighbours usable (issue 14)
-            const reason = why.line === undefined ? why.message : why.message.slice(`PTX line ${why.line}: `.length)
-            throw new PtxError(`kernel ${name} cannot run on the emulator: ${reason}`, why.line)
-          }
-          if (!cf || cf.kind !== 'entry') {
-            const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
-            throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
-          }
-          return new KernelHandle(name, lm, cf, modId)
+          return new KernelHandle(name, lm, entry(name), modId)
         },
+        inspect,
         getGlobal(name: string) {
           const g = lm.globals.get(name)
           if (!g) throw new Error(`variable ${name} is not a .global/.const variable of this PTX module`)

@@ -106,8 +106,13 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       const kk: Kind = t === 'u32' ? 'u32' : 'i64'
       const src = rd(A[1], kk)
       let e = src
-      if (space === 'shared') e = to ? `sub64(${src},SB)` : `add64(${src},SB)`
-      if (space === 'local') e = to ? `sub64(${src},LB)` : `add64(${src},LB)`
+      // generic addresses of the block's shared window, the thread's local window and the parameter frame
+      // lie at GSH, GLO, GPA (2^34…), apart from device memory (emit-js.ts addr()); 32-bit ones (no such
+      // window fits) stay heap addresses
+      const wide = kk === 'i64'
+      if (space === 'shared') e = to ? `sub64(${src},${wide ? 'GSH' : 'SB'})` : `add64(${src},${wide ? 'GSH' : 'SB'})`
+      if (space === 'local') e = to ? `sub64(${src},${wide ? 'GLO+LB-LB0' : 'LB'})` : `add64(${src},${wide ? 'GLO+LB-LB0' : 'LB'})`
+      if (space === 'param' && wide) e = to ? `add64(sub64(${src},GPA),PB)` : `add64(sub64(${src},PB),GPA)`
       return wr(A[0], kk === 'u32' ? 'u32' : 'i64', e)
     }
     case 'add': case 'sub': {
@@ -398,37 +403,37 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       // bar.warp.sync's member mask: the lanes it waits for (scheduler.ts)
       if (c.kind === 'warpsync') return E.suspend(c, [A[0] ? rd(A[0], 'i32') : '-1'], [])
       if (c.kind !== 'bar' || !c.red) return E.suspend(c, [], [])
-      const out = c.red === 'popc' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
+      const out = c.red === 'popc' ? wr(A[0], 'i32', E.result(0)) : wr(A[0], 'pred', E.result(0))
       return E.suspend(c, [rd(A[A.length - 1], 'pred')], [out])
     }
     case 'shfl': {
       if (!ins.mode) return fail('shfl without a mode')
       const [dst, p] = split(A[0]!)
-      const outs = [wr(dst, 'i32', 'S.o0')]
-      if (p) outs.push(wr(p, 'pred', 'S.o1'))
+      const outs = [wr(dst, 'i32', E.result(0))]
+      if (p) outs.push(wr(p, 'pred', E.result(1)))
       const mask = A.length > 4 ? rd(A[4], 'i32') : '-1'
       return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32'), rd(A[2], 'i32'), rd(A[3], 'i32'), mask], outs)
     }
     case 'vote': {
       const mask = A.length > 2 ? rd(A[2], 'i32') : '-1'
-      const out = ins.mode === 'ballot' ? wr(A[0], 'i32', 'S.o0') : wr(A[0], 'pred', 'S.o0')
+      const out = ins.mode === 'ballot' ? wr(A[0], 'i32', E.result(0)) : wr(A[0], 'pred', E.result(0))
       return E.suspend(collectiveOf(ins)!, [rd(A[1], 'pred'), mask], [out])
     }
     case 'match': {
       const [dst, p] = split(A[0]!)
-      const outs = [wr(dst, 'i32', 'S.o0')]
-      if (p) outs.push(wr(p, 'pred', 'S.o1'))
+      const outs = [wr(dst, 'i32', E.result(0))]
+      if (p) outs.push(wr(p, 'pred', E.result(1)))
       return E.suspend(collectiveOf(ins)!, [rd(A[1], is64 ? 'i64' : 'i32'), rd(A[2], 'i32')], outs)
     }
-    case 'activemask': return E.suspend(collectiveOf(ins)!, [], [wr(A[0], 'i32', 'S.o0')])
+    case 'activemask': return E.suspend(collectiveOf(ins)!, [], [wr(A[0], 'i32', E.result(0))])
     case 'elect': {
       // elect.sync d|p, membermask: the lowest lane of the group in membermask is the leader
       const [dst, p] = split(A[0]!)
-      const outs = [wr(dst, 'i32', 'S.o0')]
-      if (p) outs.push(wr(p, 'pred', 'S.o1'))
+      const outs = [wr(dst, 'i32', E.result(0))]
+      if (p) outs.push(wr(p, 'pred', E.result(1)))
       return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32')], outs)
     }
-    case 'redux': return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32'), rd(A[2], 'i32')], [wr(A[0], 'i32', 'S.o0')])
+    case 'redux': return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32'), rd(A[2], 'i32')], [wr(A[0], 'i32', E.result(0))])
     case 'bmsk': {
       // bmsk.{clamp,wrap}.b32 d, a, b: b ones starting at bit a
       const wrap = ins.mode === 'wrap'
@@ -458,7 +463,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'isspacep': {
       const space = ins.space
       const a = rd(A[1], 'i64')
-      const e = space === 'shared' ? `(u>=SB&&u<SB+SHN)` : space === 'local' ? `(u>=LB&&u<LB+LN)` : space === 'global' ? `(u>=0&&u<HN&&!(u>=SB&&u<SB+SHN)&&!(u>=LB0&&u<LB0+LN*NT))` : 'false'
+      const e = space === 'shared' ? `(u>=GSH&&u<GSH+SHN)` : space === 'local' ? `(u>=GLO+LB-LB0&&u<GLO+LB-LB0+LN)` : space === 'global' ? `(u>=0&&u<HN)` : space === 'param' ? `(u>=GPA&&u<GPA+PE-PB)` : 'false'
       return `u=${a};${wr(A[0], 'pred', e)}`
     }
     case 'mbarrier': return mbarrier(E, ins)
@@ -892,7 +897,7 @@ function call(E: FunctionEmitter, ins: Instruction): string {
     if (o.kind !== 'sym') return E.fail('call arguments must be .param variables')
     const v = E.frame.vars.get(o.name)
     if (!v || v.v.space !== 'param') return E.fail(`call argument ${o.name} is not a .param variable`)
-    return `(FB+${v.off})`
+    return E.symAddr(o.name)!
   }
   const idx = E.curIdx
   if (name === 'vprintf') {

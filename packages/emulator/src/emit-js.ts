@@ -25,11 +25,12 @@
 // are checked against a 4-byte-granule validity map (OK), shared and local accesses against their window
 // sizes; a failed check calls fault(), which throws EmulatorFault.
 import {
-  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, structureFunction, alignTo,
+  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
-  type RegisterClass, type SourceLoc, type StructNode, type Structure,
+  type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
 import { emitInstruction, type Suspension } from './emit-instruction.js'
+import { ThreadLoopWriter, regionLabel, type CollectiveUse } from './emit-thread-loops.js'
 import { isGridWorkspaceRegister, jsNumber, readAs, specialRegister, immediateAs, writeAs, type Kind } from './js-values.js'
 
 /** What fault messages say about an instruction (the table index is what the generated code passes). */
@@ -46,6 +47,9 @@ export interface CompiledFunction {
   /** Every suspension point's resume pc → its row in the module's instruction table (for messages). */
   suspendAt: Map<number, number>
   hasSuspend: boolean
+  /** How a kernel with barriers or warp collectives runs its threads: thread loops, or (`fallback`) the
+   *  continuation scheme, with the reason. Undefined for kernels without them and for device functions. */
+  plan?: ThreadLoopPlan
   /** Has shfl/vote/match/activemask/redux (suspends at warp granularity). */
   hasWarpCollective: boolean
   /** Bytes of kernel params (entry) / frame (func) in param memory. */
@@ -85,9 +89,14 @@ export interface Frame {
   /** Bytes of local memory (16-aligned), and as declared. */
   localSize: number
   localExact: number
+  /** `.param` variables of the body (call sequences) kept in the thread's local memory instead of the
+   *  parameter frame, which all threads of a launch share: a kernel that runs its threads in loops writes
+   *  an argument in one loop and reads it (in an inlined callee) in another. */
+  localParams: Set<string>
 }
 
-export function layoutFrame(fn: IrFunction): Frame {
+export function layoutFrame(fn: IrFunction, paramsPerThread = false): Frame {
+  const localParams = new Set<string>()
   const vars = new Map<string, { v: PtxVariable; off: number }>()
   const pl = layoutParams(fn.params)
   fn.params.forEach((p, i) => vars.set(p.name, { v: p, off: pl.offsets[i]! }))
@@ -101,11 +110,12 @@ export function layoutFrame(fn: IrFunction): Frame {
   }
   let loff = 0
   for (const v of fn.vars) {
-    if (v.space === 'param') {
+    if (v.space === 'param' && !paramsPerThread) {
       off = alignTo(off, Math.max(1, v.align))
       vars.set(v.name, { v, off })
       off += v.size
-    } else if (v.space === 'local') {
+    } else if (v.space === 'local' || v.space === 'param') {
+      if (v.space === 'param') localParams.add(v.name)
       loff = alignTo(loff, Math.max(1, v.align))
       vars.set(v.name, { v, off: loff })
       loff += v.size
@@ -113,7 +123,7 @@ export function layoutFrame(fn: IrFunction): Frame {
       // laid out module-wide (load-module.ts)
     } else vars.set(v.name, { v, off: 0 })
   }
-  return { vars, paramOffsets: pl.offsets, paramEnd: pl.end, retOffsets, frameSize: alignTo(off, 16), localSize: alignTo(loff, 16), localExact: loff }
+  return { vars, paramOffsets: pl.offsets, paramEnd: pl.end, retOffsets, frameSize: alignTo(off, 16), localSize: alignTo(loff, 16), localExact: loff, localParams }
 }
 
 /** A kernel parameter read once per block, before the thread loop (kernel parameters are read-only). */
@@ -137,6 +147,14 @@ export class FunctionEmitter {
   readonly yieldAt = new Set<number>()
   readonly hasSuspend: boolean
   readonly collectives = new Map<number, Collective>()
+  /** The kernel's thread-loop plan (kernels with barriers or warp collectives). */
+  readonly plan?: ThreadLoopPlan
+  /** Its writer, when the plan is formable. */
+  readonly loops?: ThreadLoopWriter
+  /** Collectives of a thread-loop kernel, by instruction index (the writer places their code). */
+  readonly collectiveUses = new Map<number, CollectiveUse>()
+  /** The code of every instruction, once emitBody ran (the thread-loop writer places it). */
+  bodyCode: string[] = []
   readonly hoisted = new Map<string, Hoisted>()
   readonly calls = new Set<string>()
   /** Module-wide ids of this function's access sites with an allocation-range cache, in first-use order. */
@@ -165,8 +183,12 @@ export class FunctionEmitter {
     let pc = 1
     for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
     let suspends = false
+    if (fn.kind === 'entry' && fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0))) {
+      this.plan = mc.plan(fn)
+      if (this.plan.kind === 'loops') this.loops = new ThreadLoopWriter(this, this.plan)
+    }
     fn.instructions.forEach((ins, i) => {
-      if (fn.kind !== 'entry') return
+      if (fn.kind !== 'entry' || this.loops) return
       if (!collectiveOf(ins)) {
         if (!waitOf(ins) || this.cfg.loopOf[this.cfg.blockOf[i]!]! < 0) return
         this.yieldAt.add(i)
@@ -187,6 +209,10 @@ export class FunctionEmitter {
 
   /** The row of instruction i in the module's instruction table (InstrInfo, fault messages). */
   rowOf(i: number): number { return this.idxBase + i }
+  /** The structure's regions by id (structured functions). */
+  get structureRegions(): StructRegion[] {
+    return this.structure.kind === 'structured' ? this.structure.regions : []
+  }
 
   fail(msg: string, ins: Instruction = this.cur): never {
     throw new PtxError(`${msg} in \`${ins.text}\` (function ${this.fn.name})`, ins.line)
@@ -241,7 +267,7 @@ export class FunctionEmitter {
   symAddr(name: string): string | undefined {
     const v = this.frame.vars.get(name)
     if (v) {
-      if (v.v.space === 'param') return `(FB+${v.off})`
+      if (v.v.space === 'param') return this.frame.localParams.has(name) ? `(LB+${v.off})` : `(FB+${v.off})`
       if (v.v.space === 'local') return this.fn.kind === 'entry' ? `${v.off}` : `(LF+${v.off})`
       if (v.v.space === 'shared') return String(this.mc.layout.shared.get(name) ?? 0)
       if (v.v.space === 'const' || v.v.space === 'global') return String(this.mc.layout.globals.get(name))
@@ -294,10 +320,22 @@ export class FunctionEmitter {
         return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
       case 'local':
         return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
+      case 'param':
+        // a call sequence's variable in the thread's local memory (Frame.localParams)
+        if (b?.kind === 'sym' && this.frame.localParams.has(b.name)) return `a=${w};if(!(a>=LB&&a<=LB+LSZ-${n})${alc})fault(${idx},a,'param');`
+        // the launch's parameter frame and call stack (never global memory: Heap.allocInternal)
+        return `a=${w};if(!(a>=PB&&a<=PE-${n})${alc})fault(${idx},a,'param');`
       default: {
-        // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around
-        const check = `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}");`
-        if (this.fn.kind !== 'entry' || space === 'param') return `a=${w};${check}`
+        // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around.
+        // Only user allocations and module variables are global memory (issue 17 item 3). A generic address
+        // may also name the block's shared window, the thread's local memory or the parameter frame: those
+        // lie at GSH, GLO, GPA (2^34, 2^35, 2^36, cvta), beyond the reach of a device pointer gone astray,
+        // and are mapped to where the launch keeps them on a miss
+        const windows = `if(a>=GSH&&a<=GSH+SHN-${n})a=a-GSH+SB;else if(a>=GLO&&a<=GLO+LBE-LB0-${n})a=a-GLO+LB0;else if(a>=GPA&&a<=GPA+PE-PB-${n})a=a-GPA+PB;else fault(${idx},a,"${space}");`
+        const check = space === 'generic'
+          ? `if(!(a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}");` : ''}}`
+          : `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}");`
+        if (this.fn.kind !== 'entry') return `a=${w};${check}`
         // Kernels cache, per access site k, the allocation an earlier address of that site fell in:
         // GR[2k], GR[2k+1] bound the addresses at which an n-byte access stays inside it (empty at the
         // start of a launch). The full granule check runs only on a miss, which then looks up the
@@ -421,7 +459,7 @@ export class FunctionEmitter {
 
   /** The statement that ends the thread (kernels) or returns (device functions). */
   ret(): string {
-    if (this.fn.kind === 'entry') return this.hasSuspend ? 'S.st=3;continue TH;' : 'continue TH;'
+    if (this.fn.kind === 'entry') return this.loops ? this.loops.end() : this.hasSuspend ? 'S.st=3;continue TH;' : 'continue TH;'
     return 'return;'
   }
 
@@ -429,6 +467,9 @@ export class FunctionEmitter {
   branch(label: string): string {
     const s = this.structure
     if (s.kind === 'fallback') return `pc=${this.labelPc.get(label)};continue L;`
+    const d = this.loops?.plan.departures.get(this.cur.index)
+    // an exit's code is the kernel's tail, placed once every instruction has its code (emitBody)
+    if (d) return d.kind === 'exit' ? '' : this.loops!.departure(d, this.cur.index)
     const t = s.branches.get(this.cur.index)!
     const r = s.regions[t.node]!
     return t.kind === 'continue' ? `continue ${regionLabel(r.kind, r.id)};` : `break ${regionLabel(r.kind, r.id)};`
@@ -439,11 +480,18 @@ export class FunctionEmitter {
   suspend(kind: Collective, inputs: string[], outputs: string[]): Suspension | string {
     // calls to functions with suspension points are inlined (inline.ts); the function itself is unreachable
     if (this.fn.kind !== 'entry') return `fault(${this.curIdx},undefined,'internal');`
+    // thread loops: the writer collects the inputs before and hands out the results after
+    if (this.loops) { this.collectiveUses.set(this.cur.index, { c: kind, inputs, outputs }); return '' }
     const { pc } = this.suspensionPc.get(this.cur.index)!
     this.collectives.set(pc, kind)
     const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
     const saves = this.savedAt(this.cur.index).map((r) => this.save(r)).join('')
-    return { pc, pre: `${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};${saves}continue TH;`, post: outputs.join('') }
+    return { pc, pre: `${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};${saves}continue TH;`, post: outputs.length ? `q0=S.o0;q1=S.o1;${outputs.join('')}` : '' }
+  }
+
+  /** The JS expression of a collective's result `slot` in its output statements (suspend()). */
+  result(slot: 0 | 1): string {
+    return `q${slot}`
   }
 
   /** The current instruction's code followed, at a yield point, by a yield: while `waiting` holds, the thread
@@ -492,6 +540,16 @@ export class FunctionEmitter {
       susp.set(i, g ? { ...c, guard: g } : c)
       code.push('')
     })
+    this.bodyCode = code
+    if (this.loops) {
+      // exits run the kernel's tail, which is code of other instructions
+      for (const [i, d] of this.loops.plan.departures) {
+        if (d.kind !== 'exit') continue
+        const ins = this.fn.instructions[i]!
+        const c = this.loops.departure(d, i)
+        code[i] = ins.guard ? `if(${ins.guard.negate ? '!' : ''}${this.regJs[ins.guard.reg]}){${c}}` : c
+      }
+    }
     return { code, susp }
   }
 
@@ -571,8 +629,8 @@ export class FunctionEmitter {
     const regs = regDecl ? ',' + regDecl : ''
     // launch state as function-local constants (V8 keeps them in registers; the module-level ones are
     // mutable and would be reloaded after every helper call); kernels read the block index per block
-    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,HB64=_HB64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS'
-    const vars = `let a=0,x64=0,CF=0,u=0,v=0${regs};`
+    const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,HB64=_HB64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,LBE=_LBE,PB=_PB,PE=_PE,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS'
+    const vars = `let a=0,x64=0,CF=0,u=0,v=0,q0=0,q1=false${regs};`
     if (fn.kind !== 'entry') {
       const locals = `${snap},CX=_CX,CY=_CY,CZ=_CZ;${vars}`
       if (structured) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${body}\n}`
@@ -587,7 +645,13 @@ export class FunctionEmitter {
     const pre = `${snap},GR=_GR;${vars}const LF=0;${hoisted.map((h) => h.code).join('')}${guard}`
     const siteDecl = this.siteIds.length ? `const ${this.siteIds.map((k) => `gL${k}=GR[${2 * k}],gH${k}=GR[${2 * k + 1}]`).join(',')};` : ''
     // device functions read the block index from the module-level _CX/_CY/_CZ
-    const blk = `for(let b=b0;b<b1;b++){const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${siteDecl}let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;`
+    const blockIndex = `const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${siteDecl}`
+    if (this.loops) {
+      // thread loops: each call runs whole blocks b0 … b1-1 (t0, t1 are always 0, NT)
+      const perBlock = this.loops.render()
+      return `function(T,t0,t1,FB,b0,b1){${pre}${this.loops.prologue()}for(let b=b0;b<b1;b++){${blockIndex}${this.loops.blockStart()}\n${perBlock}\n}}`
+    }
+    const blk = `for(let b=b0;b<b1;b++){${blockIndex}let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;`
     const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
     if (this.hasSuspend && structured) {
       return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${body}\n}}}`
@@ -636,11 +700,6 @@ export function calleeOf(ins: Instruction): string | undefined {
   return t?.kind === 'sym' && t.target === 'function' ? t.name : undefined
 }
 
-/** The JS label of a structure region: `L<id>` for loops, `B<id>` for blocks and ifs. */
-function regionLabel(kind: 'block' | 'loop' | 'if', id: number): string {
-  return `${kind === 'loop' ? 'L' : 'B'}${id}`
-}
-
 export class ModuleEmitter {
   instrs: InstrInfo[] = []
   fnIndex = new Map<string, number>()
@@ -650,10 +709,14 @@ export class ModuleEmitter {
   /** Access sites with an allocation-range cache, over all functions (FunctionEmitter.siteIds). */
   sites = 0
   private liveness = new Map<IrFunction, ReturnType<typeof analyzeLiveness>>()
+  private plans = new Map<IrFunction, ThreadLoopPlan>()
   private shared = new Map<IrFunction, { classes: RegisterClass[]; cfg: Cfg; structure: Structure }>()
-  constructor(public mod: IrModule, public layout: ModuleLayout) {
+  /** `threadLoops: false` runs every kernel with barriers or collectives in the continuation scheme. */
+  constructor(public mod: IrModule, public layout: ModuleLayout, readonly threadLoops = true) {
     mod.functions.forEach((f, i) => { if (f.defined) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
-    this.frames = mod.functions.map(layoutFrame)
+    // kernels with barriers or collectives may run their threads in loops: their call sequences' .param
+    // variables are kept per thread
+    this.frames = mod.functions.map((f) => layoutFrame(f, f.kind === 'entry' && f.instructions.some((x) => collectiveOf(x) !== undefined)))
   }
 
   /** The facts both variants of a function read, computed once per function. */
@@ -663,11 +726,31 @@ export class ModuleEmitter {
     return f
   }
 
+  /** The thread-loop plan of a kernel with collectives, computed once for both variants. */
+  plan(fn: IrFunction): ThreadLoopPlan {
+    let p = this.plans.get(fn)
+    if (!p) {
+      const f = this.facts(fn)
+      // a thread waiting in a loop for others without a collective (a spin-wait, an mbarrier wait) steps
+      // aside at a yield point, which only the continuation scheme can do
+      const wait = fn.instructions.find((x, i) => waitOf(x) && f.cfg.loopOf[f.cfg.blockOf[i]!]! >= 0)
+      if (!this.threadLoops) p = { kind: 'fallback', reason: 'thread loops are turned off (threadLoops: false)' }
+      else if (wait) p = { kind: 'fallback', reason: `a thread waits for others in a loop at PTX line ${wait.line} (\`${wait.text}\`), and only the continuation scheme lets it step aside there`, line: wait.line }
+      else p = planThreadLoops(fn, { cfg: f.cfg, structure: f.structure, liveness: this.liveOf(fn, f.cfg) })
+      this.plans.set(fn, p)
+    }
+    return p
+  }
+
+  private liveOf(fn: IrFunction, cfg: Cfg): ReturnType<typeof analyzeLiveness> {
+    let l = this.liveness.get(fn)
+    if (!l) { l = analyzeLiveness(fn, cfg); this.liveness.set(fn, l) }
+    return l
+  }
+
   /** Liveness of an emitter's function, computed once when a suspension point needs it. */
   live(fe: FunctionEmitter): ReturnType<typeof analyzeLiveness> {
-    let l = this.liveness.get(fe.fn)
-    if (!l) { l = analyzeLiveness(fe.fn, fe.cfg); this.liveness.set(fe.fn, l) }
-    return l
+    return this.liveOf(fe.fn, fe.cfg)
   }
 
   paramSize(f: IrFunction, j: number): number { return f.params[j]?.size ?? this.bad(f, 'argument count') }
@@ -739,7 +822,7 @@ export class ModuleEmitter {
       fastJs.set(f.name, fast)
       const frame = this.frames[i]!
       out.set(f.name, {
-        name: f.name, kind: f.kind, index: i, js, collectives: fe.collectives, hasSuspend: fe.hasSuspend,
+        name: f.name, kind: f.kind, index: i, js, collectives: fe.collectives, hasSuspend: fe.hasSuspend, ...(fe.plan ? { plan: fe.plan } : {}),
         suspendAt: new Map([...fe.suspensionPc].map(([at, { pc }]) => [pc, fe.rowOf(at)])),
         hasWarpCollective: [...fe.collectives.values()].some((c) => c.kind !== 'bar'),
         frameSize: frame.frameSize, paramOffsets: frame.paramOffsets, paramEnd: frame.paramEnd, localSize: frame.localSize, stackNeed: frame.localSize,
@@ -770,6 +853,8 @@ export class ModuleEmitter {
       if (!fe) { table.push('undefined'); return }
       const cf = out.get(f.name)!
       const fast = fastJs.get(f.name)
+      // the thread-loop writer's module-level state (the same for both variants)
+      if (fe.loops) parts.push(...fe.loops.decls)
       if (fast) {
         parts.push(`const K${i}s=${cf.js};`)
         parts.push(`const K${i}=${fast};`)
@@ -787,8 +872,9 @@ export class ModuleEmitter {
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
 let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_HB64,_OK,_HN=0;
-let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0,_RSV=0,_GWS=0;
+let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,_LBE=0,_PB=0,_PE=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0,_RSV=0,_GWS=0;
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
+const GSH=17179869184,GLO=34359738368,GPA=68719476736;
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
 function fault(i,a,what){E.fault(i,a,what)}
 let _AR=new Float64Array(0),RL=1,RH=0,_PROG=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
@@ -800,10 +886,11 @@ const FN=[${table.join(',')}];
 return {
   FN,
   setHeap(buf,ok){const n=buf.byteLength;_H8=new Uint8Array(buf,0,n);_HI8=new Int8Array(buf,0,n);_HU16=new Uint16Array(buf,0,n>>>1);_HI16=new Int16Array(buf,0,n>>>1);_HI32=new Int32Array(buf,0,n>>>2);_HU32=new Uint32Array(buf,0,n>>>2);_HF32=new Float32Array(buf,0,n>>>2);_HF64=new Float64Array(buf,0,n>>>3);_HB64=new BigInt64Array(buf,0,n>>>3);_OK=ok;_HN=n;},
-  setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;_RSV=o.RSV;_GWS=o.GWS;},
+  setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_PB=o.PB;_PE=o.PE;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_LBE=_LB0+_LN*_NT;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;_RSV=o.RSV;_GWS=o.GWS;},
   progress(){return _PROG},
-  setBlock(sb,lb0){_SB=sb;_LB0=lb0;},
+  setBlock(sb,lb0){_SB=sb;_LB0=lb0;_LBE=_LB0+_LN*_NT;},
   setRanges(ar){_AR=ar;for(let i=0;i<_GR.length;i+=2){_GR[i]=1;_GR[i+1]=0;}},
+  heapAt(a){if(a>=GSH&&a<GSH+_SHN)return a-GSH+_SB;if(a>=GLO&&a<GLO+_LBE-_LB0)return a-GLO+_LB0;if(a>=GPA&&a<GPA+_PE-_PB)return a-GPA+_PB;return a},
 };`
     return { source, functions: out }
   }

@@ -7,8 +7,9 @@ export class EmulatorFault extends Error {
   kernel: string
   instruction: string
   address?: bigint
-  constructor(message: string, kernel: string, instruction: string, address?: bigint) {
-    super(`${message} in kernel ${kernel}, instruction \`${instruction}\`${address === undefined ? '' : ` (address 0x${address.toString(16)})`}`)
+  /** `detail`: what else helps find the bug (for a stray global access, the nearest allocation). */
+  constructor(message: string, kernel: string, instruction: string, address?: bigint, detail?: string) {
+    super(`${message} in kernel ${kernel}, instruction \`${instruction}\`${address === undefined ? '' : ` (address 0x${address.toString(16)})`}${detail ? `; ${detail}` : ''}`)
     this.name = 'EmulatorFault'
     this.kernel = kernel
     this.instruction = instruction

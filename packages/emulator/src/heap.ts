@@ -1,7 +1,11 @@
 // The emulated device memory: one growable buffer. Device addresses are byte offsets into it (the
 // first 4 KiB are never handed out, so a null pointer faults). Allocations are 256-byte aligned with at
 // least one unmapped 4-byte granule after each, and `ok` marks every mapped granule, so an access past
-// the end of an allocation faults instead of reaching its neighbour.
+// the end of an allocation faults instead of reaching its neighbour. A launch's own memory (shared
+// windows, local memory, the parameter frame and call stack) comes from `allocInternal`: it lies in the
+// same buffer but `ok` never marks it and `ranges()` leaves it out, so a global or generic access that
+// strays into it faults like any other unmapped address (issue 17 item 3); the generated code reaches it
+// through its own window checks.
 //
 // Where launches run on worker threads (issue 13 item 3), the heap and `ok` live in growable
 // SharedArrayBuffers (maxByteLength = the memory limit): every worker sees the same bytes, host copies and
@@ -46,6 +50,8 @@ export class Heap {
   private live = new Map<number, number>()
   /** Mapped bytes of each allocation (what `ok` marks), by start address. */
   private mapped = new Map<number, number>()
+  /** Starts of launch-internal allocations (allocInternal). */
+  private internal = new Set<number>()
   private freeList: Array<{ at: number; size: number }> = []
 
   constructor(initial = 1 << 24, readonly limit = 2 ** 31, options: HeapOptions = {}) {
@@ -61,6 +67,33 @@ export class Heap {
   }
 
   alloc(byteLength: number): number {
+    const at = this.reserve(byteLength)
+    this.ok.fill(1, at >>> 2, (at + this.mapped.get(at)!) >>> 2)
+    return at
+  }
+
+  /** Memory of a launch (shared, local, parameters): zeroed like an allocation, never mapped for global
+   *  accesses. Freed with free(). */
+  allocInternal(byteLength: number): number {
+    const at = this.reserve(byteLength)
+    this.mapped.delete(at)
+    this.internal.add(at)
+    return at
+  }
+
+  /** The user allocation (or module variable) nearest to `address`: the one containing it, else the
+   *  closest by distance to its mapped bytes (for fault messages). */
+  nearest(address: number): { start: number; end: number } | undefined {
+    let best: { start: number; end: number } | undefined
+    let dist = Infinity
+    for (const [at, size] of this.mapped) {
+      const d = address < at ? at - address : address >= at + size ? address - (at + size) + 1 : 0
+      if (d < dist) { dist = d; best = { start: at, end: at + size } }
+    }
+    return best
+  }
+
+  private reserve(byteLength: number): number {
     if (!Number.isInteger(byteLength) || byteLength < 0) throw new RangeError(`alloc: byte length must be a non-negative integer, got ${byteLength}`)
     const size = Math.max(4, Math.ceil(byteLength / 4) * 4)
     const span = Math.ceil((size + 4) / ALIGN) * ALIGN
@@ -82,15 +115,16 @@ export class Heap {
     this.live.set(at, span)
     this.mapped.set(at, size)
     new Uint8Array(this.buffer, at, span).fill(0)
-    this.ok.fill(1, at >>> 2, (at + size) >>> 2)
     return at
   }
 
-  free(at: number): void {
+  /** Frees an allocation (`internal`: one of allocInternal's, which a user's free never reaches). */
+  free(at: number, internal = false): void {
     const span = this.live.get(at)
-    if (span === undefined) throw new RangeError(`free: 0x${at.toString(16)} is not an allocation of this device`)
+    if (span === undefined || this.internal.has(at) !== internal) throw new RangeError(`free: 0x${at.toString(16)} is not an allocation of this device`)
     this.live.delete(at)
     this.mapped.delete(at)
+    this.internal.delete(at)
     this.ok.fill(0, at >>> 2, (at + span) >>> 2)
     if (at + span === this.top) { this.top = at; this.mergeTop(); return }
     this.freeList.push({ at, size: span })

@@ -17,6 +17,8 @@ export interface ModuleInstance {
   progress(): number
   /** Points the shared and local windows at one block's (a cooperative launch keeps every block's). */
   setBlock(sb: number, lb0: number): void
+  /** Where a generic address lies in device memory (the shared, local and parameter windows mapped). */
+  heapAt(a: number): number
 }
 
 /** What a kernel reads about its launch (setLaunch): where this thread of execution's shared memory (SB,
@@ -24,6 +26,8 @@ export interface ModuleInstance {
  *  stack (PSP … PSEND) are, and the block and grid shape. */
 export interface LaunchState {
   SB: number; SHN: number; DYN: number; LB0: number; LN: number; LSZ: number; PSP: number; PSEND: number
+  /** The parameter frame and call stack [PB, PE) (PSP … PSEND lies in it). */
+  PB: number; PE: number
   NTX: number; NTY: number; NTZ: number; NCX: number; NCY: number; NCZ: number
   /** Where the reserved shared memory (%reserved_smem_offset_*) starts in the window; the grid workspace of
    *  a cooperative launch (cg::this_grid().sync()), 0 for others. */
@@ -39,17 +43,20 @@ export interface InstanceHooks {
 /** Compiles `source` (ModuleEmitter.compile()) and binds it to the helpers. Throws the engine's SyntaxError
  *  when the source does not compile. */
 export function instantiate(source: string, hooks: InstanceHooks): ModuleInstance {
+  let inst: ModuleInstance | undefined
   const env = {
     h: { ...numeric, ...mbarrier },
     fault: hooks.fault,
     clock: () => Date.now(),
     vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {
-      const s = formatPrintf(h8, Number(fmt), Number(args))
+      // the argument buffer is a generic address of local memory (emit-js.ts addr())
+      const s = formatPrintf(h8, Number(fmt), Number(args), (x) => inst!.heapAt(x))
       hooks.print(s)
       return s.length
     },
   }
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const factory = new Function('E', source) as (e: unknown) => ModuleInstance
-  return factory(env)
+  inst = factory(env)
+  return inst
 }

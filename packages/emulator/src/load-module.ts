@@ -27,10 +27,15 @@ export interface LoadedModule {
   running?: string
   /** Functions the emulator cannot run, with the reason (the PTX line of what it refuses). */
   refused: Map<string, PtxError>
+  /** The device memory the module lives in (fault messages name its nearest allocation). */
+  heap: Heap
 }
 
 export interface LoadOptions {
   print?: (text: string) => void
+  /** Run kernels with barriers or warp collectives as thread loops where they form (default), else always in
+   *  the continuation scheme. */
+  threadLoops?: boolean
 }
 
 function align(n: number, a: number): number { return Math.ceil(n / a) * a }
@@ -119,9 +124,9 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   for (const [at, v] of pendingInit) writeInit(heap, at, v, addrOf)
 
   const layout: ModuleLayout = { globals, shared, sharedStatic }
-  const mc = new ModuleEmitter(ptx, layout)
+  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused }
+  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap }
   const print = options.print ?? ((s: string) => console.log(s))
   try {
     lm.inst = instantiate(source, { fault: (i, a, what) => { throw faultOf(lm, i, a, what) }, print })
@@ -145,5 +150,19 @@ export function faultOf(lm: LoadedModule, i: number, a: number | bigint | undefi
     internal: `internal error: ${ins?.text ?? 'a collective'} reached in a called function (functions with barriers or warp collectives are inlined)`,
   }
   const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))
-  return new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr)
+  const stray = what === 'global' || what === 'generic' || what === 'const'
+  return new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr, stray && addr !== undefined ? nearestAllocation(lm, addr) : undefined)
+}
+
+/** Where a stray global address lies relative to the nearest user allocation or module variable (issue 17
+ *  item 3: the fault names it with its bounds). */
+function nearestAllocation(lm: LoadedModule, addr: bigint): string {
+  const hex = (x: number) => `0x${x.toString(16)}`
+  const at = addr < BigInt(Number.MAX_SAFE_INTEGER) ? Number(addr) : Number.MAX_SAFE_INTEGER
+  const near = lm.heap.nearest(at)
+  if (!near) return 'no allocation is live'
+  const variable = [...lm.globals].find(([, g]) => g.address === near.start)?.[0]
+  const what = `${variable ? `variable ${variable}` : 'allocation'} ${hex(near.start)}–${hex(near.end - 1)} (${near.end - near.start} bytes)`
+  if (at >= near.start && at < near.end) return `inside ${what} (at offset ${at - near.start})`
+  return `nearest: ${what}; the address is at offset ${at - near.start} from its start`
 }

@@ -9,7 +9,11 @@ function readCString(h8: Uint8Array, at: number): string {
   return new TextDecoder().decode(h8.slice(at, end))
 }
 
-export function formatPrintf(h8: Uint8Array, fmtAt: number, argsAt: number): string {
+/** `heapAt` maps a generic address (the format, the argument buffer in local memory, a `%s` string) to
+ *  its place in device memory (emit-js.ts keeps shared and local memory at their own generic addresses). */
+export function formatPrintf(h8: Uint8Array, fmtAt: number, argsAt: number, heapAt: (a: number) => number = (a) => a): string {
+  fmtAt = heapAt(fmtAt)
+  argsAt = heapAt(argsAt)
   const fmt = readCString(h8, fmtAt)
   const dv = new DataView(h8.buffer, h8.byteOffset, h8.byteLength)
   let p = argsAt
@@ -40,7 +44,7 @@ export function formatPrintf(h8: Uint8Array, fmtAt: number, argsAt: number): str
       }
       case 'p': s = '0x' + (take(8) as bigint).toString(16); break
       case 'c': s = String.fromCharCode((take(4) as number) & 0xff); break
-      case 's': s = readCString(h8, Number(take(8) as bigint)); break
+      case 's': s = readCString(h8, heapAt(Number(take(8) as bigint))); break
       default: {
         p = Math.ceil(p / 8) * 8
         const v = dv.getFloat64(p, true)

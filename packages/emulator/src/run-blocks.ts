@@ -14,7 +14,9 @@ import { newThreadStates, runBlock, type KernelFn, type ThreadState } from './sc
 export type KernelInfo = CompiledFunction
 
 export function kernelInfo(cf: CompiledFunction): KernelInfo {
-  return { ...cf, js: '' }
+  // the thread-loop plan (functions, maps of IR facts) stays with the module; the code has it built in
+  const { plan: _plan, ...rest } = cf
+  return { ...rest, js: '' }
 }
 
 /** One lane's part of a launch: its launch state (setLaunch), where its parameter block is (FB), the block

@@ -1,8 +1,7 @@
-// The scheduler of suspended threads (emit-js.ts makes a kernel's threads suspend at the collectives of
-// @kernelpack/ptx's registry): runs a block's threads until all of them finished, resuming them after each
-// barrier, and resolves warp collectives for the lanes of a warp that reached the same one together.
-// Separate from the instructions' semantics, so a different schedule (barrier regions as thread loops,
-// warp collectives as lane loops) can replace it without touching the code generator's instruction part.
+// The scheduler of the continuation scheme: kernels with barriers or warp collectives run as thread loops
+// (emit-thread-loops.ts) where their plan forms; the others (emit-js.ts makes their threads suspend at the
+// collectives of @kernelpack/ptx's registry, and at yield points) run here block by block, resuming the
+// threads after each barrier and resolving warp collectives for the lanes of a warp that reached one.
 import type { Collective } from '@kernelpack/ptx'
 import type { CompiledFunction } from './emit-js.js'
 
@@ -33,12 +32,15 @@ function memberMask(kind: Collective, s: ThreadState): number | undefined {
 
 /** The resume pc of the warp collective to resolve next among the lanes [w, end): one whose member mask has
  *  arrived in full (lanes that finished are not waited for), so that lanes split over two collectives (a
- *  binary partition's two reductions) each wait for their own; -1 when none is waiting. When no group is
- *  complete and none of the missing lanes can still come (they wait at a block barrier or another
- *  collective), the first group resolves with the lanes it has, as before. A group missing a lane that
- *  stepped aside at a yield point waits for it (-1 while no other group is complete). */
+ *  binary partition's two reductions) each wait for their own; -1 when none is waiting. An activemask (no
+ *  mask: it takes the lanes that are there) resolves at once when every unfinished lane is there, else only
+ *  when no group with a mask is complete (binaryPartitionCG: the even lanes' next-trip activemask must not
+ *  resolve while the odd lanes are still at their redux.sync). When no group is complete and none of the
+ *  missing lanes can still come (they wait at a block barrier or another collective), the first group
+ *  resolves with the lanes it has, as before. A group missing a lane that stepped aside at a yield point
+ *  waits for it (-1 while no other group is complete). */
 function completeGroup(cf: CompiledFunction, states: ThreadState[], w: number, end: number): number {
-  let first = -1
+  let first = -1, maskless = -1
   let pending = false
   const tried = new Set<number>()
   let live = 0
@@ -52,10 +54,16 @@ function completeGroup(cf: CompiledFunction, states: ThreadState[], w: number, e
     let have = 0
     for (let u = w; u < end; u++) { const o = states[u]!; if (o.st === 2 && o.pc === s.pc) have |= 1 << (u - w) }
     const m = memberMask(kind, s)
-    const need = (m === undefined ? have : m & live) | 0
+    if (m === undefined) {
+      if ((have | 0) === (live | 0)) return s.pc
+      if (maskless < 0) maskless = s.pc
+      continue
+    }
+    const need = (m & live) | 0
     if ((have & need) === need) return s.pc
     for (let u = w; u < end; u++) if ((need >>> (u - w)) & 1 && states[u]!.st === 4) pending = true
   }
+  if (maskless >= 0) return maskless
   return pending ? -1 : first
 }
 

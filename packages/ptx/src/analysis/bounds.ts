@@ -36,7 +36,8 @@ export function analyzeBounds(fn: IrFunction, classes: readonly RegisterClass[])
       }
       case 'mov': return A[1]?.kind === 'vec' ? Infinity : val(A[1])
       case 'cvt': return t[1] && /^[us](8|16|32)$/.test(t[1]) ? 2 ** 32 : Infinity
-      case 'cvta': return ins.space === 'shared' || ins.space === 'local' ? val(A[1]) + 2 ** 32 : val(A[1])
+      // a generic address of shared, local or parameter memory: the emulator places those windows below 2^37
+      case 'cvta': return ins.space === 'shared' || ins.space === 'local' || ins.space === 'param' ? val(A[1]) + 2 ** 37 : val(A[1])
       case 'mul': {
         if (ins.part !== 'wide' || (t[0] !== 's32' && t[0] !== 'u32')) return Infinity
         const k = A[2]?.kind === 'imm' && A[2].imm.kind === 'int' ? Math.abs(Number(BigInt.asIntN(32, A[2].imm.value))) : 2 ** 32

@@ -269,7 +269,10 @@ export class WorkerPool {
     for (const l of this.lanes) {
       if (!l) continue
       const busy = l.onEnd !== undefined
+      const death = l.onDeath
       l.detach = l.onEnd = l.onPrint = l.onDeath = undefined
+      // a launch still running there rejects (its worker is stopped below)
+      death?.(new Error('the backend was disposed'))
       if (l.started && !l.dead && !busy && list.length < MAX_IDLE) {
         l.port.post({ t: 'reset' })
         l.heapSent = false

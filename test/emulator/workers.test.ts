@@ -225,6 +225,20 @@ Workers('64-bit, f32 and f64 atomics (add, max, min, a CAS loop, unsigned max) s
   }
 })
 
+Workers('scoped atomics (.sys, .cta) stay exact across 2 workers', async () => {
+  const k = await runner(2)
+  try {
+    const c = await k.alloc(3 * 4), c64 = await k.alloc(8)
+    await k.launch('scoped', 300, 64, [c, c64])
+    assert.equal([...await k.read(c, Uint32Array)], [300 * 64, 2 * 300 * 64, 299])
+    assert.is((await k.read(c64, BigUint64Array))[0], BigInt(300 * 64) << 33n)
+    assert.match(ptx, /atom\.global\.sys\.add\.u32/)
+    assert.match(ptx, /atom\.global\.cta\.add\.u32/)
+  } finally {
+    k.be.dispose()
+  }
+})
+
 Workers('device printf from 2 workers arrives in block order (what one thread running the grid prints)', async () => {
   const printed: string[] = []
   const k = await runner(2, printed)

@@ -4,9 +4,10 @@ import * as assert from 'uvu/assert'
 import { structureFunction, type StructNode } from '@kernelpack/ptx'
 import { kernel } from './helpers.js'
 
-/** The tree in a compact notation: instruction indices, `if#id(…)`, `block#id(…)`, `loop#id(…)`. */
+/** The tree in a compact notation: instruction indices, `if#id(…)`, `block#id(…)`, `loop#id(…)`, added jumps as
+ *  `jump→break#id` / `jump→continue#id`. */
 function show(nodes: StructNode[]): string {
-  return nodes.map((x) => (x.kind === 'instr' ? String(x.index) : `${x.kind}#${x.id}(${show(x.body)})`)).join(' ')
+  return nodes.map((x) => (x.kind === 'instr' ? String(x.index) : x.kind === 'jump' ? `jump→${x.target.kind}#${x.target.node}` : `${x.kind}#${x.id}(${show(x.body)})`)).join(' ')
 }
 
 const st = suite('structureFunction')
@@ -46,6 +47,31 @@ $out:
   // the block for $out starts where the loop does, so `break` leaves both
   assert.is(show(s.body), '0 block#0(loop#1(1 2 3 4 5) 6 7) 8')
   assert.equal([...s.branches], [[3, { kind: 'break', node: 0 }], [5, { kind: 'continue', node: 1 }], [6, { kind: 'break', node: 0 }]])
+})
+
+st('a rotated loop (entered by a jump into its middle, as clang lays it out) is laid out again, header first', () => {
+  const { fn } = kernel(`  mov.u32 %r1, 0;
+  bra.uni $head;
+$latch:
+  bar.sync 0;
+  add.s32 %r1, %r1, 1;
+$head:
+  setp.lt.s32 %p1, %r1, 10;
+  @%p1 bra $body;
+  bra.uni $out;
+$body:
+  add.s32 %r2, %r2, %r1;
+  bra.uni $latch;
+$out:
+  ret;`)
+  const s = structureFunction(fn)
+  if (s.kind !== 'structured') throw new Error(s.reason)
+  // blocks in loop order: entry, head (its fall-through to the exit now a jump), body, latch (its fall-through
+  // back to the head a jump), exit, return
+  assert.equal(s.order, [{ index: 0 }, { index: 1 }, { index: 4 }, { index: 5 }, { jump: '$kp.block3' }, { index: 7 }, { index: 8 }, { index: 2 }, { index: 3 }, { jump: '$head' }, { index: 6 }, { index: 9 }])
+  // the exit jump leaves a block that ends where the loop ends, so it falls off the loop
+  assert.is(show(s.body), '0 block#0(1) loop#1(4 block#2(if#3(5 jump→break#2) 7 block#4(8) 2 3 jump→continue#1)) block#5(6) 9')
+  assert.equal([...s.branches], [[1, { kind: 'break', node: 0 }], [5, { kind: 'break', node: 3 }], [8, { kind: 'break', node: 4 }], [6, { kind: 'break', node: 5 }]])
 })
 
 st('crossing ranges (a jump into a loop) fall back, saying why', () => {

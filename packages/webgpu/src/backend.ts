@@ -8,23 +8,24 @@
 // launch that awaits a pipeline is never overtaken by a later copy. Errors of the WebGPU implementation are
 // caught with error scopes around each submit and reported at the next synchronize or download, like CUDA's
 // sticky launch errors; a kernel that checks its accesses reports a fault through the fault record.
-import { decodeModule, parsePtx } from '@kernelpack/ptx'
+import { decodeModule, parsePtx, PtxError, type IrModule } from '@kernelpack/ptx'
 import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 import {
   ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
-  LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
+  LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
-import { pendingTranslator, type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
+import { type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
+import { emitWgsl } from './emit-wgsl.js'
 
 export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
   /** A device acquired with requestWebGpuDevice (shared between backends; not destroyed by dispose). */
   webgpu?: WebGpuDevice
-  /** Turns PTX into WGSL. @default pendingTranslator (refuses every module until emit-wgsl lands) */
+  /** Turns PTX into WGSL. @default emitWgsl */
   translator?: WgslTranslator
   /** Initial arena size in bytes (it doubles on demand). @default 1 MiB */
   initialMemory?: number
@@ -84,12 +85,17 @@ class KernelHandle implements WebGpuFunction {
   readonly pipelines = new Map<string, Promise<GPUComputePipeline>>()
   /** The override constants the WGSL declares (only those may be given to the pipeline). */
   readonly overrides: ReadonlySet<string>
+  readonly coarseOverrides: ReadonlySet<string>
+  /** The coarsened variant's module, compiled on first use. */
+  coarseShader: GPUShaderModule | undefined
   paramBuffer: GPUBuffer | undefined
   launchBuffer: GPUBuffer | undefined
   bindGroup: GPUBindGroup | undefined
   bindGeneration = -1
   constructor(readonly name: string, readonly id: number, readonly mod: LoadedModule, readonly kernel: WgslKernel, readonly shader: GPUShaderModule) {
-    this.overrides = new Set([...kernel.wgsl.matchAll(/\boverride\s+(kp_\w+)/g)].map((m) => m[1]!))
+    const names = (wgsl: string) => new Set([...wgsl.matchAll(/\boverride\s+(kp_\w+)/g)].map((m) => m[1]!))
+    this.overrides = names(kernel.wgsl)
+    this.coarseOverrides = kernel.coarse ? names(kernel.coarse.wgsl) : new Set()
   }
 }
 
@@ -112,7 +118,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   const ownsDevice = !options.webgpu
   const gpu = options.webgpu ?? (await requestWebGpuDevice(options))
   const { device, limits } = gpu
-  const translator = options.translator ?? pendingTranslator
+  const translator = options.translator ?? emitWgsl
   const limit = (name: string) => limits[name] ?? 0
   const deviceLimit = Math.min(limit('maxStorageBufferBindingSize'), limit('maxBufferSize'), ARENA_ADDRESS_LIMIT)
   const memoryLimit = Math.floor(Math.min(options.memoryLimit ?? deviceLimit, deviceLimit) / 4) * 4
@@ -274,8 +280,17 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     let end = image.bytes.length
     while (end > 0 && image.bytes[end - 1] === 0) end--
     const ptx = new TextDecoder().decode(image.bytes.subarray(0, end))
-    // parsed and decoded once, by the one PTX front end; a translator reads the IR, never the text
-    const module = decodeModule(parsePtx(ptx))
+    // parsed and decoded once, by the one PTX front end; a translator reads the IR, never the text. What the
+    // front end cannot decode (an instruction it does not know) cannot be translated either: refused, so
+    // `auto` falls back to the emulator, which then reports it in its own words.
+    let module: IrModule
+    try {
+      module = decodeModule(parsePtx(ptx))
+    } catch (e) {
+      if (!(e instanceof PtxError)) throw e
+      const line = (e as PtxError & { line?: number }).line ?? 0
+      throw new CannotTranslateError(sourceName, [{ line, reason: `the PTX front end cannot read it: ${e.message}` }])
+    }
     const translated = await translator.translate({ ptx, module, arch: image.arch, source: sourceName }, {
       features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
     })
@@ -346,15 +361,27 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     })
   }
 
-  function pipelineFor(h: KernelHandle, block: Dim3, dynWords: number): Promise<GPUComputePipeline> {
-    const key = `${block.join(',')}/${dynWords}`
+  /** The pipeline for a block shape and dynamic shared size; `coarse` > 0: the coarsened variant with that
+   *  many CUDA threads per invocation. */
+  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number): Promise<GPUComputePipeline> {
+    const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
+    const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)
+    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}`
     let p = h.pipelines.get(key)
     if (!p) {
+      const overrides = coarse ? h.coarseOverrides : h.overrides
       const constants: Record<string, number> = {}
-      OVERRIDE_NTID.forEach((name, i) => { if (h.overrides.has(name)) constants[name] = block[i]! })
-      if (h.overrides.has(OVERRIDE_DYN_SHARED_WORDS)) constants[OVERRIDE_DYN_SHARED_WORDS] = dynWords
-      h.mod.variableAt.forEach((at, i) => { if (h.overrides.has(overrideVariable(i))) constants[overrideVariable(i)] = at })
-      p = device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module: h.shader, entryPoint: h.kernel.entryPoint, constants } })
+      OVERRIDE_NTID.forEach((name, i) => { if (overrides.has(name)) constants[name] = block[i]! })
+      if (overrides.has(OVERRIDE_DYN_SHARED_WORDS)) constants[OVERRIDE_DYN_SHARED_WORDS] = dynWords
+      if (overrides.has(OVERRIDE_DYN_SHARED_BYTES)) constants[OVERRIDE_DYN_SHARED_BYTES] = sharedBytes
+      if (coarse) {
+        const threads = block[0] * block[1] * block[2]
+        constants[OVERRIDE_COARSE_K] = coarse
+        constants[OVERRIDE_COARSE_WG] = Math.ceil(threads / coarse)
+      }
+      h.mod.variableAt.forEach((at, i) => { if (overrides.has(overrideVariable(i))) constants[overrideVariable(i)] = at })
+      const module = coarse ? (h.coarseShader ??= device.createShaderModule({ label: `${h.name} (coarsened)`, code: h.kernel.coarse!.wgsl })) : h.shader
+      p = device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module, entryPoint: coarse ? h.kernel.coarse!.entryPoint : h.kernel.entryPoint, constants } })
       h.pipelines.set(key, p)
       p.catch(() => h.pipelines.delete(key))
     }
@@ -428,20 +455,27 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const what = `launch ${h.name}`
       const fallback = 'the emulator backend has no such limit'
       const threads = block[0] * block[1] * block[2]
-      ;(['X', 'Y', 'Z'] as const).forEach((axis, i) => {
-        const max = limit(`maxComputeWorkgroupSize${axis}`)
-        if (block[i]! > max) throw new WebGpuLimitError(`${what}: block.${axis.toLowerCase()}`, `maxComputeWorkgroupSize${axis}`, block[i]!, max, `launch with smaller blocks, or use the emulator (${fallback})`)
-      })
-      if (threads > limit('maxComputeInvocationsPerWorkgroup')) {
-        throw new WebGpuLimitError(`${what}: ${block.join('×')} threads per block`, 'maxComputeInvocationsPerWorkgroup', threads, limit('maxComputeInvocationsPerWorkgroup'), `launch with at most ${limit('maxComputeInvocationsPerWorkgroup')} threads per block, or use the emulator (${fallback})`)
+      const maxInvocations = limit('maxComputeInvocationsPerWorkgroup')
+      // a block the adapter cannot hold as one workgroup runs coarsened, when the translation has that variant
+      const fitsAxes = (['X', 'Y', 'Z'] as const).every((axis, i) => block[i]! <= limit(`maxComputeWorkgroupSize${axis}`))
+      const coarse = (!fitsAxes || threads > maxInvocations) && k.coarse && threads <= k.coarse.factor * maxInvocations ? k.coarse : undefined
+      if (!coarse) {
+        ;(['X', 'Y', 'Z'] as const).forEach((axis, i) => {
+          const max = limit(`maxComputeWorkgroupSize${axis}`)
+          if (block[i]! > max) throw new WebGpuLimitError(`${what}: block.${axis.toLowerCase()}`, `maxComputeWorkgroupSize${axis}`, block[i]!, max, `launch with smaller blocks, or use the emulator (${fallback})`)
+        })
+        if (threads > maxInvocations) {
+          throw new WebGpuLimitError(`${what}: ${block.join('×')} threads per block`, 'maxComputeInvocationsPerWorkgroup', threads, maxInvocations, `launch with at most ${maxInvocations} threads per block, or use the emulator (${fallback})`)
+        }
       }
       if (k.requiredBlock && k.requiredBlock.some((v, i) => v !== block[i])) throw new RangeError(`${what}: the kernel requires block ${k.requiredBlock.join('×')} (.reqntid), got ${block.join('×')}`)
       if (k.maxThreads !== undefined && threads > k.maxThreads) throw new RangeError(`${what}: the kernel allows at most ${k.maxThreads} threads per block (.maxntid), got ${threads}`)
       const shared = config.sharedBytes ?? 0
       if (!Number.isInteger(shared) || shared < 0) throw new RangeError(`${what}: sharedBytes must be a non-negative integer`)
-      const workgroupBytes = k.workgroupBytes + align4(shared)
+      const staticBytes = k.workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads
+      const workgroupBytes = staticBytes + align4(shared)
       if (workgroupBytes > limit('maxComputeWorkgroupStorageSize')) {
-        throw new WebGpuLimitError(`${what}: ${k.workgroupBytes} bytes of static and ${shared} of dynamic shared memory`, 'maxComputeWorkgroupStorageSize', workgroupBytes, limit('maxComputeWorkgroupStorageSize'), `use less shared memory per block, or the emulator (${fallback})`)
+        throw new WebGpuLimitError(`${what}: ${staticBytes} bytes of static shared memory (and scratch) and ${shared} of dynamic shared memory`, 'maxComputeWorkgroupStorageSize', workgroupBytes, limit('maxComputeWorkgroupStorageSize'), `use less shared memory per block, or the emulator (${fallback})`)
       }
       const perDim = limit('maxComputeWorkgroupsPerDimension')
       ;(['y', 'z'] as const).forEach((axis, i) => {
@@ -464,7 +498,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         const r = (c * LAUNCH_RECORD_STRIDE) / 4
         records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, 0], r)
       }
-      const pipeline = pipelineFor(h, block, Math.max(1, Math.ceil(shared / 4)))
+      const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0)
       await serial(async () => {
         const p = await pipeline
         live()

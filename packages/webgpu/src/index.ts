@@ -7,6 +7,7 @@ export { requestWebGpuAdapter, requestWebGpuDevice, describeAdapter, summarizeAd
 export type { AdapterSummary, WebGpuDevice, WebGpuDeviceOptions } from './device.js'
 export { CannotTranslateError, NoAdapterError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 export { createFixedTranslator, pendingTranslator, PENDING_REASON } from './translate.js'
+export { emitWgsl, translateModule } from './emit-wgsl.js'
 export type { Dim3, TranslateInput, TranslateTarget, WgslKernel, WgslModule, WgslTranslator, WgslVariable } from './translate.js'
 export { ArenaAllocator } from './arena.js'
 export * as layout from './layout.js'

@@ -10,6 +10,7 @@
 //   struct KpLaunch { nctaid: vec3<u32>, kernel_id: u32, ctaid_base: vec3<u32>, pad: u32 }
 //   override kp_ntid_x: u32; override kp_ntid_y: u32; override kp_ntid_z: u32;   // the CUDA block
 //   override kp_dyn_shared_words: u32;                                            // dynamic .shared, in u32 words
+//   override kp_dyn_shared_bytes: u32;                                            // the same in bytes (%dynamic_smem_size)
 //   override kp_var_<i>: u32;                                                     // address of module variable i
 //   @compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)
 //   fn <entryPoint>(@builtin(local_invocation_id) tid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>)
@@ -28,6 +29,11 @@ export const LAUNCH_RECORD_STRIDE = 256
 
 export const OVERRIDE_NTID = ['kp_ntid_x', 'kp_ntid_y', 'kp_ntid_z'] as const
 export const OVERRIDE_DYN_SHARED_WORDS = 'kp_dyn_shared_words'
+/** The exact dynamic shared size in bytes (%dynamic_smem_size), for kernels that read it. */
+export const OVERRIDE_DYN_SHARED_BYTES = 'kp_dyn_shared_bytes'
+/** A coarsened kernel (README.md, "Block sizes above …"): CUDA threads per invocation, and invocations. */
+export const OVERRIDE_COARSE_K = 'kp_k'
+export const OVERRIDE_COARSE_WG = 'kp_wg'
 /** Name of the override constant holding the device address (u32) of module variable `index`. */
 export function overrideVariable(index: number): string {
   return `kp_var_${index}`

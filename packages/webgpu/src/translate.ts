@@ -48,6 +48,11 @@ export interface WgslKernel {
   /** Bytes of workgroup memory the WGSL declares besides the dynamic .shared array (static .shared plus any
    *  scratch of the workgroup-memory collectives), for the maxComputeWorkgroupStorageSize check. */
   workgroupBytes: number
+  /** Workgroup memory per CUDA thread of the block (the warp-collective scratch), on top of workgroupBytes. */
+  workgroupBytesPerThread?: number
+  /** The coarsened variant, for blocks with more threads than maxComputeInvocationsPerWorkgroup: each of
+   *  `ceil(threads / k)` invocations runs k ≤ `factor` CUDA threads in turn (overrides kp_k, kp_wg). */
+  coarse?: { wgsl: string; entryPoint: string; factor: number }
   /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
    *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */
   memory: 'u32' | 'atomic-u32'

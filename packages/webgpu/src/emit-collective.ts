@@ -1,0 +1,263 @@
+// Block barriers and warp collectives (collectives.ts lists them) in predicated code: every invocation of
+// the workgroup executes them; `active` says whether the CUDA thread takes part (README.md, "Warp
+// collectives"). Warp collectives go through workgroup memory: each thread writes its value and whether it
+// is active into a scratch row, one workgroupBarrier, then each thread reads the lanes of its warp (warp =
+// local_invocation_index / 32). The scratch has two halves used in turn, so one barrier per collective is
+// enough: a half is written again only after a later collective's barrier, which every reader of the
+// earlier one has passed. This path serves every adapter; subgroups would need a subgroup size of exactly
+// 32, and SwiftShader's is 4.
+import type { Instruction } from '@kernelpack/ptx'
+import type { KernelWriter } from './emit-kernel.js'
+
+export interface ModuleDecl { code: string; bytes: number }
+
+const SCRATCH = 'kp_ws'
+
+/** Module-scope declarations the kernel's collectives need (workgroup scratch, the block counter). */
+export function syncDeclarations(w: KernelWriter): Map<string, ModuleDecl> {
+  const out = new Map<string, ModuleDecl>()
+  if (w.features.has('kp_block_count')) {
+    out.set('kp_red', { code: 'var<workgroup> kp_red: atomic<u32>;', bytes: 4 })
+    w.helpers.set('kp_block_count', `// how many threads of the block count themselves (n from each invocation): a workgroup atomic counter
+// that only grows, read with workgroupUniformLoad (a barrier, the load, a barrier: WGSL knows the result is
+// uniform); *base is the total at the previous call, so the counter is never reset
+fn kp_block_count(n: u32, base: ptr<function, u32>) -> u32 {
+  if (n != 0u) { atomicAdd(&kp_red, n); }
+  let v = workgroupUniformLoad(&kp_red);
+  let d = v - *base;
+  *base = v;
+  return d;
+}`)
+  }
+  if (w.features.has(SCRATCH)) {
+    // two halves of one row per thread: (value, active) and, for 64-bit match, the high word
+    out.set(SCRATCH, { code: `var<workgroup> ${SCRATCH}: array<vec2<u32>, 2u * kp_nt>;`, bytes: 0 })
+    if (w.features.has('kp_ws_hi')) out.set('kp_ws_hi', { code: 'var<workgroup> kp_ws_hi: array<u32, 2u * kp_nt>;', bytes: 0 })
+    w.helpers.set('kp_warp_gather', `// the lanes of thread t's warp that are active (x) and those of them whose value is not zero (y)
+fn kp_warp_gather(half: u32, t: u32) -> vec2<u32> {
+  let base = t & ~31u;
+  var act = 0u; var bits = 0u;
+  for (var l = 0u; l < 32u; l = l + 1u) {
+    if (base + l >= kp_nt) { break; }
+    let e = ${SCRATCH}[half + base + l];
+    if (e.y != 0u) { act = act | (1u << l); if (e.x != 0u) { bits = bits | (1u << l); } }
+  }
+  return vec2<u32>(act, bits);
+}`)
+  }
+  return out
+}
+
+/** Bytes of workgroup memory the scratch takes for a block of `threads` (for the limits check). */
+export function scratchBytesPerThread(w: KernelWriter): number {
+  if (!w.features.has(SCRATCH)) return 0
+  return 2 * 8 + (w.features.has('kp_ws_hi') ? 2 * 4 : 0)
+}
+
+/** Publishes (value, active) of every thread in the next scratch half and waits; returns the half's offset.
+ *  `value`, `active` and `hi` are evaluated per thread. */
+function publish(w: KernelWriter, value: () => string, active: () => string, hi?: () => string): string {
+  w.features.add(SCRATCH)
+  const half = w.declare('kp_half', 'u32', false)
+  w.line(`${half} = kp_nt - ${half};`)
+  w.perThread(() => {
+    w.line(`${SCRATCH}[${half} + kp_t] = vec2<u32>(${value()}, select(0u, 1u, ${active()}));`)
+    if (hi) {
+      w.features.add('kp_ws_hi')
+      w.line(`kp_ws_hi[${half} + kp_t] = ${hi()};`)
+    }
+  })
+  w.line('workgroupBarrier();')
+  return half
+}
+
+/** The operand index of a collective's membermask (absent: all lanes). */
+function maskOf(w: KernelWriter, ins: Instruction, at: number): string {
+  const o = ins.operands[at]
+  return o ? w.u32(o) : '0xffffffffu'
+}
+
+function dstOf(ins: Instruction): { d: Instruction['operands'][number] | undefined; p: Instruction['operands'][number] | undefined } {
+  const o = ins.operands[0]
+  if (o?.kind === 'pair') return { d: o.first, p: o.second }
+  return { d: o, p: undefined }
+}
+
+/** How many threads of the block have `cond` (evaluated per thread); the count is uniform. */
+function countBlock(w: KernelWriter, cond: () => string): string {
+  w.features.add('kp_block_count')
+  const n = w.declare('kp_n', 'u32', false)
+  const base = w.declare('kp_rbase', 'u32', false)
+  w.line(`${n} = 0u;`)
+  w.perThread(() => w.line(`${n} = ${n} + select(0u, 1u, ${cond()});`))
+  return w.tmp(`kp_block_count(${n}, &${base})`)
+}
+
+/** Writes the collective `ins` for every invocation; `active` gives a thread's participation (per thread). */
+export function emitSync(w: KernelWriter, ins: Instruction, active: () => string): void {
+  w.line(`// ${ins.text.replace(/\s+/g, ' ').replace(/\*\//g, '* /')}`)
+  const A = ins.operands
+  switch (ins.op) {
+    case 'bar': case 'barrier': {
+      if (ins.flags.cluster) return w.refuse('cluster barriers: WebGPU has no thread-block clusters')
+      if (ins.flags.warp) {
+        // __syncwarp(): the warp's lanes meet; a block barrier is a superset
+        w.line('workgroupBarrier();')
+        return
+      }
+      if (ins.mode === 'arrive') return w.refuse('bar.arrive (producer/consumer named barriers): WGSL has only whole-workgroup barriers')
+      if (ins.mode === 'red') {
+        // bar.red.{popc,and,or}{.u32,.pred} d, id, {count,} {!}p
+        if (A.length > 3) return w.refuse('bar.red with a thread count: WGSL has only whole-workgroup barriers')
+        if (w.mem.globalStores) w.line('storageBarrier();')
+        const p = () => w.pred(A[A.length - 1]!)
+        const n = countBlock(w, ins.reduction === 'and' ? () => `${active()} && !(${p()})` : () => `${active()} && ${p()}`)
+        w.perThread(() => {
+          w.open(`if (${active()}) {`)
+          if (ins.reduction === 'popc') w.setU32(A[0], n)
+          else w.setPred(A[0], ins.reduction === 'and' ? `${n} == 0u` : `${n} != 0u`)
+          w.close()
+        })
+        return
+      }
+      // a named barrier without a thread count still waits for the whole block
+      if (A.length > 1) return w.refuse('named barriers with a thread count (bar.sync id, count): WGSL has only whole-workgroup barriers')
+      // CUDA's barrier also orders the block's global memory accesses (PTX ISA, "bar"): storageBarrier
+      // where the kernel writes global memory
+      if (w.mem.globalStores) w.line('storageBarrier();')
+      w.line('workgroupBarrier();')
+      return
+    }
+    case 'shfl': {
+      // shfl.sync.{up,down,bfly,idx}.b32 d{|p}, a, b, c, membermask (PTX ISA "shfl.sync")
+      const { d, p } = dstOf(ins)
+      const half = publish(w, () => w.u32(A[1]!), active)
+      w.perThread(() => {
+        const a = w.tmp(w.u32(A[1]!))
+        const b = w.tmp(w.u32(A[2]!))
+        const c = w.tmp(w.u32(A[3]!))
+        const lane = w.tmp('kp_t & 31u')
+        const seg = w.tmp(`(${c} >> 8u) & 0x1fu`)
+        const maxLane = w.tmp(`(${lane} & ${seg}) | (${c} & 0x1fu & ~${seg})`)
+        let j: string, pv: string
+        switch (ins.mode) {
+          case 'up': j = w.tmp(`${lane} - ${b}`); pv = w.tmp(`${b} < 32u && bitcast<i32>(${lane}) - bitcast<i32>(${b}) >= bitcast<i32>(${maxLane})`); break
+          case 'down': j = w.tmp(`${lane} + ${b}`); pv = w.tmp(`${b} < 32u && ${lane} + ${b} <= ${maxLane}`); break
+          case 'bfly': j = w.tmp(`${lane} ^ (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
+          default: j = w.tmp(`(${lane} & ${seg}) | (${b} & 0x1fu & ~${seg})`); pv = w.tmp(`${j} <= ${maxLane}`)
+        }
+        const src = w.tmp(`(kp_t & ~31u) + select(${lane}, ${j}, ${pv} && ${j} < 32u)`)
+        const e = w.tmp(`${SCRATCH}[${half} + min(${src}, kp_nt - 1u)]`)
+        w.open(`if (${active()}) {`)
+        // a lane that is not taking part gives the reader its own value (as the emulator)
+        w.setU32(d, `select(${a}, ${e}.x, ${e}.y != 0u && ${src} < kp_nt)`)
+        if (p) w.setPred(p, pv)
+        w.close()
+      })
+      return
+    }
+    case 'vote': {
+      // vote.sync.{all,any,uni,ballot} d, {!}p, membermask
+      const half = publish(w, () => `select(0u, 1u, ${w.pred(A[1]!)})`, active)
+      w.perThread(() => {
+        const g = w.tmp(`kp_warp_gather(${half}, kp_t)`)
+        const m = w.tmp(`${maskOf(w, ins, 2)} & ${g}.x`)
+        const bal = w.tmp(`${g}.y & ${m}`)
+        w.open(`if (${active()}) {`)
+        switch (ins.mode) {
+          case 'ballot': w.setU32(A[0], bal); break
+          case 'all': w.setPred(A[0], `${bal} == ${m}`); break
+          case 'any': w.setPred(A[0], `${bal} != 0u`); break
+          default: w.setPred(A[0], `(${bal} == ${m}) || (${bal} == 0u)`)
+        }
+        w.close()
+      })
+      return
+    }
+    case 'activemask': {
+      const half = publish(w, () => '0u', active)
+      w.perThread(() => {
+        const g = w.tmp(`kp_warp_gather(${half}, kp_t)`)
+        w.open(`if (${active()}) {`)
+        w.setU32(A[0], `${g}.x`)
+        w.close()
+      })
+      return
+    }
+    case 'elect': {
+      // elect.sync d|p, membermask: the lowest active lane of the mask leads
+      const { d, p } = dstOf(ins)
+      const half = publish(w, () => '0u', active)
+      w.perThread(() => {
+        const m = w.tmp(`${maskOf(w, ins, 1)} & kp_warp_gather(${half}, kp_t).x`)
+        const leader = w.tmp(`select(firstTrailingBit(${m}), 0xffffffffu, ${m} == 0u)`)
+        w.open(`if (${active()}) {`)
+        w.setU32(d, leader)
+        if (p) w.setPred(p, `${leader} == (kp_t & 31u)`)
+        w.close()
+      })
+      return
+    }
+    case 'match': {
+      // match.{any,all}.sync.{b32,b64} d{|p}, a, membermask
+      const { d, p } = dstOf(ins)
+      const wide = ins.type === 'b64'
+      const half = publish(w, () => (wide ? `${w.u64(A[1]!)}.x` : w.u32(A[1]!)), active, wide ? () => `${w.u64(A[1]!)}.y` : undefined)
+      const m = w.declare('kp_match_m', 'u32')
+      const eq = w.declare('kp_match_all', 'bool')
+      w.perThread(() => {
+        const a = w.tmp(wide ? w.u64(A[1]!) : w.u32(A[1]!))
+        const act = w.tmp(`${maskOf(w, ins, 2)} & kp_warp_gather(${half}, kp_t).x`)
+        w.line(`${m} = 0u;`)
+        w.line(`${eq} = true;`)
+        w.open('for (var l = 0u; l < 32u; l = l + 1u) {')
+        w.line(`if (((${act} >> l) & 1u) == 0u) { continue; }`)
+        const at = `${half} + (kp_t & ~31u) + l`
+        const same = wide ? `${SCRATCH}[${at}].x == ${a}.x && kp_ws_hi[${at}] == ${a}.y` : `${SCRATCH}[${at}].x == ${a}`
+        w.line(`if (${same}) { ${m} = ${m} | (1u << l); } else { ${eq} = false; }`)
+        w.close()
+        w.open(`if (${active()}) {`)
+        if (ins.mode === 'all') {
+          w.setU32(d, `select(0u, ${act}, ${eq})`)
+          if (p) w.setPred(p, eq)
+        } else w.setU32(d, m)
+        w.close()
+      })
+      return
+    }
+    case 'redux': {
+      // redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, membermask
+      const half = publish(w, () => w.u32(A[1]!), active)
+      const acc = w.declare('kp_redux', 'u32')
+      const first = w.declare('kp_redux_first', 'bool')
+      const signed = ins.type === 's32'
+      w.perThread(() => {
+        const act = w.tmp(`${maskOf(w, ins, 2)} & kp_warp_gather(${half}, kp_t).x`)
+        w.line(`${acc} = 0u;`)
+        w.line(`${first} = true;`)
+        w.open('for (var l = 0u; l < 32u; l = l + 1u) {')
+        w.line(`if (((${act} >> l) & 1u) == 0u) { continue; }`)
+        const v = `${SCRATCH}[${half} + (kp_t & ~31u) + l].x`
+        const comb = (() => {
+          switch (ins.reduction) {
+            case 'add': return `${acc} + ${v}`
+            case 'min': return signed ? `bitcast<u32>(min(bitcast<i32>(${acc}), bitcast<i32>(${v})))` : `min(${acc}, ${v})`
+            case 'max': return signed ? `bitcast<u32>(max(bitcast<i32>(${acc}), bitcast<i32>(${v})))` : `max(${acc}, ${v})`
+            case 'and': return `${acc} & ${v}`
+            case 'or': return `${acc} | ${v}`
+            case 'xor': return `${acc} ^ ${v}`
+            default: return w.refuse(`redux.${ins.reduction}`)
+          }
+        })()
+        w.line(`if (${first}) { ${acc} = ${v}; ${first} = false; } else { ${acc} = ${comb}; }`)
+        w.close()
+        w.open(`if (${active()}) {`)
+        w.setU32(A[0], acc)
+        w.close()
+      })
+      return
+    }
+    default:
+      return w.refuse(`internal: ${ins.op} is not a collective`)
+  }
+}

@@ -1,0 +1,920 @@
+// emit-wgsl, one kernel: a writer over the @kernelpack/ptx IR (STYLE.md: the IR is data, passes annotate it,
+// writers only read it). It reads an `.entry`'s instructions, its structured control flow (structure.ts),
+// its register classes (analysis/register-classes.ts) and the collectives registry (collectives.ts), and
+// writes one WGSL module following the binding contract of layout.ts. README.md ("Translation plan") is the
+// design; the choices that matter most:
+//
+// Registers are function-scope vars: predicates `bool`, 64-bit values `vec2<u32>` (lo, hi), f32-class
+// registers `f32`, every other one `u32` (8/16-bit registers hold their bits zero-extended).
+//
+// Control flow. Without block barriers or warp collectives, the structure becomes plain WGSL: an `if` for a
+// guarded branch around a block, `loop` for a loop, flags for branches that leave several levels (set, then
+// the rest of each level is skipped, and `break` leaves the WGSL loops in between). With them ("sync"
+// kernels), WGSL requires every workgroupBarrier in uniform control flow, so the regions that contain one
+// are executed by every invocation and predicated instead: `kp_on` says whether this thread is active;
+// entering an `if` region clears it where the branch is taken, a branch out of a region clears it until the
+// region's end, `exit` clears it for good (`kp_exited`; CUDA counts exited threads as arrived at later
+// barriers), and a loop repeats while any thread of the block is still in it (a count through a workgroup
+// atomic read with workgroupUniformLoad, which WGSL knows to be uniform). Sync-free stretches inside such
+// regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
+// barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
+import {
+  assignRegisterClasses, collectiveOf, layoutParams, structureFunction, typeSize, usedRegisters,
+  type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
+} from '@kernelpack/ptx'
+import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
+import type { TranslateTarget, WgslKernel } from './translate.js'
+import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
+import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
+import { emitOp } from './emit-ops.js'
+import { emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
+import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
+
+/** Something the translator cannot express, with the PTX line it is about. */
+export class Refusal extends Error {
+  constructor(readonly line: number, readonly instruction: string | undefined, readonly reason: string) {
+    super(reason)
+  }
+}
+
+export type Storage = 'bool' | 'u32' | 'f32' | 'u64'
+
+/** What one kernel's writer needs from the module. */
+export interface KernelEnv {
+  module: IrModule
+  fn: IrFunction
+  target: TranslateTarget
+  /** Index (into WgslModule.variables) of each module .global/.const variable, by name. */
+  varIndex: ReadonlyMap<string, number>
+  /** Module variables that cannot be placed (by name → reason). */
+  badVars: ReadonlyMap<string, string>
+  /** Thread coarsening: each invocation runs up to this many CUDA threads in turn (1: one thread each). */
+  coarse?: number
+}
+
+/** A frame of the structured-control-flow walk. */
+interface Frame {
+  kind: 'root' | 'block' | 'if' | 'loop' | 'run'
+  region?: StructRegion
+  /** Emitted predicated (a region containing a barrier or warp collective). */
+  uniform: boolean
+}
+
+const PLAIN_LOOP = (f: Frame) => f.kind === 'loop' && !f.uniform
+
+export class KernelWriter {
+  readonly fn: IrFunction
+  readonly lines: string[] = []
+  private depth = 1
+  private tmpCount = 0
+  /** The instruction being written (refusals name it). */
+  ins: Instruction | undefined
+  readonly regStore: Storage[] = []
+  readonly regName: string[] = []
+  /** Declared width in bits of each register (1 for predicates). */
+  readonly regBits: number[] = []
+  private readonly usedRegs = new Set<number>()
+  /** Function-scope declarations besides registers (`var kp_b3: bool;`). */
+  private readonly decls = new Map<string, string>()
+  /** Per-kernel helper functions (memory, atomics), by name. */
+  readonly helpers = new Map<string, string>()
+  /** Module-scope declarations (workgroup scratch…), by name. */
+  readonly moduleDecls = new Map<string, string>()
+  readonly features = new Set<string>()
+  /** Kernel has block barriers or warp collectives: control flow is predicated where they are. */
+  readonly sync: boolean
+  readonly mem: MemoryPlan
+  /** Byte offset of each kernel parameter in the .param block. */
+  readonly paramOffset = new Map<string, number>()
+  readonly paramBytes: number
+  readonly paramOffsets: number[]
+  /** Module variables this kernel addresses. */
+  readonly varsUsed = new Set<number>()
+  /** Each invocation runs up to `coarse` CUDA threads (README.md, "Block sizes above …"): per-thread state
+   *  is an array indexed by the sub-thread `kp_c`, and per-thread code runs in a loop over them. */
+  readonly coarse: number
+  private inThreadLoop = false
+  private branches: Map<number, { kind: 'break' | 'continue'; node: number }> = new Map()
+  private readonly regionById = new Map<number, StructRegion>()
+  private syncMemo = new Map<number, boolean>()
+
+  constructor(readonly env: KernelEnv) {
+    this.fn = env.fn
+    this.coarse = env.coarse ?? 1
+    const fn = env.fn
+    const layout = layoutParams(fn.params)
+    fn.params.forEach((p, i) => this.paramOffset.set(p.name, layout.offsets[i]!))
+    this.paramBytes = layout.end
+    this.paramOffsets = layout.offsets
+    this.sync = fn.instructions.some((ins) => this.isSync(ins))
+    let classes: string[]
+    try {
+      classes = assignRegisterClasses(fn)
+    } catch (e) {
+      throw new Refusal(fn.line, undefined, (e as Error).message)
+    }
+    const taken = new Set<string>()
+    fn.registers.forEach((r, i) => {
+      const c = classes[i]!
+      this.regStore.push(c === 'pred' ? 'bool' : c === 'f32' ? 'f32' : c === 'i64' || c === 'f64' ? 'u64' : 'u32')
+      this.regBits.push(r.type === 'pred' ? 1 : typeSize(r.type) * 8)
+      this.regName.push(wgslName(r.name, taken, 'r_'))
+    })
+    this.mem = this.planMemory()
+  }
+
+  // --- refusals and output ---
+
+  refuse(reason: string, ins: Instruction | undefined = this.ins): never {
+    throw new Refusal(ins?.line ?? this.fn.line, ins?.text, reason)
+  }
+
+  line(s: string): void {
+    this.lines.push('  '.repeat(this.depth) + s)
+  }
+
+  open(s: string): void {
+    this.line(s)
+    this.depth++
+  }
+
+  close(s = '}'): void {
+    this.depth--
+    this.line(s)
+  }
+
+  /** A fresh `let` holding `expr`; returns its name. */
+  tmp(expr: string): string {
+    const n = `t${this.tmpCount++}`
+    this.line(`let ${n} = ${expr};`)
+    return n
+  }
+
+  /** A function-scope `var` declared once at the top; per thread (an array over the sub-threads when the
+   *  kernel is coarsened) unless `perThread` is false. Returns how to name it. */
+  declare(name: string, type: string, perThread = true): string {
+    const many = perThread && this.coarse > 1
+    if (!this.decls.has(name)) this.decls.set(name, many ? `var ${name}: array<${type}, ${this.coarse}>;` : `var ${name}: ${type};`)
+    return many ? `${name}[kp_c]` : name
+  }
+
+  /** Whether this thread is active in predicated code. */
+  get on(): string {
+    return this.declare('kp_on', 'bool')
+  }
+
+  /** Runs `body` once per CUDA thread of the invocation: directly, or in the sub-thread loop of a coarsened
+   *  kernel (which sets kp_c, the CUDA thread's linear id kp_t and its kp_tid, and skips the ids past the block). */
+  perThread(body: () => void): void {
+    if (this.coarse === 1 || this.inThreadLoop) { body(); return }
+    this.inThreadLoop = true
+    this.open('for (var kp_c = 0u; kp_c < kp_k; kp_c = kp_c + 1u) {')
+    this.line('let kp_t = kp_c * kp_wg + kp_lidx;')
+    this.line('if (kp_t >= kp_nt) { continue; }')
+    this.line('let kp_tid = vec3<u32>(kp_t % kp_ntid_x, (kp_t / kp_ntid_x) % kp_ntid_y, kp_t / (kp_ntid_x * kp_ntid_y));')
+    try {
+      body()
+    } finally {
+      this.close()
+      this.inThreadLoop = false
+    }
+  }
+
+  // --- operands ---
+
+  reg(o: Operand | undefined): number | undefined {
+    return o?.kind === 'reg' ? o.id : undefined
+  }
+
+  private useReg(id: number): string {
+    this.usedRegs.add(id)
+    return this.coarse > 1 ? `${this.regName[id]!}[kp_c]` : this.regName[id]!
+  }
+
+  /** The special registers as WGSL u32 expressions (PTX ISA, "Special Registers"). */
+  special(name: string): string {
+    switch (name) {
+      case '%tid.x': return 'kp_tid.x'
+      case '%tid.y': return 'kp_tid.y'
+      case '%tid.z': return 'kp_tid.z'
+      case '%ntid.x': return 'kp_ntid_x'
+      case '%ntid.y': return 'kp_ntid_y'
+      case '%ntid.z': return 'kp_ntid_z'
+      case '%ctaid.x': return 'kp_ctaid.x'
+      case '%ctaid.y': return 'kp_ctaid.y'
+      case '%ctaid.z': return 'kp_ctaid.z'
+      case '%nctaid.x': case '%nclusterid.x': return 'kp_launch.nctaid.x'
+      case '%nctaid.y': case '%nclusterid.y': return 'kp_launch.nctaid.y'
+      case '%nctaid.z': case '%nclusterid.z': return 'kp_launch.nctaid.z'
+      case '%laneid': return '(kp_t & 31u)'
+      case '%warpid': return '(kp_t >> 5u)'
+      case '%nwarpid': return '((kp_nt + 31u) >> 5u)'
+      case '%smid': case '%gridid': return '0u'
+      case '%nsmid': return '1u'
+      case '%lanemask_eq': return '(1u << (kp_t & 31u))'
+      case '%lanemask_lt': return '((1u << (kp_t & 31u)) - 1u)'
+      case '%lanemask_le': return '(((1u << (kp_t & 31u)) << 1u) - 1u)'
+      case '%lanemask_gt': return '(~(((1u << (kp_t & 31u)) << 1u) - 1u))'
+      case '%lanemask_ge': return '(~((1u << (kp_t & 31u)) - 1u))'
+      case '%dynamic_smem_size': return 'kp_dyn_shared_bytes'
+      case '%total_smem_size': case '%aggr_smem_size': return `(${u32Lit(this.mem.staticShared)} + kp_dyn_shared_bytes)`
+      case '%cluster_ctarank': case '%is_explicit_cluster': return '0u'
+      case '%cluster_nctarank': return '1u'
+      case '%clusterid.x': case '%clusterid.y': case '%clusterid.z': return '0u'
+      case '%cluster_ctaid.x': case '%cluster_ctaid.y': case '%cluster_ctaid.z': return '0u'
+      case '%cluster_nctaid.x': case '%cluster_nctaid.y': case '%cluster_nctaid.z': return '1u'
+      default:
+        // %clock, %clock64, %globaltimer: WGSL has no timer (README.md, "Refused at load")
+        return this.refuse(`the special register ${name}: WGSL has no clock or timer`)
+    }
+  }
+
+  /** A symbol's address in its own state space (u32), noting module variables the kernel uses. */
+  symbolAddress(name: string): { space: 'global' | 'shared' | 'local' | 'param' | 'const'; expr: string } {
+    const p = this.paramOffset.get(name)
+    if (p !== undefined) return { space: 'param', expr: u32Lit(p) }
+    const s = this.mem.sharedOffset.get(name)
+    if (s !== undefined) return { space: 'shared', expr: typeof s === 'number' ? u32Lit(s) : s }
+    const l = this.mem.localOffset.get(name)
+    if (l !== undefined) return { space: 'local', expr: u32Lit(l) }
+    const bad = this.env.badVars.get(name)
+    if (bad) return this.refuse(bad)
+    const v = this.env.varIndex.get(name)
+    if (v !== undefined) {
+      this.varsUsed.add(v)
+      const space = this.env.module.variables.find((x) => x.name === name)!.space
+      return { space: space === 'const' ? 'const' : 'global', expr: `kp_var_${v}` }
+    }
+    if (this.env.module.functions.some((f) => f.name === name)) return this.refuse(`the address of function ${name}: WGSL has no function pointers`)
+    return this.refuse(`unknown symbol ${name}`)
+  }
+
+  /** The generic address of a symbol (what `mov.u64 %rd, sym` gives before any cvta: the state-space
+   *  address, which cvta turns into a generic one; PTX ISA, "Generic Addressing"). */
+  private symbolValue(name: string): string {
+    return this.symbolAddress(name).expr
+  }
+
+  /** u32 bits of operand `o` read as a value of type `t` (≤ 32 bits: narrower types zero- or sign-extended
+   *  to 32 bits; 64-bit types give their low word; floats their bits). */
+  u32(o: Operand, t: PtxType = 'b32'): string {
+    const bits = t === 'pred' ? 32 : Math.min(typeSize(t) * 8, 32)
+    const signed = t[0] === 's'
+    const narrow = (e: string, known: number) => {
+      if (bits >= 32 || (known <= bits && !signed)) return e
+      if (signed) {
+        this.features.add('kp_sext')
+        return `kp_sext(${e}, ${bits}u)`
+      }
+      return `(${e} & ${u32Lit(2 ** bits - 1)})`
+    }
+    switch (o.kind) {
+      case 'reg': {
+        const s = this.regStore[o.id]!
+        const n = this.useReg(o.id)
+        if (s === 'u32') return narrow(n, this.regBits[o.id]!)
+        if (s === 'f32') return narrow(`bitcast<u32>(${n})`, 32)
+        if (s === 'u64') return narrow(`${n}.x`, 32)
+        return `select(0u, 1u, ${n})`
+      }
+      case 'imm': {
+        const im = o.imm
+        let v: bigint
+        if (im.kind === 'int') v = im.value
+        else if (im.kind === 'f32') v = im.bits
+        else if (im.kind === 'f64') v = im.bits
+        else v = BigInt(f32BitsOf(im.value))
+        v = BigInt.asUintN(bits, v)
+        if (signed) v = BigInt.asUintN(32, BigInt.asIntN(bits, v))
+        return u32Lit(v)
+      }
+      case 'special': return narrow(this.special(o.name), 32)
+      case 'sym': return narrow(this.symbolValue(o.name), 32)
+      case 'neg': return `(0u - ${this.u32(o.operand, t)})`
+      case 'not': return `(~${this.u32(o.operand, t)})`
+      default: return this.refuse(`a ${o.kind} operand where a ${t} value is expected`)
+    }
+  }
+
+  i32(o: Operand, t: PtxType = 's32'): string {
+    return `bitcast<i32>(${this.u32(o, t)})`
+  }
+
+  f32(o: Operand): string {
+    switch (o.kind) {
+      case 'reg': {
+        const s = this.regStore[o.id]!
+        const n = this.useReg(o.id)
+        if (s === 'f32') return n
+        if (s === 'u32') return `bitcast<f32>(${n})`
+        if (s === 'u64') return `bitcast<f32>(${n}.x)`
+        return this.refuse('a predicate read as a float')
+      }
+      case 'imm': {
+        const im = o.imm
+        if (im.kind === 'f32') return f32Lit(im.bits)
+        if (im.kind === 'int') return f32Lit(BigInt.asUintN(32, im.value))
+        if (im.kind === 'real') return f32Lit(f32BitsOf(im.value))
+        // a 0d literal where an f32 is expected: PTX rounds it to f32
+        return f32Lit(f32BitsOf(new Float64Array(new BigUint64Array([im.bits]).buffer)[0]!))
+      }
+      case 'neg': return `(-${this.f32(o.operand)})`
+      default: return this.refuse(`a ${o.kind} operand where an f32 value is expected`)
+    }
+  }
+
+  /** A 64-bit operand as vec2<u32>; narrower registers are zero-extended (sign-extended for signed t). */
+  u64(o: Operand, t: PtxType = 'b64'): string {
+    switch (o.kind) {
+      case 'reg': {
+        const s = this.regStore[o.id]!
+        const n = this.useReg(o.id)
+        if (s === 'u64') return n
+        if (s === 'bool') return `vec2<u32>(select(0u, 1u, ${n}), 0u)`
+        const lo = s === 'f32' ? `bitcast<u32>(${n})` : n
+        if (t[0] === 's') {
+          const x = this.tmp(lo)
+          return `vec2<u32>(${x}, select(0u, 0xffffffffu, (${x} & 0x80000000u) != 0u))`
+        }
+        return `vec2<u32>(${lo}, 0u)`
+      }
+      case 'imm': {
+        const im = o.imm
+        if (im.kind === 'int' || im.kind === 'f64') return u64Lit(im.kind === 'int' ? im.value : im.bits)
+        if (im.kind === 'f32') return this.refuse('an f32 literal where a 64-bit value is expected')
+        return u64Lit(new BigUint64Array(new Float64Array([im.value]).buffer)[0]!)
+      }
+      case 'special': return `vec2<u32>(${this.special(o.name)}, 0u)`
+      case 'sym': return `vec2<u32>(${this.symbolValue(o.name)}, 0u)`
+      case 'neg': {
+        this.features.add('kp_neg64')
+        return `kp_neg64(${this.u64(o.operand, t)})`
+      }
+      default: return this.refuse(`a ${o.kind} operand where a 64-bit value is expected`)
+    }
+  }
+
+  pred(o: Operand): string {
+    switch (o.kind) {
+      case 'reg': {
+        const s = this.regStore[o.id]!
+        const n = this.useReg(o.id)
+        if (s === 'bool') return n
+        if (s === 'u64') return `any(${n} != vec2<u32>(0u))`
+        if (s === 'f32') return `(bitcast<u32>(${n}) != 0u)`
+        return `(${n} != 0u)`
+      }
+      case 'imm': return o.imm.kind === 'int' && o.imm.value !== 0n ? 'true' : 'false'
+      case 'not': return `!${this.pred(o.operand)}`
+      default: return this.refuse(`a ${o.kind} operand where a predicate is expected`)
+    }
+  }
+
+  // --- destinations ---
+
+  private dst(o: Operand | undefined): number | undefined {
+    if (!o || o.kind === 'sink') return undefined
+    if (o.kind !== 'reg') return this.refuse(`a ${o.kind} operand as a destination`)
+    return o.id
+  }
+
+  /** Writes a ≤ 32-bit integer (or bit pattern) `e` of type `t` to register operand `o`: masked to a narrower
+   *  register, zero- or sign-extended (by t) into a 64-bit one (PTX ISA, "Operand Size Exceeding
+   *  Instruction-Type Size"). */
+  setU32(o: Operand | undefined, e: string, t: PtxType = 'b32'): void {
+    const id = this.dst(o)
+    if (id === undefined) return
+    const n = this.useReg(id)
+    const s = this.regStore[id]!
+    const tb = Math.min(typeSize(t) * 8, 32)
+    if (s === 'u32') {
+      const rb = this.regBits[id]!
+      this.line(`${n} = ${rb < 32 ? `(${e}) & ${u32Lit(2 ** rb - 1)}` : e};`)
+    } else if (s === 'f32') this.line(`${n} = bitcast<f32>(${e});`)
+    else if (s === 'u64') {
+      if (t[0] === 's') {
+        this.features.add('kp_sext')
+        const x = this.tmp(tb < 32 ? `kp_sext(${e}, ${tb}u)` : e)
+        this.line(`${n} = vec2<u32>(${x}, select(0u, 0xffffffffu, (${x} & 0x80000000u) != 0u));`)
+      } else this.line(`${n} = vec2<u32>(${tb < 32 ? `(${e}) & ${u32Lit(2 ** tb - 1)}` : e}, 0u);`)
+    } else this.line(`${n} = (${e}) != 0u;`)
+  }
+
+  setF32(o: Operand | undefined, e: string): void {
+    const id = this.dst(o)
+    if (id === undefined) return
+    const n = this.useReg(id)
+    const s = this.regStore[id]!
+    if (s === 'f32') this.line(`${n} = ${e};`)
+    else if (s === 'u32') this.line(`${n} = bitcast<u32>(${e});`)
+    else if (s === 'u64') this.line(`${n} = vec2<u32>(bitcast<u32>(${e}), 0u);`)
+    else this.refuse('an f32 result written to a predicate')
+  }
+
+  setU64(o: Operand | undefined, e: string): void {
+    const id = this.dst(o)
+    if (id === undefined) return
+    const n = this.useReg(id)
+    const s = this.regStore[id]!
+    if (s === 'u64') this.line(`${n} = ${e};`)
+    else if (s === 'u32') {
+      const rb = this.regBits[id]!
+      this.line(`${n} = ${rb < 32 ? `(${e}).x & ${u32Lit(2 ** rb - 1)}` : `(${e}).x`};`)
+    } else if (s === 'f32') this.line(`${n} = bitcast<f32>((${e}).x);`)
+    else this.line(`${n} = any((${e}) != vec2<u32>(0u));`)
+  }
+
+  setPred(o: Operand | undefined, e: string): void {
+    const id = this.dst(o)
+    if (id === undefined) return
+    const n = this.useReg(id)
+    const s = this.regStore[id]!
+    if (s === 'bool') this.line(`${n} = ${e};`)
+    else if (s === 'u64') this.line(`${n} = vec2<u32>(select(0u, 1u, ${e}), 0u);`)
+    else if (s === 'f32') this.line(`${n} = bitcast<f32>(select(0u, 1u, ${e}));`)
+    else this.line(`${n} = select(0u, 1u, ${e});`)
+  }
+
+  /** The storage of a destination register (`undefined` for `_`). */
+  storeOf(o: Operand | undefined): Storage | undefined {
+    const id = o?.kind === 'reg' ? o.id : undefined
+    return id === undefined ? undefined : this.regStore[id]
+  }
+
+  /** Number of reads of each register anywhere in the function (a result nobody reads may be dropped). */
+  private readCounts?: Uint32Array
+  reads(id: number): number {
+    if (!this.readCounts) {
+      this.readCounts = new Uint32Array(this.fn.registers.length)
+      for (const ins of this.fn.instructions) for (const r of usedRegisters(ins)) this.readCounts[r]!++
+    }
+    return this.readCounts[id]!
+  }
+
+  // --- memory plan (state spaces of this kernel) ---
+
+  private planMemory(): MemoryPlan {
+    const fn = this.fn
+    const mod = this.env.module
+    const sharedOffset = new Map<string, number | string>()
+    const localOffset = new Map<string, number>()
+    let shared = 0
+    let dynamicAlign = 16
+    const dynamic: PtxVariable[] = []
+    const referenced = new Set<string>()
+    const visit = (o: Operand | undefined) => {
+      if (!o) return
+      if (o.kind === 'sym') referenced.add(o.name)
+      else if (o.kind === 'addr') visit(o.base)
+      else if (o.kind === 'vec' || o.kind === 'list') o.items.forEach(visit)
+      else if (o.kind === 'pair') { visit(o.first); visit(o.second) }
+      else if (o.kind === 'not' || o.kind === 'neg') visit(o.operand)
+    }
+    for (const ins of fn.instructions) ins.operands.forEach(visit)
+    const sharedVars = [...fn.vars.filter((v) => v.space === 'shared'), ...mod.variables.filter((v) => v.space === 'shared' && referenced.has(v.name))]
+    for (const v of sharedVars) {
+      if (v.extern || v.count === 0) { dynamic.push(v); dynamicAlign = Math.max(dynamicAlign, v.align); continue }
+      shared = Math.ceil(shared / Math.max(1, v.align)) * Math.max(1, v.align)
+      sharedOffset.set(v.name, shared)
+      shared += v.size
+    }
+    const staticShared = Math.ceil(shared / 4) * 4
+    // extern (dynamic) shared arrays all start where the static ones end, aligned (CUDA's layout)
+    const dynBase = Math.ceil(staticShared / dynamicAlign) * dynamicAlign
+    for (const v of dynamic) sharedOffset.set(v.name, dynBase)
+    let local = 0
+    for (const v of fn.vars) {
+      if (v.space !== 'local') continue
+      local = Math.ceil(local / Math.max(1, v.align)) * Math.max(1, v.align)
+      localOffset.set(v.name, local)
+      local += v.size
+    }
+    for (const v of fn.vars) if (v.space === 'const' || v.space === 'global') this.refuse(`a .${v.space} variable (${v.name}) declared inside a function`, undefined)
+    const spaceOf = (ins: Instruction) => ins.space ?? 'generic'
+    let globalAtomic = false, sharedAtomic = false, globalStores = false
+    for (const ins of fn.instructions) {
+      const sp = spaceOf(ins)
+      if ((ins.op === 'st' || ins.op === 'atom' || ins.op === 'red') && (sp === 'global' || sp === 'generic')) globalStores = true
+      const size = typeSize(ins.type ?? 'b32')
+      if (ins.op === 'atom' || ins.op === 'red') {
+        if (sp === 'global' || sp === 'generic') globalAtomic = true
+        if (sp === 'shared' || sp === 'generic') sharedAtomic = true
+      } else if (ins.op === 'st' && size < 4) {
+        if (sp === 'global' || sp === 'generic') globalAtomic = true
+        if (sp === 'shared' || sp === 'generic') sharedAtomic = true
+      }
+    }
+    const usesShared = sharedVars.length > 0 || fn.instructions.some((i) => i.space === 'shared')
+    return {
+      sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0,
+      localBytes: Math.ceil(local / 4) * 4, globalAtomic, sharedAtomic: sharedAtomic && usesShared, globalStores,
+    }
+  }
+
+  // --- control flow ---
+
+  isSync(ins: Instruction): boolean {
+    const c = collectiveOf(ins)
+    return c !== undefined
+  }
+
+  private nodeSync(n: StructNode): boolean {
+    if (n.kind === 'instr') return this.isSync(this.fn.instructions[n.index]!)
+    if (n.kind === 'jump') return false
+    let v = this.syncMemo.get(n.id)
+    if (v === undefined) {
+      v = n.body.some((c) => this.nodeSync(c))
+      this.syncMemo.set(n.id, v)
+    }
+    return v
+  }
+
+  /** Writes the kernel body: structured control flow, or a block dispatcher for irreducible flow. */
+  writeBody(): void {
+    const fn = this.fn
+    const s = structureFunction(fn)
+    if (s.kind === 'fallback') {
+      if (this.sync) this.refuse(`control flow that does not nest (${s.reason}) around a barrier or warp collective: WGSL needs barriers in structured, uniform control flow`, undefined)
+      this.perThread(() => this.writeDispatcher())
+      return
+    }
+    this.branches = s.branches
+    for (const r of s.regions) this.regionById.set(r.id, r)
+    const root: Frame = { kind: 'root', uniform: this.sync }
+    if (this.sync) {
+      this.perThread(() => this.line(`${this.on} = true;`))
+      this.uniformSeq(s.body, [root])
+    } else this.perThread(() => this.plainSeq(s.body, [root]))
+  }
+
+  /** `exit` becomes a flag (not a WGSL return) where other threads of the invocation still run. */
+  private get exitByFlag(): boolean {
+    return this.sync || this.coarse > 1
+  }
+
+  private flagName(key: string): string {
+    if (key === 'x') return this.declare('kp_exited', 'bool')
+    return this.declare(`kp_${key}`, 'bool')
+  }
+
+  /** Whether frame `inner` lies inside region `outer` (outer appears before it in the stack). */
+  private inside(frames: Frame[], innerIdx: number, target: StructRegion): boolean {
+    const t = frames.findIndex((f) => f.region === target)
+    return t >= 0 && t < innerIdx
+  }
+
+  /** Statements for leaving to `key` from the current point (plain code); returns the flag left set, if any. */
+  private escape(key: string, frames: Frame[]): { code: string[]; flag?: string } {
+    // the innermost WGSL loop we are in, without crossing a predicated region
+    let lp = -1
+    for (let i = frames.length - 1; i >= 0; i--) {
+      const f = frames[i]!
+      if (f.kind === 'run' || f.uniform) break
+      if (PLAIN_LOOP(f)) { lp = i; break }
+    }
+    if (key === 'x') {
+      if (!this.exitByFlag) return { code: ['return;'] }
+      return { code: [`${this.flagName('x')} = true;`, ...(lp >= 0 ? ['break;'] : [])], flag: 'x' }
+    }
+    const target = this.regionById.get(Number(key.slice(1)))!
+    if (key[0] === 'c' && lp >= 0 && frames[lp]!.region === target) return { code: ['continue;'] }
+    const breakOut = lp >= 0 && this.inside(frames, lp, target)
+    return { code: [`${this.flagName(key)} = true;`, ...(breakOut ? ['break;'] : [])], flag: key }
+  }
+
+  /** The escape an instruction performs, if any: `b<id>`/`c<id>` for a resolved branch, `x` for exit/ret. */
+  private escapeOf(ins: Instruction): string | undefined {
+    if (ins.op === 'bra') {
+      const b = this.branches.get(ins.index)
+      if (!b) return this.refuse('a branch the structurizer did not resolve')
+      return `${b.kind === 'break' ? 'b' : 'c'}${b.node}`
+    }
+    if (ins.op === 'ret' || ins.op === 'exit') return 'x'
+    if (ins.op === 'brx') return this.refuse('indirect branches (brx.idx)')
+    return undefined
+  }
+
+  private guardExpr(ins: Instruction): string | undefined {
+    if (!ins.guard) return undefined
+    const p = this.pred({ kind: 'reg', id: ins.guard.reg })
+    return ins.guard.negate ? `!${p}` : p
+  }
+
+  /** One instruction in plain code; returns the flag it may leave set. */
+  private plainInstr(ins: Instruction, frames: Frame[]): string | undefined {
+    this.ins = ins
+    const key = this.escapeOf(ins)
+    const g = this.guardExpr(ins)
+    if (key) {
+      const e = this.escape(key, frames)
+      if (g) { this.open(`if (${g}) {`); e.code.forEach((c) => this.line(c)); this.close() } else e.code.forEach((c) => this.line(c))
+      return e.flag
+    }
+    if (g) this.open(`if (${g}) {`)
+    this.instruction(ins)
+    if (g) this.close()
+    return undefined
+  }
+
+  /** A sequence in plain code; returns the flags left set for enclosing levels. */
+  private plainSeq(nodes: readonly StructNode[], frames: Frame[]): Set<string> {
+    const frame = frames[frames.length - 1]!
+    const out = new Set<string>()
+    let guards = 0
+    const start = frame.kind === 'if' ? 1 : 0
+    let lastContinues = false
+    for (let k = start; k < nodes.length; k++) {
+      const n = nodes[k]!
+      let set: Set<string>
+      lastContinues = false
+      if (n.kind === 'instr') {
+        const f = this.plainInstr(this.fn.instructions[n.index]!, frames)
+        set = new Set(f ? [f] : [])
+        const ins = this.fn.instructions[n.index]!
+        lastContinues = !ins.guard && ins.op === 'bra' && this.branches.get(ins.index)?.kind === 'continue' && !f
+      } else if (n.kind === 'jump') {
+        // a fall-through edge the structurizer's re-layout turned into a jump
+        const e = this.escape(`${n.target.kind === 'break' ? 'b' : 'c'}${n.target.node}`, frames)
+        this.line(`// jump ${n.label}`)
+        e.code.forEach((c) => this.line(c))
+        set = new Set(e.flag ? [e.flag] : [])
+        lastContinues = n.target.kind === 'continue' && !e.flag
+      } else set = this.plainRegion(n, frames)
+      if (set.size === 0) continue
+      for (const f of set) out.add(f)
+      if (PLAIN_LOOP(frame)) {
+        // leave or repeat the WGSL loop now; the loop's parent handles the rest
+        const self = `c${frame.region!.id}`
+        for (const f of set) this.line(f === self ? `if (${this.flagName(f)}) { continue; }` : `if (${this.flagName(f)}) { break; }`)
+      } else if (k < nodes.length - 1) {
+        this.open(`if (!(${[...set].map((f) => this.flagName(f)).join(' || ')})) {`)
+        guards++
+      }
+    }
+    while (guards-- > 0) this.close()
+    if (PLAIN_LOOP(frame) && !lastContinues) this.line('break;')
+    return out
+  }
+
+  private plainRegion(r: StructRegion, frames: Frame[]): Set<string> {
+    const fr: Frame = { kind: r.kind, region: r, uniform: false }
+    const inner = [...frames, fr]
+    let set: Set<string>
+    if (r.kind === 'if') {
+      const br = this.fn.instructions[r.branch!]!
+      this.ins = br
+      const g = this.guardExpr(br)!
+      this.open(`if (!(${g})) {`)
+      set = this.plainSeq(r.body, inner)
+      this.close()
+    } else if (r.kind === 'block') {
+      this.line(`${this.flagName(`b${r.id}`)} = false;`)
+      set = this.plainSeq(r.body, inner)
+      set.delete(`b${r.id}`)
+    } else {
+      this.open('loop {')
+      const at = this.lines.length
+      set = this.plainSeq(r.body, inner)
+      if (set.has(`c${r.id}`)) this.lines.splice(at, 0, '  '.repeat(this.depth) + `${this.flagName(`c${r.id}`)} = false;`)
+      set.delete(`c${r.id}`)
+      this.close()
+    }
+    return set
+  }
+
+  /** A sequence in predicated code (all invocations run it); returns the flags left set. */
+  private uniformSeq(nodes: readonly StructNode[], frames: Frame[]): Set<string> {
+    const frame = frames[frames.length - 1]!
+    const out = new Set<string>()
+    const start = frame.kind === 'if' ? 1 : 0
+    let run: StructNode[] = []
+    const flush = () => {
+      if (!run.length) return
+      const nodesOfRun = run
+      run = []
+      let set = new Set<string>()
+      this.perThread(() => {
+        this.open(`if (${this.on}) {`)
+        set = this.plainSeq(nodesOfRun, [...frames, { kind: 'run', uniform: false }])
+        this.close()
+        if (set.size) this.line(`${this.on} = ${this.on} && !(${[...set].map((f) => this.flagName(f)).join(' || ')});`)
+      })
+      for (const f of set) out.add(f)
+    }
+    for (let k = start; k < nodes.length; k++) {
+      const n = nodes[k]!
+      if (!this.nodeSync(n)) { run.push(n); continue }
+      flush()
+      if (n.kind === 'instr') {
+        const ins = this.fn.instructions[n.index]!
+        this.ins = ins
+        // the guard is read inside emitSync's per-thread loops
+        emitSync(this, ins, () => {
+          const g = this.guardExpr(ins)
+          return g ? `(${this.on} && ${g})` : this.on
+        })
+      } else if (n.kind !== 'jump') for (const f of this.uniformRegion(n, frames)) out.add(f)
+    }
+    flush()
+    return out
+  }
+
+  private uniformRegion(r: StructRegion, frames: Frame[]): Set<string> {
+    const inner = [...frames, { kind: r.kind, region: r, uniform: true } as Frame]
+    const save = this.declare(`kp_s${r.id}`, 'bool')
+    const on = this.on
+    let set: Set<string>
+    this.line(`// ${r.kind} ${r.label} (predicated: it contains a barrier or warp collective)`)
+    if (r.kind === 'if') {
+      const br = this.fn.instructions[r.branch!]!
+      this.ins = br
+      this.perThread(() => {
+        this.line(`${save} = ${on};`)
+        this.line(`${on} = ${on} && !(${this.guardExpr(br)!});`)
+      })
+      set = this.uniformSeq(r.body, inner)
+    } else if (r.kind === 'block') {
+      this.perThread(() => {
+        this.line(`${save} = ${on};`)
+        this.line(`${this.flagName(`b${r.id}`)} = false;`)
+      })
+      set = this.uniformSeq(r.body, inner)
+      set.delete(`b${r.id}`)
+    } else {
+      const inLoop = this.declare(`kp_l${r.id}`, 'bool')
+      const cont = this.flagName(`c${r.id}`)
+      this.perThread(() => {
+        this.line(`${save} = ${on};`)
+        this.line(`${inLoop} = ${on};`)
+      })
+      this.open('loop {')
+      this.perThread(() => {
+        this.line(`${on} = ${inLoop};`)
+        this.line(`${cont} = false;`)
+      })
+      set = this.uniformSeq(r.body, inner)
+      set.delete(`c${r.id}`)
+      // a thread stays in the loop only if it branched back; the loop goes on while any thread does
+      const n = this.declare('kp_n', 'u32', false)
+      this.line(`${n} = 0u;`)
+      this.perThread(() => {
+        this.line(`${inLoop} = ${cont};`)
+        this.line(`${n} = ${n} + select(0u, 1u, ${inLoop});`)
+      })
+      const base = this.declare('kp_rbase', 'u32', false)
+      this.line(`if (kp_block_count(${n}, &${base}) == 0u) { break; }`)
+      this.features.add('kp_block_count')
+      this.close()
+    }
+    this.perThread(() => this.line(`${on} = ${save}${set.size ? ` && !(${[...set].map((f) => this.flagName(f)).join(' || ')})` : ''};`))
+    return set
+  }
+
+  /** Irreducible control flow (no barriers): a dispatcher over the basic blocks. */
+  private writeDispatcher(): void {
+    const fn = this.fn
+    const n = fn.instructions.length
+    const starts = new Set<number>([0])
+    for (const at of fn.labels.values()) if (at < n) starts.add(at)
+    fn.instructions.forEach((ins, i) => { if ((ins.op === 'bra' || ins.op === 'ret' || ins.op === 'exit') && i + 1 < n) starts.add(i + 1) })
+    const sorted = [...starts].sort((a, b) => a - b)
+    const blockAt = new Map(sorted.map((s, i) => [s, i]))
+    const done = sorted.length
+    this.line('var kp_pc = 0u;')
+    this.open('loop {')
+    this.open('switch kp_pc {')
+    sorted.forEach((s, b) => {
+      const end = sorted[b + 1] ?? n
+      this.open(`case ${b}u: {`)
+      let fell = true
+      for (let i = s; i < end; i++) {
+        const ins = fn.instructions[i]!
+        this.ins = ins
+        const g = this.guardExpr(ins)
+        if (ins.op === 'bra') {
+          const t = ins.operands[0]
+          const to = t?.kind === 'label' ? fn.labels.get(t.name) : undefined
+          if (to === undefined) this.refuse('a branch without a label target')
+          const tb = to >= n ? done : blockAt.get(to)!
+          if (g) { this.line(`kp_pc = select(${b + 1 < done ? b + 1 : done}u, ${tb}u, ${g});`) } else this.line(`kp_pc = ${tb}u;`)
+          fell = false
+        } else if (ins.op === 'ret' || ins.op === 'exit') {
+          this.line(g ? `kp_pc = select(${b + 1}u, ${done}u, ${g});` : `kp_pc = ${done}u;`)
+          fell = false
+        } else if (ins.op === 'brx') this.refuse('indirect branches (brx.idx)')
+        else {
+          if (g) this.open(`if (${g}) {`)
+          this.instruction(ins)
+          if (g) this.close()
+        }
+      }
+      if (fell) this.line(`kp_pc = ${b + 1}u;`)
+      this.close()
+    })
+    this.open('default: {')
+    this.line(`kp_pc = ${done}u;`)
+    this.close()
+    this.close()
+    this.line(`if (kp_pc == ${done}u) { break; }`)
+    this.close()
+  }
+
+  /** Any instruction that is not control flow. */
+  instruction(ins: Instruction): void {
+    this.ins = ins
+    this.line(`// ${ins.text.replace(/\s+/g, ' ').replace(/\*\//g, '* /')}`)
+    if (emitMemoryOp(this, ins)) return
+    if (this.isSync(ins)) return this.refuse('internal: a barrier or collective outside predicated code')
+    emitOp(this, ins)
+  }
+
+  // --- the module ---
+
+  /** The complete WGSL module of the kernel. */
+  finish(): WgslKernel {
+    const fn = this.fn
+    const mem = this.mem
+    const head: string[] = []
+    const paramVecs = Math.max(1, Math.ceil(this.paramBytes / 16))
+    head.push(`// ${fn.name}: translated from PTX by emit-wgsl (@kernelpack/webgpu)`)
+    head.push(`@group(0) @binding(0) var<storage, read_write> kp_mem: array<${mem.globalAtomic ? 'atomic<u32>' : 'u32'}>;`)
+    head.push(`@group(0) @binding(1) var<uniform> kp_params: array<vec4<u32>, ${paramVecs}>;`)
+    head.push('struct KpLaunch { nctaid: vec3<u32>, kernel_id: u32, ctaid_base: vec3<u32>, pad: u32 }')
+    head.push('@group(0) @binding(2) var<uniform> kp_launch: KpLaunch;')
+    head.push('@group(0) @binding(3) var<storage, read_write> kp_fault: array<atomic<u32>, 4>;')
+    head.push('override kp_ntid_x: u32 = 1u;', 'override kp_ntid_y: u32 = 1u;', 'override kp_ntid_z: u32 = 1u;')
+    const body0 = this.lines.join('\n')
+    if (mem.usesShared && mem.hasDynamic) head.push('override kp_dyn_shared_words: u32 = 1u;')
+    if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')
+    head.push('override kp_nt: u32 = kp_ntid_x * kp_ntid_y * kp_ntid_z;')
+    if (this.coarse > 1) {
+      // a coarsened kernel runs kp_k ≤ ${this.coarse} CUDA threads in each of kp_wg invocations (README.md)
+      head.push(`override kp_k: u32 = ${this.coarse}u;`, 'override kp_wg: u32 = (kp_nt + kp_k - 1u) / kp_k;')
+    }
+    for (const v of [...this.varsUsed].sort((a, b) => a - b)) head.push(`override kp_var_${v}: u32;`)
+    let workgroupBytes = 0
+    if (mem.usesShared) {
+      const words = mem.dynBase / 4
+      head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${mem.hasDynamic ? `${words}u + kp_dyn_shared_words` : `${Math.max(1, words)}u`}>;`)
+      workgroupBytes += mem.dynBase
+    }
+    if (mem.localBytes) head.push(`var<private> kp_lmem: array<u32, ${mem.localBytes / 4}u>;`)
+    for (const [, d] of syncDeclarations(this)) { head.push(d.code); workgroupBytes += d.bytes }
+    for (const [, d] of this.moduleDecls) head.push(d)
+    const body = this.lines.join('\n')
+    const helpers = [...memoryHelpers(this), ...this.helpers.values()]
+    const libNames = new Set([...this.features].filter((f) => f in WGSL_LIB))
+    for (const h of [body, ...helpers]) for (const c of libCalls(h)) libNames.add(c)
+    const lib = collectLib(libNames)
+    const regDecls = [...this.usedRegs].sort((a, b) => a - b).map((id) => {
+      const s = this.regStore[id]!
+      const t = s === 'u64' ? 'vec2<u32>' : s
+      return `  var ${this.regName[id]}: ${this.coarse > 1 ? `array<${t}, ${this.coarse}>` : t};`
+    })
+    const main = [
+      ...(this.coarse > 1
+        ? ['@compute @workgroup_size(kp_wg)', 'fn kp_main(@builtin(workgroup_id) kp_wid: vec3<u32>, @builtin(local_invocation_index) kp_lidx: u32) {']
+        : ['@compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)',
+          'fn kp_main(@builtin(local_invocation_id) kp_tid: vec3<u32>, @builtin(workgroup_id) kp_wid: vec3<u32>, @builtin(local_invocation_index) kp_lidx: u32) {',
+          '  let kp_t = kp_lidx;']),
+      '  let kp_ctaid = kp_wid + kp_launch.ctaid_base;',
+      ...regDecls,
+      ...[...this.decls.values()].map((d) => `  ${d}`),
+      body,
+      '}',
+    ]
+    const wgsl = [...head, '', ...lib, ...helpers, '', ...main, ''].join('\n')
+    const features: string[] = []
+    const out: WgslKernel = {
+      name: fn.name, wgsl, entryPoint: 'kp_main', paramBytes: this.paramBytes, paramOffsets: this.paramOffsets,
+      workgroupBytes, memory: mem.globalAtomic ? 'atomic-u32' : 'u32', features, variables: [...this.varsUsed].sort((a, b) => a - b),
+    }
+    const perThread = scratchBytesPerThread(this)
+    if (perThread) out.workgroupBytesPerThread = perThread
+    const req = fn.directives.reqntid
+    if (req?.length) out.requiredBlock = [req[0]!, req[1] ?? 1, req[2] ?? 1]
+    const max = fn.directives.maxntid
+    if (max?.length) out.maxThreads = max[0]! * (max[1] ?? 1) * (max[2] ?? 1)
+    return out
+  }
+}
+
+/** Translates one `.entry`; throws Refusal. When a CUDA block may hold more threads than the adapter allows
+ *  invocations in a workgroup (1024 in CUDA; WebGPU guarantees 256), a coarsened variant comes with it. */
+export function writeKernel(env: KernelEnv): WgslKernel {
+  const w = new KernelWriter(env)
+  w.writeBody()
+  const k = w.finish()
+  const limit = env.target.limits.maxComputeInvocationsPerWorkgroup ?? 256
+  const most = k.requiredBlock ? k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] : k.maxThreads ?? 1024
+  if (most > limit) {
+    const factor = Math.ceil(Math.min(most, 1024) / limit)
+    const c = new KernelWriter({ ...env, coarse: factor })
+    c.writeBody()
+    const ck = c.finish()
+    k.coarse = { wgsl: ck.wgsl, entryPoint: ck.entryPoint, factor }
+  }
+  return k
+}
+
+export { LOCAL_WINDOW, SHARED_WINDOW }

@@ -1,0 +1,660 @@
+// Arithmetic, logic, comparison, selection and conversion instructions (PTX ISA 9.x, "Instruction Set"),
+// each as WGSL over the register representation of emit-kernel.ts. f32 maps to WGSL f32 (rounding modes
+// other than .rn are refused: WGSL has no directed rounding); f64 arithmetic is refused (no f64 in WGSL);
+// 64-bit integers use the vec2<u32> helpers of wgsl-lib.ts; f16 and bf16 are computed in f32 and rounded back
+// by integer routines (exact for add/sub/mul, round-to-odd for fma; README.md, "Floats").
+import { typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
+import type { KernelWriter } from './emit-kernel.js'
+import { u32Lit } from './wgsl-text.js'
+
+const isHalf = (t: PtxType | undefined) => t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2'
+const bitsOf = (t: PtxType) => typeSize(t) * 8
+
+/** f64 arithmetic has no WGSL form. */
+function noF64(w: KernelWriter, ins: Instruction): void {
+  if (ins.types.includes('f64')) w.refuse('f64 arithmetic: WGSL has no f64 (a GPU with WebGPU computes in f32)')
+}
+
+/** Refuses directed rounding (.rz/.rm/.rp) of f32 arithmetic. */
+function roundNearest(w: KernelWriter, ins: Instruction): void {
+  if (ins.rounding && ins.rounding !== 'rn') w.refuse(`.${ins.rounding} rounding: WGSL rounds f32 arithmetic to nearest only`)
+}
+
+/** f32 operand with .ftz applied when the instruction asks. */
+function fin(w: KernelWriter, ins: Instruction, o: Operand): string {
+  const x = w.f32(o)
+  return ins.flags.ftz ? `kp_ftz(${x})` : x
+}
+
+/** f32 result with .ftz and .sat applied. */
+function fout(ins: Instruction, e: string): string {
+  let r = e
+  if (ins.flags.ftz) r = `kp_ftz(${r})`
+  if (ins.flags.sat) r = `kp_sat(${r})`
+  return r
+}
+
+/** Writes an integer result of type t (≤ 32 bits) masked to its width. */
+function setInt(w: KernelWriter, ins: Instruction, e: string, t: PtxType = ins.type!): void {
+  const b = bitsOf(t)
+  w.setU32(ins.operands[0], b < 32 ? `(${e}) & ${u32Lit(2 ** b - 1)}` : e, t)
+}
+
+// --- half precision ---
+
+function toF32(t: PtxType): (h: string) => string {
+  return t.startsWith('bf') ? (h) => `kp_bf2f(${h})` : (h) => `kp_h2f(${h})`
+}
+function fromF32(t: PtxType): (x: string) => string {
+  return t.startsWith('bf') ? (x) => `kp_f2bf(${x})` : (x) => `kp_f2h(${x})`
+}
+
+/** A half-precision op on f16/bf16 (one half) or f16x2/bf16x2 (both halves). */
+function half(w: KernelWriter, ins: Instruction, what: string): void {
+  const t = ins.type!
+  roundNearest(w, ins)
+  const to = toF32(t)
+  const from = fromF32(t)
+  const bf = t.startsWith('bf')
+  const n = what === 'fma' ? 3 : ['add', 'sub', 'mul', 'min', 'max'].includes(what) ? 2 : 1
+  const srcs = ins.operands.slice(1, 1 + n).map((o) => w.tmp(w.u32(o, 'b32')))
+  const one = (xs: string[], hs: string[]): string => {
+    let e: string
+    switch (what) {
+      case 'add': e = from(`${xs[0]} + ${xs[1]}`); break
+      case 'sub': e = from(`${xs[0]} - ${xs[1]}`); break
+      case 'mul': e = from(`${xs[0]} * ${xs[1]}`); break
+      case 'fma': e = from(`kp_fma_odd(${xs[0]}, ${xs[1]}, ${xs[2]})`); break
+      case 'min': e = from(ins.flags.nan ? `kp_fmin_nan(${xs[0]}, ${xs[1]})` : `kp_fmin(${xs[0]}, ${xs[1]})`); break
+      case 'max': e = from(ins.flags.nan ? `kp_fmax_nan(${xs[0]}, ${xs[1]})` : `kp_fmax(${xs[0]}, ${xs[1]})`); break
+      case 'neg': e = `(${hs[0]} ^ 0x8000u)`; break
+      case 'abs': e = `(${hs[0]} & 0x7fffu)`; break
+      case 'ex2': e = from(`exp2(${xs[0]})`); break
+      case 'tanh': e = from(`tanh(${xs[0]})`); break
+      case 'rcp': e = from(`1.0f / ${xs[0]}`); break
+      case 'sqrt': e = from(`sqrt(${xs[0]})`); break
+      case 'rsqrt': e = from(`inverseSqrt(${xs[0]})`); break
+      case 'sin': e = from(`sin(${xs[0]})`); break
+      case 'cos': e = from(`cos(${xs[0]})`); break
+      case 'lg2': e = from(`log2(${xs[0]})`); break
+      default: return w.refuse(`half-precision ${what}`)
+    }
+    if (ins.flags.sat) e = from(`kp_sat(${to(e)})`)
+    if (ins.flags.relu) e = `kp_relu16(${e}, ${bf})`
+    return e
+  }
+  if (t === 'f16' || t === 'bf16') {
+    const hs = srcs.map((s) => `(${s} & 0xffffu)`)
+    w.setU32(ins.operands[0], one(hs.map(to), hs), 'b16')
+    return
+  }
+  const lo = srcs.map((s) => `(${s} & 0xffffu)`)
+  const hi = srcs.map((s) => `(${s} >> 16u)`)
+  w.setU32(ins.operands[0], `${one(lo.map(to), lo)} | (${one(hi.map(to), hi)} << 16u)`, 'b32')
+}
+
+// --- integers ---
+
+/** Operands of an integer op of ≤ 32 bits as u32, extended per the type's signedness. */
+function ints(w: KernelWriter, ins: Instruction, from: number, count: number, t: PtxType = ins.type!): string[] {
+  return ins.operands.slice(from, from + count).map((o) => w.u32(o, t))
+}
+
+/** Carry arithmetic: add.cc, addc, sub.cc, subc, mad.lo.cc, madc (the carry flag is kp_cc). */
+function carry(w: KernelWriter, ins: Instruction): void {
+  const t = ins.type!
+  const cc = w.declare('kp_cc', 'u32')
+  const useC = ins.op === 'addc' || ins.op === 'subc' || ins.op === 'madc'
+  const sub = ins.op === 'sub' || ins.op === 'subc'
+  const A = ins.operands
+  if (bitsOf(t) === 64) {
+    let x: string, y: string
+    if (ins.op === 'mad' || ins.op === 'madc') {
+      x = w.tmp(ins.part === 'hi' ? (t === 's64' ? `kp_mulhi_s64(${w.u64(A[1]!)}, ${w.u64(A[2]!)})` : `kp_mulhi_u64(${w.u64(A[1]!)}, ${w.u64(A[2]!)})`) : `kp_mul64(${w.u64(A[1]!)}, ${w.u64(A[2]!)})`)
+      y = w.tmp(w.u64(A[3]!))
+    } else {
+      x = w.tmp(w.u64(A[1]!))
+      y = w.tmp(w.u64(A[2]!))
+    }
+    const c = useC ? cc : '0u'
+    let r: string, out: string
+    if (sub) {
+      const d1 = w.tmp(`kp_sub64(${x}, ${y})`)
+      r = w.tmp(`kp_sub64(${d1}, vec2<u32>(${c}, 0u))`)
+      out = `select(0u, 1u, kp_ult64(${x}, ${y}) || kp_ult64(${d1}, vec2<u32>(${c}, 0u)))`
+    } else {
+      const s1 = w.tmp(`kp_add64(${x}, ${y})`)
+      r = w.tmp(`kp_add64(${s1}, vec2<u32>(${c}, 0u))`)
+      out = `select(0u, 1u, kp_ult64(${s1}, ${x}) || kp_ult64(${r}, ${s1}))`
+    }
+    if (ins.flags.cc) w.line(`${cc} = ${out};`)
+    w.setU64(A[0], r)
+    return
+  }
+  if (bitsOf(t) !== 32) return w.refuse(`carry arithmetic on .${t}`)
+  let x: string, y: string
+  if (ins.op === 'mad' || ins.op === 'madc') {
+    x = w.tmp(ins.part === 'hi' ? `kp_mulhi_${t === 's32' ? 's' : 'u'}32(${w.u32(A[1]!)}, ${w.u32(A[2]!)})` : `${w.u32(A[1]!)} * ${w.u32(A[2]!)}`)
+    y = w.tmp(w.u32(A[3]!))
+  } else {
+    x = w.tmp(w.u32(A[1]!))
+    y = w.tmp(w.u32(A[2]!))
+  }
+  const c = useC ? cc : '0u'
+  let r: string, out: string
+  if (sub) {
+    const d1 = w.tmp(`${x} - ${y}`)
+    r = w.tmp(`${d1} - ${c}`)
+    out = `select(0u, 1u, ${x} < ${y} || ${d1} < ${c})`
+  } else {
+    const s1 = w.tmp(`${x} + ${y}`)
+    r = w.tmp(`${s1} + ${c}`)
+    out = `select(0u, 1u, ${s1} < ${x} || ${r} < ${s1})`
+  }
+  if (ins.flags.cc) w.line(`${cc} = ${out};`)
+  w.setU32(A[0], r)
+}
+
+/** The product of two ≤ 32-bit integer operands (`lo`, `hi` or `wide`) as WGSL. */
+function intProduct(w: KernelWriter, ins: Instruction, a: Operand, b: Operand): { e: string; wide: boolean } {
+  const t = ins.type!
+  const bits = bitsOf(t)
+  const signed = t[0] === 's'
+  const part = ins.part ?? 'lo'
+  if (bits === 64) {
+    if (part === 'wide') return w.refuse('mul.wide on 64-bit operands')
+    if (part === 'hi') return { e: `kp_mulhi_${signed ? 's' : 'u'}64(${w.u64(a)}, ${w.u64(b)})`, wide: true }
+    return { e: `kp_mul64(${w.u64(a)}, ${w.u64(b)})`, wide: true }
+  }
+  const x = w.u32(a, t), y = w.u32(b, t)
+  if (bits === 32) {
+    if (part === 'wide') return { e: `kp_mulwide_${signed ? 's' : 'u'}32(${x}, ${y})`, wide: true }
+    if (part === 'hi') return { e: `kp_mulhi_${signed ? 's' : 'u'}32(${x}, ${y})`, wide: false }
+    return { e: `(${x} * ${y})`, wide: false }
+  }
+  // 16-bit: the 32-bit product of the extended values holds it all
+  const p = `(${x} * ${y})`
+  if (part === 'wide') return { e: p, wide: false }
+  if (part === 'hi') return { e: `((${signed ? `bitcast<u32>(bitcast<i32>(${p}) >> 16u)` : `(${p} >> 16u)`}) & 0xffffu)`, wide: false }
+  return { e: `(${p} & 0xffffu)`, wide: false }
+}
+
+function cmpInt(w: KernelWriter, cmp: string, t: PtxType, a: Operand, b: Operand): string {
+  const signed = t[0] === 's' && !['lo', 'ls', 'hi', 'hs'].includes(cmp)
+  if (bitsOf(t) === 64) {
+    const x = w.tmp(w.u64(a, t)), y = w.tmp(w.u64(b, t))
+    const lt = (p: string, q: string) => `${signed ? 'kp_slt64' : 'kp_ult64'}(${p}, ${q})`
+    switch (cmp) {
+      case 'eq': return `all(${x} == ${y})`
+      case 'ne': return `any(${x} != ${y})`
+      case 'lt': case 'lo': return lt(x, y)
+      case 'le': case 'ls': return `!${lt(y, x)}`
+      case 'gt': case 'hi': return lt(y, x)
+      case 'ge': case 'hs': return `!${lt(x, y)}`
+      default: return w.refuse(`integer comparison .${cmp}`)
+    }
+  }
+  let x = w.u32(a, t), y = w.u32(b, t)
+  if (signed) { x = `bitcast<i32>(${x})`; y = `bitcast<i32>(${y})` }
+  const op: Record<string, string> = { eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=', lo: '<', ls: '<=', hi: '>', hs: '>=' }
+  if (!op[cmp]) return w.refuse(`integer comparison .${cmp}`)
+  return `(${x} ${op[cmp]} ${y})`
+}
+
+function cmpFloat(w: KernelWriter, ins: Instruction, cmp: string, t: PtxType, a: Operand, b: Operand): string {
+  let x: string, y: string
+  if (t === 'f32') { x = fin(w, ins, a); y = fin(w, ins, b) } else if (t === 'f16' || t === 'bf16') {
+    const to = toF32(t)
+    x = to(w.u32(a, 'b16')); y = to(w.u32(b, 'b16'))
+  } else return w.refuse(`comparison of .${t}`)
+  x = w.tmp(x); y = w.tmp(y)
+  // ordered eq/lt/le/gt/ge are false on NaN in IEEE arithmetic; the others need the NaN test on the bits
+  const plain: Record<string, string> = { eq: '==', lt: '<', le: '<=', gt: '>', ge: '>=' }
+  if (plain[cmp]) return `(${x} ${plain[cmp]} ${y})`
+  const code: Record<string, number> = { ne: 1, equ: 8, neu: 9, ltu: 10, leu: 11, gtu: 12, geu: 13, num: 16, nan: 17 }
+  if (code[cmp] === undefined) return w.refuse(`float comparison .${cmp}`)
+  return `kp_fcmp(${x}, ${y}, ${code[cmp]}u)`
+}
+
+function compare(w: KernelWriter, ins: Instruction, t: PtxType): string {
+  const cmp = ins.cmp!
+  if (t === 'f64') return w.refuse('f64 comparisons: WGSL has no f64')
+  const isF = t === 'f32' || t === 'f16' || t === 'bf16'
+  if (t === 'f16x2' || t === 'bf16x2') return w.refuse(`setp on packed halves (.${t})`)
+  return w.tmp(isF ? cmpFloat(w, ins, cmp, t, ins.operands[1]!, ins.operands[2]!) : cmpInt(w, cmp, t, ins.operands[1]!, ins.operands[2]!))
+}
+
+// --- conversions ---
+
+function cvt(w: KernelWriter, ins: Instruction): void {
+  const [dt, st] = ins.types as [PtxType, PtxType]
+  const A = ins.operands
+  if (!dt || !st) return w.refuse('cvt needs two types')
+  if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64')
+  const isF = (x: PtxType) => x === 'f32' || x === 'f16' || x === 'bf16' || x === 'tf32'
+  const isI = (x: PtxType) => /^[sub](8|16|32|64)$/.test(x)
+  const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  if ((dt === 'f16x2' || dt === 'bf16x2') && st === 'f32') {
+    // cvt.rn{.relu}{.satfinite}.f16x2.f32 d, a, b: a to the upper half, b to the lower
+    if (mode < 0) return w.refuse(`cvt.${ins.rounding}.${dt}`)
+    const bf = dt === 'bf16x2'
+    const f = (o: Operand) => {
+      const h = bf ? `kp_f2bf_mode(${w.f32(o)}, ${mode}u, ${ins.flags.satfinite ? 'true' : 'false'})` : `kp_f2h_mode(${w.f32(o)}, ${mode}u, ${ins.flags.satfinite ? 'true' : 'false'})`
+      return ins.flags.relu ? `kp_relu16(${h}, ${bf})` : h
+    }
+    w.setU32(A[0], `${f(A[2]!)} | (${f(A[1]!)} << 16u)`)
+    return
+  }
+  if (['e4m3x2', 'e5m2x2'].includes(dt) || ['e4m3x2', 'e5m2x2'].includes(st)) return w.refuse('8-bit float conversions (.e4m3x2/.e5m2x2)')
+  if (isF(dt) && isF(st)) {
+    let x = st === 'f32' ? w.f32(A[1]!) : toF32(st)(w.u32(A[1]!, 'b16'))
+    if (ins.flags.ftz && st === 'f32') x = `kp_ftz(${x})`
+    if (ins.intRounding) x = `kp_round(${x}, ${['rni', 'rzi', 'rmi', 'rpi'].indexOf(ins.intRounding)}u)`
+    if (ins.flags.sat) x = `kp_sat(${x})`
+    if (dt === 'f32') {
+      if (ins.flags.ftz) x = `kp_ftz(${x})`
+      return w.setF32(A[0], x)
+    }
+    if (dt === 'tf32') {
+      // cvt.rna.tf32.f32: keep 10 fraction bits, ties away from zero (NaN and infinities unchanged)
+      const b = w.tmp(`bitcast<u32>(${x})`)
+      w.setU32(A[0], `select((${b} + 0x1000u) & 0xffffe000u, ${b}, (${b} & 0x7f800000u) == 0x7f800000u)`)
+      return
+    }
+    if (mode < 0) return w.refuse(`cvt.${ins.rounding}.${dt}`)
+    const sf = ins.flags.satfinite ? 'true' : 'false'
+    let h = dt === 'f16' ? `kp_f2h_mode(${x}, ${mode}u, ${sf})` : `kp_f2bf_mode(${x}, ${mode}u, ${sf})`
+    if (ins.flags.relu) h = `kp_relu16(${h}, ${dt === 'bf16'})`
+    return w.setU32(A[0], h, 'b16')
+  }
+  if (isI(dt) && isF(st)) {
+    let x = st === 'f32' ? w.f32(A[1]!) : toF32(st)(w.u32(A[1]!, 'b16'))
+    if (ins.flags.ftz && st === 'f32') x = `kp_ftz(${x})`
+    const m = ['rni', 'rzi', 'rmi', 'rpi'].indexOf(ins.intRounding ?? 'rzi')
+    const db = bitsOf(dt)
+    const sg = dt[0] === 's'
+    if (db === 64) return w.setU64(A[0], `kp_f2${sg ? 's' : 'u'}64(${x}, ${m}u)`)
+    if (db === 32) return w.setU32(A[0], `kp_f2${sg ? 's' : 'u'}32(${x}, ${m}u)`, dt)
+    return w.setU32(A[0], `kp_f2${sg ? 's' : 'u'}N(${x}, ${m}u, ${db}u)`, dt)
+  }
+  if (isF(dt) && isI(st)) {
+    if (mode !== 0) return w.refuse(`cvt.${ins.rounding}.${dt}.${st}: WGSL converts integers to floats to nearest only`)
+    const sb = bitsOf(st)
+    const sg = st[0] === 's'
+    let f: string
+    if (sb === 64) f = `${sg ? 'kp_s64_to_f32' : 'kp_u64_to_f32'}(${w.u64(A[1]!)})`
+    else f = sg ? `f32(bitcast<i32>(${w.u32(A[1]!, st)}))` : `f32(${w.u32(A[1]!, st)})`
+    if (ins.flags.sat) f = `kp_sat(${f})`
+    if (dt === 'f32') return w.setF32(A[0], f)
+    if (dt === 'f16') return w.setU32(A[0], `kp_f2h(${f})`, 'b16')
+    if (dt === 'bf16') return w.setU32(A[0], `kp_f2bf(${f})`, 'b16')
+    return w.refuse(`cvt.${dt}.${st}`)
+  }
+  if (isI(dt) && isI(st)) {
+    const sb = bitsOf(st), db = bitsOf(dt)
+    const ss = st[0] === 's', ds = dt[0] === 's'
+    if (ins.flags.sat) {
+      if (sb === 64 || db === 64) return w.refuse(`cvt.sat.${dt}.${st}`)
+      const lo = ds ? -(2 ** (db - 1)) : 0
+      const hi = ds ? 2 ** (db - 1) - 1 : 2 ** db - 1
+      const v = w.tmp(w.u32(A[1]!, st))
+      const e = ss
+        ? `bitcast<u32>(clamp(bitcast<i32>(${v}), bitcast<i32>(${u32Lit(Math.max(lo, -(2 ** 31)))}), bitcast<i32>(${u32Lit(Math.min(hi, 2 ** 31 - 1))})))`
+        : `min(${v}, ${u32Lit(Math.min(hi, 2 ** 32 - 1))})`
+      return w.setU32(A[0], db < 32 ? `(${e}) & ${u32Lit(2 ** db - 1)}` : e, dt)
+    }
+    if (db === 64) {
+      if (sb === 64) return w.setU64(A[0], w.u64(A[1]!))
+      const v = w.tmp(w.u32(A[1]!, st))
+      return w.setU64(A[0], ss ? `vec2<u32>(${v}, select(0u, 0xffffffffu, (${v} & 0x80000000u) != 0u))` : `vec2<u32>(${v}, 0u)`)
+    }
+    const v = sb === 64 ? `${w.u64(A[1]!)}.x` : w.u32(A[1]!, st)
+    if (db === 32) return w.setU32(A[0], v, dt)
+    // an 8-bit signed result is sign-extended in a wider register, 16-bit results are their bits (as the emulator)
+    if (db === 8 && ds) return w.setU32(A[0], `kp_sext(${v}, 8u)`, 's32')
+    return w.setU32(A[0], `(${v}) & ${u32Lit(2 ** db - 1)}`, dt)
+  }
+  return w.refuse(`cvt.${dt}.${st}`)
+}
+
+/** Writes the (non-memory, non-control, non-collective) instruction `ins`. */
+export function emitOp(w: KernelWriter, ins: Instruction): void {
+  const A = ins.operands
+  const t = ins.type
+  switch (ins.op) {
+    case 'mov': {
+      if (!t) return w.refuse('mov without a type')
+      const src = A[1]!, dst = A[0]!
+      if (src.kind === 'vec') {
+        // pack: mov.b64 %rd, {%r1, %r2}; mov.b32 %r, {%h1, %h2}; mov.b64 %rd, {4 halves}; mov.b32 %r, {4 bytes}
+        const items = src.items
+        if (bitsOf(t) === 64 && items.length === 2) return w.setU64(dst, `vec2<u32>(${w.u32(items[0]!)}, ${w.u32(items[1]!)})`)
+        if (bitsOf(t) === 32 && items.length === 2) return w.setU32(dst, `${w.u32(items[0]!, 'b16')} | (${w.u32(items[1]!, 'b16')} << 16u)`)
+        if (bitsOf(t) === 64 && items.length === 4) return w.setU64(dst, `vec2<u32>(${w.u32(items[0]!, 'b16')} | (${w.u32(items[1]!, 'b16')} << 16u), ${w.u32(items[2]!, 'b16')} | (${w.u32(items[3]!, 'b16')} << 16u))`)
+        if (bitsOf(t) === 32 && items.length === 4) return w.setU32(dst, items.map((it, i) => `(${w.u32(it, 'b8')} << ${8 * i}u)`).join(' | '))
+        if (bitsOf(t) === 16 && items.length === 2) return w.setU32(dst, `${w.u32(items[0]!, 'b8')} | (${w.u32(items[1]!, 'b8')} << 8u)`, 'b16')
+        return w.refuse('this vector mov')
+      }
+      if (dst.kind === 'vec') {
+        const items = dst.items
+        if (bitsOf(t) === 64 && items.length === 2) {
+          const v = w.tmp(w.u64(src))
+          w.setU32(items[0], `${v}.x`)
+          w.setU32(items[1], `${v}.y`)
+          return
+        }
+        if (bitsOf(t) === 32 && items.length === 2) {
+          const v = w.tmp(w.u32(src))
+          w.setU32(items[0], `${v} & 0xffffu`, 'b16')
+          w.setU32(items[1], `${v} >> 16u`, 'b16')
+          return
+        }
+        if (bitsOf(t) === 64 && items.length === 4) {
+          const v = w.tmp(w.u64(src))
+          items.forEach((it, i) => w.setU32(it, `(${i < 2 ? `${v}.x` : `${v}.y`} >> ${16 * (i & 1)}u) & 0xffffu`, 'b16'))
+          return
+        }
+        if (bitsOf(t) === 32 && items.length === 4) {
+          const v = w.tmp(w.u32(src))
+          items.forEach((it, i) => w.setU32(it, `(${v} >> ${8 * i}u) & 0xffu`, 'b8'))
+          return
+        }
+        if (bitsOf(t) === 16 && items.length === 2) {
+          const v = w.tmp(w.u32(src, 'b16'))
+          w.setU32(items[0], `${v} & 0xffu`, 'b8')
+          w.setU32(items[1], `${v} >> 8u`, 'b8')
+          return
+        }
+        return w.refuse('this vector mov')
+      }
+      if (t === 'pred') return w.setPred(dst, w.pred(src))
+      if (bitsOf(t) === 64) return w.setU64(dst, w.u64(src))
+      if (bitsOf(t) === 128) return w.refuse('128-bit registers')
+      if (w.storeOf(dst) === 'f32' && (t === 'f32' || t === 'b32' || t === 'u32' || t === 's32')) return w.setF32(dst, w.f32(src))
+      return w.setU32(dst, w.u32(src, t), t)
+    }
+    case 'add': case 'sub': {
+      noF64(w, ins)
+      if (ins.flags.cc) return carry(w, ins)
+      const sub = ins.op === 'sub'
+      if (t === 'f32') {
+        roundNearest(w, ins)
+        return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fin(w, ins, A[2]!)}`))
+      }
+      if (isHalf(t)) return half(w, ins, ins.op)
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `kp_${sub ? 'sub' : 'add'}64(${w.u64(A[1]!)}, ${w.u64(A[2]!)})`)
+      const [x, y] = ints(w, ins, 1, 2)
+      if (ins.flags.sat) {
+        if (t !== 's32') return w.refuse(`${ins.op}.sat.${t}`)
+        return setInt(w, ins, `kp_${sub ? 'sub' : 'add'}_sat_s32(${x}, ${y})`)
+      }
+      return setInt(w, ins, `${x} ${sub ? '-' : '+'} ${y}`)
+    }
+    case 'addc': case 'subc': case 'madc':
+      return carry(w, ins)
+    case 'mul': {
+      noF64(w, ins)
+      if (t === 'f32') {
+        roundNearest(w, ins)
+        return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} * ${fin(w, ins, A[2]!)}`))
+      }
+      if (isHalf(t)) return half(w, ins, 'mul')
+      const p = intProduct(w, ins, A[1]!, A[2]!)
+      if (p.wide && (ins.part === 'wide' || bitsOf(t!) === 64)) return w.setU64(A[0], p.e)
+      return setInt(w, ins, p.e, ins.part === 'wide' ? (t![0] === 's' ? 's32' : 'u32') : t)
+    }
+    case 'mad': {
+      noF64(w, ins)
+      if (ins.flags.cc) return carry(w, ins)
+      if (t === 'f32') {
+        // mad.f32 is fma (PTX ISA: mad.rn.f32 computes the product to infinite precision)
+        roundNearest(w, ins)
+        return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
+      }
+      if (isHalf(t)) return half(w, ins, 'fma')
+      if (ins.flags.sat) return w.refuse('mad.hi.sat')
+      const p = intProduct(w, ins, A[1]!, A[2]!)
+      if (p.wide) return w.setU64(A[0], `kp_add64(${p.e}, ${w.u64(A[3]!)})`)
+      if (ins.part === 'wide') return setInt(w, ins, `${p.e} + ${w.u32(A[3]!)}`, 'b32')
+      return setInt(w, ins, `${p.e} + ${w.u32(A[3]!, t)}`)
+    }
+    case 'mul24': case 'mad24': {
+      const signed = t === 's32'
+      const s24 = (o: Operand) => signed ? `kp_sext(${w.u32(o)} & 0xffffffu, 24u)` : `(${w.u32(o)} & 0xffffffu)`
+      const a = w.tmp(s24(A[1]!)), b = w.tmp(s24(A[2]!))
+      let p: string
+      if (ins.part === 'hi') {
+        const wide = w.tmp(`kp_mulwide_${signed ? 's' : 'u'}32(${a}, ${b})`)
+        p = `((${wide}.x >> 16u) | (${wide}.y << 16u))`
+      } else p = `(${a} * ${b})`
+      if (ins.op === 'mad24') {
+        if (ins.flags.sat) return w.refuse('mad24.sat')
+        p = `${p} + ${w.u32(A[3]!)}`
+      }
+      return w.setU32(A[0], p)
+    }
+    case 'fma': {
+      noF64(w, ins)
+      if (isHalf(t)) return half(w, ins, 'fma')
+      if (t !== 'f32') return w.refuse(`fma.${t}`)
+      roundNearest(w, ins)
+      return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
+    }
+    case 'div': case 'rem': {
+      noF64(w, ins)
+      if (t === 'f32') {
+        if (ins.op === 'rem') return w.refuse('rem.f32')
+        if (!ins.flags.approx && !ins.flags.full) roundNearest(w, ins)
+        return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} / ${fin(w, ins, A[2]!)}`))
+      }
+      const div = ins.op === 'div'
+      const sg = t![0] === 's'
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `kp_divrem_${sg ? 's' : 'u'}64(${w.u64(A[1]!)}, ${w.u64(A[2]!)})[${div ? 0 : 1}]`)
+      const [x, y] = ints(w, ins, 1, 2)
+      return setInt(w, ins, `kp_${div ? 'div' : 'rem'}_${sg ? 's' : 'u'}32(${x}, ${y})`)
+    }
+    case 'min': case 'max': {
+      noF64(w, ins)
+      const mx = ins.op === 'max'
+      if (t === 'f32') {
+        const f = ins.flags.nan ? `kp_f${ins.op}_nan` : `kp_f${ins.op}`
+        return w.setF32(A[0], fout(ins, `${f}(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)})`))
+      }
+      if (isHalf(t)) return half(w, ins, ins.op)
+      if (ins.flags.relu) return w.refuse(`${ins.op}.relu`)
+      if (bitsOf(t!) === 64) {
+        const x = w.tmp(w.u64(A[1]!)), y = w.tmp(w.u64(A[2]!))
+        const lt = `${t === 's64' ? 'kp_slt64' : 'kp_ult64'}(${x}, ${y})`
+        return w.setU64(A[0], mx ? `select(${x}, ${y}, ${lt})` : `select(${y}, ${x}, ${lt})`)
+      }
+      const [x, y] = ints(w, ins, 1, 2)
+      if (t![0] === 's') return setInt(w, ins, `bitcast<u32>(${ins.op}(bitcast<i32>(${x}), bitcast<i32>(${y})))`)
+      return setInt(w, ins, `${ins.op}(${x}, ${y})`)
+    }
+    case 'abs': case 'neg': {
+      noF64(w, ins)
+      const neg = ins.op === 'neg'
+      if (t === 'f32') {
+        const x = fin(w, ins, A[1]!)
+        return w.setF32(A[0], fout({ ...ins, flags: { ...ins.flags, sat: undefined } }, neg ? `bitcast<f32>(bitcast<u32>(${x}) ^ 0x80000000u)` : `bitcast<f32>(bitcast<u32>(${x}) & 0x7fffffffu)`))
+      }
+      if (isHalf(t)) return half(w, ins, ins.op)
+      if (bitsOf(t!) === 64) {
+        const x = w.tmp(w.u64(A[1]!))
+        return w.setU64(A[0], neg ? `kp_neg64(${x})` : `select(${x}, kp_neg64(${x}), (${x}.y & 0x80000000u) != 0u)`)
+      }
+      const x = w.u32(A[1]!, t)
+      if (neg) return setInt(w, ins, `0u - ${x}`)
+      return setInt(w, ins, `bitcast<u32>(abs(bitcast<i32>(${x})))`)
+    }
+    case 'and': case 'or': case 'xor': {
+      const o = ins.op === 'and' ? '&' : ins.op === 'or' ? '|' : '^'
+      if (t === 'pred') return w.setPred(A[0], ins.op === 'xor' ? `(${w.pred(A[1]!)} != ${w.pred(A[2]!)})` : `(${w.pred(A[1]!)} ${o}${o} ${w.pred(A[2]!)})`)
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `(${w.u64(A[1]!)} ${o} ${w.u64(A[2]!)})`)
+      return setInt(w, ins, `${w.u32(A[1]!, t)} ${o} ${w.u32(A[2]!, t)}`)
+    }
+    case 'not': {
+      if (t === 'pred') return w.setPred(A[0], `!${w.pred(A[1]!)}`)
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `~${w.u64(A[1]!)}`)
+      return setInt(w, ins, `~${w.u32(A[1]!, t)}`)
+    }
+    case 'cnot': {
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `vec2<u32>(select(0u, 1u, all(${w.u64(A[1]!)} == vec2<u32>(0u))), 0u)`)
+      return setInt(w, ins, `select(0u, 1u, ${w.u32(A[1]!, t)} == 0u)`)
+    }
+    case 'shl': case 'shr': {
+      const n = A[2]!
+      const imm = n.kind === 'imm' && n.imm.kind === 'int' ? BigInt.asUintN(32, n.imm.value) : undefined
+      const amount = w.tmp(w.u32(n))
+      const left = ins.op === 'shl'
+      const sg = t![0] === 's'
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `${left ? 'kp_shl64' : sg ? 'kp_shr_s64' : 'kp_shr_u64'}(${w.u64(A[1]!)}, ${amount})`)
+      const x = w.u32(A[1]!, t)
+      if (imm !== undefined) {
+        const k = Number(imm)
+        if (left) return setInt(w, ins, k >= 32 ? '0u' : `${x} << ${k}u`)
+        if (sg) return setInt(w, ins, `bitcast<u32>(bitcast<i32>(${x}) >> ${Math.min(k, 31)}u)`)
+        return setInt(w, ins, k >= 32 ? '0u' : `${x} >> ${k}u`)
+      }
+      if (left) return setInt(w, ins, `select(${x} << (${amount} & 31u), 0u, ${amount} >= 32u)`)
+      if (sg) return setInt(w, ins, `bitcast<u32>(bitcast<i32>(${x}) >> min(${amount}, 31u))`)
+      return setInt(w, ins, `select(${x} >> (${amount} & 31u), 0u, ${amount} >= 32u)`)
+    }
+    case 'shf':
+      return w.setU32(A[0], `kp_shf(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${ins.mode === 'l'}, ${ins.flags.clamp === true})`)
+    case 'popc':
+      return w.setU32(A[0], bitsOf(t!) === 64 ? `kp_popc64(${w.u64(A[1]!)})` : `countOneBits(${w.u32(A[1]!)})`)
+    case 'clz':
+      return w.setU32(A[0], bitsOf(t!) === 64 ? `kp_clz64(${w.u64(A[1]!)})` : `countLeadingZeros(${w.u32(A[1]!)})`)
+    case 'brev':
+      return bitsOf(t!) === 64 ? w.setU64(A[0], `kp_brev64(${w.u64(A[1]!)})`) : w.setU32(A[0], `reverseBits(${w.u32(A[1]!)})`)
+    case 'bfind': {
+      const sg = t![0] === 's'
+      return w.setU32(A[0], bitsOf(t!) === 64 ? `kp_bfind64(${w.u64(A[1]!)}, ${sg}, ${ins.flags.shiftamt === true})` : `kp_bfind32(${w.u32(A[1]!)}, ${sg}, ${ins.flags.shiftamt === true})`)
+    }
+    case 'bfe': {
+      const sg = t![0] === 's'
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `kp_bfe64(${w.u64(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${sg})`)
+      return w.setU32(A[0], `kp_bfe32(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${sg})`)
+    }
+    case 'bfi':
+      if (bitsOf(t!) === 64) return w.setU64(A[0], `kp_bfi64(${w.u64(A[1]!)}, ${w.u64(A[2]!)}, ${w.u32(A[3]!)}, ${w.u32(A[4]!)})`)
+      return w.setU32(A[0], `kp_bfi32(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${w.u32(A[4]!)})`)
+    case 'prmt': {
+      const modes = ['f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16']
+      if (ins.mode) return w.setU32(A[0], `kp_prmt_mode(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${modes.indexOf(ins.mode)}u)`)
+      return w.setU32(A[0], `kp_prmt(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)})`)
+    }
+    case 'lop3':
+      if (A[0]?.kind === 'pair') return w.refuse('lop3 with a predicate result')
+      return w.setU32(A[0], `kp_lop3(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${w.u32(A[4]!)})`)
+    case 'dp4a': case 'dp2a': {
+      const [ta, tb] = ins.types
+      const sa = ta === 's32', sb = tb === 's32'
+      if (ins.op === 'dp4a') return w.setU32(A[0], `kp_dp4a(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${sa}, ${sb})`)
+      return w.setU32(A[0], `kp_dp2a(${w.u32(A[1]!)}, ${w.u32(A[2]!)}, ${w.u32(A[3]!)}, ${sa}, ${sb}, ${ins.part === 'hi'})`)
+    }
+    case 'sad': {
+      const x = w.tmp(w.u32(A[1]!, t)), y = w.tmp(w.u32(A[2]!, t))
+      const lt = t![0] === 's' ? `bitcast<i32>(${x}) < bitcast<i32>(${y})` : `${x} < ${y}`
+      return setInt(w, ins, `select(${x} - ${y}, ${y} - ${x}, ${lt}) + ${w.u32(A[3]!, t)}`)
+    }
+    case 'szext': {
+      const a = w.tmp(w.u32(A[1]!))
+      const b = w.tmp(w.u32(A[2]!))
+      const u = w.tmp(ins.mode === 'wrap' ? `${b} & 31u` : `min(${b}, 32u)`)
+      if (t === 's32') return w.setU32(A[0], `select(select(bitcast<u32>(bitcast<i32>(${a} << (32u - ${u})) >> (32u - ${u})), ${a}, ${u} == 32u), 0u, ${u} == 0u)`)
+      return w.setU32(A[0], `select(select(${a} & ((1u << ${u}) - 1u), ${a}, ${u} == 32u), 0u, ${u} == 0u)`)
+    }
+    case 'bmsk': {
+      const a = w.tmp(ins.mode === 'wrap' ? `${w.u32(A[1]!)} & 31u` : `min(${w.u32(A[1]!)}, 32u)`)
+      const b = w.tmp(ins.mode === 'wrap' ? `${w.u32(A[2]!)} & 31u` : `min(${w.u32(A[2]!)}, 32u)`)
+      return w.setU32(A[0], `select(select(1u << (${a} + ${b}), 0u, ${a} + ${b} >= 32u) - (1u << ${a}), 0u, ${a} >= 32u)`)
+    }
+    case 'setp': {
+      const c = compare(w, ins, t!)
+      const pair = A[0]?.kind === 'pair' ? A[0] : undefined
+      const p = pair ? pair.first : A[0]
+      const q = pair?.second
+      if (ins.boolOp) {
+        const r = w.tmp(w.pred(A[3]!))
+        const j = ins.boolOp === 'and' ? '&&' : ins.boolOp === 'or' ? '||' : '!='
+        w.setPred(p, `(${c} ${j} ${r})`)
+        if (q) w.setPred(q, `(!${c} ${j} ${r})`)
+        return
+      }
+      w.setPred(p, c)
+      if (q) w.setPred(q, `!${c}`)
+      return
+    }
+    case 'set': {
+      const [dt, st] = ins.types as [PtxType, PtxType]
+      let c = compare(w, ins, st)
+      if (ins.boolOp) c = `(${c} ${ins.boolOp === 'and' ? '&&' : ins.boolOp === 'or' ? '||' : '!='} ${w.pred(A[3]!)})`
+      if (dt === 'f32') return w.setF32(A[0], `select(0.0f, 1.0f, ${c})`)
+      return w.setU32(A[0], `select(0u, 0xffffffffu, ${c})`)
+    }
+    case 'selp': {
+      const p = w.pred(A[3]!)
+      if (t === 'f64' || bitsOf(t!) === 64) return w.setU64(A[0], `select(${w.u64(A[2]!)}, ${w.u64(A[1]!)}, ${p})`)
+      if (w.storeOf(A[0]) === 'f32') return w.setF32(A[0], `select(${w.f32(A[2]!)}, ${w.f32(A[1]!)}, ${p})`)
+      return w.setU32(A[0], `select(${w.u32(A[2]!, t)}, ${w.u32(A[1]!, t)}, ${p})`, t)
+    }
+    case 'slct': {
+      const [dt, ct] = ins.types as [PtxType, PtxType]
+      if (dt === 'f64' || bitsOf(dt) === 64) return w.refuse(`slct.${dt}`)
+      const c = ct === 'f32' ? `${fin(w, ins, A[3]!)} >= 0.0f` : `bitcast<i32>(${w.u32(A[3]!)}) >= 0i`
+      if (w.storeOf(A[0]) === 'f32') return w.setF32(A[0], `select(${w.f32(A[2]!)}, ${w.f32(A[1]!)}, ${c})`)
+      return w.setU32(A[0], `select(${w.u32(A[2]!, dt)}, ${w.u32(A[1]!, dt)}, ${c})`, dt)
+    }
+    case 'cvt':
+      return cvt(w, ins)
+    case 'copysign':
+      if (t !== 'f32') return w.refuse(`copysign.${t}`)
+      return w.setF32(A[0], `kp_copysign(${w.f32(A[2]!)}, ${w.f32(A[1]!)})`)
+    case 'testp': {
+      if (t !== 'f32') return w.refuse(`testp.${t}`)
+      const m = ['finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal'].indexOf(ins.mode ?? '')
+      return w.setPred(A[0], `kp_testp(${w.f32(A[1]!)}, ${m}u)`)
+    }
+    case 'rcp': case 'sqrt': case 'rsqrt': case 'sin': case 'cos': case 'lg2': case 'ex2': case 'tanh': {
+      noF64(w, ins)
+      if (isHalf(t)) return half(w, ins, ins.op)
+      if (t !== 'f32') return w.refuse(`${ins.op}.${t}`)
+      if (!ins.flags.approx) roundNearest(w, ins)
+      const x = fin(w, ins, A[1]!)
+      const f: Record<string, string> = { rcp: `1.0f / ${x}`, sqrt: `sqrt(${x})`, rsqrt: `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `log2(${x})`, ex2: `exp2(${x})`, tanh: `tanh(${x})` }
+      return w.setF32(A[0], fout(ins, f[ins.op]!))
+    }
+    case 'membar': case 'fence': {
+      // inside a block, barriers and atomics order memory already; between blocks WebGPU promises nothing
+      const scope = ins.op === 'membar' ? ins.scope : ins.scope ?? 'gpu'
+      if (scope === 'gl' || scope === 'gpu' || scope === 'sys' || scope === 'cluster') {
+        return w.refuse(`a device-scope memory fence (${ins.op}.${scope}, __threadfence): blocks that communicate through global memory need an ordering WebGPU does not guarantee between workgroups`)
+      }
+      w.line('// (a block-scope fence: WGSL orders this invocation\'s accesses already)')
+      return
+    }
+    case 'nanosleep': case 'prefetch': case 'prefetchu': case 'discard': case 'applypriority': case 'pmevent': case 'griddepcontrol': case 'setmaxnreg': case 'brkpt':
+      w.line('// (no effect here)')
+      return
+    case 'createpolicy':
+      return w.setU64(A[0], 'vec2<u32>(0u, 0u)')
+    case 'trap':
+      w.features.add('kp_trap')
+      w.line(`kp_fault_at(${ins.line}u, 0u);`)
+      return
+    case 'call': {
+      const target = A.find((o) => o.kind === 'sym' && o.target === 'function')
+      const name = target?.kind === 'sym' ? target.name : ''
+      if (name === 'vprintf') return w.refuse('printf (vprintf): no device printf on WebGPU yet')
+      if (name === '__assertfail') return w.refuse('assert (__assertfail): no device assertions on WebGPU yet')
+      if (name === 'malloc' || name === 'free') return w.refuse(`device ${name}`)
+      return w.refuse(`a call to ${name || 'a function pointer'}: device function calls are not translated yet (inline them with __forceinline__)`)
+    }
+    case 'mma': case 'ldmatrix': case 'stmatrix':
+      return w.refuse(`tensor-core instructions (${ins.op}): WebGPU has no matrix units`)
+    default:
+      return w.refuse(`the ${ins.op} instruction`)
+  }
+}

@@ -1,0 +1,562 @@
+// WGSL helper functions that emit-wgsl puts into a kernel's module on demand (only those the kernel calls,
+// with what they call, in dependency order), so a small kernel stays a small shader: SwiftShader compiles
+// every function of a module, and shader compile time is part of load time.
+//
+// Conventions (README.md, "Translation plan"): integers of ≤ 32 bits are u32 bit patterns (signed values
+// bitcast where the sign matters), 64-bit integers and f64 bit patterns are vec2<u32> (lo, hi), f16/bf16 are
+// their 16 bits in a u32. Float classification is done on the bits: WGSL lets an implementation assume that
+// no NaN or infinity occurs, so `x != x` may be folded away (WGSL spec, "Floating Point Evaluation").
+//
+// Each PTX semantic cited is from PTX ISA 9.x; the emulator's numeric.ts computes the same functions in
+// JavaScript, and the corpus tests compare the two.
+
+interface LibFunction {
+  code: string
+  deps?: readonly string[]
+}
+
+const F = (code: string, deps?: readonly string[]): LibFunction => ({ code, deps })
+
+/** Bodies keyed by function name. Memory and atomic helpers are made per kernel (emit-memory.ts). */
+export const WGSL_LIB: Readonly<Record<string, LibFunction>> = {
+  kp_f32_bits: F(`// an f32 from its bits at run time (constant expressions may not produce infinities or NaNs)
+fn kp_f32_bits(b: u32) -> f32 { return bitcast<f32>(b); }`),
+  // --- float classification on bits ---
+  kp_isnan: F(`fn kp_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }`),
+  kp_isinf: F(`fn kp_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }`),
+  kp_ftz: F(`// .ftz: subnormal inputs and results become zero of the same sign
+fn kp_ftz(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7f800000u) == 0u) { return bitcast<f32>(b & 0x80000000u); }
+  return x;
+}`),
+  kp_sat: F(`// .sat: clamp to [0, 1], NaN becomes +0
+fn kp_sat(x: f32) -> f32 {
+  if (kp_isnan(x)) { return 0.0; }
+  return clamp(x, 0.0, 1.0);
+}`, ['kp_isnan']),
+  kp_fmin: F(`// min.f32: a NaN operand is ignored; -0 is less than +0
+fn kp_fmin(a: f32, b: f32) -> f32 {
+  if (kp_isnan(a)) { return b; }
+  if (kp_isnan(b)) { return a; }
+  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
+  return select(b, a, a < b);
+}`, ['kp_isnan']),
+  kp_fmax: F(`// max.f32: a NaN operand is ignored; +0 is greater than -0
+fn kp_fmax(a: f32, b: f32) -> f32 {
+  if (kp_isnan(a)) { return b; }
+  if (kp_isnan(b)) { return a; }
+  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
+  return select(b, a, a > b);
+}`, ['kp_isnan']),
+  kp_fmin_nan: F(`fn kp_fmin_nan(a: f32, b: f32) -> f32 {
+  if (kp_isnan(a) || kp_isnan(b)) { return bitcast<f32>(0x7fffffffu); }
+  return kp_fmin(a, b);
+}`, ['kp_isnan', 'kp_fmin']),
+  kp_fmax_nan: F(`fn kp_fmax_nan(a: f32, b: f32) -> f32 {
+  if (kp_isnan(a) || kp_isnan(b)) { return bitcast<f32>(0x7fffffffu); }
+  return kp_fmax(a, b);
+}`, ['kp_isnan', 'kp_fmax']),
+  kp_fcmp: F(`// setp/set on floats: op 0 eq 1 ne 2 lt 3 le 4 gt 5 ge; +8: the unordered variant (true when either is NaN);
+// 16 num, 17 nan. Ordered comparisons with a NaN operand are false.
+fn kp_fcmp(a: f32, b: f32, op: u32) -> bool {
+  let un = kp_isnan(a) || kp_isnan(b);
+  if (op == 16u) { return !un; }
+  if (op == 17u) { return un; }
+  if (un) { return op >= 8u; }
+  switch (op & 7u) {
+    case 0u: { return a == b; }
+    case 1u: { return a != b; }
+    case 2u: { return a < b; }
+    case 3u: { return a <= b; }
+    case 4u: { return a > b; }
+    default: { return a >= b; }
+  }
+}`, ['kp_isnan']),
+  kp_copysign: F(`fn kp_copysign(x: f32, s: f32) -> f32 {
+  return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
+}`),
+  kp_testp: F(`// testp.{finite,infinite,number,notanumber,normal,subnormal}.f32 (mode 0..5)
+fn kp_testp(x: f32, mode: u32) -> bool {
+  let e = bitcast<u32>(x) & 0x7f800000u;
+  let m = bitcast<u32>(x) & 0x007fffffu;
+  switch (mode) {
+    case 0u: { return e != 0x7f800000u; }
+    case 1u: { return e == 0x7f800000u && m == 0u; }
+    case 2u: { return !(e == 0x7f800000u && m != 0u); }
+    case 3u: { return e == 0x7f800000u && m != 0u; }
+    case 4u: { return e != 0u && e != 0x7f800000u; }
+    default: { return e == 0u && m != 0u; }
+  }
+}`),
+
+  // --- float → integer (cvt.{rni,rzi,rmi,rpi}.{s,u}{8,16,32,64}.f32: saturating, NaN → 0) ---
+  kp_round: F(`// the integer rounding of cvt: 0 rni (nearest even), 1 rzi, 2 rmi, 3 rpi
+fn kp_round(x: f32, mode: u32) -> f32 {
+  switch (mode) {
+    case 0u: { return round(x); }
+    case 2u: { return floor(x); }
+    case 3u: { return ceil(x); }
+    default: { return trunc(x); }
+  }
+}`),
+  kp_f2s32: F(`fn kp_f2s32(x: f32, mode: u32) -> u32 {
+  if (kp_isnan(x)) { return 0u; }
+  let r = kp_round(x, mode);
+  if (r <= -2147483648.0) { return 0x80000000u; }
+  if (r >= 2147483648.0) { return 0x7fffffffu; }
+  return bitcast<u32>(i32(r));
+}`, ['kp_isnan', 'kp_round']),
+  kp_f2u32: F(`fn kp_f2u32(x: f32, mode: u32) -> u32 {
+  if (kp_isnan(x)) { return 0u; }
+  let r = kp_round(x, mode);
+  if (r <= 0.0) { return 0u; }
+  if (r >= 4294967296.0) { return 0xffffffffu; }
+  return u32(r);
+}`, ['kp_isnan', 'kp_round']),
+  kp_f2sN: F(`// to a signed integer of 8 or 16 bits: saturated, as its low bits
+fn kp_f2sN(x: f32, mode: u32, bits: u32) -> u32 {
+  if (kp_isnan(x)) { return 0u; }
+  let hi = f32((1u << (bits - 1u)) - 1u);
+  let r = clamp(kp_round(x, mode), -hi - 1.0, hi);
+  return bitcast<u32>(i32(r)) & ((1u << bits) - 1u);
+}`, ['kp_isnan', 'kp_round']),
+  kp_f2uN: F(`fn kp_f2uN(x: f32, mode: u32, bits: u32) -> u32 {
+  if (kp_isnan(x)) { return 0u; }
+  let r = clamp(kp_round(x, mode), 0.0, f32((1u << bits) - 1u));
+  return u32(r);
+}`, ['kp_isnan', 'kp_round']),
+  kp_f2u64: F(`fn kp_f2u64(x: f32, mode: u32) -> vec2<u32> {
+  if (kp_isnan(x)) { return vec2<u32>(0u, 0u); }
+  let r = kp_round(x, mode);
+  if (r <= 0.0) { return vec2<u32>(0u, 0u); }
+  if (r >= 18446744073709551616.0) { return vec2<u32>(0xffffffffu, 0xffffffffu); }
+  // r is an integer below 2^64 with 24 significant bits: both parts are exact
+  let hi = floor(r / 4294967296.0);
+  return vec2<u32>(u32(r - hi * 4294967296.0), u32(hi));
+}`, ['kp_isnan', 'kp_round']),
+  kp_f2s64: F(`fn kp_f2s64(x: f32, mode: u32) -> vec2<u32> {
+  if (kp_isnan(x)) { return vec2<u32>(0u, 0u); }
+  let r = kp_round(x, mode);
+  if (r <= -9223372036854775808.0) { return vec2<u32>(0u, 0x80000000u); }
+  if (r >= 9223372036854775808.0) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+  let a = abs(r);
+  let hi = floor(a / 4294967296.0);
+  let m = vec2<u32>(u32(a - hi * 4294967296.0), u32(hi));
+  if (r < 0.0) { return kp_neg64(m); }
+  return m;
+}`, ['kp_isnan', 'kp_round', 'kp_neg64']),
+  kp_u64_to_f32: F(`// cvt.rn.f32.u64: one rounding (the bits below the 32 kept ones only decide ties, as a sticky bit)
+fn kp_u64_to_f32(a: vec2<u32>) -> f32 {
+  if (a.y == 0u) { return f32(a.x); }
+  let n = countLeadingZeros(a.y);
+  let top = select((a.y << n) | (a.x >> (32u - n)), a.y, n == 0u);
+  let rest = a.x << n;
+  let t = top | select(0u, 1u, rest != 0u);
+  return ldexp(f32(t), i32(32u - n));
+}`),
+  kp_s64_to_f32: F(`fn kp_s64_to_f32(a: vec2<u32>) -> f32 {
+  if ((a.y & 0x80000000u) != 0u) { return -kp_u64_to_f32(kp_neg64(a)); }
+  return kp_u64_to_f32(a);
+}`, ['kp_u64_to_f32', 'kp_neg64']),
+
+  // --- 64-bit integers as vec2<u32> (lo, hi) ---
+  kp_add64: F(`fn kp_add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}`),
+  kp_sub64: F(`fn kp_sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}`),
+  kp_neg64: F(`fn kp_neg64(a: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(0u - a.x, 0u - a.y - select(0u, 1u, a.x != 0u));
+}`),
+  kp_mulwide_u32: F(`// full 64-bit product of two u32, by 16-bit limbs
+fn kp_mulwide_u32(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu; let a1 = a >> 16u;
+  let b0 = b & 0xffffu; let b1 = b >> 16u;
+  let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0; let p11 = a1 * b1;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  let lo = (p00 & 0xffffu) | (mid << 16u);
+  let hi = p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+  return vec2<u32>(lo, hi);
+}`),
+  kp_mulwide_s32: F(`fn kp_mulwide_s32(a: u32, b: u32) -> vec2<u32> {
+  var p = kp_mulwide_u32(a, b);
+  // (a - 2^32·sa)(b - 2^32·sb) = ab - 2^32(sa·b + sb·a) mod 2^64
+  if ((a & 0x80000000u) != 0u) { p.y = p.y - b; }
+  if ((b & 0x80000000u) != 0u) { p.y = p.y - a; }
+  return p;
+}`, ['kp_mulwide_u32']),
+  kp_mul64: F(`fn kp_mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  var p = kp_mulwide_u32(a.x, b.x);
+  p.y = p.y + a.x * b.y + a.y * b.x;
+  return p;
+}`, ['kp_mulwide_u32']),
+  kp_mulhi_u64: F(`// high 64 bits of the 128-bit unsigned product
+fn kp_mulhi_u64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let ll = kp_mulwide_u32(a.x, b.x);
+  let lh = kp_mulwide_u32(a.x, b.y);
+  let hl = kp_mulwide_u32(a.y, b.x);
+  let hh = kp_mulwide_u32(a.y, b.y);
+  // column 1 (bits 32..63): ll.y + lh.x + hl.x, carries into column 2
+  let c1a = ll.y + lh.x;
+  var carry = select(0u, 1u, c1a < ll.y);
+  let c1 = c1a + hl.x;
+  carry = carry + select(0u, 1u, c1 < c1a);
+  var r = kp_add64(hh, vec2<u32>(lh.y, 0u));
+  r = kp_add64(r, vec2<u32>(hl.y, 0u));
+  r = kp_add64(r, vec2<u32>(carry, 0u));
+  return r;
+}`, ['kp_mulwide_u32', 'kp_add64']),
+  kp_mulhi_s64: F(`fn kp_mulhi_s64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  var r = kp_mulhi_u64(a, b);
+  if ((a.y & 0x80000000u) != 0u) { r = kp_sub64(r, b); }
+  if ((b.y & 0x80000000u) != 0u) { r = kp_sub64(r, a); }
+  return r;
+}`, ['kp_mulhi_u64', 'kp_sub64']),
+  kp_mulhi_u32: F(`fn kp_mulhi_u32(a: u32, b: u32) -> u32 { return kp_mulwide_u32(a, b).y; }`, ['kp_mulwide_u32']),
+  kp_mulhi_s32: F(`fn kp_mulhi_s32(a: u32, b: u32) -> u32 { return kp_mulwide_s32(a, b).y; }`, ['kp_mulwide_s32']),
+  kp_shl64: F(`fn kp_shl64(a: vec2<u32>, n: u32) -> vec2<u32> {
+  if (n >= 64u) { return vec2<u32>(0u, 0u); }
+  if (n >= 32u) { return vec2<u32>(0u, a.x << (n - 32u)); }
+  if (n == 0u) { return a; }
+  return vec2<u32>(a.x << n, (a.y << n) | (a.x >> (32u - n)));
+}`),
+  kp_shr_u64: F(`fn kp_shr_u64(a: vec2<u32>, n: u32) -> vec2<u32> {
+  if (n >= 64u) { return vec2<u32>(0u, 0u); }
+  if (n >= 32u) { return vec2<u32>(a.y >> (n - 32u), 0u); }
+  if (n == 0u) { return a; }
+  return vec2<u32>((a.x >> n) | (a.y << (32u - n)), a.y >> n);
+}`),
+  kp_shr_s64: F(`fn kp_shr_s64(a: vec2<u32>, n0: u32) -> vec2<u32> {
+  let n = min(n0, 63u);
+  let sign = select(0u, 0xffffffffu, (a.y & 0x80000000u) != 0u);
+  if (n >= 32u) { return vec2<u32>(bitcast<u32>(bitcast<i32>(a.y) >> (n - 32u)), sign); }
+  if (n == 0u) { return a; }
+  return vec2<u32>((a.x >> n) | (a.y << (32u - n)), bitcast<u32>(bitcast<i32>(a.y) >> n));
+}`),
+  kp_ult64: F(`fn kp_ult64(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y < b.y || (a.y == b.y && a.x < b.x); }`),
+  kp_slt64: F(`fn kp_slt64(a: vec2<u32>, b: vec2<u32>) -> bool {
+  let sa = bitcast<i32>(a.y); let sb = bitcast<i32>(b.y);
+  return sa < sb || (sa == sb && a.x < b.x);
+}`),
+  kp_divrem_u64: F(`// unsigned 64-bit division by shift and subtract: (quotient, remainder); b = 0 gives (all ones, a)
+fn kp_divrem_u64(a: vec2<u32>, b: vec2<u32>) -> array<vec2<u32>, 2> {
+  if (b.x == 0u && b.y == 0u) { return array<vec2<u32>, 2>(vec2<u32>(0xffffffffu, 0xffffffffu), a); }
+  if (a.y == 0u && b.y == 0u) { return array<vec2<u32>, 2>(vec2<u32>(a.x / b.x, 0u), vec2<u32>(a.x % b.x, 0u)); }
+  var q = vec2<u32>(0u, 0u);
+  var r = vec2<u32>(0u, 0u);
+  for (var i = 63i; i >= 0i; i = i - 1i) {
+    r = kp_shl64(r, 1u);
+    let bit = select((a.x >> u32(i)) & 1u, (a.y >> u32(i - 32i)) & 1u, i >= 32i);
+    r.x = r.x | bit;
+    if (!kp_ult64(r, b)) {
+      r = kp_sub64(r, b);
+      if (i >= 32i) { q.y = q.y | (1u << u32(i - 32i)); } else { q.x = q.x | (1u << u32(i)); }
+    }
+  }
+  return array<vec2<u32>, 2>(q, r);
+}`, ['kp_shl64', 'kp_ult64', 'kp_sub64']),
+  kp_divrem_s64: F(`// signed: quotient truncates toward zero, the remainder has the dividend's sign; b = 0 gives (-1, a)
+fn kp_divrem_s64(a: vec2<u32>, b: vec2<u32>) -> array<vec2<u32>, 2> {
+  if (b.x == 0u && b.y == 0u) { return array<vec2<u32>, 2>(vec2<u32>(0xffffffffu, 0xffffffffu), a); }
+  let na = (a.y & 0x80000000u) != 0u;
+  let nb = (b.y & 0x80000000u) != 0u;
+  let ua = select(a, kp_neg64(a), na);
+  let ub = select(b, kp_neg64(b), nb);
+  let qr = kp_divrem_u64(ua, ub);
+  return array<vec2<u32>, 2>(select(qr[0], kp_neg64(qr[0]), na != nb), select(qr[1], kp_neg64(qr[1]), na));
+}`, ['kp_neg64', 'kp_divrem_u64']),
+  kp_div_u32: F(`// div.u32 by zero gives all ones (as the emulator)
+fn kp_div_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0xffffffffu; } return a / b; }`),
+  kp_rem_u32: F(`fn kp_rem_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return a; } return a % b; }`),
+  kp_div_s32: F(`fn kp_div_s32(a: u32, b: u32) -> u32 {
+  if (b == 0u) { return 0xffffffffu; }
+  if (a == 0x80000000u && b == 0xffffffffu) { return a; }
+  return bitcast<u32>(bitcast<i32>(a) / bitcast<i32>(b));
+}`),
+  kp_rem_s32: F(`fn kp_rem_s32(a: u32, b: u32) -> u32 {
+  if (b == 0u) { return a; }
+  if (a == 0x80000000u && b == 0xffffffffu) { return 0u; }
+  return bitcast<u32>(bitcast<i32>(a) % bitcast<i32>(b));
+}`),
+  kp_popc64: F(`fn kp_popc64(a: vec2<u32>) -> u32 { return countOneBits(a.x) + countOneBits(a.y); }`),
+  kp_clz64: F(`fn kp_clz64(a: vec2<u32>) -> u32 { if (a.y != 0u) { return countLeadingZeros(a.y); } return 32u + countLeadingZeros(a.x); }`),
+  kp_brev64: F(`fn kp_brev64(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(reverseBits(a.y), reverseBits(a.x)); }`),
+  kp_bfind32: F(`// bfind: bit position of the most significant non-sign bit, 0xffffffff when there is none
+fn kp_bfind32(a: u32, signed: bool, shiftamt: bool) -> u32 {
+  var x = a;
+  if (signed && (a & 0x80000000u) != 0u) { x = ~a; }
+  if (x == 0u) { return 0xffffffffu; }
+  let pos = 31u - countLeadingZeros(x);
+  return select(pos, 31u - pos, shiftamt);
+}`),
+  kp_bfind64: F(`fn kp_bfind64(a: vec2<u32>, signed: bool, shiftamt: bool) -> u32 {
+  var x = a;
+  if (signed && (a.y & 0x80000000u) != 0u) { x = ~a; }
+  if (x.x == 0u && x.y == 0u) { return 0xffffffffu; }
+  let pos = select(31u - countLeadingZeros(x.x), 63u - countLeadingZeros(x.y), x.y != 0u);
+  return select(pos, 63u - pos, shiftamt);
+}`),
+  kp_bfe32: F(`// bfe.{u32,s32}: len bits at pos (each taken mod 256); the bits past the field (or past bit 31) are
+// the field's sign for .s32, zero for .u32 (PTX ISA "bfe")
+fn kp_bfe32(a: u32, pos0: u32, len0: u32, signed: bool) -> u32 {
+  let pos = pos0 & 0xffu; let len = len0 & 0xffu;
+  var msb = false;
+  if (signed && len != 0u) { msb = select(((a >> (pos + len - 1u)) & 1u) == 1u, (a & 0x80000000u) != 0u, pos + len - 1u >= 32u); }
+  let n = select(0u, min(len, 32u - pos), pos < 32u);
+  let mask = select((1u << n) - 1u, 0xffffffffu, n >= 32u);
+  let ex = select(0u, a >> pos, pos < 32u);
+  return (ex & mask) | select(0u, ~mask, msb);
+}`),
+  kp_bfe64: F(`fn kp_bfe64(a: vec2<u32>, pos0: u32, len0: u32, signed: bool) -> vec2<u32> {
+  let pos = pos0 & 0xffu; let len = len0 & 0xffu;
+  var msb = false;
+  if (signed && len != 0u) { msb = select((kp_shr_u64(a, pos + len - 1u).x & 1u) == 1u, (a.y & 0x80000000u) != 0u, pos + len - 1u >= 64u); }
+  let n = select(0u, min(len, 64u - pos), pos < 64u);
+  let mask = select(kp_sub64(kp_shl64(vec2<u32>(1u, 0u), n), vec2<u32>(1u, 0u)), vec2<u32>(0xffffffffu), n >= 64u);
+  let ex = kp_shr_u64(a, pos);
+  return (ex & mask) | select(vec2<u32>(0u), ~mask, msb);
+}`, ['kp_shr_u64', 'kp_shl64', 'kp_sub64']),
+  kp_bfi32: F(`// bfi.b32: insert the low len bits of a into b at pos (bits past 31 dropped)
+fn kp_bfi32(a: u32, b: u32, pos0: u32, len0: u32) -> u32 {
+  let pos = pos0 & 0xffu; let len = len0 & 0xffu;
+  if (pos >= 32u || len == 0u) { return b; }
+  let n = min(len, 32u - pos);
+  let m = select((1u << n) - 1u, 0xffffffffu, n >= 32u) << pos;
+  return (b & ~m) | ((a << pos) & m);
+}`),
+  kp_bfi64: F(`fn kp_bfi64(a: vec2<u32>, b: vec2<u32>, pos0: u32, len0: u32) -> vec2<u32> {
+  let pos = pos0 & 0xffu; let len = len0 & 0xffu;
+  if (pos >= 64u || len == 0u) { return b; }
+  let n = min(len, 64u - pos);
+  let ones = select(kp_sub64(kp_shl64(vec2<u32>(1u, 0u), n), vec2<u32>(1u, 0u)), vec2<u32>(0xffffffffu, 0xffffffffu), n >= 64u);
+  let m = kp_shl64(ones, pos);
+  return (b & ~m) | (kp_shl64(a, pos) & m);
+}`, ['kp_shl64', 'kp_sub64']),
+  kp_prmt: F(`// prmt.b32 (default mode): each selector nibble picks a byte of {b, a}; bit 3 replicates its sign
+fn kp_prmt(a: u32, b: u32, c: u32) -> u32 {
+  var d = 0u;
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let s = (c >> (4u * i)) & 0xfu;
+    let k = s & 7u;
+    var v = select((a >> (8u * k)) & 0xffu, (b >> (8u * (k - 4u))) & 0xffu, k >= 4u);
+    if ((s & 8u) != 0u) { v = select(0u, 0xffu, (v & 0x80u) != 0u); }
+    d = d | (v << (8u * i));
+  }
+  return d;
+}`),
+  kp_prmt_mode: F(`// prmt.b32.{f4e,b4e,rc8,ecl,ecr,rc16} (mode 0..5)
+fn kp_prmt_mode(a: u32, b: u32, c: u32, mode: u32) -> u32 {
+  let n = c & 3u;
+  var sel: vec4<u32>;
+  switch (mode) {
+    case 0u: { sel = vec4<u32>(n, n + 1u, n + 2u, n + 3u) & vec4<u32>(7u); }
+    case 1u: { sel = vec4<u32>(8u - n, 7u - n, 6u - n, 5u - n) & vec4<u32>(7u); }
+    case 2u: { sel = vec4<u32>(n); }
+    case 3u: { sel = select(vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(n), vec4<u32>(0u, 1u, 2u, 3u) <= vec4<u32>(n)); }
+    case 4u: { sel = select(vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(n), vec4<u32>(0u, 1u, 2u, 3u) >= vec4<u32>(n)); }
+    default: { sel = select(vec4<u32>(0u, 1u, 0u, 1u), vec4<u32>(2u, 3u, 2u, 3u), vec4<bool>((n & 1u) != 0u)); }
+  }
+  var d = 0u;
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let k = sel[i];
+    let v = select((a >> (8u * k)) & 0xffu, (b >> (8u * (k - 4u))) & 0xffu, k >= 4u);
+    d = d | (v << (8u * i));
+  }
+  return d;
+}`),
+  kp_lop3: F(`fn kp_lop3(a: u32, b: u32, c: u32, lut: u32) -> u32 {
+  var d = 0u;
+  if ((lut & 0x01u) != 0u) { d = d | (~a & ~b & ~c); }
+  if ((lut & 0x02u) != 0u) { d = d | (~a & ~b & c); }
+  if ((lut & 0x04u) != 0u) { d = d | (~a & b & ~c); }
+  if ((lut & 0x08u) != 0u) { d = d | (~a & b & c); }
+  if ((lut & 0x10u) != 0u) { d = d | (a & ~b & ~c); }
+  if ((lut & 0x20u) != 0u) { d = d | (a & ~b & c); }
+  if ((lut & 0x40u) != 0u) { d = d | (a & b & ~c); }
+  if ((lut & 0x80u) != 0u) { d = d | (a & b & c); }
+  return d;
+}`),
+  kp_shf: F(`// shf.{l,r}.{clamp,wrap}.b32: funnel shift of the 64-bit value {b, a}
+fn kp_shf(a: u32, b: u32, n0: u32, left: bool, clampn: bool) -> u32 {
+  let n = select(n0 & 31u, min(n0, 32u), clampn);
+  if (left) {
+    if (n == 0u) { return b; }
+    if (n >= 32u) { return a; }
+    return (b << n) | (a >> (32u - n));
+  }
+  if (n == 0u) { return a; }
+  if (n >= 32u) { return b; }
+  return (a >> n) | (b << (32u - n));
+}`),
+  kp_dp4a: F(`fn kp_dp4a(a: u32, b: u32, c: u32, as_: bool, bs: bool) -> u32 {
+  var s = bitcast<i32>(c);
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    var x = i32((a >> (8u * i)) & 0xffu);
+    var y = i32((b >> (8u * i)) & 0xffu);
+    if (as_ && x >= 128i) { x = x - 256i; }
+    if (bs && y >= 128i) { y = y - 256i; }
+    s = s + x * y;
+  }
+  return bitcast<u32>(s);
+}`),
+  kp_dp2a: F(`fn kp_dp2a(a: u32, b: u32, c: u32, as_: bool, bs: bool, hi: bool) -> u32 {
+  var s = bitcast<i32>(c);
+  for (var i = 0u; i < 2u; i = i + 1u) {
+    var x = i32((a >> (16u * i)) & 0xffffu);
+    var y = i32((b >> (8u * (i + select(0u, 2u, hi)))) & 0xffu);
+    if (as_ && x >= 32768i) { x = x - 65536i; }
+    if (bs && y >= 128i) { y = y - 256i; }
+    s = s + x * y;
+  }
+  return bitcast<u32>(s);
+}`),
+  kp_add_sat_s32: F(`fn kp_add_sat_s32(a: u32, b: u32) -> u32 {
+  let s = a + b;
+  // overflow when both operands have the same sign and the sum's sign differs
+  if (((a ^ s) & (b ^ s) & 0x80000000u) != 0u) { return select(0x7fffffffu, 0x80000000u, (a & 0x80000000u) != 0u); }
+  return s;
+}`),
+  kp_sub_sat_s32: F(`fn kp_sub_sat_s32(a: u32, b: u32) -> u32 {
+  let s = a - b;
+  if (((a ^ b) & (a ^ s) & 0x80000000u) != 0u) { return select(0x7fffffffu, 0x80000000u, (a & 0x80000000u) != 0u); }
+  return s;
+}`),
+  kp_sext: F(`// the low bits of a as a signed value of that width, extended to 32 bits
+fn kp_sext(a: u32, bits: u32) -> u32 { return bitcast<u32>(bitcast<i32>(a << (32u - bits)) >> (32u - bits)); }`),
+
+  // --- half precision (f16 and bf16 as their bits in a u32) ---
+  kp_h2f: F(`// f16 bits → f32 (exact)
+fn kp_h2f(h: u32) -> f32 {
+  let s = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0x1fu) { return bitcast<f32>(s | 0x7f800000u | (m << 13u)); }
+  if (e == 0u) {
+    // subnormal: m · 2^-24, exact in f32
+    let v = f32(m) * 5.9604644775390625e-8;
+    return bitcast<f32>(s | bitcast<u32>(v));
+  }
+  return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
+}`),
+  kp_f2h: F(`// f32 → f16 bits, rounding to nearest even; overflow gives infinity, NaN the canonical 0x7fff
+fn kp_f2h(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  let s = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return 0x7fffu; }
+  if (a >= 0x477ff000u) { return s | 0x7c00u; }           // rounds to ≥ 65520: infinity
+  if (a >= 0x38800000u) {                                  // normal f16 (≥ 2^-14)
+    let r = a + 0x0fffu + ((a >> 13u) & 1u);
+    return s | ((r - 0x38000000u) >> 13u);
+  }
+  if (a < 0x33000000u) { return s; }                       // below half the smallest subnormal: zero
+  // subnormal f16: the significand with its hidden bit, shifted to units of 2^-24, rounded to even
+  let e = a >> 23u;
+  let m = (a & 0x7fffffu) | 0x800000u;
+  let sh = 126u - e;                                       // 14..24 bits dropped below the f16 unit
+  let q = m >> sh;
+  let rem = m & ((1u << sh) - 1u);
+  let half = 1u << (sh - 1u);
+  let up = rem > half || (rem == half && (q & 1u) == 1u);
+  return s | (q + select(0u, 1u, up));
+}`),
+  kp_f2h_mode: F(`// f32 → f16 with rounding mode 0 rn, 1 rz, 2 rm, 3 rp (cvt.{rn,rz,rm,rp}.f16.f32), satfinite on request
+fn kp_f2h_mode(x: f32, mode: u32, satfinite: bool) -> u32 {
+  let b = bitcast<u32>(x);
+  let neg = (b & 0x80000000u) != 0u;
+  let s = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return 0x7fffu; }
+  if (mode == 0u) {
+    let h = kp_f2h(x);
+    if (satfinite && (h & 0x7fffu) == 0x7c00u) { return s | 0x7bffu; }
+    return h;
+  }
+  if (a == 0x7f800000u) { return select(s | 0x7c00u, s | 0x7bffu, satfinite); }
+  // truncation toward zero, then one step away from zero when the mode asks and bits were dropped
+  var h: u32; var exact: bool;
+  if (a >= 0x38800000u) {
+    let t = (a - 0x38000000u) >> 13u;
+    h = min(t, 0x7c00u); exact = (a & 0x1fffu) == 0u && t < 0x7c00u;
+  } else if (a < 0x33000000u) {
+    h = 0u; exact = a == 0u;
+  } else {
+    let e = a >> 23u; let m = (a & 0x7fffffu) | 0x800000u; let sh = 126u - e;
+    h = m >> sh; exact = (m & ((1u << sh) - 1u)) == 0u;
+  }
+  let away = !exact && ((mode == 3u && !neg) || (mode == 2u && neg));
+  if (away) { h = h + 1u; }
+  if (h >= 0x7c00u) { h = select(0x7bffu, 0x7c00u, away && !satfinite); }
+  return s | h;
+}`, ['kp_f2h']),
+  kp_bf2f: F(`fn kp_bf2f(h: u32) -> f32 { return bitcast<f32>((h & 0xffffu) << 16u); }`),
+  kp_f2bf: F(`// f32 → bf16 bits, rounding to nearest even; NaN gives 0x7fff
+fn kp_f2bf(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fffu; }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}`),
+  kp_f2bf_mode: F(`fn kp_f2bf_mode(x: f32, mode: u32, satfinite: bool) -> u32 {
+  let b = bitcast<u32>(x);
+  let a = b & 0x7fffffffu;
+  let neg = (b & 0x80000000u) != 0u;
+  if (a > 0x7f800000u) { return 0x7fffu; }
+  var h: u32;
+  if (mode == 0u) { h = kp_f2bf(x); }
+  else {
+    h = b >> 16u;
+    let exact = (b & 0xffffu) == 0u;
+    if (!exact && a != 0x7f800000u && ((mode == 3u && !neg) || (mode == 2u && neg))) { h = h + 1u; }
+  }
+  if (satfinite && (h & 0x7fffu) == 0x7f80u) { h = (h & 0x8000u) | 0x7f7fu; }
+  return h;
+}`, ['kp_f2bf']),
+  kp_relu16: F(`// .relu on a half result: negative values become +0, NaN the canonical NaN
+fn kp_relu16(h: u32, bf: bool) -> u32 {
+  let nan = select((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0u, (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) != 0u, bf);
+  if (nan) { return 0x7fffu; }
+  if ((h & 0x8000u) != 0u) { return 0u; }
+  return h;
+}`),
+  kp_fma_odd: F(`// a·b + c rounded to f32 by round-to-odd, for half-precision a, b, c (a·b is exact in f32): rounding that
+// to f16 or bf16 (≥ 2 bits narrower) is then the correctly rounded fma (Boldo and Melquiond, "Emulation of
+// FMA and correctly rounded sums: proved algorithms using rounding to odd"). The error of the f32 sum is
+// exact by TwoSum.
+fn kp_fma_odd(a: f32, b: f32, c: f32) -> f32 {
+  let p = a * b;
+  let s = p + c;
+  let bb = s - p;
+  let err = (p - (s - bb)) + (c - bb);
+  let sb = bitcast<u32>(s);
+  if (err == 0.0 || (sb & 1u) == 1u || (sb & 0x7fffffffu) >= 0x7f800000u) { return s; }
+  // one f32 ulp toward the exact sum (sign-magnitude bits: +1 grows the magnitude)
+  return bitcast<f32>(select(sb - 1u, sb + 1u, (err > 0.0) == (s > 0.0)));
+}`),
+  // --- atomics that are read-modify-write in PTX but need a loop here ---
+  kp_inc_wrap: F(`fn kp_inc_wrap(old: u32, b: u32) -> u32 { return select(old + 1u, 0u, old >= b); }`),
+  kp_dec_wrap: F(`fn kp_dec_wrap(old: u32, b: u32) -> u32 { return select(old - 1u, b, old == 0u || old > b); }`),
+}
+
+/** The named functions and everything they call, callees first, each once. */
+export function collectLib(names: Iterable<string>): string[] {
+  const out: string[] = []
+  const seen = new Set<string>()
+  const visit = (n: string) => {
+    if (seen.has(n)) return
+    seen.add(n)
+    const f = WGSL_LIB[n]
+    if (!f) throw new Error(`internal: no WGSL helper ${n}`)
+    for (const d of f.deps ?? []) visit(d)
+    out.push(f.code)
+  }
+  for (const n of [...names].sort()) visit(n)
+  return out
+}
+
+/** Names of library functions a piece of WGSL calls. */
+export function libCalls(code: string): string[] {
+  return [...new Set([...code.matchAll(/\b(kp_[a-z0-9_]+)\(/g)].map((m) => m[1]!).filter((n) => n in WGSL_LIB))]
+}

@@ -64,7 +64,8 @@ $body:
   bra.uni $latch;
 $out:
   ret;`)
-  const s = structureFunction(fn)
+  assert.is(structureFunction(fn).kind, 'fallback', 'the written order does not nest')
+  const s = structureFunction(fn, { relayout: true })
   if (s.kind !== 'structured') throw new Error(s.reason)
   // blocks in loop order: entry, head (its fall-through to the exit now a jump), body, latch (its fall-through
   // back to the head a jump), exit, return

@@ -600,6 +600,8 @@ export class FunctionEmitter {
           out.push(code[node.index]!)
           continue
         }
+        // jump nodes come only from structureFunction's re-layout, which this writer does not ask for
+        if (node.kind === 'jump') throw new Error('internal: a jump node without relayout')
         const isHot = hot(node.start, node.end)
         guard(!isHot)
         out.push(node.kind === 'loop' ? `${regionLabel(node.kind, node.id)}:for(;;){` : `${regionLabel(node.kind, node.id)}:{`)

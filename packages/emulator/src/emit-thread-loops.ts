@@ -162,6 +162,8 @@ export class ThreadLoopWriter {
     const out: string[] = []
     for (const node of list) {
       if (node.kind === 'instr') { out.push(code[node.index]!); continue }
+      // jump nodes come only from structureFunction's re-layout, which the emulator does not ask for
+      if (node.kind === 'jump') throw new Error('internal: a jump node without relayout')
       const label = regionLabel(node.kind, node.id)
       const body = this.nodes(node.body, code)
       out.push(node.kind === 'loop' ? `${label}:for(;;){\n${body}\nbreak;}` : `${label}:{\n${body}\n}`)

@@ -14,7 +14,7 @@
 // basic blocks are laid out again so that every natural loop is contiguous and starts at its header (clang
 // rotates loops: the header sits after the latch, and the loop is entered by a jump into its middle), with
 // an unconditional `jump` node wherever a block's fall-through successor no longer follows it; `order` then
-// lists the sequence. Irreducible flow still falls back.
+// lists the sequence (on request: `relayout`, which emit-wgsl uses). Irreducible flow still falls back.
 import { buildCfg, type Cfg } from './cfg.js'
 import type { IrFunction } from './ir.js'
 
@@ -58,9 +58,15 @@ export type SequenceItem = { index: number } | { jump: string }
 
 interface Interval { kind: 'B' | 'L'; name: string; s: number; e: number }
 
-export function structureFunction(fn: IrFunction): Structure {
+export interface StructureOptions {
+  /** When the written order does not nest, try the loop-nested re-layout (its `jump` nodes and positions
+   *  in `order` are then the writer's to follow). @default false */
+  relayout?: boolean
+}
+
+export function structureFunction(fn: IrFunction, options: StructureOptions = {}): Structure {
   const written = structureSequence(fn, fn.instructions.map((_, index) => ({ index })), fn.labels)
-  if (written.kind === 'structured' || fn.instructions.some((i) => i.op === 'brx')) return written
+  if (written.kind === 'structured' || !options.relayout || fn.instructions.some((i) => i.op === 'brx')) return written
   const laid = relayout(fn, buildCfg(fn))
   if (!laid) return written
   const again = structureSequence(fn, laid.items, laid.labels)

@@ -106,8 +106,12 @@ class NotFormable extends Error {
   constructor(message: string, readonly line?: number) { super(message) }
 }
 
-const nodeStart = (n: StructNode) => (n.kind === 'instr' ? n.index : n.start)
-const nodeEnd = (n: StructNode) => (n.kind === 'instr' ? n.index + 1 : n.end)
+/** Jump nodes come only from structureFunction's re-layout (emit-wgsl asks for it); the planner's callers do not. */
+function jumpNotPlanned(): never {
+  throw new NotFormable('a re-laid-out structure (jump nodes) is not planned')
+}
+const nodeStart = (n: StructNode) => (n.kind === 'instr' ? n.index : n.kind === 'jump' ? jumpNotPlanned() : n.start)
+const nodeEnd = (n: StructNode) => (n.kind === 'instr' ? n.index + 1 : n.kind === 'jump' ? jumpNotPlanned() : n.end)
 
 /** The thread-loop plan of a kernel with barriers or warp collectives. */
 export function planThreadLoops(fn: IrFunction, facts: ThreadLoopFacts): ThreadLoopPlan {
@@ -237,6 +241,7 @@ function plan(fn: IrFunction, { cfg, structure, liveness }: ThreadLoopFacts): Th
         } else out.push({ kind: 'collective', index: node.index })
         continue
       }
+      if (node.kind === 'jump') jumpNotPlanned()
       out.push({ kind: 'region', level, node, body: schedule(node.body, level, blockRun, level === 'warp' && last) })
     }
     flush(last)

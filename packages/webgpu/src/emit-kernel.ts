@@ -532,6 +532,8 @@ export class KernelWriter {
   /** Writes the kernel body: structured control flow, or a block dispatcher for irreducible flow. */
   writeBody(): void {
     const fn = this.fn
+    const call = fn.instructions.find((i) => i.op === 'call')
+    if (call) emitOp(this, call)
     const s = structureFunction(fn, { relayout: true })
     if (s.kind === 'fallback') {
       if (this.sync) this.refuse(`control flow that does not nest (${s.reason}) around a barrier or warp collective: WGSL needs barriers in structured, uniform control flow`, undefined)

@@ -1,0 +1,82 @@
+// The emulator corpus on WebGPU in headless chromium (issue 15, "Must show"): every kernel of
+// test/fixtures/emulator, compiled by nvcc (compute_80, compute_90) and clang 22 (sm_80), translated by
+// emit-wgsl and run on the page's adapter (SwiftShader) beside the emulator in Node: each read compares
+// WebGPU's data with the emulator's (integers exact, f32 within the case's stated tolerance,
+// corpus-expectations.ts), and the case's own check against its TypeScript reference runs on top. The
+// kernels that do not translate are asserted exactly, with their reasons, so the list can only shrink.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { basename } from 'node:path'
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import { readPtxInterface } from '@kernelpack/ptx'
+import { compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
+import { KernelRunner } from '../helpers/kernel-runner.js'
+import { DiffHost } from '../helpers/diff-host.js'
+import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { ownCases, ownSource, type CorpusCase } from '../fixtures/emulator/cases-own.js'
+import { referenceCases, referenceSource } from '../fixtures/emulator/cases-reference.js'
+import { differs, orderDependent, refused as expectedRefused, tolerance, type Config } from '../fixtures/webgpu/corpus-expectations.js'
+
+const groups: { source: string; cases: CorpusCase[] }[] = [
+  { source: referenceSource, cases: referenceCases },
+  { source: ownSource, cases: ownCases },
+]
+const requests = corpusConfigs.flatMap((config) => groups.map((g) => ({ source: g.source, config })))
+const texts = await compilePtxAll(requests)
+const pages = await startWebGpuPages()
+
+requests.forEach(({ source, config }, r) => {
+  const ptx = texts[r]!
+  const label = config.label as Config
+  const group = groups.find((g) => g.source === source)!
+  const entries = readPtxInterface(ptx).kernels.map((k) => k.name)
+  const s = suite<{ host?: DiffHost; gpu?: PageBackend }>(`WebGPU corpus: ${basename(source)}, ${label}`, {})
+
+  s.before(async (ctx) => {
+    const emu = await KernelRunner.load(createEmulatorBackend({ print: () => {} }), ptx, config.target, `${basename(source)} (${label}, emulator)`)
+    ctx.gpu = await pages.open()
+    ctx.gpu.partial = true
+    const gpu = await KernelRunner.load(ctx.gpu, ptx, config.target, `${basename(source)} (${label}, WebGPU)`)
+    const backend = ctx.gpu
+    ctx.host = new DiffHost(emu, Object.assign(gpu, { synchronize: () => backend.synchronize() }), `${basename(source)} (${label})`)
+  })
+  s.after(async (ctx) => {
+    await ctx.gpu?.page.close()
+    if (r === requests.length - 1) await pages.close()
+  })
+
+  s('the kernels emit-wgsl refuses are exactly the listed ones, with their reasons', (ctx) => {
+    const got = ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`)
+    const want = expectedRefused.filter((e) => e.configs.includes(label) && entries.some((n) => n.includes(e.kernel)))
+    for (const e of want) assert.ok(got.some((g) => g.split(': ')[0]!.includes(e.kernel) && e.reason.test(g.slice(g.indexOf(': ') + 2))), `${e.kernel} should be refused (${e.reason}); refused: ${got.join(' | ') || 'none'}`)
+    for (const g of got) assert.ok(want.some((e) => g.split(': ')[0]!.includes(e.kernel)), `refused but not listed in corpus-expectations.ts: ${g}`)
+  })
+
+  for (const c of group.cases) {
+    const diff = differs.find((d) => c.name.startsWith(d.case) && d.configs.includes(label))
+    s(`${c.file}: ${c.name}${diff ? ` [differs: ${diff.why}]` : ''}`, async (ctx) => {
+      const host = ctx.host!
+      host.tolerance = Object.entries(tolerance).find(([k]) => c.name.startsWith(k))?.[1]
+      host.ownCheck = orderDependent.some((k) => c.name.startsWith(k))
+      try {
+        await c.run(host)
+      } catch (err) {
+        const message = (err as Error).message
+        const missing = /kernel (\S+) is not in this module/.exec(message)?.[1]
+        if (missing && ctx.gpu!.refused.some((x) => x.kernel === missing)) return
+        if (diff?.error.test(message)) return
+        throw err
+      }
+      if (diff) assert.unreachable(`now behaves like the emulator: remove its entry from corpus-expectations.ts (${diff.why})`)
+    })
+  }
+
+  s('every kernel that translates ran, and a read compared its results with the emulator\'s', (ctx) => {
+    const refusedNames = new Set(ctx.gpu!.refused.map((x) => x.kernel))
+    const notRun = entries.filter((n) => !refusedNames.has(n) && !ctx.host!.verified.has(n))
+    const allowed = entries.filter((n) => differs.some((d) => d.configs.includes(label) && group.cases.some((c) => c.name.startsWith(d.case) && c.name.includes(n))))
+    assert.equal(notRun.filter((n) => !allowed.includes(n)), [], 'translated kernels no passing case ran')
+  })
+
+  s.run()
+})

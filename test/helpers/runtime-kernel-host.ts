@@ -22,6 +22,11 @@ export class RuntimeKernelHost implements KernelHost {
     return new RuntimeKernelHost(mod, backend, manifest, label)
   }
 
+  /** A host over a module made with the runtime's createModule on any Backend (the WebGPU tests' page backend). */
+  static fromModule(mod: Module, backend: Backend, manifest: KernelManifest, label: string): RuntimeKernelHost {
+    return new RuntimeKernelHost(mod, backend, manifest, label)
+  }
+
   entry(name: string): string {
     return pickEntry(this.manifest.kernels.map((k) => k.name), name, this.label)
   }

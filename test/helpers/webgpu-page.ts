@@ -9,15 +9,14 @@ import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo
 import { repoRoot } from './tools.js'
 import { bundleForBrowser, launchChromium, modulePage, servePage, type PageServer } from './webgpu.js'
 
-/** A kernel the translator refused (listed instead of failing the load, see loadModule's `partial`). */
+/** A kernel the backend refused (listed instead of failing the load: the backend's `partial` option). */
 export interface Refusal { kernel?: string; line: number; instruction?: string; reason: string }
 
 /** A Backend whose calls run in the page. */
 export class PageBackend implements Backend {
   readonly name = 'webgpu' as const
   readonly imageKinds: ReadonlyArray<ImageToLoad['kind']> = ['ptx']
-  /** When set, loadModule loads the kernels that translate and records the others here. */
-  partial = false
+  /** Kernels the last loadModule refused (a page opened with `partial`). */
   refused: Refusal[] = []
   private info!: DeviceInfo
   constructor(readonly page: Page, readonly adapter: string) {}
@@ -36,7 +35,7 @@ export class PageBackend implements Backend {
   device(): DeviceInfo { return this.info }
 
   async loadModule(image: ImageToLoad, sourceName?: string): Promise<BackendModule> {
-    const r = await this.call<{ id: number; refused: Refusal[] }>('loadModule', image.kind, image.arch, Buffer.from(image.bytes).toString('base64'), sourceName, this.partial)
+    const r = await this.call<{ id: number; refused: Refusal[] }>('loadModule', image.kind, image.arch, Buffer.from(image.bytes).toString('base64'), sourceName)
     this.refused = r.refused
     const call = this.call.bind(this)
     return {
@@ -71,7 +70,8 @@ export class PageBackend implements Backend {
 
 /** One chromium with a WebGPU adapter and the RPC page; `open()` gives a fresh page (a fresh device). */
 export interface WebGpuPages {
-  open(): Promise<PageBackend>
+  /** `partial`: the backend loads what translates and lists the rest (PageBackend.refused). */
+  open(opts?: { partial?: boolean }): Promise<PageBackend>
   close(): Promise<void>
 }
 
@@ -81,11 +81,11 @@ export async function startWebGpuPages(): Promise<WebGpuPages> {
   const server: PageServer = await servePage({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] })
   const browser: Browser = await launchChromium({ webgpu: true })
   return {
-    async open() {
+    async open(opts = {}) {
       const page = await browser.newPage()
       const errors: string[] = []
       page.on('pageerror', (e) => errors.push(String(e)))
-      await page.goto(server.url)
+      await page.goto(opts.partial ? `${server.url}?partial` : server.url)
       await page.waitForFunction(() => (window as unknown as { __kpResult?: unknown }).__kpResult !== undefined, undefined, { timeout: 60_000 })
       const r = await page.evaluate(() => (window as unknown as { __kpResult: { ready?: boolean; adapter?: string; error?: string } }).__kpResult)
       if (!r.ready) throw new Error(`the WebGPU page did not start: ${r.error ?? errors.join('; ')}`)

@@ -27,6 +27,10 @@ export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
   webgpu?: WebGpuDevice
   /** Turns PTX into WGSL. @default emitWgsl */
   translator?: WgslTranslator
+  /** Load the kernels that translate and list the others in `module.refused` (launching one throws), instead
+   *  of refusing the whole module — what `auto` needs, since it must pick one backend for every kernel.
+   *  @default false */
+  partial?: boolean
   /** Initial arena size in bytes (it doubles on demand). @default 1 MiB */
   initialMemory?: number
   /** Arena limit in bytes. @default the device's maxStorageBufferBindingSize and maxBufferSize, at most 3.75 GiB */
@@ -40,6 +44,8 @@ export type WebGpuDeviceInfo = DeviceInfo
 
 /** A loaded module; its methods answer synchronously. */
 export interface WebGpuModule extends BackendModule {
+  /** The kernels that did not translate (only with the `partial` option; otherwise loadModule throws). */
+  readonly refused: readonly Untranslatable[]
   getFunction(name: string): WebGpuFunction
   getGlobal(name: string): { address: bigint; size: number }
   unload(): void
@@ -280,21 +286,26 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     let end = image.bytes.length
     while (end > 0 && image.bytes[end - 1] === 0) end--
     const ptx = new TextDecoder().decode(image.bytes.subarray(0, end))
-    // parsed and decoded once, by the one PTX front end; a translator reads the IR, never the text. What the
-    // front end cannot decode (an instruction it does not know) cannot be translated either: refused, so
-    // `auto` falls back to the emulator, which then reports it in its own words.
+    // parsed and decoded once, by the one PTX front end; a translator reads the IR, never the text. A
+    // function the front end cannot decode (an instruction it does not know) cannot be translated either:
+    // that kernel is refused, so `auto` falls back to the emulator, which then reports it in its own words.
     let module: IrModule
+    const undecodable: Untranslatable[] = []
     try {
-      module = decodeModule(parsePtx(ptx))
+      const decoded = decodeModule(parsePtx(ptx), { perFunction: true })
+      for (const f of decoded.functions) {
+        if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: `the PTX front end cannot read it: ${f.refused.message}` })
+      }
+      // left out of what the translator sees; a kernel calling one is refused there as calling an unknown function
+      module = { ...decoded, functions: decoded.functions.filter((f) => !f.refused) }
     } catch (e) {
       if (!(e instanceof PtxError)) throw e
-      const line = (e as PtxError & { line?: number }).line ?? 0
-      throw new CannotTranslateError(sourceName, [{ line, reason: `the PTX front end cannot read it: ${e.message}` }])
+      throw new CannotTranslateError(sourceName, [{ line: e.line ?? 0, reason: `the PTX front end cannot read it: ${e.message}` }])
     }
     const translated = await translator.translate({ ptx, module, arch: image.arch, source: sourceName }, {
       features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
     })
-    const refused: Untranslatable[] = [...translated.refused]
+    const refused: Untranslatable[] = [...undecodable, ...translated.refused]
     // What the translator produced must fit this device; a kernel that does not is refused like an
     // untranslatable one, so `auto` falls back instead of failing at the first launch.
     for (const k of translated.kernels.values()) {
@@ -306,12 +317,14 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         refused.push({ kernel: k.name, line: 0, reason: `.reqntid ${k.requiredBlock.join(',')} exceeds maxComputeInvocationsPerWorkgroup (${limit('maxComputeInvocationsPerWorkgroup')})` })
       }
     }
-    if (refused.length) throw new CannotTranslateError(sourceName, refused)
+    if (refused.length && !options.partial) throw new CannotTranslateError(sourceName, refused)
+    const refusedNames = new Set(refused.map((r) => r.kernel))
 
     const mod: LoadedModule = { source: sourceName, translated, variableAt: [], unloaded: false }
     const handles = new Map<string, KernelHandle>()
     device.pushErrorScope('validation')
     for (const k of translated.kernels.values()) {
+      if (refusedNames.has(k.name)) continue
       const shader = device.createShaderModule({ label: k.name, code: k.wgsl })
       const compiled = await shader.getCompilationInfo()
       const errors = compiled.messages.filter((m) => m.type === 'error')
@@ -333,8 +346,11 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       await serial(() => device.queue.writeBuffer(memory, Number(at), bytes))
     }
     return {
+      refused,
       getFunction(name: string) {
         const h = handles.get(name)
+        const r = refused.filter((x) => x.kernel === name)
+        if (!h && r.length) throw new CannotTranslateError(sourceName, r)
         if (!h) throw new Error(`kernel ${name} is not in this module (kernels: ${[...handles.keys()].join(', ') || 'none'})`)
         return h
       },

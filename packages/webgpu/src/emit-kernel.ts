@@ -19,7 +19,7 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  assignRegisterClasses, collectiveOf, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
@@ -94,6 +94,13 @@ export class KernelWriter {
    *  is an array indexed by the sub-thread `kp_c`, and per-thread code runs in a loop over them. */
   readonly coarse: number
   private inThreadLoop = false
+  /** Registers whose value is the same for every thread of the block and whose every definition is a pure
+   *  instruction at the predicated level (ptx's uniformity analysis, then narrowed): written outside
+   *  `if (kp_on)`, once per invocation, so WGSL's own uniformity analysis sees them as uniform too (loop
+   *  conditions from them need no block-wide vote). */
+  private uniformRegs = new Set<number>()
+  /** Instructions written as uniform (all destinations in uniformRegs). */
+  private uniformInstrs = new Set<number>()
   private branches: Map<number, { kind: 'break' | 'continue'; node: number }> = new Map()
   private readonly regionById = new Map<number, StructRegion>()
   private syncMemo = new Map<number, boolean>()
@@ -188,7 +195,7 @@ export class KernelWriter {
 
   private useReg(id: number): string {
     this.usedRegs.add(id)
-    return this.coarse > 1 ? `${this.regName[id]!}[kp_c]` : this.regName[id]!
+    return this.coarse > 1 && !this.uniformRegs.has(id) ? `${this.regName[id]!}[kp_c]` : this.regName[id]!
   }
 
   /** The special registers as WGSL u32 expressions (PTX ISA, "Special Registers"). */
@@ -542,11 +549,53 @@ export class KernelWriter {
     }
     this.branches = s.branches
     for (const r of s.regions) this.regionById.set(r.id, r)
+    if (this.sync) this.findUniform(s.body)
     const root: Frame = { kind: 'root', uniform: this.sync }
     if (this.sync) {
       this.perThread(() => this.line(`${this.on} = true;`))
       this.uniformSeq(s.body, [root])
     } else this.perThread(() => this.plainSeq(s.body, [root]))
+  }
+
+  /** Fills uniformRegs/uniformInstrs: block-uniform registers (analyzeUniformity) whose definitions are all
+   *  pure, unguarded or guarded by such a register, read only such registers, and sit directly in predicated
+   *  code (not inside a plain region, where WGSL would see them under `if (kp_on)`). */
+  private findUniform(root: readonly StructNode[]): void {
+    const fn = this.fn
+    const top = new Set<number>()
+    const walk = (nodes: readonly StructNode[]) => {
+      for (const n of nodes) {
+        if (n.kind === 'instr') top.add(n.index)
+        else if (n.kind !== 'jump' && this.nodeSync(n)) walk(n.kind === 'if' ? n.body.slice(1) : n.body)
+      }
+    }
+    walk(root)
+    const levels = analyzeUniformity(fn, buildCfg(fn)).register
+    const W = new Set<number>()
+    levels.forEach((l, id) => { if (l === 'grid' || l === 'block') W.add(id) })
+    const pure = (ins: Instruction) => {
+      if (this.isSync(ins)) return false
+      switch (ins.op) {
+        case 'ld': return ins.space === 'param' && ins.operands[1]?.kind === 'addr' && ins.operands[1].base?.kind === 'sym' && this.paramOffset.has(ins.operands[1].base.name)
+        case 'ldu': case 'st': case 'atom': case 'red': case 'cp': case 'call': case 'bra': case 'brx': case 'ret': case 'exit': case 'trap':
+        case 'membar': case 'fence': case 'prefetch': case 'prefetchu': case 'discard': case 'applypriority': case 'createpolicy': return false
+        default: return true
+      }
+    }
+    for (let changed = true; changed;) {
+      changed = false
+      for (const ins of fn.instructions) {
+        const defs = definedRegisters(ins)
+        if (!defs.some((d) => W.has(d))) continue
+        const ok = top.has(ins.index) && pure(ins) && usedRegisters(ins).every((r) => W.has(r)) && defs.every((d) => W.has(d) || this.regStore[d] === undefined)
+        if (!ok) for (const d of defs) if (W.delete(d)) changed = true
+      }
+    }
+    this.uniformRegs = W
+    for (const ins of fn.instructions) {
+      const defs = definedRegisters(ins)
+      if (defs.length && defs.every((d) => W.has(d))) this.uniformInstrs.add(ins.index)
+    }
   }
 
   /** `exit` becomes a flag (not a WGSL return) where other threads of the invocation still run. */
@@ -705,6 +754,16 @@ export class KernelWriter {
     }
     for (let k = start; k < nodes.length; k++) {
       const n = nodes[k]!
+      if (n.kind === 'instr' && this.uniformInstrs.has(n.index)) {
+        // the same for every thread: written once, outside `if (kp_on)`, so WGSL knows it is uniform
+        flush()
+        const ins = this.fn.instructions[n.index]!
+        const g = this.guardExpr(ins)
+        if (g) this.open(`if (${g}) {`)
+        this.instruction(ins)
+        if (g) this.close()
+        continue
+      }
       if (!this.nodeSync(n)) { run.push(n); continue }
       flush()
       if (n.kind === 'instr') {
@@ -721,8 +780,100 @@ export class KernelWriter {
     return out
   }
 
+  /** Whether every active thread runs the same iterations of loop r: each branch that leaves or repeats it
+   *  sits directly in its body (or in an `if` on a uniform predicate there) on a uniform predicate (or
+   *  none), every other branch inside stays inside, and nothing exits. Such a loop is a plain WGSL loop
+   *  whose breaks WGSL knows to be uniform. */
+  private uniformLoop(r: StructRegion): boolean {
+    const ok = (nodes: readonly StructNode[], top: boolean): boolean => nodes.every((n) => {
+      if (n.kind === 'jump') return this.regionInside(n.target.node, r) || top
+      if (n.kind !== 'instr') return this.uniformIf(n) ? ok(n.body.slice(1), top) : ok((n as StructRegion).body, false)
+      const ins = this.fn.instructions[n.index]!
+      if (ins.op === 'ret' || ins.op === 'exit' || ins.op === 'brx') return false
+      if (ins.op !== 'bra') return true
+      const b = this.branches.get(ins.index)
+      if (b && this.regionInside(b.node, r)) return true
+      return top && (!ins.guard || this.uniformRegs.has(ins.guard.reg))
+    })
+    return ok(r.body, true)
+  }
+
+  /** An `if` region whose branch predicate is uniform: every active thread takes the same side. */
+  private uniformIf(n: StructNode): n is StructRegion {
+    if (n.kind !== 'if') return false
+    const br = this.fn.instructions[n.branch!]!
+    return br.guard !== undefined && this.uniformRegs.has(br.guard.reg)
+  }
+
+  /** The body of a uniform loop (uniformLoop): escapes become WGSL continue/break; returns whether it ends
+   *  with an unconditional continue. */
+  private uniformLoopBody(nodes: readonly StructNode[], r: StructRegion, frames: Frame[], out: Set<string>): boolean {
+    let segment: StructNode[] = []
+    let endsWithContinue = false
+    const flushSegment = () => {
+      if (segment.length) for (const f of this.uniformSeq(segment, frames)) out.add(f)
+      segment = []
+    }
+    const hasEscape = (x: StructNode): boolean => x.kind === 'jump' || (x.kind === 'instr' ? this.loopEscape(x, r) !== undefined : x.body.some(hasEscape))
+    for (const n of nodes) {
+      endsWithContinue = false
+      if (this.uniformIf(n) && n.body.slice(1).some(hasEscape)) {
+        flushSegment()
+        this.ins = this.fn.instructions[n.branch!]!
+        this.open(`if (!(${this.guardExpr(this.ins)!})) {`)
+        this.uniformLoopBody(n.body.slice(1), r, [...frames, { kind: 'block', region: n, uniform: true }], out)
+        this.close()
+        continue
+      }
+      const e = this.loopEscape(n, r)
+      if (!e) { segment.push(n); continue }
+      flushSegment()
+      if (e.guard) this.open(`if (${e.guard}) {`)
+      if (e.target.kind === 'continue') this.line('continue;')
+      else {
+        // a block outside the loop: its flag, for the threads that are active, then leave the loop
+        const flag = this.flagName(`b${e.target.node}`)
+        out.add(`b${e.target.node}`)
+        this.perThread(() => this.line(`if (${this.on}) { ${flag} = true; ${this.on} = false; }`))
+        this.line('break;')
+      }
+      if (e.guard) this.close()
+      endsWithContinue = !e.guard && e.target.kind === 'continue'
+    }
+    flushSegment()
+    return endsWithContinue
+  }
+
+  /** The escape of a node directly in a uniform loop's body (see uniformLoop), if it is one. */
+  private loopEscape(n: StructNode, r: StructRegion): { target: { kind: 'break' | 'continue'; node: number }; guard?: string } | undefined {
+    if (n.kind === 'jump') return n.target.node === r.id || !this.regionInside(n.target.node, r) ? { target: n.target } : undefined
+    if (n.kind !== 'instr') return undefined
+    const ins = this.fn.instructions[n.index]!
+    if (ins.op !== 'bra') return undefined
+    const b = this.branches.get(ins.index)!
+    if (b.node !== r.id && this.regionInside(b.node, r)) return undefined
+    this.ins = ins
+    const g = this.guardExpr(ins)
+    return g ? { target: b, guard: g } : { target: b }
+  }
+
+  private regionInside(id: number, r: StructRegion): boolean {
+    const t = this.regionById.get(id)!
+    return t !== r && t.start >= r.start && t.end <= r.end
+  }
+
   private uniformRegion(r: StructRegion, frames: Frame[]): Set<string> {
     const inner = [...frames, { kind: r.kind, region: r, uniform: true } as Frame]
+    if (r.kind === 'loop' && this.uniformLoop(r)) {
+      // every active thread runs the same iterations: a plain WGSL loop, its breaks uniform to WGSL
+      this.line(`// loop ${r.label} (it continues or ends alike for the whole block)`)
+      const out = new Set<string>()
+      this.open('loop {')
+      const endsWithContinue = this.uniformLoopBody(r.body, r, inner, out)
+      if (!endsWithContinue) this.line('break;')
+      this.close()
+      return out
+    }
     const save = this.declare(`kp_s${r.id}`, 'bool')
     const on = this.on
     let set: Set<string>
@@ -871,7 +1022,7 @@ export class KernelWriter {
     const regDecls = [...this.usedRegs].sort((a, b) => a - b).map((id) => {
       const s = this.regStore[id]!
       const t = s === 'u64' ? 'vec2<u32>' : s
-      return `  var ${this.regName[id]}: ${this.coarse > 1 ? `array<${t}, ${this.coarse}>` : t};`
+      return `  var ${this.regName[id]}: ${this.coarse > 1 && !this.uniformRegs.has(id) ? `array<${t}, ${this.coarse}>` : t};`
     })
     const main = [
       ...(this.coarse > 1

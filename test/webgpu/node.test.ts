@@ -88,11 +88,15 @@ Plumbing.run()
 
 const Load = suite('loadModule refusals')
 
-Load('the default translator refuses every module until emit-wgsl exists, saying so', async () => {
+Load('the default translator (emit-wgsl) refuses an f64 kernel with its PTX line and the reason', async () => {
+  const f64 = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'refused.cu'), config })
   const be = await wg.createWebGpuBackend({ gpu })
-  const err = await caught(() => be.loadModule(ptxImage(ptx), 'plumbing.ptx'))
+  assert.is(be.translator, wg.emitWgsl)
+  const err = await caught(() => be.loadModule(ptxImage(f64), 'refused.ptx')) as InstanceType<typeof wg.CannotTranslateError>
   assert.is(err.name, 'CannotTranslateError')
-  assert.is(err.message, `plumbing.ptx: cannot run on WebGPU: ${wg.PENDING_REASON}`)
+  const line = f64.split('\n').findIndex((l) => /\bmul\.f64|\bfma\.rn\.f64/.test(l)) + 1
+  assert.equal(err.refused.map((u) => [u.kernel, u.line]), [['axpy_f64', line]])
+  assert.match(err.message, new RegExp(`^refused\\.ptx: cannot run on WebGPU: kernel axpy_f64: PTX line ${line} \\(.*f64.*\\): f64 arithmetic: WGSL has no f64`))
   await be.dispose()
 })
 

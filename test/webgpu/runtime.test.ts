@@ -1,23 +1,26 @@
 // @kernelpack/runtime with the WebGPU backend (issue 15) in headless chromium with a WebGPU adapter: `auto`
-// keeps picking the emulator while no translator exists (the reason says so), `backend: 'webgpu'` launches
-// through the runtime API with the same marshalled parameter bytes (hand-written WGSL through the test
-// hook), and `auto` picks WebGPU once every kernel translates, or names the kernel that does not.
+// picks WebGPU when emit-wgsl translates every kernel of the module, and the emulator when one does not (an
+// f64 kernel), naming it, its PTX line and the reason; `backend: 'webgpu'` launches through the runtime API
+// with the same marshalled parameter bytes (emit-wgsl, and hand-written WGSL through the test hook).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { join } from 'node:path'
 import { readPtxManifest } from '@kernelpack/toolchain'
-import { PENDING_REASON } from '../../packages/webgpu/src/index.js'
 import { repoRoot } from '../helpers/tools.js'
 import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
 import { bundleForBrowser, inlineJson, modulePage, runPage } from '../helpers/webgpu.js'
 
 interface Run { backend: string; reason: string; image: string; out: number[]; globalSize: number }
-interface Report { autoDefault: Run; webgpuHand: Run; autoHand: Run; autoPartial: Run; webgpuDefault: string }
+interface Report { autoDefault: Run; autoRefused: Run; webgpuHand: Run; autoHand: Run; autoPartial: Run; webgpuDefault: Run }
 
 const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
 const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
 const manifest = await readPtxManifest(ptx, { demangle: false })
-const js = await bundleForBrowser(join(repoRoot, 'test', 'fixtures', 'webgpu', 'pages', 'runtime.ts'), { define: { KP_DATA: inlineJson({ ptx, manifest }) } })
+const refusedPtx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'refused.cu'), config })
+const refusedManifest = await readPtxManifest(refusedPtx, { demangle: false })
+const js = await bundleForBrowser(join(repoRoot, 'test', 'fixtures', 'webgpu', 'pages', 'runtime.ts'), {
+  define: { KP_DATA: inlineJson({ ptx, manifest }), KP_REFUSED: inlineJson({ ptx: refusedPtx, manifest: refusedManifest }) },
+})
 const r = await runPage<Report>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true })
 const f = Math.fround
 const want = Array.from({ length: 1000 }, (_, i) => f(f(i * 0.25) + (7 - i)))
@@ -27,15 +30,25 @@ const Auto = suite('runtime auto/webgpu in chromium')
 /** The page is not cross-origin isolated: the emulator's launches run on its thread (issue 13), and the reason says why. */
 const notIsolated = 'launches run on the calling thread: the page is not cross-origin isolated, so it has no SharedArrayBuffer \\(.*\\)'
 
-Auto('auto with the default translator: the emulator runs, and the reason names the adapter and the missing translator', () => {
-  assert.is(r.autoDefault.backend, 'emulator')
-  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  assert.match(r.autoDefault.reason, new RegExp(`^auto: browsers have no CUDA driver, and WebGPU \\(google swiftshader.*\\(fallback adapter\\)\\) cannot run this module: ${esc(PENDING_REASON)}, so the PTX emulator runs; ${notIsolated}$`))
+Auto('auto with emit-wgsl (the default translator): every kernel of plumbing.cu translates, so WebGPU runs', () => {
+  assert.is(r.autoDefault.backend, 'webgpu')
+  assert.match(r.autoDefault.reason, /^auto: WebGPU \(google swiftshader .*\) runs every kernel of this module$/)
   assert.equal(r.autoDefault.out, want)
 })
 
-Auto("backend 'webgpu' with the default translator fails at load with the reason", () => {
-  assert.is(r.webgpuDefault, `CannotTranslateError: module bytes: cannot run on WebGPU: ${PENDING_REASON}`)
+Auto('auto with a kernel emit-wgsl refuses (f64): the emulator runs, and the reason names the kernel, its PTX line and why', () => {
+  const line = refusedPtx.split('\n').findIndex((l) => /\bmul\.f64|\bfma\.rn\.f64/.test(l)) + 1
+  assert.ok(line > 0)
+  assert.is(r.autoRefused.backend, 'emulator')
+  assert.match(r.autoRefused.reason, new RegExp(`^auto: browsers have no CUDA driver, and WebGPU \\(google swiftshader.*\\(fallback adapter\\)\\) cannot run this module: kernel axpy_f64: PTX line ${line} \\(.*\\): f64 arithmetic: WGSL has no f64.*, so the PTX emulator runs; ${notIsolated}$`))
+  assert.equal(r.autoRefused.out, Array.from({ length: 100 }, (_, i) => 0.5 * (i / 3) + (1 - i)))
+})
+
+Auto("backend 'webgpu' with emit-wgsl: vec_add runs through the runtime's marshalled arguments", () => {
+  assert.is(r.webgpuDefault.backend, 'webgpu')
+  assert.is(r.webgpuDefault.reason, "backend 'webgpu' was requested")
+  assert.equal(r.webgpuDefault.out, want)
+  assert.is(r.webgpuDefault.globalSize, 4)
 })
 
 Auto("backend 'webgpu' (hand-written WGSL hook): the runtime's marshalled arguments launch vec_add; module variables are placed", () => {

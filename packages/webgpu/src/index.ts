@@ -6,7 +6,7 @@ export type {
 export { requestWebGpuAdapter, requestWebGpuDevice, describeAdapter, summarizeAdapter, readLimits, RAISED_LIMITS, WANTED_FEATURES } from './device.js'
 export type { AdapterSummary, WebGpuDevice, WebGpuDeviceOptions } from './device.js'
 export { CannotTranslateError, NoAdapterError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
-export { createFixedTranslator, pendingTranslator, PENDING_REASON } from './translate.js'
+export { createFixedTranslator } from './translate.js'
 export { emitWgsl, translateModule } from './emit-wgsl.js'
 export type { Dim3, TranslateInput, TranslateTarget, WgslKernel, WgslModule, WgslTranslator, WgslVariable } from './translate.js'
 export { ArenaAllocator } from './arena.js'

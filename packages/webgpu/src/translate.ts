@@ -3,8 +3,8 @@
 // WGSL module per kernel that follows the binding contract of layout.ts, or says which kernels it cannot
 // translate and why (PTX line + reason), so loadModule fails early and `auto` can pick the emulator.
 //
-// Until emit-wgsl lands, the default translator is `pendingTranslator`, which refuses every module with that
-// reason; tests prove the backend's plumbing with hand-written WGSL through `createFixedTranslator`.
+// The default translator is emit-wgsl (emit-wgsl.ts); tests also prove the backend's plumbing with
+// hand-written WGSL through `createFixedTranslator`.
 import type { Dim3, IrModule } from '@kernelpack/ptx'
 import type { Untranslatable } from './errors.js'
 
@@ -91,17 +91,8 @@ export interface WgslTranslator {
   translate(input: TranslateInput, target: TranslateTarget): WgslModule | Promise<WgslModule>
 }
 
-/** The reason every module is refused until emit-wgsl exists (asserted by the runtime's `auto` tests). */
-export const PENDING_REASON = 'the PTX→WGSL translator (emit-wgsl, issue 15) is not built yet, so no PTX kernel can run on WebGPU'
-
-/** The default translator until emit-wgsl lands: refuses the whole module, saying so. */
-export const pendingTranslator: WgslTranslator = {
-  name: 'emit-wgsl (pending)',
-  translate: () => ({ kernels: new Map(), refused: [{ line: 0, reason: PENDING_REASON }], variables: [] }),
-}
-
 /**
- * TEST-ONLY HOOK (documented in README.md, "Testing the backend before emit-wgsl"): a translator that
+ * TEST-ONLY HOOK (documented in README.md, "Testing the plumbing with hand-written WGSL"): a translator that
  * ignores the PTX's instructions and serves hand-written WGSL for the named entries. It proves the memory,
  * parameter and dispatch plumbing, not translation. An entry of the PTX without WGSL here is refused.
  */

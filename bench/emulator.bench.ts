@@ -213,16 +213,17 @@ const workloads: Workload[] = [
   },
 ]
 
-function time(fn: () => void): number {
-  const t0 = process.hrtime.bigint()
-  fn()
-  return Number(process.hrtime.bigint() - t0) / 1e9
-}
+/** Wall and CPU seconds of one run (CPU: the whole process, the emulator's worker thread included; the
+ *  calling thread sleeps while it waits). */
+interface Timing { wall: number; cpu: number }
 
-async function timeAsync(fn: () => Promise<void>): Promise<number> {
+async function timeRun(fn: () => void | Promise<void>): Promise<Timing> {
+  const c0 = process.cpuUsage()
   const t0 = process.hrtime.bigint()
   await fn()
-  return Number(process.hrtime.bigint() - t0) / 1e9
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9
+  const c = process.cpuUsage(c0)
+  return { wall, cpu: (c.user + c.system) / 1e6 }
 }
 
 export async function run(): Promise<BenchResult[]> {
@@ -248,9 +249,10 @@ export async function run(): Promise<BenchResult[]> {
     // interleaved A B, B A, … (bench/lib.ts) so load drift hits both sides alike; the checksum pass runs
     // outside the timed region on both sides
     const times = await interleaved(REPS, ['emulator', 'js'] as const, (side) =>
-      side === 'emulator' ? timeAsync(() => k.launch(w.entry, w.grid, w.block, args, w.shared)) : time(() => w.js()))
-    const emuTimes = times.emulator
-    const jsTimes = times.js
+      side === 'emulator' ? timeRun(() => k.launch(w.entry, w.grid, w.block, args, w.shared)) : timeRun(() => w.js()))
+    const emuTimes = times.emulator.map((t) => t.wall)
+    const jsTimes = times.js.map((t) => t.wall)
+    console.error(`    ${w.entry}: cpu ratio ${(median(times.js.map((t) => t.cpu)) / median(times.emulator.map((t) => t.cpu))).toFixed(3)}, wall ratio ${(median(jsTimes) / median(emuTimes)).toFixed(3)}`)
     const got = await w.check(k, args)
     be.dispose()
     const want = w.jsSum()

@@ -40,8 +40,11 @@ export class ThreadLoopWriter {
   /** Function-level variables the rendered code uses. */
   private readonly vars = new Set<string>()
   private readonly hasState: boolean
+  /** JS names of the registers kept once per block. */
+  private readonly perBlockJs: Set<string>
 
   constructor(private readonly E: FunctionEmitter, readonly plan: ThreadLoopSchedule) {
+    this.perBlockJs = new Set(plan.perBlock.map((r) => E.regJs[r]!))
     this.inWarp = new Uint8Array(E.fn.instructions.length)
     const mark = (items: ScheduleItem[], warp: boolean) => {
       for (const it of items) {
@@ -306,16 +309,23 @@ export class ThreadLoopWriter {
     return u
   }
 
-  /** Input j of collective i as read in its scatter: a literal as is, else the lane's slot. */
+  /** Whether a collective's input needs no per-lane slot: a literal, or a register the plan keeps once per
+   *  block (the same in every lane, so the scatter, which runs right after the gathering loop of the same
+   *  warp, reads the value the lanes gave; shfl's lane offset, clamp and member mask mostly are). */
+  private direct(e: string): boolean {
+    return isLiteral(e) || this.perBlockJs.has(e)
+  }
+
+  /** Input j of collective i as read in its scatter: a literal or per-block register as is, else the lane's slot. */
   private input(i: number, j: number, lane = 'l'): string {
     const e = this.use(i).inputs[j]!
-    return isLiteral(e) ? e : `W${this.fi}_${i}_${j}[${lane}]`
+    return this.direct(e) ? e : `W${this.fi}_${i}_${j}[${lane}]`
   }
 
   private buffers(i: number): void {
     const u = this.use(i)
     u.inputs.forEach((e, j) => {
-      if (isLiteral(e)) return
+      if (this.direct(e)) return
       const wide = u.c.kind === 'match' && this.E.fn.instructions[i]!.type?.endsWith('64')
       const decl = `const W${this.fi}_${i}_${j}=${wide ? 'new Array(32).fill(0)' : 'new Int32Array(32)'};`
       if (!this.decls.includes(decl)) this.decls.push(decl)
@@ -343,7 +353,7 @@ export class ThreadLoopWriter {
       const parts = [`A${i}|=1<<(t&31);`]
       u.inputs.forEach((e, j) => {
         if (u.c.kind === 'vote' && j === 0) { parts.push(`if(${e})VB${i}|=1<<(t&31);`); return }
-        if (!isLiteral(e)) parts.push(`W${this.fi}_${i}_${j}[t&31]=${e};`)
+        if (!this.direct(e)) parts.push(`W${this.fi}_${i}_${j}[t&31]=${e};`)
       })
       code = parts.join('')
     }

@@ -4,6 +4,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '../../packages/emulator/src/index.js'
+import { Heap } from '../../packages/emulator/src/heap.js'
+import { loadPtxModule } from '../../packages/emulator/src/load-module.js'
 import { download, marshal, ptxBytes } from './helpers.js'
 
 const head = '.version 8.0\n.target sm_80\n.address_size 64\n'
@@ -76,6 +78,42 @@ tl('KERNELPACK_EMULATOR_DEBUG prints every kernel\'s plan at load', () => {
   assert.is(lines.length, 2)
   assert.match(lines[0]!, /^\[kernelpack emulator\] kernel tiles: thread loops/)
   assert.match(lines[1]!, /^\[kernelpack emulator\] kernel skip: continuation scheme/)
+})
+
+// a shfl.down whose lane offset is the same in every lane (a per-block loop variable) and a shfl.idx whose
+// source lane differs per lane: only the per-lane inputs go through per-lane slots
+const shuffles = `${head}
+.visible .entry shflmix(.param .u64 out)
+{
+  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x; mov.u32 %r2, 1; mov.u32 %r3, %r1;
+$l:
+  shfl.sync.down.b32 %r4|%p1, %r3, %r2, 31, -1;
+  add.s32 %r3, %r3, %r4;
+  shl.b32 %r2, %r2, 1; setp.lt.u32 %p2, %r2, 32; @%p2 bra $l;
+  and.b32 %r5, %r1, 3;
+  shfl.sync.idx.b32 %r6|%p1, %r3, %r5, 31, -1;
+  mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r6;
+  ret;
+}`
+
+tl('a collective input kept once per block needs no per-lane slot; per-lane inputs keep theirs; the result is right', () => {
+  const lm = loadPtxModule(shuffles, new Heap(), {})
+  // slots: the value of each shuffle and the idx source lane, not the down offset %r2
+  assert.is(lm.source.match(/=new Int32Array\(32\);/g)?.length, 3)
+  assert.match(createEmulatorBackend().loadModule(ptxBytes(shuffles)).inspect('shflmix'), /kept per block: .*%r2/)
+  const be = createEmulatorBackend()
+  const mod = be.loadModule(ptxBytes(shuffles))
+  const out = be.alloc(64 * 4)
+  be.launch(mod.getFunction('shflmix'), { grid: [1, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: out }]))
+  const want = new Int32Array(64)
+  for (let w = 0; w < 64; w += 32) {
+    let v = Array.from({ length: 32 }, (_, l) => w + l)
+    for (let off = 1; off < 32; off <<= 1) v = v.map((x, l) => x + (l + off <= 31 ? v[l + off]! : x))
+    for (let l = 0; l < 32; l++) want[w + l] = v[l & 3]!
+  }
+  assert.equal(Array.from(download(be, out, new Int32Array(64))), Array.from(want))
 })
 
 tl.run()

@@ -177,7 +177,11 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'mad': case 'fma': {
       if (ins.flags.cc) return carry(E, ins)
       if (t === 'f32') {
-        const e = rnd === 'rn' ? `fma32(${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))},${ftzIf(ftz, rd(A[3]!, 'f32'))})` : `fop32('fma','${rnd}',${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))},${ftzIf(ftz, rd(A[3]!, 'f32'))})`
+        const [x, y, z] = [A[1]!, A[2]!, A[3]!].map((o) => ftzIf(ftz, rd(o, 'f32')))
+        // fma.rn.f32 inline where RN64(x·y + z) is not an f32 midpoint (numeric.ts fma32 returns fround of it
+        // then; it decides the rest): a call per fma cost a tiled matmul half its time once V8's inlining
+        // budget for the kernel ran out (issue 13)
+        const e = rnd === 'rn' ? `(fs=${x}*${y}+${z},fg=fround(fs),(fg===fs||fround(2*fs-fg)!==2*fs-fg)&&fg-fg===0?fg:fma32(${x},${y},${z}))` : `fop32('fma','${rnd}',${x},${y},${z})`
         return wr(A[0], 'f32', satIf(satf, ftzIf(ftz, e)))
       }
       if (t === 'f64') {

@@ -633,7 +633,7 @@ export class FunctionEmitter {
     // launch state as function-local constants (V8 keeps them in registers; the module-level ones are
     // mutable and would be reloaded after every helper call); kernels read the block index per block
     const snap = 'const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,HB64=_HB64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,LBE=_LBE,PB=_PB,PE=_PE,NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS'
-    const vars = `let a=0,x64=0,CF=0,u=0,v=0,q0=0,q1=false${regs};`
+    const vars = `let a=0,x64=0,CF=0,u=0,v=0,fs=0,fg=0,q0=0,q1=false${regs};`
     if (fn.kind !== 'entry') {
       const locals = `${snap},CX=_CX,CY=_CY,CZ=_CZ;${vars}`
       if (structured) return `function(FB,LB,LF,t){${locals}const tx=t%NTX,ty=((t/NTX)|0)%NTY,tz=(t/(NTX*NTY))|0;\n${body}\n}`

@@ -4,8 +4,8 @@
 //   AbortSignal (or timeoutMs, per module and per launch) rejects the launch with an AbortError naming the
 //   kernel, after which the module still runs kernels; a grid of 2^31−1 trivial blocks is abortable, on
 //   workers and on the calling thread (which yields between slices of blocks);
-// - race-free kernels give byte-identical memory for 0 (the calling thread) to 4 workers (a property over
-//   random sizes, grids and inputs); atomics under heavy contention stay exact across workers (32-bit
+// - race-free kernels give byte-identical memory for 0 (the calling thread) to 4 workers, in thread loops and
+//   in the continuation scheme (a property over random sizes, grids and inputs); atomics under heavy contention stay exact across workers (32-bit
 //   histogram; 64-bit add/max/min/CAS loop; f32 and f64 add; unsigned max);
 // - device printf arrives in block order, the first fault names the kernel, the PTX line and the address;
 // - where the worker script cannot start, launches run on the calling thread and the reason says why.
@@ -25,9 +25,10 @@ const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'emula
 const ptxBytes = new TextEncoder().encode(ptx)
 const manifest = await readPtxManifest(ptx)
 
-/** A backend with `workers` workers and the module loaded on it. */
-async function runner(workers: number, printed: string[] = []): Promise<KernelRunner & { be: EmulatorBackend }> {
-  const be = createEmulatorBackend({ workers, print: (t) => printed.push(t) })
+/** A backend with `workers` workers and the module loaded on it (`threadLoops: false`: the continuation
+ *  scheme for kernels with barriers and collectives). */
+async function runner(workers: number, printed: string[] = [], threadLoops = true): Promise<KernelRunner & { be: EmulatorBackend }> {
+  const be = createEmulatorBackend({ workers, print: (t) => printed.push(t), threadLoops })
   return Object.assign(await KernelRunner.load(be, ptx, config.target, `workers.cu (${workers} workers)`, printed), { be })
 }
 
@@ -156,16 +157,23 @@ async function runRaceFree(k: Runner, kernel: Kernel, n: number, block: number, 
   }
 }
 
-Workers('a race-free kernel gives byte-identical memory on the calling thread and on 1–4 workers (property over sizes, grids and inputs)', async () => {
-  const runners = await Promise.all([0, 1, 2, 3, 4].map((w) => runner(w)))
+Workers('a race-free kernel gives byte-identical memory on the calling thread and on 1–4 workers, in thread loops and in the continuation scheme (property over sizes, grids and inputs)', async () => {
+  const runners = await Promise.all([...[0, 1, 2, 3, 4].map((w) => runner(w)), runner(2, [], false)])
   try {
+    // the workers run the kernels with barriers and shuffles as thread loops (issue 13 items 1-2), the
+    // last runner in the continuation scheme
+    for (const name of ['blockSum', 'warpScan']) {
+      const inspect = (k: Runner) => (k.module as { inspect(kernel: string): string }).inspect(k.entry(name))
+      assert.match(inspect(runners[2]!), /: thread loops\n/)
+      assert.match(inspect(runners[5]!), /: continuation scheme .*threadLoops: false/)
+    }
     await fc.assert(fc.asyncProperty(
       fc.constantFrom<Kernel>('saxpyish', 'blockSum', 'warpScan'), fc.integer({ min: 1, max: 24_000 }), fc.constantFrom(32, 64, 128, 256), fc.integer({ min: 0, max: 2 ** 31 - 1 }),
       async (kernel, n, block, seed) => {
         const one = await runRaceFree(runners[0]!, kernel, n, block, seed)
         for (const k of runners.slice(1)) {
           const many = await runRaceFree(k, kernel, n, block, seed)
-          assert.ok(Buffer.from(many).equals(Buffer.from(one)), `${kernel} n=${n} block=${block} seed=${seed}: ${k.be.workers} workers differ from the calling thread`)
+          assert.ok(Buffer.from(many).equals(Buffer.from(one)), `${kernel} n=${n} block=${block} seed=${seed}: ${k.be.workers} workers${k === runners[5] ? ' (continuation scheme)' : ''} differ from the calling thread`)
         }
       },
     ), { numRuns: 5, seed: 13 })

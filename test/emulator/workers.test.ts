@@ -13,7 +13,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import fc from 'fast-check'
 import { join } from 'node:path'
-import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
+import { createEmulatorBackend, EmulatorFault, type EmulatorBackend, type EmulatorModule } from '@kernelpack/emulator'
 import { loadModule, type Module } from '@kernelpack/runtime'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
@@ -163,7 +163,7 @@ Workers('a race-free kernel gives byte-identical memory on the calling thread an
     // the workers run the kernels with barriers and shuffles as thread loops (issue 13 items 1-2), the
     // last runner in the continuation scheme
     for (const name of ['blockSum', 'warpScan']) {
-      const inspect = (k: Runner) => (k.module as { inspect(kernel: string): string }).inspect(k.entry(name))
+      const inspect = (k: Runner) => (k.module as EmulatorModule).inspect(k.entry(name))
       assert.match(inspect(runners[2]!), /: thread loops\n/)
       assert.match(inspect(runners[5]!), /: continuation scheme .*threadLoops: false/)
     }

@@ -107,6 +107,25 @@ floatFloat('f16 and bf16 conversions: ties, subnormals, overflow', () => {
   check('cvt.rn.f16.s32 $d, $a;', 'b16', 's32', [1n, 2049n, 70000n, u(-3, 32)], (x) => BigInt(numToHalf(Number(s(x, 32)))))
 })
 
+floatFloat('cvt.{rna,rn,rz}{.satfinite}.tf32.f32: 10 fraction bits, the low 13 zero (wmma::__float_to_tf32)', () => {
+  // (NaN payloads are not kept: the emulator's f32 NaN is the canonical 0x7fffffff)
+  // the f32 bits with the low 13 cleared, one tf32 ulp (2^13) added when the mode rounds up: rna on a
+  // remainder ≥ half, rn above half or at half with an odd kept part; rz never
+  const tf32 = (mode: string, sat: boolean) => (b: Bits) => {
+    const exp = (b >> 23n) & 0xffn
+    if (exp === 0xffn) return b
+    const low = b & 0x1fffn, kept = b - low
+    const up = mode === 'rna' ? low >= 0x1000n : mode === 'rn' ? low > 0x1000n || (low === 0x1000n && (kept & 0x2000n) !== 0n) : false
+    const r = up ? kept + 0x2000n : kept
+    return sat && ((r >> 23n) & 0xffn) === 0xffn ? (b & 0x80000000n) | 0x7f7fe000n : r
+  }
+  const xs = [0x3f800000n, 0x3f801000n, 0x3f803000n, 0x3f801001n, 0x3f800fffn, 0xbf801000n, 0x7f7fffffn, 0xff7ff000n, 0x00001000n, 0x7f800000n, f32bits(0.1), f32bits(-1 / 3)]
+  for (const mode of ['rna', 'rn', 'rz']) for (const sat of [false, true]) {
+    if (mode === 'rna' && sat) continue
+    check(`cvt.${mode}${sat ? '.satfinite' : ''}.tf32.f32 $d, $a;`, 'b32', 'f32', xs, tf32(mode, sat))
+  }
+})
+
 const fp8 = suite('cvt to and from 8-bit floats (e4m3x2 / e5m2x2)')
 /** All finite values of an FP8 format, decoded from the OCP FP8 definition. */
 function fp8Values(e4: boolean): Array<[number, number]> {

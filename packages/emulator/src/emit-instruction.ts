@@ -5,6 +5,7 @@
 import { collectiveOf, typeSize, type Instruction, type IrOperand } from '@kernelpack/ptx'
 import type { FunctionEmitter } from './emit-js.js'
 import { kindOf, type Kind } from './js-values.js'
+import { elemBytes, mmaSpec, perRegister, wmmaFragment, type ElemType } from './tensor-core.js'
 
 /** A suspension point: the code that suspends (inputs, resume pc, saved registers), the resume pc, and the
  *  code that takes the results on resume. */
@@ -471,8 +472,13 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       return `u=${a};${wr(A[0], 'pred', e)}`
     }
     case 'mbarrier': return mbarrier(E, ins)
-    case 'mma': case 'ldmatrix': case 'stmatrix': case 'wmma': case 'movmatrix':
-      return fail(`unsupported instruction ${[ins.op, ...ins.qualifiers].join('.')}`)
+    case 'wmma': return ins.mode === 'mma' ? mma(E, ins) : wmmaMove(E, ins)
+    case 'mma': return mma(E, ins)
+    case 'ldmatrix': case 'stmatrix': return matrixRows(E, ins)
+    case 'movmatrix': {
+      if (ins.shape?.[0] !== 'm8n8' || !ins.flags.trans || ins.type !== 'b16') return fail(`unsupported instruction ${[ins.op, ...ins.qualifiers].join('.')}`)
+      return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32')], [wr(A[0], 'i32', 'movmatrixLane(S.o0,t&31)')])
+    }
   }
 }
 
@@ -483,6 +489,117 @@ function spin(E: FunctionEmitter, code: string, dst: IrOperand): string | Suspen
   if (dst.kind !== 'reg') return code
   const v = E.regJs[dst.id]!
   return E.yieldIf(code, `S.sk===${E.curIdx}&&S.sv===${v}`, `S.sk=${E.curIdx};S.sv=${v};_PROG++;`)
+}
+
+// --- tensor cores (tensor-core.ts holds the fragment layouts and the product)
+
+const TC_TYPES: ReadonlySet<string> = new Set(['f16', 'bf16', 'tf32', 'f32', 'f64', 'u8', 's8', 's32'])
+
+/** How a register of a fragment element type is read and written: packed types and s32 as int32 bits, f32
+ *  and tf32 as numbers, f64 as a number. */
+function fragKind(t: ElemType): Kind {
+  return t === 'f32' || t === 'tf32' ? 'f32' : t === 'f64' ? 'f64' : 'i32'
+}
+
+function vecItems(E: FunctionEmitter, o: IrOperand | undefined, n: number, what: string): IrOperand[] {
+  const items = o?.kind === 'vec' ? o.items : o ? [o] : []
+  if (items.length !== n) return E.fail(`${what} needs ${n} registers, got ${items.length}`)
+  return items
+}
+
+/** wmma.load.{a,b,c} / wmma.store.d: each lane moves its own fragment elements (the layout of tensor-core.ts)
+ *  between registers and a row- or column-major matrix at the address with the given stride (in elements;
+ *  without one, the matrix is contiguous). Every element access is checked. */
+function wmmaMove(E: FunctionEmitter, ins: Instruction): string {
+  const A = ins.operands
+  const opcode = [ins.op, ...ins.qualifiers].join('.')
+  const t = ins.type as ElemType
+  const store = ins.mode === 'store'
+  const matrix = store ? 'c' : ins.fragment === 'd' ? undefined : ins.fragment
+  const shape = ins.shape?.[0] ?? ''
+  const f = matrix && TC_TYPES.has(t) ? wmmaFragment(shape, matrix, t) : undefined
+  if (!f || !matrix) return E.fail(`unsupported instruction ${opcode}`)
+  const per = perRegister(t), esz = elemBytes(t)
+  const regs = vecItems(E, store ? A[1] : A[0], f.count / per, opcode)
+  const space = ins.space ?? 'generic'
+  const rowMajor = (ins.layouts?.[0] ?? 'row') === 'row'
+  const stride = A[2] ? E.rd(A[2], 'u32') : String(rowMajor ? f.cols : f.rows)
+  const at = (e: number) => `TB+(${rowMajor ? `TP.row[TL+${e}]*TS+TP.col[TL+${e}]` : `TP.col[TL+${e}]*TS+TP.row[TL+${e}]`})*${esz}`
+  const mem = esz === 1 ? 'u8' : esz === 2 ? 'u16' : t === 'f64' ? 'f64' : t === 'f32' || t === 'tf32' ? 'f32' : 's32'
+  let code = `{const TP=tcLayout('${shape}:${matrix}:${t}'),TL=(t&31)*TP.count,TB=${E.addrExpr(store ? A[0]! : A[1]!)},TS=${stride};`
+  regs.forEach((r, j) => {
+    if (per === 1) {
+      code += E.checkAt(at(j), space, esz)
+      code += store ? E.store(mem, E.rd(r, fragKind(t))) : E.wr(r, fragKind(t), E.load(mem).e)
+      return
+    }
+    const bits = esz * 8
+    if (store) {
+      code += `u=${E.rd(r, 'i32')};`
+      for (let s = 0; s < per; s++) code += E.checkAt(at(j * per + s), space, esz) + E.store(mem, `(u>>>${bits * s})&${(1 << bits) - 1}`)
+      return
+    }
+    const parts: string[] = []
+    for (let s = 0; s < per; s++) {
+      code += E.checkAt(at(j * per + s), space, esz) + `const TV${j}_${s}=${E.load(mem).e};`
+      parts.push(s ? `(TV${j}_${s}<<${bits * s})` : `TV${j}_${s}`)
+    }
+    code += E.wr(r, 'i32', `(${parts.join('|')})`)
+  })
+  return code + '}'
+}
+
+/** wmma.mma / mma.sync: a warp collective; each lane gives its A, B and C registers and computes its part of
+ *  D from every lane's (tensor-core.ts mmaLane). */
+function mma(E: FunctionEmitter, ins: Instruction): Suspension | string {
+  const A = ins.operands
+  const opcode = [ins.op, ...ins.qualifiers].join('.')
+  const shape = ins.shape?.[0] ?? ''
+  // wmma's f16 form names only D and C (.f32.f32); its other forms and mma.sync name D, A, B, C
+  const ty = ins.op === 'wmma' && ins.types.length === 2 ? [ins.types[0], 'f16', 'f16', ins.types[1]] : ins.types
+  if (ty.length !== 4 || !ty.every((x) => x !== undefined && TC_TYPES.has(x))) return E.fail(`unsupported instruction ${opcode}`)
+  if (ins.op === 'mma' && (ins.layouts?.[0] ?? 'row') !== 'row' && ins.shape?.[0] !== 'm8n8k4') return E.fail(`unsupported instruction ${opcode}`)
+  const [d, a, b, c] = ty as ElemType[]
+  const key = `${ins.op}:${shape}:${d}:${a}:${b}:${c}${ins.flags.satfinite ? ':satfinite' : ''}`
+  const spec = mmaSpec(key)
+  if (typeof spec === 'string') return E.fail(`unsupported instruction ${opcode} (${spec})`)
+  const ra = vecItems(E, A[1], spec.la.count / perRegister(a), `${opcode} A`)
+  const rb = vecItems(E, A[2], spec.lb.count / perRegister(b), `${opcode} B`)
+  const rc = vecItems(E, A[3], spec.lc.count / perRegister(c), `${opcode} C`)
+  const rd_ = vecItems(E, A[0], spec.ld.count / perRegister(d), `${opcode} D`)
+  const list = (rs: IrOperand[], t: ElemType) => `[${rs.map((r) => E.rd(r, fragKind(t))).join(',')}]`
+  const post = `{const TD=mmaLane(S.o0,'${key}',t&31);${rd_.map((r, i) => E.wr(r, fragKind(d), `TD[${i}]`)).join('')}}`
+  return E.suspend(collectiveOf(ins)!, [list(ra, a), list(rb, b), list(rc, c)], [post])
+}
+
+/** ldmatrix / stmatrix .m8n8 .x1/.x2/.x4 {.trans} .b16: lane 8j + r gives the address of row r of matrix j;
+ *  lane l holds row l>>2, columns 2(l&3) and 2(l&3)+1 of each matrix (of its transpose with .trans), PTX ISA
+ *  "ldmatrix". A warp collective that gathers the row addresses; each lane then loads (stores) its own
+ *  elements, every access checked. */
+function matrixRows(E: FunctionEmitter, ins: Instruction): Suspension | string {
+  const A = ins.operands
+  const opcode = [ins.op, ...ins.qualifiers].join('.')
+  const num = Number(ins.shape?.find((x) => /^x[124]$/.test(x))?.slice(1) ?? 0)
+  if (!ins.shape?.includes('m8n8') || !num || ins.type !== 'b16') return E.fail(`unsupported instruction ${opcode}`)
+  const store = ins.op === 'stmatrix'
+  const regs = vecItems(E, store ? A[1] : A[0], num, opcode)
+  const space = ins.space ?? 'generic'
+  let post = '{const TG=S.o0,TL=t&31;'
+  // a store's values travel with the suspension (S.c1): its registers need not live past it
+  regs.forEach((r, j) => {
+    const v = store ? `S.c1[${j}]` : ''
+    if (!ins.flags.trans) {
+      post += E.checkAt(`TG[${8 * j}+(TL>>2)]+4*(TL&3)`, space, 4)
+      post += store ? E.store('b32', v) : E.wr(r, 'i32', E.load('b32').e)
+      return
+    }
+    const lo = E.checkAt(`TG[${8 * j}+2*(TL&3)]+2*(TL>>2)`, space, 2), hi = E.checkAt(`TG[${8 * j + 1}+2*(TL&3)]+2*(TL>>2)`, space, 2)
+    if (store) post += `u=${v};${lo}${E.store('u16', 'u&65535')}${hi}${E.store('u16', 'u>>>16')}`
+    else post += `${lo}u=${E.load('u16').e};${hi}${E.wr(r, 'i32', `u|(${E.load('u16').e}<<16)`)}`
+  })
+  const inputs = [E.addrExpr(store ? A[0]! : A[1]!)]
+  if (store) inputs.push(`[${regs.map((r) => E.rd(r, 'i32')).join(',')}]`)
+  return E.suspend(collectiveOf(ins)!, inputs, [post + '}'])
 }
 
 /** mbarrier.* on the object of mbarrier.ts; a wait that is not complete yet is a yield point (the arrivals
@@ -637,6 +754,11 @@ function cvt(E: FunctionEmitter, ins: Instruction): string {
     if (st === 'f64') return rd(A[1], 'f64')
     if (st === 'f16') return `f16ToNum(${rd(A[1], 'u16')})`
     return `bf16ToNum(${rd(A[1], 'u16')})`
+  }
+  if (dt === 'tf32') {
+    // cvt.{rna,rn,rz}{.satfinite}.tf32.f32: an f32 with its low 13 bits rounded off, in a .b32 register
+    if (st !== 'f32' || ins.flags.relu) return fail(`unsupported conversion .${dt}.${st}`)
+    return wr('f32', `numToTf32(${rd(A[1], 'f32')},'${ins.rounding ?? 'rna'}',${ins.flags.satfinite === true})`)
   }
   const fp8 = types.find((t) => t === 'e4m3x2' || t === 'e5m2x2')
   if (fp8) {

@@ -294,11 +294,10 @@ export class FunctionEmitter {
     return k
   }
 
-  /** Code that computes the absolute address of operand `o` for an access of n bytes in `space` into the
-   *  local `a`, checked (slot numbers the address operands of one instruction). */
-  addr(o: IrOperand, space: string, n: number, slot = 0): string {
+  /** The address `[base+offset]` in its own state space, as a JS expression (a number; BigInt for a 64-bit
+   *  register that holds one). */
+  addrExpr(o: IrOperand): string {
     if (o.kind !== 'addr') return this.fail('expected an address operand')
-    const idx = this.curIdx
     let base: string
     const b = o.base
     const bc = this.cls(b)
@@ -312,30 +311,60 @@ export class FunctionEmitter {
     const off = o.offset
     const r32 = b?.kind === 'reg' && bc !== 'i64'
     // 32-bit address registers wrap modulo 2^32 (PTX .u32 addressing of shared/local windows)
-    const w = off === 0 ? base : /^\d+$/.test(base) ? String(Number(base) + off) : r32 ? `((${base}+${off})>>>0)` : `${base}+${off}`
+    return off === 0 ? base : /^\d+$/.test(base) ? String(Number(base) + off) : r32 ? `((${base}+${off})>>>0)` : `${base}+${off}`
+  }
+
+  /** Code that puts the address `w` (a JS expression in `space`) for an access of n bytes into the local `a`
+   *  as an absolute heap address, checked: shared and local against their windows, others against the
+   *  granule map. No access-site cache (addr() has one for a kernel's own address operands). */
+  checkAt(w: string, space: string, n: number): string {
+    const idx = this.curIdx
+    const al = n >= 16 ? 15 : n - 1
+    const alc = al > 0 ? `||(a&${al})!==0` : ''
+    switch (space) {
+      case 'shared': return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
+      case 'local': return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
+      // the launch's parameter frame and call stack (never global memory: Heap.allocInternal)
+      case 'param': return `a=${w};if(!(a>=PB&&a<=PE-${n})${alc})fault(${idx},a,'param');`
+      default: return `a=${w};${this.globalCheck(space, n)}`
+    }
+  }
+
+  /** The granule check of an n-byte global/generic/const access at `a` (issue 17 item 3: only user allocations
+   *  and module variables are global memory); a generic address may also name the block's shared window,
+   *  the thread's local memory or the parameter frame, which lie at GSH, GLO, GPA (2^34, 2^35, 2^36, cvta),
+   *  beyond the reach of a device pointer gone astray, and are mapped to where the launch keeps them. A
+   *  >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around. */
+  private globalCheck(space: string, n: number): string {
+    const idx = this.curIdx
     const al = n >= 16 ? 15 : n - 1
     const alc = al > 0 ? `||(a&${al})!==0` : ''
     const last = n > 4 ? `||OK[(a+${n - 4})>>>2]!==1` : ''
+    const windows = `if(a>=GSH&&a<=GSH+SHN-${n})a=a-GSH+SB;else if(a>=GLO&&a<=GLO+LBE-LB0-${n})a=a-GLO+LB0;else if(a>=GPA&&a<=GPA+PE-PB-${n})a=a-GPA+PB;else fault(${idx},a,"${space}");`
+    return space === 'generic'
+      ? `if(!(a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}");` : ''}}`
+      : `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}");`
+  }
+
+  /** Code that computes the absolute address of operand `o` for an access of n bytes in `space` into the
+   *  local `a`, checked (slot numbers the address operands of one instruction). */
+  addr(o: IrOperand, space: string, n: number, slot = 0): string {
+    if (o.kind !== 'addr') return this.fail('expected an address operand')
+    const idx = this.curIdx
+    const w = this.addrExpr(o)
+    const b = o.base
+    const off = o.offset
+    const al = n >= 16 ? 15 : n - 1
+    const alc = al > 0 ? `||(a&${al})!==0` : ''
     switch (space) {
-      case 'shared':
-        return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
-      case 'local':
-        return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
+      case 'shared': case 'local':
+        return this.checkAt(w, space, n)
       case 'param':
         // a call sequence's variable in the thread's local memory (Frame.localParams)
         if (b?.kind === 'sym' && this.frame.localParams.has(b.name)) return `a=${w};if(!(a>=LB&&a<=LB+LSZ-${n})${alc})fault(${idx},a,'param');`
-        // the launch's parameter frame and call stack (never global memory: Heap.allocInternal)
-        return `a=${w};if(!(a>=PB&&a<=PE-${n})${alc})fault(${idx},a,'param');`
+        return this.checkAt(w, space, n)
       default: {
-        // a >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around.
-        // Only user allocations and module variables are global memory (issue 17 item 3). A generic address
-        // may also name the block's shared window, the thread's local memory or the parameter frame: those
-        // lie at GSH, GLO, GPA (2^34, 2^35, 2^36, cvta), beyond the reach of a device pointer gone astray,
-        // and are mapped to where the launch keeps them on a miss
-        const windows = `if(a>=GSH&&a<=GSH+SHN-${n})a=a-GSH+SB;else if(a>=GLO&&a<=GLO+LBE-LB0-${n})a=a-GLO+LB0;else if(a>=GPA&&a<=GPA+PE-PB-${n})a=a-GPA+PB;else fault(${idx},a,"${space}");`
-        const check = space === 'generic'
-          ? `if(!(a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}");` : ''}}`
-          : `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}");`
+        const check = this.globalCheck(space, n)
         if (this.fn.kind !== 'entry') return `a=${w};${check}`
         // Kernels cache, per access site k, the allocation an earlier address of that site fell in:
         // GR[2k], GR[2k+1] bound the addresses at which an n-byte access stays inside it (empty at the
@@ -353,7 +382,7 @@ export class FunctionEmitter {
         // every thread of the block accesses inv+off+c·tx, tx in [0, NTX): one range test of both ends,
         // against the site's cached allocation (GR) first, so consecutive blocks skip the lookup
         for (const c of f.conds) this.hoistConds.add(c)
-        this.hoistConds.add(`hz(${f.inv}+${off},${f.c},${n},${al + 1},${2 * k})`)
+        this.hoistConds.add(`hz(${f.inv}+${o.offset},${f.c},${n},${al + 1},${2 * k})`)
         this.hoistedSites++
         return this.unchecked ? `a=${w};` : `a=${w};${site}`
       }
@@ -874,7 +903,7 @@ export class ModuleEmitter {
       'popc32', 'brev32', 'mulhi32', 'mulwide32', 'divs32', 'divu32', 'rems32', 'remu32', 'bfe32', 'bfe64', 'bfi32', 'bfi64', 'bfind32', 'bfind64', 'prmt', 'lop3', 'shf', 'dp4a', 'dp2a',
       'fround', 'ftz', 'sat', 'fmin', 'fmax', 'fminNaN', 'fmaxNaN', 'fma64', 'fma32', 'fop32', 'fop64', 'cvt32', 'f16ToNum', 'numToF16', 'bf16ToNum', 'numToBf16', 'fmaH', 'fmaB',
       'roundInt', 'f2i32', 'f2iN', 'f2i64', 'i64ToF', 'i32ToF32', 'incWrap', 'decWrap', 'copysign', 'satS32', 'numToE4m3', 'numToE5m2', 'e4m3ToNum', 'e5m2ToNum', 'relu16',
-      'mbarInit', 'mbarArrive', 'mbarTestWait', 'mbarTestParity', 'mbarPending']
+      'mbarInit', 'mbarArrive', 'mbarTestWait', 'mbarTestParity', 'mbarPending', 'tcLayout', 'mmaLane', 'movmatrixLane', 'numToTf32']
     // No text of the PTX reaches this source: functions are numbered (FN[i]), messages are looked up from
     // the instruction table by index (fault()), so nothing from a user file needs escaping here.
     const source = `"use strict";

@@ -4,6 +4,7 @@
 // front end, so a worker loads only this, the numeric helpers, printf and the scheduler.
 import * as numeric from './numeric.js'
 import * as mbarrier from './mbarrier.js'
+import { mmaLane, movmatrixLane, tcLayout } from './tensor-core.js'
 import { formatPrintf } from './printf.js'
 
 export interface ModuleInstance {
@@ -45,7 +46,7 @@ export interface InstanceHooks {
 export function instantiate(source: string, hooks: InstanceHooks): ModuleInstance {
   let inst: ModuleInstance | undefined
   const env = {
-    h: { ...numeric, ...mbarrier },
+    h: { ...numeric, ...mbarrier, mmaLane, movmatrixLane, tcLayout },
     fault: hooks.fault,
     clock: () => Date.now(),
     vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {

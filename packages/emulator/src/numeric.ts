@@ -782,3 +782,17 @@ function bitsFromF64Sign(x: number): boolean { sF64[0] = x; return sI32[HI]! < 0
 export function satS32(x: number): number {
   return x > 2147483647 ? 2147483647 : x < -2147483648 ? -2147483648 : x | 0
 }
+
+/** cvt.{rna,rn,rz}{.satfinite}.tf32.f32 (PTX ISA, "cvt"): the f32 rounded to tf32's 10 fraction bits (its low 13
+ *  bits zero), ties away from zero (rna) or to even (rn), or truncated (rz); NaN and infinities pass, and
+ *  .satfinite turns an overflow into the largest finite tf32 of its sign. */
+export function numToTf32(x: number, mode: string, satfinite: boolean): number {
+  if (x !== x || x === Infinity || x === -Infinity) return x
+  const bits = bitsFromF32(x) >>> 0
+  const low = bits & 0x1fff
+  let u = bits - low
+  if (mode === 'rna' ? low >= 0x1000 : mode === 'rn' ? low > 0x1000 || (low === 0x1000 && (u & 0x2000) !== 0) : false) u += 0x2000
+  const r = f32FromBits(u | 0)
+  if (satfinite && (r === Infinity || r === -Infinity)) return f32FromBits((bits & 0x80000000) | 0x7f7fe000)
+  return r
+}

@@ -26,6 +26,8 @@ function memberMask(kind: Collective, s: ThreadState): number | undefined {
     case 'shfl': return s.c3 as number
     case 'vote': case 'match': case 'redux': return s.c1 as number
     case 'elect': case 'warpsync': return s.c0 as number
+    // the tensor-core instructions are .aligned: every lane of the warp takes part
+    case 'mma': case 'ldmatrix': case 'stmatrix': case 'movmatrix': return -1
     default: return undefined
   }
 }
@@ -130,6 +132,14 @@ function resolveCollective(kind: Collective, states: ThreadState[], w: number, g
     case 'activemask':
       for (const [, s] of inGroup) s.o0 = groupMask | 0
       break
+    case 'mma': case 'ldmatrix': case 'stmatrix': case 'movmatrix': {
+      // every lane gets every lane's inputs (fragments, row addresses, elements), indexed by lane; what each
+      // lane makes of them is its own code (emit-instruction.ts, tensor-core.ts)
+      const all: unknown[] = new Array(32)
+      for (const [l, s] of inGroup) all[l] = kind.kind === 'mma' ? [s.c0, s.c1, s.c2] : s.c0
+      for (const [, s] of inGroup) s.o0 = all
+      break
+    }
     case 'redux': {
       for (const [, s] of inGroup) {
         const mask = (s.c1 as number) & groupMask

@@ -1,6 +1,7 @@
 // THE registry of instructions that need other threads (PTX ISA, "Parallel Synchronization and
 // Communication Instructions"): block barriers (bar/barrier .sync and .red.popc/.and/.or) and warp
-// collectives (bar.warp.sync, shfl.sync, vote, match.sync, redux.sync, activemask, elect.sync). The
+// collectives (bar.warp.sync, shfl.sync, vote, match.sync, redux.sync, activemask, elect.sync, and the
+// tensor-core instructions whose lanes exchange fragments: wmma.mma, mma.sync, ldmatrix, stmatrix, movmatrix). The
 // emulator's code generator (suspension points), its scheduler (how to resolve them), the inliner, the
 // barrier-region analysis and the coming lane loops all ask this file, never their own list.
 import type { Instruction } from './ir.js'
@@ -16,6 +17,14 @@ export type Collective =
   | { kind: 'warpsync' }
   | { kind: 'elect' }
   | { kind: 'redux'; mode: 'add' | 'min' | 'max' | 'and' | 'or' | 'xor'; signed: boolean }
+  /** Tensor cores, warp-wide: each lane holds a fragment of the matrices (PTX ISA, "Warp Level Matrix Multiply-
+   *  Accumulate Instructions"). `mma`: wmma.mma / mma.sync; `ldmatrix`/`stmatrix`: the rows' addresses come
+   *  from other lanes; `movmatrix`: a transpose across lanes. (wmma.load/store are not collectives: each lane
+   *  moves its own fragment.) */
+  | { kind: 'mma' }
+  | { kind: 'ldmatrix' }
+  | { kind: 'stmatrix' }
+  | { kind: 'movmatrix' }
 
 /** The collective `ins` performs, or undefined. `bar.arrive` (no wait) is none; cluster barriers are
  *  reported as `bar` with `cluster` set by the caller's check of `ins.flags.cluster`. */
@@ -32,6 +41,11 @@ export function collectiveOf(ins: Instruction): Collective | undefined {
     case 'activemask': return { kind: 'activemask' }
     case 'elect': return { kind: 'elect' }
     case 'redux': return { kind: 'redux', mode: ins.reduction as 'add' | 'min' | 'max' | 'and' | 'or' | 'xor', signed: ins.type?.startsWith('s') ?? false }
+    case 'wmma': return ins.mode === 'mma' ? { kind: 'mma' } : undefined
+    case 'mma': return { kind: 'mma' }
+    case 'ldmatrix': return { kind: 'ldmatrix' }
+    case 'stmatrix': return { kind: 'stmatrix' }
+    case 'movmatrix': return { kind: 'movmatrix' }
     default: return undefined
   }
 }

@@ -65,6 +65,8 @@ export function analyzeUniformity(fn: IrFunction, cfg: Cfg): UniformityFacts {
         case 'vote': case 'redux': case 'activemask': return Math.min(src, WARP)
         case 'match': return c.mode === 'all' ? Math.min(src, WARP) : THREAD
         case 'elect': return THREAD
+        // each lane gets its own part of a matrix
+        case 'mma': case 'ldmatrix': case 'movmatrix': return THREAD
         // an indexed shuffle from a lane chosen uniformly gives every lane that lane's value
         case 'shfl': return c.mode === 'idx' && level(ins.operands[2]) <= WARP ? Math.min(level(ins.operands[1]), WARP) : src
         default: return src
@@ -80,6 +82,8 @@ export function analyzeUniformity(fn: IrFunction, cfg: Cfg): UniformityFacts {
         return readOnly ? src : THREAD
       }
       case 'atom': return THREAD
+      // a wmma.load fragment is the lane's own part of the matrix; an mbarrier's state and waits change
+      case 'wmma': case 'mbarrier': return THREAD
       // a generic address of local memory is per thread
       case 'cvta': return !ins.flags.to && ins.space === 'local' ? THREAD : src
       default: return src

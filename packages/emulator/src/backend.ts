@@ -414,7 +414,9 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         inspect,
         getGlobal(name: string) {
           const g = lm.globals.get(name)
-          if (!g) throw new Error(`variable ${name} is not a .global/.const variable of this PTX module`)
+          // clang removes a `static __constant__`/`static __device__` variable that only host code writes
+          // (issue 14); the build warns, and so does this
+          if (!g) throw new Error(`variable ${name} is not a .global/.const variable of this PTX module (clang removes a static __constant__ or __device__ variable that no device code writes: declare it without 'static')`)
           return { address: BigInt(g.address), size: g.size }
         },
         unload() {

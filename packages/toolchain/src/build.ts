@@ -14,6 +14,7 @@ import { packImages } from './pack.js'
 import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
 import { nameKernelParams } from './param-names.js'
+import { droppedStaticVariables } from './static-variables.js'
 
 export interface BuildOptions {
   /** GPU targets, CMake CUDA_ARCHITECTURES or nvcc syntax (`'80'`, `'80-real;90'`, `['sm_90a', 'compute_90']`).
@@ -179,11 +180,11 @@ function manifestTargetFor(targets: Target[]): { target: Target; extra: boolean 
 
 /** Texts of the .cu file and the project's own headers (not the toolkit's or the system's), where the
  *  kernels' parameter names are read from (param-names.ts). */
-function ownSources(file: string, dependencies: readonly string[], cwd: string, compiler: CompilerInfo): string[] {
+function ownSources(file: string, dependencies: readonly string[], cwd: string, compiler: CompilerInfo): Array<[string, string]> {
   const under = (p: string, dir: string | undefined) => !!dir && p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
   const own = dependencies.filter((d) => d === file || ((under(d, cwd) || under(d, dirname(file))) &&
     !under(d, '/usr') && !under(d, compiler.cudaPath) && !d.includes(`${sep}node_modules${sep}`)))
-  return own.flatMap((d) => { try { return [readFileSync(d, 'utf8')] } catch { return [] } })
+  return own.flatMap((d): Array<[string, string]> => { try { return [[d, readFileSync(d, 'utf8')]] } catch { return [] } })
 }
 
 /**
@@ -268,6 +269,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const producer = `${compiler.kind} ${compiler.version}`
   const read = byTarget.get(mTarget.target)!.manifest!
   const dependencies = [abs, ...[...new Set(results.flatMap((r) => r.deps))].filter((d) => d !== abs).sort()]
+  const own = ownSources(abs, dependencies, o.cwd, compiler)
   const manifest: KernelManifest = nameKernelParams({
     version: 1,
     source: basename(abs),
@@ -275,8 +277,10 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
     targets: images.map((i) => ({ arch: i.target, kind: i.kind, size: i.bytes.length })),
     kernels: read.kernels,
     variables: read.variables,
-  }, ownSources(abs, dependencies, o.cwd, compiler))
+  }, own.map(([, text]) => text))
   const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
+  // clang removes static device variables only host code writes: say which, where, and the fix
+  if (compiler.kind === 'clang') warnings.push(...droppedStaticVariables(own, manifest))
   const compiles = results.filter((r) => !r.cached).length
   return {
     file: abs,

@@ -18,6 +18,7 @@ import { dedupeDiagnostics, parseDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import type { CompilerInfo } from './find-compiler.js'
 import { sha256 } from './cache.js'
+import { clangCompatHeader } from './clang-compat.js'
 
 /** Build options after defaults, with absolute paths. */
 export interface ResolvedCompileOptions {
@@ -77,6 +78,30 @@ function clangShimDir(cudaPath: string): string | undefined {
   mkdirSync(dir, { recursive: true })
   ensureFile(join(dir, 'curand_mtgp32_kernel.h'), '// Empty stand-in written by kernelpack: CUDA 13 dropped this header, clang still includes it.\n')
   return dir
+}
+
+/** The header of what clang's CUDA headers lack next to nvcc's (clang-compat.ts), force-included in clang
+ *  builds; its name carries a hash of its text, so a change reaches the compile cache's keys. */
+function clangCompatHeaderPath(): string {
+  const text = clangCompatHeader()
+  const dir = join(scratchRoot(), 'clang-compat')
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, `kernelpack-clang-compat-${sha256(text).slice(0, 12)}.h`)
+  ensureFile(path, text)
+  return path
+}
+
+/** clang errors whose cause is a difference from nvcc, each followed by a note that says what to do. */
+export function explainClangDiagnostics(list: Diagnostic[]): Diagnostic[] {
+  return list.flatMap((d) => {
+    if (d.severity !== 'error' || !/initialization is not supported for __shared__ variables/.test(d.message)) return [d]
+    // clang/lib/Sema/SemaCUDA.cpp: a __shared__ variable's type needs an empty constructor and an empty
+    // destructor; cuda::barrier<thread_scope_block>'s destructor invalidates its mbarrier. nvcc accepts it.
+    return [d, {
+      file: d.file, line: d.line, column: d.column, severity: 'note' as const, code: 'kernelpack',
+      message: 'clang requires a __shared__ variable\'s type to have an empty constructor and an empty destructor (cuda::barrier\'s destructor is not empty); nvcc accepts it. With clang, declare storage and use it through a reference: `__shared__ alignas(T) unsigned char storage[sizeof(T)]; T &name = *reinterpret_cast<T *>(storage);` (as CCCL\'s own tests do), or build this file with nvcc',
+    }]
+  })
 }
 
 /** The toolkit's CCCL headers (`cuda/std/…`, `nv/target`, cub, thrust), which `cooperative_groups.h`,
@@ -188,6 +213,7 @@ export function compileArgs(compiler: CompilerInfo, target: Target, o: ResolvedC
     // Searched after every -I folder of the user's, wherever it stands on the line (as with nvcc).
     ...(cccl ? ['-isystem', cccl] : []),
     ...(shim ? ['-idirafter', shim] : []),
+    '-include', clangCompatHeaderPath(),
     ...(o.rdc ? ['-fgpu-rdc'] : []),
     ...(o.std ? [`-std=${o.std}`] : []),
     ...(o.lineinfo ? ['-gline-tables-only'] : []),
@@ -238,7 +264,8 @@ export async function compileTarget(compiler: CompilerInfo, target: Target, file
       env: { LC_ALL: 'C', TMPDIR: join(work, 'tmp') },
     })
     const text = r.all ?? ''
-    const diagnostics = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
+    const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
+    const diagnostics = compiler.kind === 'clang' ? explainClangDiagnostics(parsed) : parsed
     let bytes: Uint8Array | undefined
     if (r.exitCode === 0) bytes = await readFile(output).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)).catch(() => undefined)
     if (r.exitCode !== 0 || !bytes) {

@@ -148,7 +148,32 @@ parse('.loc line information stays on the instructions after it; .file names the
 }`)
   assert.equal([...m.files], [[1, '/src/k.cu'], [2, '/usr/local/cuda/include/cuda_fp16.hpp']])
   const ins = m.functions[0]!.body!.filter((s): s is PtxInstruction => s.kind === 'instr')
-  assert.equal(ins.map((i) => i.loc), [undefined, { file: 1, line: 12, column: 5 }, { file: 2, line: 300, column: 1 }, { file: 2, line: 300, column: 1 }])
+  const inlined = { file: 2, line: 300, column: 1, inlinedAt: { file: 1, line: 13, column: 7 } }
+  assert.equal(ins.map((i) => i.loc), [undefined, { file: 1, line: 12, column: 5 }, inlined, inlined])
+})
+
+parse(".loc: clang 22's inline chain comes from the line's comment, outermost call site last", () => {
+  const m = parsePtx(`.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry k() {
+  .reg .b32 %r<3>;
+  .loc 2 53 27 // /usr/lib/llvm-22/lib/clang/22/include/__clang_cuda_builtin_vars.h:53:27 @[ k.cu:9:16 ]
+  mov.u32 %r1, %tid.x;
+  .loc 3 7 1 // b.h:7:1 @[ a.h:3:2 @[ k.cu:21:4 ] ]
+  add.s32 %r2, %r1, 1;
+  .loc 1 30 3 // k.cu:30:3
+  ret;
+}
+.file 1 "/src/k.cu"
+.file 2 "/usr/lib/llvm-22/lib/clang/22/include/__clang_cuda_builtin_vars.h"
+.file 3 "/src/b.h"`)
+  const ins = m.functions[0]!.body!.filter((s): s is PtxInstruction => s.kind === 'instr')
+  assert.equal(ins.map((i) => i.loc), [
+    { file: 2, line: 53, column: 27, inlinedAt: { file: 'k.cu', line: 9, column: 16 } },
+    { file: 3, line: 7, column: 1, inlinedAt: { file: 'k.cu', line: 21, column: 4 } },
+    { file: 1, line: 30, column: 3 },
+  ])
 })
 
 parse('declarations only (bodies: false): headers, .ptr attributes, opaque handles, aliases', () => {

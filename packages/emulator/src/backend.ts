@@ -16,7 +16,7 @@ import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './erro
 import type { CompiledFunction } from './emit-js.js'
 import { describeThreadLoops } from './emit-thread-loops.js'
 import { Heap } from './heap.js'
-import { faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
+import { describeRow, faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
 import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
 import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneLaunch } from './run-blocks.js'
 import { StalledBlock } from './scheduler.js'
@@ -132,7 +132,8 @@ function deadlock(mod: LoadedModule, cf: CompiledFunction, kernel: string, e: St
   const why = cooperative
     ? 'no thread of any block changes what it waits for'
     : 'no thread of its block changes what it waits for; blocks run one after another, so a kernel whose blocks wait for each other needs a cooperative launch ({ cooperative: true })'
-  return new EmulatorFault(`deadlock: thread (${at(e.thread, block)}) of block (${at(e.block, grid)}) keeps waiting and ${why}`, kernel, info ? `${info.text} (PTX line ${info.line})` : 'a wait')
+  const where = info ? describeRow(mod, info, kernel) : undefined
+  return Object.assign(new EmulatorFault(`deadlock: thread (${at(e.thread, block)}) of block (${at(e.block, grid)}) keeps waiting and ${why}`, kernel, where?.text ?? 'a wait'), { source: where?.source })
 }
 
 class KernelHandle implements EmulatorFunction {

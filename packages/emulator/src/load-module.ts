@@ -2,10 +2,10 @@
 // IR), inlines the device functions that suspend (inline.ts), places its .global/.const variables in device
 // memory (with initializers), lays out static shared memory, and emits every function as JavaScript once
 // (emit-js.ts), compiled with `new Function`.
-import { EmulatorFault, PtxError } from './errors.js'
+import { EmulatorFault, PtxError, type FaultSource } from './errors.js'
 import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
-import { decodeModule, parsePtx, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
+import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type ModuleInstance } from './instance.js'
 
@@ -140,7 +140,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
  *  address a, the kind of fault (what a worker thread reports back is turned into the same error). */
 export function faultOf(lm: LoadedModule, i: number, a: number | bigint | undefined, what: string): EmulatorFault {
   const ins = lm.instrs[i]
-  const text = ins ? `${ins.text} (PTX line ${ins.line}${ins.fn !== lm.running ? `, function ${ins.fn}` : ''})` : '?'
+  const { text, source } = ins ? describeRow(lm, ins) : { text: '?', source: undefined }
   const msgs: Record<string, string> = {
     trap: 'trap instruction executed', assert: 'device-side assertion failed', callstack: 'call stack overflow',
     shared: 'out-of-bounds or misaligned shared memory access', local: 'out-of-bounds or misaligned local memory access',
@@ -151,7 +151,7 @@ export function faultOf(lm: LoadedModule, i: number, a: number | bigint | undefi
   }
   const addr = a === undefined ? undefined : typeof a === 'bigint' ? BigInt.asUintN(64, a) : BigInt.asUintN(64, BigInt(Math.trunc(a)))
   const stray = what === 'global' || what === 'generic' || what === 'const'
-  return new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr, stray && addr !== undefined ? nearestAllocation(lm, addr) : undefined)
+  return Object.assign(new EmulatorFault(msgs[what] ?? what, lm.running ?? '?', text, addr, stray && addr !== undefined ? nearestAllocation(lm, addr) : undefined), { source })
 }
 
 /** Where a stray global address lies relative to the nearest user allocation or module variable (issue 17
@@ -165,4 +165,14 @@ function nearestAllocation(lm: LoadedModule, addr: bigint): string {
   const what = `${variable ? `variable ${variable}` : 'allocation'} ${hex(near.start)}–${hex(near.end - 1)} (${near.end - near.start} bytes)`
   if (at >= near.start && at < near.end) return `inside ${what} (at offset ${at - near.start})`
   return `nearest: ${what}; the address is at offset ${at - near.start} from its start`
+}
+
+/** An instruction as fault messages name it: its text, PTX line, the function when it is not the kernel, and
+ *  the `.cu` file:line of the PTX's `.loc` line information (-lineinfo; issue 14 item 4), with the line of
+ *  the inlined function's own code where the access sits in one. */
+export function describeRow(lm: LoadedModule, ins: InstrInfo, kernel = lm.running): { text: string; source: FaultSource | undefined } {
+  const source = sourcePosition(lm.ir.files, ins.loc)
+  // addr2line -i's order: the inlined code's own line, then where it was inlined into the caller
+  const at = !source ? '' : source.inlined ? `, at ${formatSourcePosition(source.inlined)} inlined at ${formatSourcePosition(source)}` : `, at ${formatSourcePosition(source)}`
+  return { text: `${ins.text} (PTX line ${ins.line}${ins.fn !== kernel ? `, function ${ins.fn}` : ''}${at})`, source }
 }

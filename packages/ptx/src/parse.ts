@@ -24,8 +24,11 @@ export type Operand =
   | { k: 'neg'; a: Operand }
   | { k: 'list'; items: Operand[] }
 
-/** A `.loc file line column` directive: the source position of the instructions after it. */
-export interface SourceLoc { file: number; line: number; column: number }
+/** A `.loc file line column` directive: the source position of the instructions after it. `inlinedAt`: where
+ *  the function holding that position was inlined (nvcc's `, inlined_at file line column`; clang 22 writes the
+ *  chain only in the line's comment, `// … @[ kernel.cu:12:5 ]`, whose outermost position is taken, by file
+ *  name). The call site in the caller's code, which is what a message about user code should name. */
+export interface SourceLoc { file: number; line: number; column: number; inlinedAt?: { file: number | string; line: number; column: number } }
 
 export interface PtxInstruction {
   kind: 'instr'
@@ -447,7 +450,7 @@ class Parser {
       }
       if (t.t === 'p' && t.v === '{') { this.next(); this.scopes.push(new Map()); continue }
       if (t.t === 'p' && t.v === ';') { this.next(); continue }
-      if (t.t === 'id' && t.v === '.loc') { this.next(); this.readLoc(t.line); continue }
+      if (t.t === 'id' && t.v === '.loc') { this.next(); this.readLoc(t); continue }
       if (t.t === 'id' && (t.v === '.file' || t.v === '.section')) { this.next(); this.skipLine(t.line); continue }
       if (t.t === 'id' && (t.v === '.pragma' || t.v === '.maxnreg' || t.v === '.callprototype')) { this.skipToSemi(); continue }
       if (t.t === 'id' && this.isP(':', 1)) {
@@ -491,11 +494,27 @@ class Parser {
     ;(fn.branchTargets ??= new Map()).set(name.v, labels)
   }
 
-  /** `.loc file line column[, function_name …, inlined_at …]` (the rest of the line is ignored). */
-  readLoc(line: number): void {
+  /** `.loc file line column[, function_name label, inlined_at file line column]` (PTX ISA, ".loc"), and
+   *  clang's inline chain in the line's comment. */
+  readLoc(tok: Token): void {
+    const line = tok.line
     const nums: number[] = []
     while (nums.length < 3 && this.peek()?.t === 'num' && this.peek()!.line === line) nums.push(Number(this.next().v))
-    if (nums.length >= 2) this.loc = { file: nums[0]!, line: nums[1]!, column: nums[2] ?? 0 }
+    if (nums.length >= 2) {
+      const loc: SourceLoc = { file: nums[0]!, line: nums[1]!, column: nums[2] ?? 0 }
+      const text = this.lexer.text
+      const eol = text.indexOf('\n', tok.at)
+      const raw = text.slice(tok.at, eol < 0 ? text.length : eol)
+      const nv = /\binlined_at\s+(\d+)\s+(\d+)\s+(\d+)/.exec(raw)
+      if (nv) loc.inlinedAt = { file: Number(nv[1]), line: Number(nv[2]), column: Number(nv[3]) }
+      else {
+        const at = raw.indexOf('@[', raw.indexOf('//'))
+        const sites = at < 0 || raw.indexOf('//') < 0 ? [] : [...raw.slice(at).matchAll(/([^\s@[\]]+):(\d+):(\d+)/g)]
+        const outer = sites[sites.length - 1]
+        if (outer) loc.inlinedAt = { file: outer[1]!, line: Number(outer[2]), column: Number(outer[3]) }
+      }
+      this.loc = loc
+    }
     this.skipLine(line)
   }
 

@@ -28,9 +28,13 @@ export type PageFile = [type: string, body: string | Uint8Array]
 
 export interface PageServer { url: string; close(): Promise<void> }
 
-/** Serves `files` (by URL path, `/` for the page) on 127.0.0.1; COOP/COEP headers when cross-origin isolated. */
-export async function servePage(files: Record<string, PageFile>, opts: { crossOriginIsolated?: boolean } = {}): Promise<PageServer> {
-  const isolation = opts.crossOriginIsolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}
+/** Serves `files` (by URL path, `/` for the page) on 127.0.0.1; COOP/COEP headers when cross-origin isolated;
+ *  `csp`: a Content-Security-Policy header on every response. */
+export async function servePage(files: Record<string, PageFile>, opts: { crossOriginIsolated?: boolean; csp?: string } = {}): Promise<PageServer> {
+  const isolation = {
+    ...(opts.crossOriginIsolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
+    ...(opts.csp ? { 'content-security-policy': opts.csp } : {}),
+  }
   const server = createServer((req, res) => {
     const f = files[(req.url ?? '/').split('?')[0]!]
     if (!f) return void res.writeHead(404).end()
@@ -52,7 +56,7 @@ export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser
  * Serves `files`, opens `/` in headless chromium and waits for the page to set `window.__kpResult` (a page
  * that fails sets `{ error }`); returns it. Page errors fail the call, naming them.
  */
-export async function runPage<T>(files: Record<string, PageFile>, opts: { webgpu?: boolean; crossOriginIsolated?: boolean; timeoutMs?: number } = {}): Promise<T> {
+export async function runPage<T>(files: Record<string, PageFile>, opts: { webgpu?: boolean; crossOriginIsolated?: boolean; csp?: string; timeoutMs?: number } = {}): Promise<T> {
   const server = await servePage(files, opts)
   const browser = await launchChromium(opts)
   try {

@@ -44,4 +44,38 @@ try {
   assert.equal(res.out, Array.from({ length: n }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))
 })
 
+Browser("under Content-Security-Policy script-src 'self' (no eval) the kernels run through the emulator's interpreter", async () => {
+  // issue 14 item 3: the page's CSP refuses `new Function`; the emulator runs the same generated code on its
+  // interpreter, and mod.backend.reason says so. The page has no inline script (the CSP forbids it too).
+  const runtime = await bundleForBrowser(join(repoRoot, 'packages', 'runtime', 'src', 'browser.ts'))
+  const manifest = await readPtxManifest(readFileSync(join(referencePtxDir, 'extern_c.sm_90.ptx'), 'utf8'), { demangle: false })
+  const n = 300
+  const script = `import { loadModule } from './runtime.js'
+let compiles
+try { new Function('return 1'); compiles = 'yes' } catch (e) { compiles = e.name + ': ' + e.message }
+try {
+  const mod = await loadModule(new URL('./k.offload', location.href), ${inlineJson(manifest)}, { backend: 'emulator' })
+  const n = ${n}
+  const x = Float32Array.from({ length: n }, (_, i) => i * 0.25)
+  const y = Float32Array.from({ length: n }, (_, i) => 7 - i)
+  const [dx, dy] = await Promise.all([mod.upload(x), mod.upload(y)])
+  await mod.kernel('saxpy').launch({ grid: Math.ceil(n / 128), block: 128 }, n, 2.5, dx, dy)
+  const out = await dy.download(new Float32Array(n))
+  window.__kpResult = { compiles, backend: mod.backend.name, reason: mod.backend.reason, out: Array.from(out) }
+} catch (e) { window.__kpResult = { compiles, error: String(e && e.stack || e) } }
+`
+  const res = await runPage<{ compiles: string; backend: string; reason: string; out: number[] }>({
+    '/': ['text/html', '<!doctype html><meta charset="utf-8"><script type="module" src="./page.js"></script>'],
+    '/page.js': ['text/javascript', script],
+    '/runtime.js': ['text/javascript', runtime],
+    '/k.offload': ['application/octet-stream', readFileSync(join(fixturesDir, 'offload', 'b_cubin_ptx_2arch.bin'))],
+  }, { csp: "script-src 'self'" })
+  // the policy is in force: the page itself cannot compile a string
+  assert.match(res.compiles, /^EvalError: .*unsafe-eval/)
+  assert.is(res.backend, 'emulator')
+  assert.match(res.reason, /^backend 'emulator' was requested; launches run on the calling thread: kernels run through the emulator's interpreter \(same results, slower\) because this context refuses to compile generated code \(.*unsafe-eval.*\)$/, res.reason)
+  const f = Math.fround
+  assert.equal(res.out, Array.from({ length: n }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))
+})
+
 Browser.run()

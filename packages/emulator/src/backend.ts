@@ -16,6 +16,7 @@ import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './erro
 import type { CompiledFunction } from './emit-js.js'
 import { describeThreadLoops } from './emit-thread-loops.js'
 import { Heap } from './heap.js'
+import { codeGenerationRefusal, type Evaluate } from './instance.js'
 import { describeRow, faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
 import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
 import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneLaunch } from './run-blocks.js'
@@ -59,6 +60,13 @@ export interface EmulatorBackendOptions {
    * the two, or to rule the loops out while debugging). @default true
    */
   threadLoops?: boolean
+  /**
+   * How the modules' generated code becomes functions: `new Function` unless given. `await
+   * loadInterpreter()` gives the interpreter (interpret.ts), for contexts that refuse code generation from
+   * strings (a page's Content-Security-Policy without 'unsafe-eval'; codeGenerationRefusal() says whether this
+   * is one): the same code with the same results, slower, on the calling thread.
+   */
+  evaluate?: Evaluate
 }
 
 export type EmulatorFunction = BackendFunction
@@ -200,8 +208,14 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
   if (!Number.isInteger(wanted) || wanted < 0) throw new TypeError(`createEmulatorBackend: workers must be a non-negative integer, got ${String(options.workers)}`)
   const defaultTimeout = checkTimeout(options.timeoutMs, 'createEmulatorBackend')
   if (options.yieldMs !== undefined && !(typeof options.yieldMs === 'number' && options.yieldMs > 0)) throw new TypeError(`createEmulatorBackend: yieldMs must be a positive number of milliseconds, got ${String(options.yieldMs)}`)
+  // a context that refuses code generation from strings (a page's Content-Security-Policy without
+  // 'unsafe-eval') runs the modules' code through the interpreter (interpret.ts), on the calling thread
+  const refusal = codeGenerationRefusal()
+  const evaluate = options.evaluate
   // why launches cannot run on workers here, if they cannot
-  let calling: string | undefined = wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
+  let calling: string | undefined = evaluate
+    ? `kernels run through the emulator's interpreter (same results, slower)${refusal !== undefined ? ` because this context refuses to compile generated code (${refusal})` : ''}`
+    : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
   const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: calling === undefined })
   const pool = calling === undefined ? new WorkerPool(threads, wanted, heap, options.workerUrl) : undefined
   const print = options.print ?? ((s: string) => console.log(s))
@@ -384,10 +398,13 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
     loadModule(image) {
       live()
       if (image.kind !== 'ptx') throw new PtxError(`the emulator runs PTX only; got a ${image.kind} image for ${image.arch}`)
+      if (refusal !== undefined && !evaluate) {
+        throw new Error(`the emulator cannot compile kernels in this context: ${refusal}. Create the backend with { evaluate: await loadInterpreter() } (@kernelpack/runtime does where it has to) to run them through the interpreter, or allow 'unsafe-eval' in the page's Content-Security-Policy`)
+      }
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops })
+      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate })
       const modId = nextModule++
       modules.add(lm)
       // start the workers now, so that the first launch does not wait for them

@@ -41,9 +41,30 @@ export interface InstanceHooks {
   print(text: string): void
 }
 
+/** Turns a module's source, the body of a function of one parameter named `param`, into that function:
+ *  `new Function` (compileFactory), or, where the page forbids code generation from strings, an interpreter
+ *  of the same source (interpret.ts). */
+export type Evaluate = (param: string, body: string) => (arg: unknown) => unknown
+
+// eslint-disable-next-line @typescript-eslint/no-implied-eval
+export const compileFactory: Evaluate = (param, body) => new Function(param, body) as (arg: unknown) => unknown
+
+/** Why this context cannot turn strings into code, or undefined when it can: a page whose
+ *  Content-Security-Policy has no 'unsafe-eval' (the browser throws an EvalError), Node with
+ *  --disallow-code-generation-from-strings. Issue 14 item 3. */
+export function codeGenerationRefusal(): string | undefined {
+  try {
+    compileFactory('E', '')
+    return undefined
+  } catch (e) {
+    if (!(e instanceof EvalError)) throw e
+    return e.message.replace(/\s+/g, ' ').trim()
+  }
+}
+
 /** Compiles `source` (ModuleEmitter.compile()) and binds it to the helpers. Throws the engine's SyntaxError
  *  when the source does not compile. */
-export function instantiate(source: string, hooks: InstanceHooks): ModuleInstance {
+export function instantiate(source: string, hooks: InstanceHooks, evaluate: Evaluate = compileFactory): ModuleInstance {
   let inst: ModuleInstance | undefined
   const env = {
     h: { ...numeric, ...mbarrier, mmaLane, movmatrixLane, tcLayout },
@@ -56,8 +77,6 @@ export function instantiate(source: string, hooks: InstanceHooks): ModuleInstanc
       return s.length
     },
   }
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const factory = new Function('E', source) as (e: unknown) => ModuleInstance
-  inst = factory(env)
+  inst = evaluate('E', source)(env) as ModuleInstance
   return inst
 }

@@ -7,7 +7,7 @@ import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout
 import type { Heap } from './heap.js'
 import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
-import { instantiate, type ModuleInstance } from './instance.js'
+import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
 
 export type { ModuleInstance }
 
@@ -36,6 +36,8 @@ export interface LoadOptions {
   /** Run kernels with barriers or warp collectives as thread loops where they form (default), else always in
    *  the continuation scheme. */
   threadLoops?: boolean
+  /** How the module's source becomes functions (instance.ts): `new Function` unless given. */
+  evaluate?: Evaluate
 }
 
 function align(n: number, a: number): number { return Math.ceil(n / a) * a }
@@ -129,7 +131,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap }
   const print = options.print ?? ((s: string) => console.log(s))
   try {
-    lm.inst = instantiate(source, { fault: (i, a, what) => { throw faultOf(lm, i, a, what) }, print })
+    lm.inst = instantiate(source, { fault: (i, a, what) => { throw faultOf(lm, i, a, what) }, print }, options.evaluate)
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }

@@ -26,10 +26,13 @@ export function emulatorBackend(options: EmulatorLoadOptions): Promise<Backend> 
   let b = backends.get(key)
   if (!b) {
     // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
-    b = import('@kernelpack/emulator').then((m): Backend => {
+    b = import('@kernelpack/emulator').then(async (m): Promise<Backend> => {
       if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
+      // a page whose Content-Security-Policy refuses `new Function` runs the kernels through the emulator's
+      // interpreter, and mod.backend.reason says so (issue 14 item 3)
+      const evaluate = m.codeGenerationRefusal() !== undefined ? await m.loadInterpreter() : undefined
       // on the calling thread, launches give the event loop a turn every 20 ms (the page stays responsive)
-      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20 })
+      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20, evaluate })
     })
     backends.set(key, b)
     b.catch(() => backends.delete(key))

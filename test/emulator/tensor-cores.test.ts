@@ -165,6 +165,8 @@ function runMma(f: Form, A: number[], B: number[], C: number[]): number[] {
   ${stores}
   ret; }`
   const mod = be.loadModule(ptxBytes(head + ptx))
+  // thread loops do not exchange fragments: the kernel runs in the continuation scheme, and says why
+  assert.match(mod.inspect('k'), /exchanges matrix fragments between the lanes of a warp/)
   const din = upload(be, host), dout = be.alloc(32 * nd * w)
   be.launch(mod.getFunction('k'), { grid: [1, 1, 1], block: [32, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }]))
   const out = download(be, dout, f64 ? new Float64Array(32 * nd) : new Int32Array(32 * nd))

@@ -58,7 +58,7 @@ export function codeGenerationRefusal(): string | undefined {
     return undefined
   } catch (e) {
     if (!(e instanceof EvalError)) throw e
-    return e.message.replace(/\s+/g, ' ').trim()
+    return e.message.split(/\s+/).filter(Boolean).join(' ')
   }
 }
 

@@ -43,7 +43,7 @@ function unsupported(what: string, at: number): never {
   throw new SyntaxError(`the emulator's interpreter does not support ${what} (offset ${at} of the module's code)`)
 }
 
-function tokenize(src: string): Token[] {
+function scanJavaScript(src: string): Token[] {
   const out: Token[] = []
   let i = 0
   let nl = false
@@ -147,7 +147,7 @@ const ASSIGN = new Set(['=', '+=', '-=', '*=', '/=', '%=', '**=', '<<=', '>>=', 
 class Parser {
   private readonly toks: Token[]
   private i = 0
-  constructor(src: string) { this.toks = tokenize(src) }
+  constructor(src: string) { this.toks = scanJavaScript(src) }
 
   private get tok(): Token { return this.toks[this.i]! }
   private is(v: string): boolean { const t = this.tok; return (t.t === 'p' || t.t === 'id') && t.v === v }

@@ -400,8 +400,8 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       const list = [...variables.keys()].join(', ')
       // a static device variable that only host code writes is not in clang's device code (issue 14)
       const why = (err as Error).message
-      const hint = /static/.test(why) ? '' : '; clang removes a static __constant__ or __device__ variable that no device code writes: declare it without \'static\''
-      throw new Error(`${opts.sourceName}: no variable ${JSON.stringify(name)} in the loaded image (${why}); variables: ${list || 'none'}${hint}`, { cause: err })
+      const hint = /static/.test(why) ? '' : '; note: clang removes a static __constant__ or __device__ variable that no device code writes: declare it without \'static\''
+      throw new Error(`${opts.sourceName}: no variable ${JSON.stringify(name)} in the loaded image (${why}${hint}); variables: ${list || 'none'}`, { cause: err })
     }
     const mem = makeMemory(found.address, found.size, (what) => alive(`${name}.${what}`)) as DeviceGlobal
     const info = variables.get(name)

@@ -12,6 +12,15 @@ import { bundleForBrowser, inlineJson, runPage } from '../helpers/webgpu.js'
 
 const Browser = suite('browser entry in chromium')
 
+/** Page code that runs saxpy (y = 2.5·x + y over n elements) on `mod` in blocks of `block` threads and leaves
+ *  y in `out`; `expectedSaxpy(n)` is what it must give. */
+const saxpy = (n: number, block: number) => `const x = Float32Array.from({ length: ${n} }, (_, i) => i * 0.25)
+  const y = Float32Array.from({ length: ${n} }, (_, i) => 7 - i)
+  const [dx, dy] = await Promise.all([mod.upload(x), mod.upload(y)])
+  await mod.kernel('saxpy').launch({ grid: Math.ceil(${n} / ${block}), block: ${block} }, ${n}, 2.5, dx, dy)
+  const out = await dy.download(new Float32Array(${n}))`
+const expectedSaxpy = (n: number) => Array.from({ length: n }, (_, i) => Math.fround(Math.fround(2.5 * Math.fround(i * 0.25)) + (7 - i)))
+
 Browser('loadModule(URL) fetches the offload binary, runs saxpy on the emulator and reports why', async () => {
   const runtime = await bundleForBrowser(join(repoRoot, 'packages', 'runtime', 'src', 'browser.ts'))
   const manifest = await readPtxManifest(readFileSync(join(referencePtxDir, 'extern_c.sm_90.ptx'), 'utf8'), { demangle: false })
@@ -21,12 +30,7 @@ import { loadModule } from './runtime.js'
 const manifest = ${inlineJson(manifest)}
 try {
   const mod = await loadModule(new URL('./k.offload', location.href), manifest)
-  const n = ${n}
-  const x = Float32Array.from({ length: n }, (_, i) => i * 0.25)
-  const y = Float32Array.from({ length: n }, (_, i) => 7 - i)
-  const [dx, dy] = await Promise.all([mod.upload(x), mod.upload(y)])
-  await mod.kernel('saxpy').launch({ grid: Math.ceil(n / 256), block: 256 }, n, 2.5, dx, dy)
-  const out = await dy.download(new Float32Array(n))
+  ${saxpy(n, 256)}
   window.__kpResult = { backend: mod.backend.name, reason: mod.backend.reason, image: mod.image, out: Array.from(out) }
 } catch (e) { window.__kpResult = { error: String(e && e.stack || e) } }
 </script>`
@@ -40,8 +44,7 @@ try {
   assert.is(res.reason, 'auto: browsers have no CUDA driver, and WebGPU answered no adapter (requestAdapter() gave null), so the PTX emulator runs; ' +
     'launches run on the calling thread: the page is not cross-origin isolated, so it has no SharedArrayBuffer (serve it with the headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)')
   assert.is(res.image.kind, 'ptx')
-  const f = Math.fround
-  assert.equal(res.out, Array.from({ length: n }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))
+  assert.equal(res.out, expectedSaxpy(n))
 })
 
 Browser("under Content-Security-Policy script-src 'self' (no eval) the kernels run through the emulator's interpreter", async () => {
@@ -55,12 +58,7 @@ let compiles
 try { new Function('return 1'); compiles = 'yes' } catch (e) { compiles = e.name + ': ' + e.message }
 try {
   const mod = await loadModule(new URL('./k.offload', location.href), ${inlineJson(manifest)}, { backend: 'emulator' })
-  const n = ${n}
-  const x = Float32Array.from({ length: n }, (_, i) => i * 0.25)
-  const y = Float32Array.from({ length: n }, (_, i) => 7 - i)
-  const [dx, dy] = await Promise.all([mod.upload(x), mod.upload(y)])
-  await mod.kernel('saxpy').launch({ grid: Math.ceil(n / 128), block: 128 }, n, 2.5, dx, dy)
-  const out = await dy.download(new Float32Array(n))
+  ${saxpy(n, 128)}
   window.__kpResult = { compiles, backend: mod.backend.name, reason: mod.backend.reason, out: Array.from(out) }
 } catch (e) { window.__kpResult = { compiles, error: String(e && e.stack || e) } }
 `
@@ -74,8 +72,7 @@ try {
   assert.match(res.compiles, /^EvalError: .*unsafe-eval/)
   assert.is(res.backend, 'emulator')
   assert.match(res.reason, /^backend 'emulator' was requested; launches run on the calling thread: kernels run through the emulator's interpreter \(same results, slower\) because this context refuses to compile generated code \(.*unsafe-eval.*\)$/, res.reason)
-  const f = Math.fround
-  assert.equal(res.out, Array.from({ length: n }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))
+  assert.equal(res.out, expectedSaxpy(n))
 })
 
 Browser.run()

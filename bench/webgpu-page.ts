@@ -1,17 +1,14 @@
 // Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu) runs on the PTX emulator and
 // on the WebGPU backend, A/B interleaved, and the page reports the median time of each per workload.
 //
-// The WebGPU side runs HAND-WRITTEN WGSL (test/fixtures/webgpu/hand-kernels.ts) through the test-only
-// createFixedTranslator hook until emit-wgsl lands (issue 15). When it does, `translator` below becomes the
-// generated one and nothing else changes.
+// The WebGPU side runs the WGSL emit-wgsl generates from that PTX (the default translator; issue 15).
 import { createEmulatorBackend } from '../packages/emulator/src/index.js'
-import { createFixedTranslator, createWebGpuBackend } from '../packages/webgpu/src/index.js'
+import { createWebGpuBackend, emitWgsl } from '../packages/webgpu/src/index.js'
 import type { Backend } from '../packages/runtime/src/backend.js'
 import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
-import { handKernels, handVariables } from '../test/fixtures/webgpu/hand-kernels.js'
 
 declare const KP_DATA: { ptx: string; arch: string; reps: number }
-const translator = createFixedTranslator(handKernels, handVariables)
+const translator = emitWgsl
 
 interface Workload {
   name: string

@@ -1,8 +1,8 @@
 // WebGPU vs the PTX emulator (issue 15, "Must show"): in one headless chromium page (SwiftShader adapter, see
 // test/helpers/webgpu.ts), vector add on 2^22 floats and a 192³ tiled matmul run on both backends from the
 // same nvcc PTX (test/fixtures/webgpu/plumbing.cu), A/B interleaved, launch + synchronize timed; the figure is
-// the ratio of the medians. Reported, not a target: SwiftShader is a CPU. Until emit-wgsl lands the WebGPU
-// side runs hand-written WGSL (bench/webgpu-page.ts says so), and the name of each figure says it too.
+// the ratio of the medians. Reported, not a target: SwiftShader is a CPU. The WebGPU side runs the WGSL
+// emit-wgsl translates from that PTX; the name of each figure names the translator.
 import { join } from 'node:path'
 import type { BenchResult } from './lib.js'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
@@ -18,9 +18,8 @@ export async function run(): Promise<BenchResult[]> {
   const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
   const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, arch: config.target, reps: REPS }) } })
   const r = await runPage<PageResult>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true, timeoutMs: 300_000 })
-  const kind = /hand-written/.test(r.translator) ? 'hand-written WGSL until emit-wgsl' : r.translator
   return r.results.map((w) => ({
-    name: `webgpu ${w.name} (chromium, ${r.adapter.replace(/^WebGPU: /, '')}; ${kind})`,
+    name: `webgpu ${w.name} (chromium, ${r.adapter.replace(/^WebGPU: /, '')}; WGSL by ${r.translator})`,
     value: w.webgpuMs / 1000,
     unit: 's per launch',
     reference: 'PTX emulator in the same page, same PTX and inputs (A/B interleaved)',

@@ -11,6 +11,11 @@
 // The emulator runs on one worker thread (one core; emulator-workers.bench.ts has 2 workers beside 1). Times
 // are the process's CPU time (the calling thread sleeps while the worker runs), medians of interleaved runs.
 // Ratio = JS loop time / emulator time (issue 13 asks ≥ 0.3 for the reduction, ≥ 0.5 for vector add and matmul).
+//
+// Sanitizer overhead (issue 19): the reduction and the matmul also run on a backend with all four checks on
+// (createEmulatorBackend({ check: true }), on the calling thread as checked launches do), interleaved with an
+// unchecked backend on the calling thread (workers: 0); ratio = unchecked time / checked time (the checked
+// run's throughput as a fraction of the unchecked one's).
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { parsePtx } from '@kernelpack/ptx'
 import type { BenchResult } from './lib.js'
@@ -70,6 +75,8 @@ interface Workload {
   /** Reads the emulator's result and returns the same checksum. */
   check(k: KernelRunner, args: KernelArg[]): Promise<number>
   target: string
+  /** Also measured with the sanitizer's checks on. */
+  sanitizer?: boolean
 }
 
 function sum(xs: ArrayLike<number>): number {
@@ -148,6 +155,7 @@ const workloads: Workload[] = [
     jsSum: () => sum(redOut),
     async check(k, args) { return sum(await k.read(args[1] as { address: bigint; byteLength: number }, Float32Array)) },
     target: 'ratio >= 0.3 (issue 13)',
+    sanitizer: true,
   },
   {
     name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1],
@@ -164,6 +172,7 @@ const workloads: Workload[] = [
     jsSum: () => sum(mmC),
     async check(k, args) { return sum(await k.read(args[2] as { address: bigint; byteLength: number }, Float32Array)) },
     target: 'ratio >= 0.5 (issue 13)',
+    sanitizer: true,
   },
   {
     name: `warp-shuffle reduction 2^22 (shfl.down, ${WARP_BLOCK}-thread blocks)`, entry: 'warp_reduce_down', grid: [N_WARP / WARP_BLOCK, 1, 1], block: [WARP_BLOCK, 1, 1],
@@ -273,6 +282,30 @@ export async function run(): Promise<BenchResult[]> {
       ratio: js / emu,
       target: w.target,
     })
+    if (w.sanitizer) results.push(await measureSanitizer(w, ptx, config.target, threadInstr))
   }
   return results
+}
+
+/** The same launch with all four checks on and off, A/B interleaved on two backends. */
+async function measureSanitizer(w: Workload, ptx: string, target: string, threadInstr: number): Promise<BenchResult> {
+  const sides = { off: createEmulatorBackend({ workers: 0 }), on: createEmulatorBackend({ check: true }) }
+  const runners = { off: await KernelRunner.load(sides.off, ptx, target, w.entry), on: await KernelRunner.load(sides.on, ptx, target, `${w.entry} (checked)`) }
+  const args = { off: await w.setup(runners.off), on: await w.setup(runners.on) }
+  for (const side of ['off', 'on'] as const) await runners[side].launch(w.entry, w.grid, w.block, args[side])
+  const times = await interleaved(REPS, ['off', 'on'] as const, (side) => timeAsync(() => runners[side].launch(w.entry, w.grid, w.block, args[side])))
+  const sums = { off: await w.check(runners.off, args.off), on: await w.check(runners.on, args.on) }
+  sides.off.dispose()
+  sides.on.dispose()
+  if (sums.on !== sums.off) throw new Error(`${w.name}: checked checksum ${sums.on}, unchecked ${sums.off}`)
+  const on = median(times.on), off = median(times.off)
+  return {
+    name: `emulator sanitizer, all checks: ${w.name} (${(off > 0 ? on / off : 0).toFixed(1)}x slower)`,
+    value: threadInstr / on,
+    unit: 'thread-instr/s',
+    reference: 'the same launch with checks off (A/B interleaved)',
+    referenceValue: threadInstr / off,
+    ratio: off / on,
+    target: 'report (issue 19: the overhead of checks, stated)',
+  }
 }

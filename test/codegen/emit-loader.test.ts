@@ -88,6 +88,12 @@ stub('extern_c.cu stub with inlined bytes and HMR glue matches its snapshot', ()
   matchSnapshot(emitLoaderStub({ manifest: manifests.extern_c!, asset: { kind: 'inline', bytes: new Uint8Array([0x10, 0xff, 0x10, 0xad]) }, name: 'extern_c.cu', backend: 'emulator', hot: true }), 'unplugin/snapshots/extern_c.inline-hot.stub.js')
 })
 
+stub('check: the stub passes the sanitizer setting to loadModule; without it the stub has no check line', () => {
+  const on = emitLoaderStub({ manifest: manifests.extern_c!, asset: urlAsset, name: 'e.cu', check: { race: true, mode: 'collect' } })
+  assert.match(on, '  backend: "auto",\n  check: {"race":true,"mode":"collect"},\n')
+  assert.not.match(emitLoaderStub({ manifest: manifests.extern_c!, asset: urlAsset, name: 'e.cu' }), 'check')
+})
+
 stub('an eager asset expression is evaluated when the stub runs, a lazy one at first load', () => {
   const eager = emitLoaderStub({ manifest: manifests.extern_c!, asset: { kind: 'expression', expression: 'here()', eager: true }, name: 'e.cu' })
   assert.match(eager, '  source: ((source) => () => source)(here()),')

@@ -77,4 +77,21 @@ emit('the same PTX gives the same source; no PTX name or text reaches it; negati
   assert.ok(c.includes('B0:{\nif(pc===0){\nif(r1){break B0;}'), 'structure')
 })
 
+emit('checks off: no sanitizer code in the module; checks on: a hook at every shared/global access, barrier and exit', () => {
+  const ir = inlineSuspendingCalls(decodeModule(parsePtx(ptx)))
+  const layout = { globals: new Map(), shared: new Map([['tile', 0]]), sharedStatic: 128 }
+  const off = new ModuleEmitter(ir, layout).compile().source
+  assert.not.match(off, /CK|E\.ck|fault\(i,a,what,t/)
+  assert.ok(off.includes('function fault(i,a,what){E.fault(i,a,what)}'))
+  const on = new ModuleEmitter(ir, layout, true, true).compile().source
+  assert.ok(on.includes('const CK=E.ck;\nfunction fault(i,a,what,t,rw,n){E.fault(i,a,what,t,rw,n)}'))
+  assert.is(on.match(/CK\.st\(/g)?.length, 2, 'st.shared, st.global')
+  assert.is(on.match(/CK\.ld\(/g)?.length, 1, 'ld.shared (the parameter loads are not hooked)')
+  assert.is(on.match(/if\(CK\.p\)CK\.fin\(\);/g)?.length, 2, 'after each store')
+  assert.match(on, /CK\.bar\(\d+,t,0,-1\);/)
+  assert.match(on, /CK\.blk\(b\);/)
+  assert.match(on, /CK\.ex\(\d+,t\);S\.st=3;/)
+  assert.match(on, /fault\(\d+,a,'shared',t,'w',4\)/)
+})
+
 emit.run()

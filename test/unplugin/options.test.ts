@@ -40,3 +40,23 @@ size('passes the limit to the toolchain; a size that is not one is a TypeError n
 })
 
 size.run()
+
+// ---
+const check = suite('resolveOptions: check (the emulator sanitizer)')
+
+check('passes check to the stubs and turns lineinfo on unless set; none leaves both alone', () => {
+  assert.equal(resolveOptions({ check: { race: true, mode: 'collect' } }, '/proj').check, { race: true, mode: 'collect' })
+  assert.is(resolveOptions({ check: true }, '/proj').lineinfo, true)
+  assert.is(resolveOptions({ check: true, lineinfo: false }, '/proj').lineinfo, false)
+  assert.is(resolveOptions({}, '/proj').check, undefined)
+  assert.is(resolveOptions({}, '/proj').lineinfo, false)
+  assert.is(resolveOptions({ check: false }, '/proj').lineinfo, false)
+})
+
+check('a bad check is a TypeError naming the option', () => {
+  assert.throws(() => resolveOptions({ check: 'race' as never }, '/proj'), /^unplugin-cuda: option check must be true, false or \{ race, sync, init, memory, mode \}, got "race"$/)
+  assert.throws(() => resolveOptions({ check: { racecheck: true } as never }, '/proj'), /option check has an unknown key "racecheck"/)
+  assert.throws(() => resolveOptions({ check: { mode: 'log' } as never }, '/proj'), /option check\.mode must be 'throw' or 'collect', got "log"/)
+})
+
+check.run()

@@ -50,6 +50,9 @@ export interface EmitLoaderOptions {
   images?: LoaderImageInfo[]
   /** Backend the stub's module asks for when `module.load()` gets none. @default 'auto' */
   backend?: 'auto' | 'cuda' | 'emulator'
+  /** The emulator's sanitizer for the stub's module (issue 19; `loadModule`'s `check`); omitted: none is
+   *  written and `KERNELPACK_CHECK` decides at run time. @default undefined */
+  check?: boolean | { race?: boolean; sync?: boolean; init?: boolean; memory?: boolean; mode?: 'throw' | 'collect' }
   /** Module specifier of the runtime helper that defines `defineKernelModule`. @default '@kernelpack/runtime' */
   runtime?: string
   /** Emit Vite HMR glue (`import.meta.hot`): swap the kernels in place for modules with `onUpdate`
@@ -123,6 +126,7 @@ export function emitLoaderStub(options: EmitLoaderOptions): string {
     `export const module = /*#__PURE__*/ defineKernelModule({`,
     `  name: ${jsString(name)},`,
     `  backend: ${jsString(options.backend ?? 'auto')},`,
+    ...(options.check === undefined ? [] : [`  check: ${jsValue(options.check)},`]),
     `  manifest: ${jsValue(manifest)},`,
     `  images: ${jsValue(options.images ?? [])},`,
     `  source: ${emitSource(asset)},`,

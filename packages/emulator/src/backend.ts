@@ -10,8 +10,9 @@
 // there). Operations are queued behind a running launch in order (one stream, as the legacy default
 // stream): a copy, memset or free waits for the launches before it, and returns a Promise then; with
 // nothing running they answer at once. See emit-js.ts for how a block's threads run and scheduler.ts for
-// how barriers and warp collectives are resolved.
-import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, Dim3, ImageToLoad, KernelParams, LaunchConfig, MaybePromise } from '@kernelpack/ptx'
+// how barriers and warp collectives are resolved. Checked launches (`check`, issue 19: sanitizer/) run on the
+// calling thread, whatever `workers` says: the sanitizer's shadow state lives there.
+import { resolveCheck, type Backend, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './emit-js.js'
 import { describeThreadLoops } from './emit-thread-loops.js'
@@ -23,6 +24,8 @@ import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneL
 import { StalledBlock } from './scheduler.js'
 import { coResidentBlocks } from './cooperative.js'
 import { RESERVED_SMEM } from './js-values.js'
+import { Sanitizer } from './sanitizer/checker.js'
+import { sharedVariablesOf } from './sanitizer/shared-use.js'
 
 export type { Dim3 }
 
@@ -67,6 +70,13 @@ export interface EmulatorBackendOptions {
    * is one): the same code with the same results, slower, on the calling thread.
    */
   evaluate?: Evaluate
+  /**
+   * The sanitizer (issue 19): `true` for all four checks (racecheck, synccheck, initcheck, memcheck), or
+   * `{ race, sync, init, memory, mode }`, or the `KERNELPACK_CHECK` text (`1`, `race,sync`, …). Checked
+   * launches run on the calling thread, in the continuation scheme (as with `threadLoops: false`). A failed check throws a SanitizerError (`mode: 'collect'`: collects
+   * it, see `sanitizerReports()`). Off, nothing of it runs or is emitted. @default false
+   */
+  check?: CheckSetting
 }
 
 export type EmulatorFunction = BackendFunction
@@ -106,6 +116,9 @@ export interface EmulatorBackend extends Backend {
   launch(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): MaybePromise<void>
   /** `launches run on 2 worker threads (worker_threads) …` or `launches run on the calling thread: why`. */
   describeExecution(): string
+  /** The sanitizer's reports collected since the last call (`check: { mode: 'collect' }`), then cleared;
+   *  always empty without `check`. */
+  sanitizerReports(): SanitizerReport[]
   dispose(): void
 }
 
@@ -208,6 +221,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
   if (!Number.isInteger(wanted) || wanted < 0) throw new TypeError(`createEmulatorBackend: workers must be a non-negative integer, got ${String(options.workers)}`)
   const defaultTimeout = checkTimeout(options.timeoutMs, 'createEmulatorBackend')
   if (options.yieldMs !== undefined && !(typeof options.yieldMs === 'number' && options.yieldMs > 0)) throw new TypeError(`createEmulatorBackend: yieldMs must be a positive number of milliseconds, got ${String(options.yieldMs)}`)
+  const check = resolveCheck(options.check, 'createEmulatorBackend: check')
   // a context that refuses code generation from strings (a page's Content-Security-Policy without
   // 'unsafe-eval') runs the modules' code through the interpreter (interpret.ts), on the calling thread
   const refusal = codeGenerationRefusal()
@@ -215,10 +229,11 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
   // why launches cannot run on workers here, if they cannot
   let calling: string | undefined = evaluate
     ? `kernels run through the emulator's interpreter (same results, slower)${refusal !== undefined ? ` because this context refuses to compile generated code (${refusal})` : ''}`
-    : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
+    : check ? 'checks (the sanitizer) run there' : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
   const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: calling === undefined })
   const pool = calling === undefined ? new WorkerPool(threads, wanted, heap, options.workerUrl) : undefined
   const print = options.print ?? ((s: string) => console.log(s))
+  const san = check ? new Sanitizer(check, heap) : undefined
   const modules = new Set<LoadedModule>()
   let nextModule = 1
   let nextStream = 1
@@ -270,7 +285,14 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       try {
         // a new runner after the first slice: other launches cannot run in between (the queue), but
         // the heap may have grown, and the kernel reads its views at each call
-        runner ??= new BlockRunner(lm.inst, fn.info, lane, ranges, () => new Uint8Array(heap.buffer))
+        if (!runner && san) {
+          san.begin({
+            kernel: fn.name, instrs: lm.instrs, files: lm.ir.files, sharedVars: sharedVariablesOf(lm.ir, fn.name, lm.sharedVars), globalVars: lm.globals,
+            grid: plan.grid, block: plan.block, sb: lane.state.SB, shn: lane.state.SHN, dynamicStart: lm.layout.sharedStatic,
+            lb0: lane.state.LB0, localBytes: lane.lnStride * (plan.cooperative ? plan.nblocks : 1), cooperative: plan.cooperative,
+          })
+        }
+        runner ??= new BlockRunner(lm.inst, fn.info, lane, ranges, () => new Uint8Array(heap.buffer), san)
         const end = performance.now() + (sliceMs ?? Infinity)
         while (b < plan.nblocks) {
           const e = Math.min(b + chunk, plan.nblocks)
@@ -281,8 +303,12 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
           if (t1 - t0 < CHUNK_MS && chunk < 1 << 30) chunk *= 2
           if (t1 >= end) break
         }
-        return b >= plan.nblocks
+        if (b < plan.nblocks) return false
+        san?.finish()
+        san?.end()
+        return true
       } catch (e) {
+        san?.end()
         if (isJsStackOverflow(e)) throw callStackFault(fn.name)
         if (e instanceof StalledBlock) throw deadlock(lm, fn.cf, fn.name, e, plan.grid, plan.block, plan.cooperative)
         throw e
@@ -332,6 +358,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       // kernel reaches through a global pointer
       const gws = plan.cooperative ? heap.alloc(16) : 0
       workspace = gws
+      if (gws) heap.markWritten(gws, 16)
       for (let i = 0; i < nlanes; i++) {
         // the lane's own memory: never reachable as global memory (heap.ts, issue 17 item 3)
         const sb = heap.allocInternal(shStride * resident); regions.push(sb)
@@ -404,7 +431,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate })
+      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate, sanitizer: san })
       const modId = nextModule++
       modules.add(lm)
       // start the workers now, so that the first launch does not wait for them
@@ -447,6 +474,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         },
       }
     },
+    allocZeroFilled: true,
     alloc(byteLength) {
       live()
       // at once, even while a launch runs: a new allocation is memory no kernel can be using
@@ -464,6 +492,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       return schedule(() => {
         heap.check(at, data.length, 'copyToDevice')
         new Uint8Array(heap.buffer, at, data.length).set(data)
+        heap.markWritten(at, data.length)
       })
     },
     copyFromDevice(dst, src) {
@@ -480,6 +509,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       return schedule(() => {
         heap.check(at, byteLength, 'memset')
         new Uint8Array(heap.buffer, at, byteLength).fill(byte & 0xff)
+        heap.markWritten(at, byteLength)
       })
     },
     createStream() { return { id: nextStream++ } },
@@ -515,6 +545,9 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       // the parameter bytes are copied now: the caller may reuse its buffer before the launch runs
       const plan: Plan = { fn, grid, block, nthreads, nblocks, dyn, params: params.bytes.slice(), signal, timeoutMs, cooperative }
       return schedule(() => run(plan))
+    },
+    sanitizerReports() {
+      return san ? san.take() : []
     },
     dispose() {
       disposed = true

@@ -6,10 +6,11 @@
 // Blocks run in index order each pass, which is one of the orders a GPU may give.
 import { StalledBlock, STALL_LIMIT, Step, newThreadStates, resetBlock, stepBlock, type KernelFn, type ThreadState } from './scheduler.js'
 import type { CompiledFunction } from './emit-js.js'
+import type { Sanitizer } from './sanitizer/checker.js'
 
 /** Runs the blocks 0 … nblocks-1 of a cooperative launch; `enter(b)` points the module's shared and local
  *  windows at block b's before each of its turns. */
-export function runCooperative(K: KernelFn, cf: CompiledFunction, nblocks: number, nthreads: number, FB: number, enter: (b: number) => void, progress: () => number): void {
+export function runCooperative(K: KernelFn, cf: CompiledFunction, nblocks: number, nthreads: number, FB: number, enter: (b: number) => void, progress: () => number, san?: Sanitizer): void {
   const blocks: ThreadState[][] = []
   for (let b = 0; b < nblocks; b++) {
     const states = newThreadStates(nthreads, cf.regCount)
@@ -24,7 +25,7 @@ export function runCooperative(K: KernelFn, cf: CompiledFunction, nblocks: numbe
     for (let b = 0; b < nblocks; b++) {
       if (done[b]) continue
       enter(b)
-      const r = stepBlock(K, cf, blocks[b]!, nthreads, FB, b, progress)
+      const r = stepBlock(K, cf, blocks[b]!, nthreads, FB, b, progress, san)
       if (r === Step.Done) { done[b] = 1; left-- }
       if (r !== Step.Stuck) moved = true
     }

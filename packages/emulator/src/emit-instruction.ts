@@ -89,7 +89,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       const sz = typeSize(t)
       if (!sz || t === 'b128') return fail(`unsupported store type .${t}`)
       const srcs = vec > 1 ? (A[1]?.kind === 'vec' ? A[1].items : fail('vector store needs a vector source')) : [A[1]!]
-      let code = E.addr(A[0]!, space, sz * vec)
+      let code = E.addr(A[0]!, space, sz * vec, 0, 'w')
       srcs.forEach((src, i) => {
         const tt = E.memType(t, src)
         let vk: Kind = kindOf(tt, fail)
@@ -456,12 +456,12 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       if (ins.hints?.includes('mbarrier')) {
         // cp.async.mbarrier.arrive{.noinc} [mbar]: an arrive-on once this thread's earlier cp.async are
         // complete, which they are. Without .noinc the pending count is raised first (no net change).
-        const code = E.addr(A[0]!, ins.space === 'shared' ? 'shared' : 'generic', 8)
+        const code = E.addr(A[0]!, ins.space === 'shared' ? 'shared' : 'generic', 8, 0, 'a')
         return ins.hints.includes('noinc') ? `${code}mbarArrive(HI32,a>>>2,1,false);` : code
       }
       const size = isInt(A[2]) ? Number(intValue(A[2])) : fail('cp.async size must be an immediate')
       const srcSize = A[3] ? rd(A[3], 'u32') : String(size)
-      let code = E.addr(A[0]!, 'shared', size, 0) + 'v=a;'
+      let code = E.addr(A[0]!, 'shared', size, 0, 'w') + 'v=a;'
       code += E.addr(A[1]!, 'global', size, 1)
       return code + `u=${srcSize};for(let k=0;k<${size};k++)H8[v+k]=k<u?H8[a+k]:0;`
     }
@@ -611,15 +611,16 @@ function mbarrier(E: FunctionEmitter, ins: Instruction): string | Suspension {
   if (ins.flags.expect_tx || ins.mode === 'complete_tx') return E.fail(`unsupported instruction ${opcode} (transaction counts belong to cp.async.bulk/TMA, which the emulator does not run)`)
   if (ins.flags.cluster) return E.fail(`unsupported instruction ${opcode} (clusters)`)
   switch (ins.mode) {
-    case 'init': return `${E.addr(A[0]!, space, 8)}mbarInit(HI32,a>>>2,${E.rd(A[1]!, 'u32')});`
-    case 'inval': return `${E.addr(A[0]!, space, 8)}HI32[a>>>2]=0;HI32[(a>>>2)+1]=0;`
+    // the checked variant: init/inval write the object, the others update or read it atomically
+    case 'init': return `${E.addr(A[0]!, space, 8, 0, 'w')}mbarInit(HI32,a>>>2,${E.rd(A[1]!, 'u32')});`
+    case 'inval': return `${E.addr(A[0]!, space, 8, 0, 'w')}HI32[a>>>2]=0;HI32[(a>>>2)+1]=0;`
     case 'arrive': case 'arrive_drop': {
       const count = A[2] ? E.rd(A[2], 'u32') : '1'
-      return `${E.addr(A[1]!, space, 8)}${E.wr(A[0]!, 'i64', `mbarArrive(HI32,a>>>2,${count},${ins.mode === 'arrive_drop'})`)}`
+      return `${E.addr(A[1]!, space, 8, 0, 'a')}${E.wr(A[0]!, 'i64', `mbarArrive(HI32,a>>>2,${count},${ins.mode === 'arrive_drop'})`)}`
     }
     case 'test_wait': case 'try_wait': {
       const test = ins.flags.parity ? `mbarTestParity(HI32,a>>>2,${E.rd(A[2]!, 'u32')})` : `mbarTestWait(HI32,a>>>2,${E.rd(A[2]!, 'i64')})`
-      const code = `${E.addr(A[1]!, space, 8)}u=${test};${E.wr(A[0]!, 'pred', 'u')}`
+      const code = `${E.addr(A[1]!, space, 8, 0, 'a')}u=${test};${E.wr(A[0]!, 'pred', 'u')}`
       const done = A[0]!.kind === 'reg' ? E.regJs[A[0]!.id]! : 'u'
       return E.yieldIf(code, `!${done}`, '_PROG++;')
     }
@@ -925,7 +926,7 @@ function atom(E: FunctionEmitter, ins: Instruction): string {
   const addrOp = isRed ? A[0]! : A[1]!
   const b = isRed ? A[1]! : A[2]!
   const c = isRed ? undefined : A[3]
-  let code = E.addr(addrOp, space, sz)
+  let code = E.addr(addrOp, space, sz, 0, 'a')
   const dst = isRed ? undefined : A[0]!
   const out = (kind: Kind, e: string) => (dst ? E.wr(dst, kind, e) : '')
   const shared = space === 'shared'

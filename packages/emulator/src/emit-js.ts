@@ -24,6 +24,15 @@
 // the running block, per-thread local memory and the parameter stack. Global/generic/const/param accesses
 // are checked against a 4-byte-granule validity map (OK), shared and local accesses against their window
 // sizes; a failed check calls fault(), which throws EmulatorFault.
+//
+// Checked variant (issue 19, `check`): the module is emitted once more with the sanitizer's hooks
+// (sanitizer/checker.ts, `CK` in the generated code): every global/shared/generic access reports itself after
+// its address check (`CK.ld/st/at(row, a, bytes, t)`, a store's value-dependent hazard decided after it by
+// `CK.fin()`), barriers and warp collectives report their arrival with id/count or member mask, kernels with
+// suspension points report thread exits, every block start calls `CK.blk(b)`, and faults carry the thread,
+// the access kind and size. It runs every kernel on the suspending scheduler (barrier epochs and collective
+// groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
+// this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
   PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
@@ -36,6 +45,9 @@ import { isGridWorkspaceRegister, jsNumber, readAs, specialRegister, immediateAs
 /** Warp collectives whose lanes exchange matrix fragments (tensor-core.ts): kernels with them run in the
  *  continuation scheme, where the scheduler resolves them. */
 const TENSOR_CORE_COLLECTIVES = new Set(['mma', 'ldmatrix', 'stmatrix', 'movmatrix'])
+
+/** How an access uses memory, for the checked variant: a read, a write, or an atomic read-modify-write. */
+export type AccessKind = 'r' | 'w' | 'a'
 
 /** What fault messages say about an instruction (the table index is what the generated code passes). */
 export interface InstrInfo { fn: string; text: string; line: number; loc?: SourceLoc }
@@ -286,6 +298,12 @@ export class FunctionEmitter {
 
   // --- memory ---
 
+  /** The instruction being emitted has a store hook (checked variant): its code ends with `CK.fin()`. */
+  private storeHooked = false
+
+  /** Checked variant (issue 19): emit the sanitizer's hooks. */
+  get checked(): boolean { return this.mc.check }
+
   /** The module-wide id of an access site of the current instruction (slot: which address operand). */
   private site(slot: number): number {
     const key = `${this.cur.index}:${slot}`
@@ -321,16 +339,17 @@ export class FunctionEmitter {
   /** Code that puts the address `w` (a JS expression in `space`) for an access of n bytes into the local `a`
    *  as an absolute heap address, checked: shared and local against their windows, others against the
    *  granule map. No access-site cache (addr() has one for a kernel's own address operands). */
-  checkAt(w: string, space: string, n: number): string {
+  checkAt(w: string, space: string, n: number, rw: AccessKind = 'r'): string {
     const idx = this.curIdx
     const al = n >= 16 ? 15 : n - 1
     const alc = al > 0 ? `||(a&${al})!==0` : ''
+    const ft = this.faultTail(space, n, rw)
     switch (space) {
-      case 'shared': return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared');a+=SB;`
-      case 'local': return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local');a+=LB;`
+      case 'shared': return `a=${w};if(!(a>=0&&a<=SHN-${n})${alc})fault(${idx},a,'shared'${ft});a+=SB;`
+      case 'local': return `a=${w};if(!(a>=0&&a<=LSZ-${n})${alc})fault(${idx},a,'local'${ft});a+=LB;`
       // the launch's parameter frame and call stack (never global memory: Heap.allocInternal)
       case 'param': return `a=${w};if(!(a>=PB&&a<=PE-${n})${alc})fault(${idx},a,'param');`
-      default: return `a=${w};${this.globalCheck(space, n)}`
+      default: return `a=${w};${this.globalCheck(space, n, rw)}`
     }
   }
 
@@ -339,20 +358,50 @@ export class FunctionEmitter {
    *  the thread's local memory or the parameter frame, which lie at GSH, GLO, GPA (2^34, 2^35, 2^36, cvta),
    *  beyond the reach of a device pointer gone astray, and are mapped to where the launch keeps them. A
    *  >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around. */
-  private globalCheck(space: string, n: number): string {
+  private globalCheck(space: string, n: number, rw: AccessKind = 'r'): string {
     const idx = this.curIdx
+    const ft = this.faultTail(space, n, rw)
     const al = n >= 16 ? 15 : n - 1
     const alc = al > 0 ? `||(a&${al})!==0` : ''
     const last = n > 4 ? `||OK[(a+${n - 4})>>>2]!==1` : ''
-    const windows = `if(a>=GSH&&a<=GSH+SHN-${n})a=a-GSH+SB;else if(a>=GLO&&a<=GLO+LBE-LB0-${n})a=a-GLO+LB0;else if(a>=GPA&&a<=GPA+PE-PB-${n})a=a-GPA+PB;else fault(${idx},a,"${space}");`
+    const windows = `if(a>=GSH&&a<=GSH+SHN-${n})a=a-GSH+SB;else if(a>=GLO&&a<=GLO+LBE-LB0-${n})a=a-GLO+LB0;else if(a>=GPA&&a<=GPA+PE-PB-${n})a=a-GPA+PB;else fault(${idx},a,"${space}"${ft});`
     return space === 'generic'
-      ? `if(!(a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}");` : ''}}`
-      : `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}");`
+      ? `if(!(a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}"${ft});` : ''}}`
+      : `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}"${ft});`
+  }
+
+  /** The checked variant's faults say which thread, what kind of access and how many bytes (param-space
+   *  accesses run before the thread loop too, where there is no thread). */
+  private faultTail(space: string, n: number, rw: AccessKind): string {
+    return this.checked && space !== 'param' ? `,t,'${rw}',${n}` : ''
   }
 
   /** Code that computes the absolute address of operand `o` for an access of n bytes in `space` into the
-   *  local `a`, checked (slot numbers the address operands of one instruction). */
-  addr(o: IrOperand, space: string, n: number, slot = 0): string {
+   *  local `a`, checked (slot numbers the address operands of one instruction; rw, whether the access reads,
+   *  writes or is an atomic, matters to the checked variant only, which reports the access to the sanitizer). */
+  addr(o: IrOperand, space: string, n: number, slot = 0, rw: AccessKind = 'r'): string {
+    const code = this.addrChecked(o, space, n, slot, rw)
+    if (!this.checked || (space !== 'shared' && space !== 'global' && space !== 'generic')) return code
+    if (rw === 'w') this.storeHooked = true
+    const f = this.accessFlags(rw)
+    return `${code}CK.${rw === 'r' ? 'ld' : rw === 'w' ? 'st' : 'at'}(${this.curIdx},a,${n},t${f ? `,${f}` : ''});`
+  }
+
+  /** What the sanitizer must know of the current access beyond read/write (sanitizer/checker.ts): 1, a
+   *  morally strong operation (atomics, mbarrier operations, .relaxed/.acquire/.release loads and stores;
+   *  PTX ISA "Memory Consistency Model"), 2 an acquire (ld/atom .acquire/.acq_rel, a completed mbarrier
+   *  wait), 4 a release (st/red/atom .release/.acq_rel, mbarrier arrive, cp.async.mbarrier.arrive). */
+  private accessFlags(rw: AccessKind): number {
+    const ins = this.cur
+    const sem = ins.sem
+    let f = rw === 'a' || sem === 'relaxed' || sem === 'acquire' || sem === 'release' || sem === 'acq_rel' ? 1 : 0
+    if (ins.op === 'mbarrier') f |= ins.mode === 'test_wait' || ins.mode === 'try_wait' ? 2 : ins.mode === 'arrive' || ins.mode === 'arrive_drop' ? 4 : 0
+    else if (ins.op === 'cp' && ins.hints?.includes('mbarrier')) f |= 4
+    else f |= (sem === 'acquire' || sem === 'acq_rel' ? 2 : 0) | (sem === 'release' || sem === 'acq_rel' ? 4 : 0)
+    return f
+  }
+
+  private addrChecked(o: IrOperand, space: string, n: number, slot: number, rw: AccessKind): string {
     if (o.kind !== 'addr') return this.fail('expected an address operand')
     const idx = this.curIdx
     const w = this.addrExpr(o)
@@ -362,13 +411,13 @@ export class FunctionEmitter {
     const alc = al > 0 ? `||(a&${al})!==0` : ''
     switch (space) {
       case 'shared': case 'local':
-        return this.checkAt(w, space, n)
+        return this.checkAt(w, space, n, rw)
       case 'param':
         // a call sequence's variable in the thread's local memory (Frame.localParams)
         if (b?.kind === 'sym' && this.frame.localParams.has(b.name)) return `a=${w};if(!(a>=LB&&a<=LB+LSZ-${n})${alc})fault(${idx},a,'param');`
         return this.checkAt(w, space, n)
       default: {
-        const check = this.globalCheck(space, n)
+        const check = this.globalCheck(space, n, rw)
         if (this.fn.kind !== 'entry') return `a=${w};${check}`
         // Kernels cache, per access site k, the allocation an earlier address of that site fell in:
         // GR[2k], GR[2k+1] bound the addresses at which an n-byte access stays inside it (empty at the
@@ -397,7 +446,7 @@ export class FunctionEmitter {
    *  straight-line prefix, unguarded, and the base is a 64-bit register with a form defined before it. */
   private hoistable(o: Extract<IrOperand, { kind: 'addr' }>): { inv: string; c: number; conds: string[] } | undefined {
     const facts = this.affine
-    if (!facts || this.cur.guard || this.cur.index >= facts.prefixEnd || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return undefined
+    if (!facts || this.checked || this.cur.guard || this.cur.index >= facts.prefixEnd || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return undefined
     const f = facts.register.get(o.base.id)
     if (!f || f.iv || facts.definedAt.get(o.base.id)! >= this.cur.index) return undefined
     const inv = this.renderInv(f.inv)
@@ -493,7 +542,7 @@ export class FunctionEmitter {
 
   /** The statement that ends the thread (kernels) or returns (device functions). */
   ret(): string {
-    if (this.fn.kind === 'entry') return this.loops ? this.loops.end() : this.hasSuspend ? 'S.st=3;continue TH;' : 'continue TH;'
+    if (this.fn.kind === 'entry') return this.loops ? this.loops.end() : this.hasSuspend ? `${this.checked ? `CK.ex(${this.curIdx},t);` : ''}S.st=3;continue TH;` : 'continue TH;'
     return 'return;'
   }
 
@@ -520,12 +569,37 @@ export class FunctionEmitter {
     this.collectives.set(pc, kind)
     const ins = inputs.map((e, i) => `S.c${i}=${e};`).join('')
     const saves = this.savedAt(this.cur.index).map((r) => this.save(r)).join('')
-    return { pc, pre: `${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};${saves}continue TH;`, post: outputs.length ? `q0=S.o0;q1=S.o1;${outputs.join('')}` : '' }
+    const arrive = this.checked ? this.arrival(kind) : ''
+    return { pc, pre: `${arrive}${ins}S.pc=${pc};S.st=${kind.kind === 'bar' ? 1 : 2};${saves}continue TH;`, post: outputs.length ? `q0=S.o0;q1=S.o1;${outputs.join('')}` : '' }
   }
 
   /** The JS expression of a collective's result `slot` in its output statements (suspend()). */
   result(slot: 0 | 1): string {
     return `q${slot}`
+  }
+
+  /** The checked variant's arrival hook of the current collective: a barrier's id and thread count, a warp
+   *  collective's member mask (operand positions per PTX ISA: `bar.sync a{, b}`, `bar.red.op d, a{, b}, c`,
+   *  `bar.warp.sync m`, `shfl.sync d, a, b, c, m`, `vote.sync d, p, m`, `match.sync d, a, m`,
+   *  `redux.sync d, a, m`, `elect.sync d, m`). */
+  private arrival(kind: Collective): string {
+    const A = this.cur.operands
+    const at = `${this.curIdx},t`
+    const val = (o: IrOperand | undefined) => (o ? this.rd(o, 'i32') : '-1')
+    switch (kind.kind) {
+      case 'bar': {
+        const ops = kind.red ? A.slice(1, -1) : A
+        return `CK.bar(${at},${val(ops[0])},${val(ops[1])});`
+      }
+      case 'warpsync': return `CK.col(${at},${val(A[0])});`
+      case 'shfl': return A.length > 4 ? `CK.col(${at},${val(A[4])});` : `CK.arrive(${at});`
+      case 'vote': case 'match': case 'redux': return A.length > 2 ? `CK.col(${at},${val(A[2])});` : `CK.arrive(${at});`
+      case 'elect': return `CK.col(${at},${val(A[1])});`
+      case 'activemask': return `CK.arrive(${at});`
+      // tensor cores (mma, wmma, ldmatrix, stmatrix, movmatrix): .aligned warp-wide operations with no member
+      // mask; their own memory accesses are not reported to the sanitizer (checkAt, no hooks)
+      default: return `CK.arrive(${at});`
+    }
   }
 
   /** The current instruction's code followed, at a yield point, by a yield: while `waiting` holds, the thread
@@ -567,7 +641,10 @@ export class FunctionEmitter {
     this.fn.instructions.forEach((ins, i) => {
       this.cur = ins
       this.curIdx = this.idxBase + i
-      const c = emitInstruction(this, ins)
+      this.storeHooked = false
+      let c = emitInstruction(this, ins)
+      // the checked variant decides a store's value-dependent hazard once the bytes are written
+      if (this.storeHooked && typeof c === 'string') c += 'if(CK.p)CK.fin();'
       const g = ins.guard ? `${ins.guard.negate ? '!' : ''}${this.regJs[ins.guard.reg]}` : undefined
       if (ins.guard && this.classes[ins.guard.reg] !== 'pred') this.fail(`guard ${this.fn.registers[ins.guard.reg]!.name} is not a predicate register`)
       if (typeof c === 'string') { code.push(g ? `if(${g}){${c}}` : c); return }
@@ -687,7 +764,7 @@ export class FunctionEmitter {
     const pre = `${snap},GR=_GR;${vars}const LF=0;${params}${guard}`
     const siteDecl = this.siteIds.length ? `const ${this.siteIds.map((k) => `gL${k}=GR[${2 * k}],gH${k}=GR[${2 * k + 1}]`).join(',')};` : ''
     // device functions read the block index from the module-level _CX/_CY/_CZ
-    const blockIndex = `const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${siteDecl}`
+    const blockIndex = `const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${this.checked ? 'CK.blk(b);' : ''}${siteDecl}`
     if (this.loops) {
       // thread loops: each call runs whole blocks b0 … b1-1 (t0, t1 are always 0, NT)
       const perBlock = this.loops.render()
@@ -701,7 +778,7 @@ export class FunctionEmitter {
     if (this.hasSuspend) {
       const cases = [...this.suspensionPc].map(([i, { pc }]) => `case ${pc}:${this.savedAt(i).map((r) => this.restore(r)).join('')}break;`)
       const restore = `switch(pc){${cases.join('')}}`
-      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\nS.st=3;continue TH;default:throw new Error('bad pc '+pc)}}}}`
+      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\n${this.ret()}default:throw new Error('bad pc '+pc)}}}}`
     }
     const loop = (c: string, whole = false) => {
       // a whole block as three nested counting loops (cheaper than the incremental tx/ty/tz step)
@@ -714,7 +791,7 @@ export class FunctionEmitter {
     // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
     // each runs a copy of the thread loop without their per-thread checks
     // (only for small bodies: the copy doubles the function, and V8 does not optimize very large ones)
-    if (!this.hoistConds.size || markedLength > 20000) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
+    if (!this.hoistConds.size || markedLength > 20000 || this.checked) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
     this.unchecked = true
     const un = this.emitBody()
     this.unchecked = false
@@ -753,8 +830,11 @@ export class ModuleEmitter {
   private liveness = new Map<IrFunction, ReturnType<typeof analyzeLiveness>>()
   private plans = new Map<IrFunction, ThreadLoopPlan>()
   private shared = new Map<IrFunction, { classes: RegisterClass[]; cfg: Cfg; structure: Structure }>()
-  /** `threadLoops: false` runs every kernel with barriers or collectives in the continuation scheme. */
-  constructor(public mod: IrModule, public layout: ModuleLayout, readonly threadLoops = true) {
+  /** `threadLoops: false` runs every kernel with barriers or collectives in the continuation scheme; `check`
+   *  emits the sanitizer's checked variant (see the file comment), which always runs in that scheme. */
+  readonly threadLoops: boolean
+  constructor(public mod: IrModule, public layout: ModuleLayout, threadLoops = true, readonly check = false) {
+    this.threadLoops = threadLoops && !check
     mod.functions.forEach((f, i) => { if (f.defined) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
     // kernels with barriers or collectives may run their threads in loops: their call sequences' .param
     // variables are kept per thread
@@ -858,7 +938,7 @@ export class ModuleEmitter {
       }
       emitters[i] = fe
       let fast: string | undefined
-      if (f.kind === 'entry' && [...fe.hoisted.values()].some((h) => h.kind === 'i64')) {
+      if (f.kind === 'entry' && !this.check && [...fe.hoisted.values()].some((h) => h.kind === 'i64')) {
         const ff = new FunctionEmitter(f, i, this, `K${i}s`)
         const fjs = ff.emit()
         // worth it only when some 64-bit add became plain arithmetic
@@ -921,7 +1001,7 @@ let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,_LBE=0,_PB=0,_PE=0,PSP=0,PSEND=0,_NT
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
 const GSH=17179869184,GLO=34359738368,GPA=68719476736;
 const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')}];
-function fault(i,a,what){E.fault(i,a,what)}
+${this.check ? 'const CK=E.ck;\nfunction fault(i,a,what,t,rw,n){E.fault(i,a,what,t,rw,n)}' : 'function fault(i,a,what){E.fault(i,a,what)}'}
 let _AR=new Float64Array(0),RL=1,RH=0,_PROG=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
 function wr(x,c,lo){const y=x+c*(_NTX-1);return x>=lo&&x<=2147483647&&y>=lo&&y<=2147483647}
 function hz(lo,c,n,al,k){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;if(mn>=_GR[k]&&mx<=_GR[k+1])return true;rng(mn);_GR[k]=RL;_GR[k+1]=RH-n;return mn>=RL&&mx+n<=RH}

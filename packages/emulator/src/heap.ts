@@ -13,9 +13,18 @@
 // their old (shorter, fixed-length) views and rebind at their next launch. Fixed-length views, because V8
 // runs length-tracking views of a growable buffer some 25× slower. Otherwise both are plain ArrayBuffers
 // that growth replaces.
+//
+// With the sanitizer on (issue 19) the heap also keeps what its checks need: the exact byte size of every
+// allocation (memcheck's bounds are to the byte, not to the granule), one byte per heap byte saying whether
+// anything wrote it (initcheck: host copies, memsets and device stores set it; a new allocation starts
+// unwritten, as cudaMalloc's memory does), and a quarantine of freed allocations, which are neither reused nor
+// forgotten for a while, so that an access to a freed buffer faults and is reported as such (like
+// AddressSanitizer's quarantine).
 
 const GUARD = 4096
 const ALIGN = 256
+/** Freed bytes the sanitizer's quarantine holds back before the oldest are reused. */
+const QUARANTINE_BYTES = 64 << 20
 
 /** A SharedArrayBuffer that can grow in place (ES2024). */
 export interface GrowableSharedArrayBuffer extends SharedArrayBuffer {
@@ -53,6 +62,13 @@ export class Heap {
   /** Starts of launch-internal allocations (allocInternal). */
   private internal = new Set<number>()
   private freeList: Array<{ at: number; size: number }> = []
+  /** Requested byte length of each allocation, by start address (sanitizer: exact bounds). */
+  private readonly exact = new Map<number, number>()
+  /** One byte per heap byte, 1 once written (initcheck); undefined unless tracking was enabled. */
+  init: Uint8Array | undefined
+  /** Freed allocations held back from reuse (sanitizer), oldest first, with their requested size. */
+  private quarantine: Array<{ at: number; span: number; size: number }> | undefined
+  private quarantined = 0
 
   constructor(initial = 1 << 24, readonly limit = 2 ** 31, options: HeapOptions = {}) {
     if (initial > limit) initial = limit
@@ -64,6 +80,18 @@ export class Heap {
       this.buffer = new ArrayBuffer(initial)
       this.ok = new Uint8Array(initial >>> 2)
     }
+  }
+
+  /** Starts the sanitizer's bookkeeping: written-bytes tracking (memory allocated so far counts as written)
+   *  and the quarantine of freed allocations. */
+  enableSanitizer(trackInit: boolean): void {
+    if (trackInit && !this.init) this.init = new Uint8Array(this.buffer.byteLength).fill(1)
+    this.quarantine ??= []
+  }
+
+  /** Marks [at, at+n) written (host copies, memsets, initializers; the sanitizer marks device stores). */
+  markWritten(at: number, n: number): void {
+    this.init?.fill(1, at, at + n)
   }
 
   alloc(byteLength: number): number {
@@ -114,18 +142,39 @@ export class Heap {
     }
     this.live.set(at, span)
     this.mapped.set(at, size)
+    this.exact.set(at, byteLength)
     new Uint8Array(this.buffer, at, span).fill(0)
+    this.init?.fill(0, at, at + span)
     return at
   }
 
-  /** Frees an allocation (`internal`: one of allocInternal's, which a user's free never reaches). */
+  /** Frees an allocation (`internal`: one of allocInternal's, which a user's free never reaches). With the
+   *  sanitizer on, a user allocation goes to the quarantine; the launch's own regions (shared, local,
+   *  frames) are released at once, as no user pointer can reach them after the launch. */
   free(at: number, internal = false): void {
     const span = this.live.get(at)
     if (span === undefined || this.internal.has(at) !== internal) throw new RangeError(`free: 0x${at.toString(16)} is not an allocation of this device`)
+    const size = this.exact.get(at)!
     this.live.delete(at)
     this.mapped.delete(at)
     this.internal.delete(at)
+    this.exact.delete(at)
     this.ok.fill(0, at >>> 2, (at + span) >>> 2)
+    if (this.quarantine && !internal) {
+      // held back: the next allocations get other addresses, so an access through a stale pointer faults
+      this.quarantine.push({ at, span, size })
+      this.quarantined += span
+      while (this.quarantined > QUARANTINE_BYTES && this.quarantine.length > 1) {
+        const q = this.quarantine.shift()!
+        this.quarantined -= q.span
+        this.release(q.at, q.span)
+      }
+      return
+    }
+    this.release(at, span)
+  }
+
+  private release(at: number, span: number): void {
     if (at + span === this.top) { this.top = at; this.mergeTop(); return }
     this.freeList.push({ at, size: span })
     this.freeList.sort((a, b) => a.at - b.at)
@@ -146,6 +195,20 @@ export class Heap {
 
   /** Size of the allocation starting at `at`, or undefined. */
   sizeOf(at: number): number | undefined { return this.live.get(at) }
+
+  /** Every live allocation as [start, requested byte length], sorted by start (the sanitizer's exact bounds). */
+  allocations(): Array<[number, number]> {
+    return [...this.exact].sort((a, b) => a[0] - b[0])
+  }
+
+  /** The quarantined (freed) allocation holding `a`, with its requested size; undefined when none does. */
+  freedAt(a: number): { at: number; size: number } | undefined {
+    for (let i = (this.quarantine?.length ?? 0) - 1; i >= 0; i--) {
+      const q = this.quarantine![i]!
+      if (a >= q.at && a < q.at + q.span) return { at: q.at, size: q.size }
+    }
+    return undefined
+  }
 
   /** The mapped range of every allocation as sorted [start, end) pairs: exactly the granules `ok` marks,
    *  so a kernel may test an address against one of them instead of reading `ok` (compile.ts, addr()). */
@@ -186,6 +249,11 @@ export class Heap {
       ok.set(this.ok)
       this.buffer = nb
       this.ok = ok
+    }
+    if (this.init) {
+      const init = new Uint8Array(cap)
+      init.set(this.init)
+      this.init = init
     }
     this.generation++
   }

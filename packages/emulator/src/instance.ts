@@ -35,10 +35,12 @@ export interface LaunchState {
   RSV: number; GWS: number
 }
 
-/** What a kernel calls when it faults or prints; `fault` must throw. */
+/** What a kernel calls when it faults or prints; `fault` must throw (the checked variant passes the thread,
+ *  the access kind and its size too). `sanitizer`: the checked variant's `CK` (sanitizer/checker.ts). */
 export interface InstanceHooks {
-  fault(i: number, a: number | bigint | undefined, what: string): never
+  fault(i: number, a: number | bigint | undefined, what: string, t?: number, rw?: string, n?: number): never
   print(text: string): void
+  sanitizer?: unknown
 }
 
 /** Turns a module's source, the body of a function of one parameter named `param`, into that function:
@@ -69,6 +71,7 @@ export function instantiate(source: string, hooks: InstanceHooks, evaluate: Eval
   const env = {
     h: { ...numeric, ...mbarrier, mmaLane, movmatrixLane, tcLayout },
     fault: hooks.fault,
+    ck: hooks.sanitizer,
     clock: () => Date.now(),
     vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {
       // the argument buffer is a generic address of local memory (emit-js.ts addr())

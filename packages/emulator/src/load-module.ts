@@ -8,6 +8,7 @@ import type { Heap } from './heap.js'
 import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
+import type { Sanitizer } from './sanitizer/checker.js'
 
 export type { ModuleInstance }
 
@@ -23,6 +24,8 @@ export interface LoadedModule {
   /** Allocations owned by the module (variables), freed on unload. */
   owned: number[]
   globals: Map<string, { address: number; size: number }>
+  /** Static `.shared` variables: offset in the shared window and size (sanitizer reports name them). */
+  sharedVars: Array<{ name: string; offset: number; size: number }>
   /** Kernel being launched (for fault messages). */
   running?: string
   /** Functions the emulator cannot run, with the reason (the PTX line of what it refuses). */
@@ -38,6 +41,8 @@ export interface LoadOptions {
   threadLoops?: boolean
   /** How the module's source becomes functions (instance.ts): `new Function` unless given. */
   evaluate?: Evaluate
+  /** The backend's sanitizer: the module is emitted with its hooks (emit-js.ts, checked variant). */
+  sanitizer?: Sanitizer
 }
 
 function align(n: number, a: number): number { return Math.ceil(n / a) * a }
@@ -81,6 +86,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const globalInfo = new Map<string, { address: number; size: number }>()
   const owned: number[] = []
   const shared = new Map<string, number>()
+  const sharedVars: LoadedModule['sharedVars'] = []
   let sharedOff = 0
   const externShared: string[] = []
   let externAlign = 16
@@ -88,6 +94,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
     if (v.extern || v.count === 0) { externShared.push(v.name); externAlign = Math.max(externAlign, v.align); return }
     sharedOff = align(sharedOff, Math.max(1, v.align))
     shared.set(v.name, sharedOff)
+    sharedVars.push({ name: v.name, offset: sharedOff, size: v.size })
     sharedOff += v.size
   }
   const pendingInit: Array<[number, PtxVariable]> = []
@@ -123,15 +130,28 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
     if (g === undefined) throw new PtxError(`initializer refers to ${s}, which is not a variable of this module`)
     return g
   }
-  for (const [at, v] of pendingInit) writeInit(heap, at, v, addrOf)
+  for (const [at, v] of pendingInit) {
+    writeInit(heap, at, v, addrOf)
+    // static storage: zero unless initialized, written either way (initcheck)
+    heap.markWritten(at, Math.max(v.size, 1))
+  }
 
   const layout: ModuleLayout = { globals, shared, sharedStatic }
-  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true)
+  const san = options.sanitizer
+  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap }
+  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars }
   const print = options.print ?? ((s: string) => console.log(s))
   try {
-    lm.inst = instantiate(source, { fault: (i, a, what) => { throw faultOf(lm, i, a, what) }, print }, options.evaluate)
+    lm.inst = instantiate(source, {
+      fault: (i, a, what, t, rw, n) => {
+        // the checked variant's memory faults are memcheck reports (the thread, access kind and size come along)
+        if (san?.check.memory && t !== undefined && a !== undefined && rw !== undefined && n !== undefined) san.fault(i, a, what, t, rw, n)
+        throw faultOf(lm, i, a, what)
+      },
+      print,
+      sanitizer: san,
+    }, options.evaluate)
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }

@@ -8,6 +8,7 @@ import type { LaunchState, ModuleInstance } from './instance.js'
 import { runCooperative } from './cooperative.js'
 import { RESERVED_SMEM } from './js-values.js'
 import { newThreadStates, runBlock, type KernelFn, type ThreadState } from './scheduler.js'
+import type { Sanitizer } from './sanitizer/checker.js'
 
 /** What a lane needs of a kernel to run its blocks: its CompiledFunction without its source (structured-
  *  cloneable, so a worker receives it as it is). */
@@ -41,7 +42,9 @@ export class BlockRunner {
   private readonly states: ThreadState[] = []
   private readonly progress: () => number
 
-  constructor(private readonly inst: ModuleInstance, readonly kernel: KernelInfo, readonly lane: LaneLaunch, ranges: Float64Array, private readonly h8: () => Uint8Array) {
+  /** `san`: a checked launch's sanitizer (on the calling thread only), told of each block's windows, barriers
+   *  and warp collectives. */
+  constructor(private readonly inst: ModuleInstance, readonly kernel: KernelInfo, readonly lane: LaneLaunch, ranges: Float64Array, private readonly h8: () => Uint8Array, private readonly san?: Sanitizer) {
     inst.setLaunch(lane.state)
     inst.setRanges(ranges)
     this.K = inst.FN[kernel.index] as unknown as KernelFn
@@ -56,6 +59,7 @@ export class BlockRunner {
     const at = lane.state.SB + (lane.cooperative ? b * lane.shStride : 0)
     inst.setBlock(at, lane.state.LB0 + (lane.cooperative ? b * lane.lnStride : 0))
     if (lane.reserved) this.h8().fill(0, at + lane.state.RSV, at + lane.state.RSV + RESERVED_SMEM)
+    this.san?.enter(b, at, lane.reserved ? lane.state.RSV : -1)
   }
 
   /** Runs blocks [b0, b1) (linear block index, x fastest); a cooperative launch runs as one range, all its
@@ -65,12 +69,12 @@ export class BlockRunner {
     const { K, kernel, lane } = this
     if (lane.cooperative) {
       for (let b = 0; b < lane.nblocks; b++) this.enter(b)
-      runCooperative(K, kernel, lane.nblocks, lane.nthreads, lane.fb, (b) => this.enter(b), this.progress)
+      runCooperative(K, kernel, lane.nblocks, lane.nthreads, lane.fb, (b) => this.enter(b), this.progress, this.san)
     } else if (!kernel.hasSuspend && !lane.reserved) K(null, 0, lane.nthreads, lane.fb, b0, b1)
     else {
       for (let b = b0; b < b1; b++) {
         this.enter(b)
-        if (kernel.hasSuspend) runBlock(K, kernel, this.states, lane.nthreads, lane.fb, b, this.progress)
+        if (kernel.hasSuspend) runBlock(K, kernel, this.states, lane.nthreads, lane.fb, b, this.progress, this.san)
         else K(null, 0, lane.nthreads, lane.fb, b, b + 1)
       }
     }

@@ -4,6 +4,7 @@
 // threads after each barrier and resolving warp collectives for the lanes of a warp that reached one.
 import type { Collective } from '@kernelpack/ptx'
 import type { CompiledFunction } from './emit-js.js'
+import type { Sanitizer } from './sanitizer/checker.js'
 
 /** One thread's saved state. st: 0 runnable, 1 waiting at a barrier, 2 at a warp collective, 3 done, 4 stepped
  *  aside at a yield point (a spin-wait or an mbarrier wait: emit-js.ts yieldIf); pc: where it resumes; r/f:
@@ -166,14 +167,16 @@ function resolveCollective(kind: Collective, states: ThreadState[], w: number, g
 }
 
 
-/** Runs one block's threads from the start to the end (stepBlock does it in steps). */
-export function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number, progress: () => number = () => 0): void {
+/** Runs one block's threads from the start to the end (stepBlock does it in steps). With a sanitizer
+ *  (checked launches), it is told of every resolved warp collective (the lanes that met) and barrier
+ *  (synccheck, then a new barrier interval). */
+export function runBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number, progress: () => number = () => 0, san?: Sanitizer): void {
   resetBlock(states, n)
   // a block whose threads only wait for each other at yield points (nothing else changes what they wait
   // for) cannot finish; a bounded spin (a retry counter) may still leave its loop, so allow some rounds
   let stalls = 0
   for (;;) {
-    const r = stepBlock(K, cf, states, n, FB, b, progress)
+    const r = stepBlock(K, cf, states, n, FB, b, progress, san)
     if (r === Step.Done) return
     stalls = r === Step.Stuck ? stalls + 1 : 0
     if (stalls >= STALL_LIMIT) throw new StalledBlock(b, states, n)
@@ -211,7 +214,7 @@ export function resetBlock(states: ThreadState[] & { seen?: number }, n: number)
  *  run stepped aside at yield points again without any progress (`progress`: the yield sites' count of
  *  waits that ended; threads that finished, barriers and collectives resolved count too): Moved when
  *  something happened before that, Stuck when not. The yielded threads wait until the next call. */
-export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number, progress: () => number): Step {
+export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState[], n: number, FB: number, b: number, progress: () => number, san?: Sanitizer): Step {
   for (let t = 0; t < n; t++) { const s = states[t]!; if (s.st === 4) s.st = 0 }
   // without warp collectives, only barriers suspend: run the whole block in one call per phase
   const step = cf.hasWarpCollective ? 32 : n
@@ -228,6 +231,8 @@ export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState
         const group: number[] = []
         for (let t = w; t < end; t++) { const s = states[t]!; if (s.st === 2 && s.pc === pcSel) group.push(t) }
         resolveCollective(cf.collectives.get(pcSel)!, states, w, group)
+        san?.warp(w, group, states)
+        san?.warp(w, group, states)
         for (const t of group) states[t]!.st = 0
         resolved++
       }
@@ -245,6 +250,7 @@ export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState
       continue
     }
     if (waiting === 0) return Step.Done
+    san?.barrier(states, n)
     const kind = cf.collectives.get(barPc)
     if (kind?.kind === 'bar' && kind.red) {
       let cnt = 0, all = true, any = false

@@ -8,6 +8,8 @@
 // Device memory is addressed by 64-bit device addresses (bigint), as CUdeviceptr is. Kernel parameters
 // reach `launch` as one buffer laid out like PTX `.param` space: each parameter at its offset (layout.ts),
 // so the cuda backend passes `base + offsets[i]` pointers and the emulator reads the very same bytes.
+import type { SanitizerReport } from './sanitizer.js'
+
 export type MaybePromise<T> = T | Promise<T>
 export type Dim3 = [number, number, number]
 export type BackendName = 'cuda' | 'emulator' | 'webgpu'
@@ -110,6 +112,9 @@ export interface Backend {
   /** `sourceName` names the module in messages (the webgpu backend's CannotTranslateError). */
   loadModule(image: ImageToLoad, sourceName?: string): MaybePromise<BackendModule>
   alloc(byteLength: number): MaybePromise<bigint>
+  /** `alloc` returns zero-filled memory, so the runtime's `alloc()` needs no memset after it (the emulator's
+   *  initcheck then still treats the bytes as unwritten, as compute-sanitizer treats `cudaMalloc`'s). */
+  readonly allocZeroFilled?: boolean
   free(address: bigint): MaybePromise<void>
   copyToDevice(dst: bigint, src: Uint8Array, stream?: BackendStream | null): MaybePromise<void>
   copyFromDevice(dst: Uint8Array, src: bigint, stream?: BackendStream | null): MaybePromise<void>
@@ -127,6 +132,9 @@ export interface Backend {
   /** How launches are run, when the backend has a choice (the emulator: on how many worker threads, or on the
    *  calling thread and why); the runtime adds it to `mod.backend.reason`. */
   describeExecution?(): string
+  /** The sanitizer's reports collected since the last call (a backend running checks in `collect` mode,
+   *  sanitizer.ts), which the call clears. */
+  sanitizerReports?(): SanitizerReport[]
   /** Release everything (contexts, memory, workers). */
   dispose(): MaybePromise<void>
 }

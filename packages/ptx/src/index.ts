@@ -8,6 +8,7 @@ export { parsePtx, type ParseOptions, type PtxModule, type PtxFunction, type Ptx
 export { layoutParams, alignTo, type ParamLayout, type ParamShape } from './layout.js'
 export { moduleInterface, readPtxInterface, type PtxInterface, type PtxKernelInterface, type PtxParamInterface, type PtxVariableInterface, type PtxLinkage } from './interface.js'
 export type * from './backend.js'
+export { CHECK_KINDS, SanitizerError, resolveCheck, type CheckKind, type CheckOptions, type CheckSetting, type ResolvedCheck, type SanitizerAccess, type SanitizerAllocation, type SanitizerReport } from './sanitizer.js'
 export { decodeModule, decodeFunction, type DecodeOptions } from './decode.js'
 export { OPCODES, OPCODE_RULES, isOpcode, type Opcode, type OpcodeRule } from './opcodes.js'
 export {

@@ -3,4 +3,5 @@
 export type {
   MaybePromise, Dim3, BackendName, DeviceInfo, ImageToLoad, BackendFunction, BackendModule, ParamBlockLayout, PreparedLaunch,
   BackendStream, BackendEvent, LaunchConfig, KernelParams, Backend,
+  CheckKind, CheckOptions, CheckSetting, SanitizerAccess, SanitizerAllocation, SanitizerReport,
 } from '@kernelpack/ptx'

@@ -2,6 +2,7 @@
 // Node built-ins). A string or URL source is fetched. `auto` runs WebGPU when the page has an adapter and
 // every kernel translates, else the emulator, and says why in `mod.backend.reason` (issue 15).
 import type { KernelManifest } from '@kernelpack/offload'
+import { resolveCheck, type CheckSetting } from '@kernelpack/ptx'
 import { emulatorBackend, type EmulatorLoadOptions } from './emulator.js'
 import { createModule, type Module } from './module.js'
 import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
@@ -25,6 +26,9 @@ export interface LoadModuleOptions extends EmulatorLoadOptions {
   libcudaPath?: string
   /** The WebGPU backend's GPU (default `navigator.gpu`) and translator. */
   webgpu?: WebGpuOptions
+  /** The emulator's sanitizer (issue 19): `true` or `{ race, sync, init, memory, mode }`; selects the emulator
+   *  under `'auto'`. See the Node entry's option. @default off */
+  check?: CheckSetting
 }
 
 export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
@@ -33,6 +37,8 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
     throw new Error("loadModule: backend 'cuda' needs Node and the NVIDIA driver; in a browser use 'auto', 'webgpu' or 'emulator'")
   }
   if (which !== 'auto' && which !== 'emulator' && which !== 'webgpu') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
+  const check = resolveCheck(options.check, 'loadModule: check')
+  if (check && which === 'webgpu') throw new TypeError("loadModule: check runs on the PTX emulator, not on backend 'webgpu'; use backend 'emulator' or 'auto'")
   let bytes = bytesOf(source)
   if (!bytes) {
     if (isResponse(source)) bytes = await readResponse(source, describeSource(source))
@@ -40,7 +46,10 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
     else throw new TypeError(`loadModule: source must be bytes, a URL or a Response, got ${typeof source}`)
   }
   const sourceName = describeSource(source)
-  if (which === 'emulator') return createModule(await emulatorBackend(options), bytes, manifest, { sourceName, reason: "backend 'emulator' was requested", timeoutMs: options.timeoutMs })
+  if (which === 'emulator' || check) {
+    const reason = which === 'emulator' ? `backend 'emulator' was requested${check ? ', with checks' : ''}` : 'auto: checks were requested, which run on the PTX emulator'
+    return createModule(await emulatorBackend(options, check), bytes, manifest, { sourceName, reason, timeoutMs: options.timeoutMs })
+  }
   if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested" })
   let adapter: string | undefined
   try {

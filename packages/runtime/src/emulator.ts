@@ -1,5 +1,6 @@
 // The PTX emulator backend, loaded on demand (both entries): one per worker count and worker script, shared by
 // the modules loaded with the same options (they share its device memory).
+import type { ResolvedCheck } from '@kernelpack/ptx'
 import type { Backend } from './backend.js'
 
 /** loadModule's options for the emulator. */
@@ -18,11 +19,13 @@ export interface EmulatorLoadOptions {
 
 const backends = new Map<string, Promise<Backend>>()
 
-export function emulatorBackend(options: EmulatorLoadOptions): Promise<Backend> {
+/** The emulator for these options; with `check` (resolved by the entry: the option, or KERNELPACK_CHECK in
+ *  Node) one of its own, since a checked backend tracks its heap from the first allocation on (issue 19). */
+export function emulatorBackend(options: EmulatorLoadOptions, check?: ResolvedCheck): Promise<Backend> {
   const { workers, workerUrl, timeoutMs } = options
   if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0)) throw new TypeError(`loadModule: workers must be a non-negative integer, got ${String(workers)}`)
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`loadModule: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
-  const key = `${workers ?? ''}|${String(workerUrl ?? '')}`
+  const key = `${workers ?? ''}|${String(workerUrl ?? '')}|${check ? JSON.stringify(check) : ''}`
   let b = backends.get(key)
   if (!b) {
     // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
@@ -32,7 +35,7 @@ export function emulatorBackend(options: EmulatorLoadOptions): Promise<Backend> 
       // interpreter, and mod.backend.reason says so (issue 14 item 3)
       const evaluate = m.codeGenerationRefusal() !== undefined ? await m.loadInterpreter() : undefined
       // on the calling thread, launches give the event loop a turn every 20 ms (the page stays responsive)
-      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20, evaluate })
+      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20, evaluate, check })
     })
     backends.set(key, b)
     b.catch(() => backends.delete(key))

@@ -2,6 +2,7 @@
 // asked) WebGPU on Dawn. koffi, node:fs and the webgpu packages are imported lazily so that importing the
 // runtime stays cheap.
 import type { KernelManifest } from '@kernelpack/offload'
+import { resolveCheck, type CheckSetting } from '@kernelpack/ptx'
 import type { Backend } from './backend.js'
 import { NoDriverError } from './errors.js'
 import { createModule, type Module } from './module.js'
@@ -31,6 +32,14 @@ export interface LoadModuleOptions extends EmulatorLoadOptions {
   /** backend 'webgpu': the GPU object, by default `create([])` of the optional `webgpu` package (Dawn), and
    *  the PTX→WGSL translator. */
   webgpu?: WebGpuOptions
+  /**
+   * The emulator's sanitizer (issue 19): `true` for racecheck, synccheck, initcheck and memcheck, or
+   * `{ race, sync, init, memory, mode }`. A failed check rejects the launch with a SanitizerError
+   * (`mode: 'collect'`: read them with `mod.sanitizerReports()`). Checks run on the emulator, on the calling
+   * thread: with `'auto'` they select it; `'cuda'` and `'webgpu'` refuse them (on a GPU, run compute-sanitizer).
+   * @default `KERNELPACK_CHECK` (`1`, or a list such as `race,sync`; ignored by `'cuda'`/`'webgpu'`), else off
+   */
+  check?: CheckSetting
 }
 
 const backends = new Map<string, Promise<Backend>>()
@@ -64,10 +73,17 @@ let dawnGpu: GPU | undefined
 /** The backend loadModule would use, and why. */
 export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{ backend: Backend; reason: string }> {
   const which = options.backend ?? 'auto'
-  if (which === 'cuda') return { backend: await cudaBackend(options), reason: "backend 'cuda' was requested" }
-  if (which === 'emulator') return { backend: await emulatorBackend(options), reason: "backend 'emulator' was requested" }
-  if (which === 'webgpu') return { backend: await nodeWebGpuBackend(options.webgpu), reason: "backend 'webgpu' was requested" }
+  const fromEnv = options.check === undefined
+  const check = resolveCheck(fromEnv ? process.env.KERNELPACK_CHECK : options.check, fromEnv ? 'KERNELPACK_CHECK' : 'loadModule: check')
+  const envNote = fromEnv && check ? ' (KERNELPACK_CHECK is ignored: the sanitizer runs on the emulator)' : ''
+  if (check && !fromEnv && (which === 'cuda' || which === 'webgpu')) {
+    throw new TypeError(`loadModule: check runs on the PTX emulator, not on backend '${which}'; use backend 'emulator' or 'auto' (on a GPU, run compute-sanitizer)`)
+  }
+  if (which === 'cuda') return { backend: await cudaBackend(options), reason: `backend 'cuda' was requested${envNote}` }
+  if (which === 'emulator') return { backend: await emulatorBackend(options, check), reason: `backend 'emulator' was requested${check ? ', with checks' : ''}` }
+  if (which === 'webgpu') return { backend: await nodeWebGpuBackend(options.webgpu), reason: `backend 'webgpu' was requested${envNote}` }
   if (which !== 'auto') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
+  if (check) return { backend: await emulatorBackend(options, check), reason: `auto: checks were requested (${fromEnv ? 'KERNELPACK_CHECK' : 'check'}), which run on the PTX emulator` }
   try {
     const backend = await cudaBackend(options)
     return { backend, reason: `auto: the NVIDIA driver answered (${backend.device().name})` }

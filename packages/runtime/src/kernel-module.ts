@@ -3,6 +3,7 @@
 // `module.launcher(entry)` per kernel. The types here are also what the generated `<file>.cu.d.ts` files
 // import. No Node built-ins: the Node and browser entries pass their own loadModule.
 import type { KernelManifest } from '@kernelpack/offload'
+import type { CheckOptions } from '@kernelpack/ptx'
 import type { KernelArg } from './marshal.js'
 import type { DeviceBuffer, DeviceGlobal, LaunchOptions, Module } from './module.js'
 import type { TypedValue } from './schema.js'
@@ -62,12 +63,14 @@ export interface KernelModuleSpec {
   manifest: KernelManifest
   images: ImageInfo[]
   backend: BackendName
+  /** The emulator's sanitizer (unplugin-cuda's `check` option); absent: `KERNELPACK_CHECK` decides (Node). */
+  check?: boolean | CheckOptions
   /** Returns the offload binary: a URL, URL string, file path or the bytes. */
   source: () => unknown
 }
 
 /** The loadModule of the entry in use (Node or browser). */
-export type LoadModuleFn = (source: ModuleSource, manifest: KernelManifest, options: { backend?: BackendName }) => Promise<Module>
+export type LoadModuleFn = (source: ModuleSource, manifest: KernelManifest, options: { backend?: BackendName; check?: boolean | CheckOptions }) => Promise<Module>
 
 /** Decodes base64 (inlined images, `?raw`) without Node's Buffer. */
 export function decodeBase64(text: string): Uint8Array {
@@ -108,7 +111,7 @@ export function createKernelModule(spec: KernelModuleSpec, loadModule: LoadModul
       const s = current
       const backend = options.backend ?? s.backend
       loading = Promise.resolve()
-        .then(() => loadModule(toLoadSource(s.source()), s.manifest, { backend }))
+        .then(() => loadModule(toLoadSource(s.source()), s.manifest, s.check === undefined ? { backend } : { backend, check: s.check }))
         .catch((err: unknown) => {
           loading = undefined
           const e = err instanceof Error ? err : new Error(String(err))

@@ -4,7 +4,7 @@
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
 import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload'
 import { isPtxType, layoutParams, readPtxInterface, typeSize, type PtxInterface } from '@kernelpack/ptx'
-import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch } from './backend.js'
+import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch, SanitizerReport } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
 import { createPacker, createPackTarget, type KernelArg, type PackTarget } from './marshal.js'
 import { entryKind, selectImage, sniffKind } from './select-image.js'
@@ -139,6 +139,11 @@ export interface Module {
    * listing the module's variables.
    */
   global(name: string): Promise<DeviceGlobal>
+  /**
+   * The sanitizer's reports collected since the last call (loaded with `check: { mode: 'collect' }`), which
+   * the call clears: every module loaded with the same checks shares them. Empty without checks.
+   */
+  sanitizerReports(): SanitizerReport[]
   unload(): Promise<void>
 }
 
@@ -545,7 +550,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
       alive('alloc')
       if (!Number.isSafeInteger(byteLength) || byteLength < 0) throw new RangeError(`alloc: byteLength must be a non-negative integer, got ${byteLength}`)
       const address = await backend.alloc(byteLength)
-      await backend.memset(address, 0, byteLength)
+      if (!backend.allocZeroFilled) await backend.memset(address, 0, byteLength)
       return makeBuffer(address, byteLength)
     },
     kernel(name: string) {
@@ -600,6 +605,9 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
         g.catch(() => globals.delete(name))
       }
       return g
+    },
+    sanitizerReports() {
+      return backend.sanitizerReports?.() ?? []
     },
     async unload() {
       if (unloaded) return

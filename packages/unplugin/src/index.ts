@@ -226,6 +226,7 @@ export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = 
         name: relative(ctx.resolved.root, file) || basename(file),
         images: imageInfo(res),
         backend: ctx.resolved.backend,
+        ...(ctx.resolved.check === undefined ? {} : { check: ctx.resolved.check }),
         hot: framework === 'vite' && viteCommand === 'serve' && !ssr,
       })
     },

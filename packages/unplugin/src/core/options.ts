@@ -9,6 +9,16 @@ import { parseArchSpec, parseCacheSize } from '@kernelpack/toolchain'
 /** Extra outputs beside the offload binary. */
 export type EmitKind = 'offload' | 'wrapper-c' | 'hostrefs'
 
+/** Which of the emulator sanitizer's checks run, and whether a report throws or is collected. */
+export interface CheckOptions {
+  race?: boolean
+  sync?: boolean
+  init?: boolean
+  memory?: boolean
+  mode?: 'throw' | 'collect'
+}
+const CHECK_OPTION_KEYS = ['race', 'sync', 'init', 'memory', 'mode']
+
 export interface Options {
   /**
    * GPU targets, in CMake CUDA_ARCHITECTURES or nvcc syntax (`'80-real;90'`, `'sm_90a'`, `['80', '90-virtual']`).
@@ -54,6 +64,13 @@ export interface Options {
   fileName?: string
   /** Backend the stubs ask for when `module.load()` names none. @default 'auto' (cuda where a driver answers, else the emulator) */
   backend?: 'auto' | 'cuda' | 'emulator'
+  /**
+   * The emulator's sanitizer for every stub's module (`loadModule`'s `check`, issue 19): `true` for racecheck,
+   * synccheck, initcheck and memcheck, or `{ race, sync, init, memory, mode }`. It selects the emulator under
+   * `'auto'`, and turns `lineinfo` on unless that is set, so reports name `.cu` lines. Without it,
+   * `KERNELPACK_CHECK` decides when the app runs (Node). @default undefined
+   */
+  check?: boolean | CheckOptions
   /** Write each `.cu` file's declarations beside it so TypeScript types the imports: `true` or `'cu.d.ts'`
    *  writes `<name>.cu.d.ts` (moduleResolution `bundler`), `'d.cu.ts'` writes `<name>.d.cu.ts` (`node16`/`nodenext`,
    *  with `allowArbitraryExtensions`), `false` none. Same files as `kernelpack types [--form]`. @default true */
@@ -84,6 +101,7 @@ export interface ResolvedOptions {
   inline?: number
   fileName?: string
   backend: 'auto' | 'cuda' | 'emulator'
+  check?: boolean | CheckOptions
   dts: DeclarationForm | false
   dtsScan: string[]
   jobs?: number
@@ -95,7 +113,7 @@ const EMIT_KINDS: EmitKind[] = ['offload', 'wrapper-c', 'hostrefs']
 const OPTION_KEYS: Record<keyof Options, true> = {
   arch: true, compiler: true, include: true, exclude: true, defines: true, includeDirs: true, flags: true, std: true, rdc: true,
   lineinfo: true, cacheDir: true, cacheSize: true, launcher: true, emit: true, inline: true, fileName: true, backend: true, dts: true,
-  dtsScan: true, jobs: true,
+  dtsScan: true, jobs: true, check: true,
 }
 const OPTION_NAMES = new Set(Object.keys(OPTION_KEYS))
 
@@ -135,6 +153,14 @@ function validate(options: Options): void {
   }
   if (launcher !== undefined && (typeof launcher !== 'string' || launcher === '')) throw bad('launcher', "must be a command such as 'ccache'", launcher)
   if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1)) throw bad('jobs', 'must be a positive integer', jobs)
+  const check = options.check
+  if (check !== undefined && typeof check !== 'boolean') {
+    if (check === null || typeof check !== 'object' || Array.isArray(check)) throw bad('check', 'must be true, false or { race, sync, init, memory, mode }', check)
+    for (const [k, v] of Object.entries(check)) {
+      if (!CHECK_OPTION_KEYS.includes(k)) throw bad('check', `has an unknown key ${JSON.stringify(k)} (use ${CHECK_OPTION_KEYS.join(', ')})`, check)
+      if (k === 'mode' ? v !== 'throw' && v !== 'collect' : typeof v !== 'boolean') throw bad(`check.${k}`, k === 'mode' ? "must be 'throw' or 'collect'" : 'must be a boolean', v)
+    }
+  }
   if (dts !== undefined && typeof dts !== 'boolean' && !DECLARATION_FORMS.includes(dts)) throw bad('dts', `must be true, false, ${DECLARATION_FORMS.map((f) => `'${f}'`).join(' or ')}`, dts)
   for (const key of ['includeDirs', 'flags', 'dtsScan'] as const) {
     const v = options[key]
@@ -177,7 +203,8 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     flags: [...(options.flags ?? [])],
     std: options.std,
     rdc: options.rdc ?? false,
-    lineinfo: options.lineinfo ?? false,
+    // with checks on, reports name .cu lines: the PTX needs line information
+    lineinfo: options.lineinfo ?? (options.check !== undefined && options.check !== false),
     cacheDir: resolveCacheDir(options.cacheDir ?? process.env.KERNELPACK_CACHE_DIR, root),
     cacheSize: options.cacheSize,
     launcher: options.launcher,
@@ -185,6 +212,7 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     inline,
     fileName: options.fileName,
     backend,
+    ...(options.check === undefined ? {} : { check: options.check }),
     dts: dts === true ? 'cu.d.ts' : dts,
     dtsScan: (options.dtsScan ?? ['src']).map((d) => resolve(root, d)),
     jobs: options.jobs,

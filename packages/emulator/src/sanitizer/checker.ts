@@ -24,10 +24,9 @@
 // faults (unmapped granule, window overrun, misalignment) into reports naming the allocation, or the freed
 // buffer still in the heap's quarantine. synccheck compares what the threads of a block (or the lanes a
 // collective names) did when the scheduler resolves a barrier (or collective).
-import { SanitizerError, type Dim3, type ResolvedCheck, type SanitizerAccess, type SanitizerAllocation, type SanitizerReport } from '@kernelpack/ptx'
+import { SanitizerError, sourcePosition, type Dim3, type ResolvedCheck, type SanitizerAccess, type SanitizerAllocation, type SanitizerReport } from '@kernelpack/ptx'
 import type { Heap } from '../heap.js'
 import type { InstrInfo } from '../emit-js.js'
-import { sourcePosition } from '../source-location.js'
 import { formatReport } from './report.js'
 import { RaceShadow, ATOMIC, EPOCH_LIMIT } from './shadow.js'
 

@@ -4,8 +4,7 @@
 // and the address. Where compute-sanitizer prints a SASS offset (`kernel()+0x2f0`), the emulator, which runs
 // the PTX, prints the PTX line and statement; the `.cu` file:line follows when the PTX has `.loc` line
 // information, as it does in compute-sanitizer's reports of a `-lineinfo` build.
-import type { SanitizerAccess, SanitizerAllocation, SanitizerReport } from '@kernelpack/ptx'
-import { formatSourcePosition } from '../source-location.js'
+import { formatSourcePosition, type SanitizerAccess, type SanitizerAllocation, type SanitizerReport } from '@kernelpack/ptx'
 
 const P = '========= '
 const I = '=========     '

@@ -996,6 +996,7 @@ export class ModuleEmitter {
     const source = `"use strict";
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
+const _SF=new Float32Array(1),_SI=new Int32Array(_SF.buffer);
 let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_HB64,_OK,_HN=0;
 let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,_LBE=0,_PB=0,_PE=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0,_RSV=0,_GWS=0;
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}

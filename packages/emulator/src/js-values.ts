@@ -101,6 +101,18 @@ export function immediateAs(imm: Immediate, k: Kind, fail: Fail): string {
   return fail(`${what[imm.kind]} cannot be read as ${k}`)
 }
 
+/** The bits of f32 value x as an int32 (NaN as 0x7fffffff, as numeric.ts bitsFromF32), written inline through
+ *  the generated module's one-float scratch _SF/_SI: a large kernel spends V8's inlining budget, after which
+ *  every helper call stays a call (issue 13). */
+export function bitsOfF32(x: string): string {
+  return `(_SF[0]=${x},_SF[0]===_SF[0]?_SI[0]:2147483647)`
+}
+
+/** The f32 value of int32 bits x, inline (numeric.ts f32FromBits). */
+export function f32OfBits(x: string): string {
+  return `(_SI[0]=${x},_SF[0])`
+}
+
 /** A register of class c (JS expression x) read as kind k. */
 export function readAs(x: string, c: RegisterClass, k: Kind, fail: Fail): string {
   if (c === 'pred') return k === 'pred' ? x : `(${x}?1:0)`
@@ -109,7 +121,7 @@ export function readAs(x: string, c: RegisterClass, k: Kind, fail: Fail): string
       switch (k) {
         case 'i32': case 'i64': return x
         case 'u32': return `(${x}>>>0)`
-        case 'f32': return `FB32(${x})`
+        case 'f32': return `${f32OfBits(x)}`
         case 'u16': return `(${x}&65535)`
         case 's16': return `(${x}<<16>>16)`
         case 'u8': return `(${x}&255)`
@@ -121,10 +133,10 @@ export function readAs(x: string, c: RegisterClass, k: Kind, fail: Fail): string
     case 'f32':
       switch (k) {
         case 'f32': return x
-        case 'i32': case 'i64': return `BF32(${x})`
-        case 'u32': return `(BF32(${x})>>>0)`
-        case 'u16': return `(BF32(${x})&65535)`
-        case 's16': return `(BF32(${x})<<16>>16)`
+        case 'i32': case 'i64': return `${bitsOfF32(x)}`
+        case 'u32': return `(${bitsOfF32(x)}>>>0)`
+        case 'u16': return `(${bitsOfF32(x)}&65535)`
+        case 's16': return `(${bitsOfF32(x)}<<16>>16)`
         default: break
       }
       break
@@ -148,7 +160,7 @@ export function readAs(x: string, c: RegisterClass, k: Kind, fail: Fail): string
         case 's16': return `(lo32(${x})<<16>>16)`
         case 'u8': return `(lo32(${x})&255)`
         case 's8': return `(lo32(${x})<<24>>24)`
-        case 'f32': return `FB32(lo32(${x}))`
+        case 'f32': return `${f32OfBits(`lo32(${x})`)}`
         case 'pred': return `(${x}!=0)`
       }
       break
@@ -170,26 +182,26 @@ export function writeAs(e: string, k: Kind, c: RegisterClass, fail: Fail): strin
   switch (c) {
     case 'i32':
       if (k === 'i32') return e
-      if (k === 'f32') return `BF32(${e})`
+      if (k === 'f32') return `${bitsOfF32(e)}`
       if (k === 'i64') return `lo32(${e})`
       if (k === 'pred') return `(${e}?1:0)`
       if (k === 'f64') break
       return `(${e})|0`
     case 'f32':
       if (k === 'f32') return e
-      if (k === 'i32' || k === 'u32') return `FB32(${e})`
-      if (k === 'i64') return `FB32(lo32(${e}))`
+      if (k === 'i32' || k === 'u32') return `${f32OfBits(e)}`
+      if (k === 'i64') return `${f32OfBits(`lo32(${e})`)}`
       break
     case 'i16':
       if (k === 'i64') return `(lo32(${e})&65535)`
-      if (k === 'f32') return `(BF32(${e})&65535)`
+      if (k === 'f32') return `(${bitsOfF32(e)}&65535)`
       if (k === 'pred') return `(${e}?1:0)`
       if (k === 'f64') break
       return `(${e})&65535`
     case 'i64':
       if (k === 'i64' || k === 'i32' || k === 'u32' || k === 'u16' || k === 's16' || k === 'u8' || k === 's8') return e
       if (k === 'f64') return `BF64(${e})`
-      if (k === 'f32') return `(BF32(${e})>>>0)`
+      if (k === 'f32') return `(${bitsOfF32(e)}>>>0)`
       break
     case 'f64':
       if (k === 'f64') return e

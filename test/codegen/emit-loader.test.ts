@@ -94,6 +94,27 @@ stub('check: the stub passes the sanitizer setting to loadModule; without it the
   assert.not.match(emitLoaderStub({ manifest: manifests.extern_c!, asset: urlAsset, name: 'e.cu' }), 'check')
 })
 
+stub("backend 'webgpu' (issue 15): the stub's module asks loadModule for it; load({ backend }) still overrides it", async () => {
+  const dir = join(repoRoot, 'test', '.out', 'emit-loader')
+  mkdirSync(dir, { recursive: true })
+  // the stub's runtime: the real createKernelModule over a loadModule that records what it is asked
+  writeFileSync(join(dir, 'recording-runtime.mjs'), [
+    `import { createKernelModule } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'packages', 'runtime', 'src', 'kernel-module.ts')).href)}`,
+    'export const asked = []',
+    'export const defineKernelModule = (spec) => createKernelModule(spec, async (_source, _manifest, options) => (asked.push(options), { backend: { name: options.backend }, unload: async () => {} }))',
+    '',
+  ].join('\n'))
+  const text = emitLoaderStub({ manifest: manifests.extern_c!, asset: urlAsset, name: 'e.cu', backend: 'webgpu', runtime: './recording-runtime.mjs' })
+  assert.match(text, '  name: "e.cu",\n  backend: "webgpu",\n  manifest: ')
+  writeFileSync(join(dir, 'webgpu.stub.mjs'), text)
+  const mod = await import(pathToFileURL(join(dir, 'webgpu.stub.mjs')).href)
+  const runtime = await import(pathToFileURL(join(dir, 'recording-runtime.mjs')).href)
+  assert.is((await mod.module.load()).backend.name, 'webgpu')
+  await mod.module.unload()
+  assert.is((await mod.module.load({ backend: 'emulator' })).backend.name, 'emulator')
+  assert.equal(runtime.asked, [{ backend: 'webgpu' }, { backend: 'emulator' }])
+})
+
 stub('an eager asset expression is evaluated when the stub runs, a lazy one at first load', () => {
   const eager = emitLoaderStub({ manifest: manifests.extern_c!, asset: { kind: 'expression', expression: 'here()', eager: true }, name: 'e.cu' })
   assert.match(eager, '  source: ((source) => () => source)(here()),')

@@ -12,10 +12,10 @@
 // loader and SwiftShader ICD that chromium ships serve (`dawnEnvironment`). Both must be set before the process
 // starts (the dynamic loader reads them once), so a test re-executes itself under them (`runUnderDawn`).
 import { spawnSync } from 'node:child_process'
-import { existsSync, realpathSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { dirname, join } from 'node:path'
+import { dirname, extname, join, relative } from 'node:path'
 import { build } from 'esbuild'
 import { chromium, type Browser } from 'playwright-core'
 import { repoRoot, tool } from './tools.js'
@@ -45,6 +45,19 @@ export async function servePage(files: Record<string, PageFile>, opts: { crossOr
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     close: () => new Promise((ok) => server.close(() => ok())),
   }
+}
+
+/** Every file under `dir` (a bundler's output folder) as page files by URL path, `index.html` also as `/`. */
+export function readPageFiles(dir: string): Record<string, PageFile> {
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.offload': 'application/octet-stream', '.css': 'text/css' }
+  const files: Record<string, PageFile> = {}
+  for (const d of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!d.isFile()) continue
+    const f = relative(dir, join(d.parentPath, d.name))
+    files['/' + f.split('\\').join('/')] = [types[extname(f)] ?? 'application/octet-stream', readFileSync(join(dir, f))]
+  }
+  if (files['/index.html']) files['/'] = files['/index.html']
+  return files
 }
 
 /** Headless Debian chromium; with `webgpu` its WebGPU adapter is SwiftShader. */

@@ -5,9 +5,9 @@
 // the kernel's checked result in headless Chromium.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { extname, join, relative } from 'node:path'
-import { launchChromium, servePage, type PageFile } from '../helpers/webgpu.js'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { launchChromium, readPageFiles, servePage } from '../helpers/webgpu.js'
 import { repoRoot, tool } from '../helpers/tools.js'
 import { installProject, output } from './install.js'
 import { packAll } from './pack.js'
@@ -16,10 +16,6 @@ tool('nvcc')
 const app = installProject('vite-app', packAll())
 // compiles go through a cache the suite keeps (the project's own default would be a fresh one every run)
 const env = { KERNELPACK_CACHE_DIR: join(repoRoot, 'test', '.out', 'packaging-cache') }
-
-function listFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(dir, join(d.parentPath, d.name)))
-}
 
 const vite = suite('packaging: create-vite TypeScript app')
 
@@ -62,10 +58,7 @@ vite('tsc fails on a wrong kernel argument (the types are the .cu\'s, not any)',
 
 vite('the built page shows the kernel\'s result in headless Chromium', async () => {
   const dist = join(app.dir, 'dist')
-  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.offload': 'application/octet-stream', '.css': 'text/css' }
-  const files: Record<string, PageFile> = {}
-  for (const f of listFiles(dist)) files['/' + f.split('\\').join('/')] = [types[extname(f)] ?? 'application/octet-stream', readFileSync(join(dist, f))]
-  files['/'] = files['/index.html']!
+  const files = readPageFiles(dist)
   const js = Object.keys(files).filter((f) => f.endsWith('.js'))
   assert.ok(js.length > 0)
   for (const f of js) assert.not.match(files[f]![1].toString(), 'koffi.node', `${f}: no native module in the browser bundle`)

@@ -60,3 +60,19 @@ check('a bad check is a TypeError naming the option', () => {
 })
 
 check.run()
+
+// ---
+const backend = suite('resolveOptions: backend')
+
+backend("takes loadModule's four backends, 'webgpu' included (issue 15); 'auto' by default", () => {
+  assert.is(resolveOptions({}, '/proj').backend, 'auto')
+  for (const b of ['auto', 'cuda', 'emulator', 'webgpu'] as const) assert.is(resolveOptions({ backend: b }, '/proj').backend, b)
+})
+
+backend('anything else is a TypeError naming the option, the choices and the value', () => {
+  for (const b of ['gpu', 'WebGPU', 'wgpu', '']) {
+    assert.throws(() => resolveOptions({ backend: b as never }, '/proj'), (e: Error) => e instanceof TypeError && e.message === `unplugin-cuda: option backend must be 'auto', 'cuda', 'emulator' or 'webgpu' (loadModule's backends), got ${JSON.stringify(b)}`)
+  }
+})
+
+backend.run()

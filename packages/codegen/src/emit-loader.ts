@@ -49,7 +49,7 @@ export interface EmitLoaderOptions {
   name: string
   images?: LoaderImageInfo[]
   /** Backend the stub's module asks for when `module.load()` gets none. @default 'auto' */
-  backend?: 'auto' | 'cuda' | 'emulator'
+  backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
   /** The emulator's sanitizer for the stub's module (issue 19; `loadModule`'s `check`); omitted: none is
    *  written and `KERNELPACK_CHECK` decides at run time. @default undefined */
   check?: boolean | { race?: boolean; sync?: boolean; init?: boolean; memory?: boolean; mode?: 'throw' | 'collect' }

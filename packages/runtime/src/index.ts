@@ -64,7 +64,12 @@ async function nodeWebGpuBackend(options: WebGpuOptions = {}): Promise<Backend> 
   try {
     create = ((await import(/* webpackIgnore: true */ /* @vite-ignore */ dawn)) as { create: typeof create }).create
   } catch (err) {
-    throw new Error("loadModule: backend 'webgpu' in Node needs the optional `webgpu` package (Dawn): install it, or pass { webgpu: { gpu } }", { cause: err })
+    // not installed (or not resolvable from where the runtime runs, e.g. a bundle outside the app), or there
+    // but failing to load (Dawn's native binary): two different fixes
+    const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && /['"]webgpu['"]/.test((err as Error).message)
+    throw new Error(missing
+      ? "loadModule: backend 'webgpu' in Node needs the optional `webgpu` package (Dawn's WebGPU for Node), which is not installed where the app runs: add it to the app's dependencies (`npm install webgpu`), or pass a GPU object ({ webgpu: { gpu } }), or use backend 'auto' or 'emulator'"
+      : `loadModule: backend 'webgpu' in Node: the \`webgpu\` package (Dawn) is installed but failed to load: ${(err as Error).message}`, { cause: err })
   }
   return webgpuBackend({ ...options, gpu: (dawnGpu ??= create([])) })
 }

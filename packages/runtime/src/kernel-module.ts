@@ -9,8 +9,8 @@ import type { DeviceBuffer, DeviceGlobal, LaunchOptions, Module } from './module
 import type { TypedValue } from './schema.js'
 import type { ModuleSource } from './source.js'
 
-/** The backend a stub's module asks for when `load()` names none. */
-export type BackendName = 'auto' | 'cuda' | 'emulator'
+/** The backend a stub's module asks for when `load()` names none (loadModule's `backend`). */
+export type BackendName = 'auto' | 'cuda' | 'emulator' | 'webgpu'
 
 /** What a pointer parameter accepts: a device buffer, a `__device__` variable from `module.global(name)` (or
  *  anything with its `address`), or a raw device address. */

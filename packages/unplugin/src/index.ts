@@ -13,7 +13,7 @@ import { assetFileName, hashBytes, writeFileAtomic } from './core/assets.js'
 import { StagedAssets } from './core/staged-assets.js'
 import { PLUGIN_NAME, toPluginError, type PluginError } from './core/errors.js'
 
-export type { Options, EmitKind, ResolvedOptions, ImportKind } from './core/options.js'
+export type { Options, EmitKind, ResolvedOptions, ImportKind, BackendOption } from './core/options.js'
 export { resolveOptions, parseImportKind, stripQuery } from './core/options.js'
 export { createContext } from './core/context.js'
 export type { PluginContext, Logger, BuildSummary } from './core/context.js'

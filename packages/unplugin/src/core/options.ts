@@ -62,8 +62,13 @@ export interface Options {
    * esbuild `[name].[hash].offload` beside the bundle, webpack/Rspack `output.assetModuleFilename`
    */
   fileName?: string
-  /** Backend the stubs ask for when `module.load()` names none. @default 'auto' (cuda where a driver answers, else the emulator) */
-  backend?: 'auto' | 'cuda' | 'emulator'
+  /**
+   * Backend the stubs ask for when `module.load()` names none. `'auto'`: in Node cuda where a driver answers,
+   * else the emulator; in a browser WebGPU where the page has an adapter and every kernel translates, else the
+   * emulator. `'webgpu'`: the page's GPU (`navigator.gpu`); in Node it needs the optional `webgpu` package
+   * (Dawn) installed in the app. `mod.backend.reason` says which ran and why. @default 'auto'
+   */
+  backend?: BackendOption
   /**
    * The emulator's sanitizer for every stub's module (`loadModule`'s `check`, issue 19): `true` for racecheck,
    * synccheck, initcheck and memcheck, or `{ race, sync, init, memory, mode }`. It selects the emulator under
@@ -100,7 +105,7 @@ export interface ResolvedOptions {
   /** undefined: the bundler's default (Vite's assetsInlineLimit), else 0. */
   inline?: number
   fileName?: string
-  backend: 'auto' | 'cuda' | 'emulator'
+  backend: BackendOption
   check?: boolean | CheckOptions
   dts: DeclarationForm | false
   dtsScan: string[]
@@ -108,6 +113,10 @@ export interface ResolvedOptions {
 }
 
 const EMIT_KINDS: EmitKind[] = ['offload', 'wrapper-c', 'hostrefs']
+
+/** What `backend` takes: loadModule's backends (@kernelpack/runtime). */
+export type BackendOption = 'auto' | 'cuda' | 'emulator' | 'webgpu'
+const BACKENDS: BackendOption[] = ['auto', 'cuda', 'emulator', 'webgpu']
 
 // Every key of Options (TypeScript checks the list is complete): anything else is a typo to report.
 const OPTION_KEYS: Record<keyof Options, true> = {
@@ -183,7 +192,7 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
   const inline = options.inline
   if (inline !== undefined && (typeof inline !== 'number' || !(inline >= 0))) throw new TypeError(`unplugin-cuda: option inline must be a byte count >= 0, got ${JSON.stringify(inline)}`)
   const backend = options.backend ?? 'auto'
-  if (!['auto', 'cuda', 'emulator'].includes(backend)) throw new TypeError(`unplugin-cuda: option backend must be 'auto', 'cuda' or 'emulator', got ${JSON.stringify(backend)}`)
+  if (!BACKENDS.includes(backend)) throw bad('backend', "must be 'auto', 'cuda', 'emulator' or 'webgpu' (loadModule's backends)", backend)
   const filter = createFilter(options.include ?? /\.cu$/, options.exclude)
   if (options.cacheSize !== undefined) {
     try {

@@ -41,9 +41,10 @@ tl('inspect shows the loops, the PTX lines and the values kept per thread; the r
   const text = mod.inspect('tiles')
   const line = (s: string) => formable.split('\n').findIndex((l) => l.includes(s)) + 1
   assert.match(text, /^kernel tiles: thread loops/)
-  // %r2 is a copy of %tid.x: recomputed in each loop, not kept
-  assert.match(text, /kept per thread: %r5 %r7\n/)
+  // %r2 is a copy of %tid.x and %r5 = s + 4·%tid.x: recomputed in each loop, not kept
+  assert.match(text, /kept per thread: %r7\n/)
   assert.match(text, /recomputed: %r2 \(%tid.x\)/)
+  assert.match(text, /recomputed from %tid.x \(affine\): %r5\n/)
   assert.match(text, /kept per block: .*%r6/)
   assert.match(text, new RegExp(`loop \\$k \\(PTX lines ${line('$k:') + 1}–${line('@%p1 bra $k')}\\), once per block:`))
   assert.match(text, new RegExp(`barrier \`bar.sync 0\` \\(line ${line('bar.sync 0')}\\)`))
@@ -114,6 +115,52 @@ tl('a collective input kept once per block needs no per-lane slot; per-lane inpu
     for (let l = 0; l < 32; l++) want[w + l] = v[l & 3]!
   }
   assert.equal(Array.from(download(be, out, new Int32Array(64))), Array.from(want))
+})
+
+// s[tid + sh] written, a barrier, read back and added to in[gid]: the shared index and the global address are
+// affine in %tid.x, so a block tests their ranges once and runs a copy of its loops without per-thread checks
+const hoisted = `${head}
+.visible .entry hoist(.param .u64 out, .param .u64 in, .param .u32 sh)
+{
+  .reg .b64 %rd<8>; .reg .b32 %r<16>; .reg .f32 %f<4>;
+  .shared .align 4 .b8 s[1024];
+  ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in]; ld.param.u32 %r1, [sh];
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
+  add.s32 %r6, %r2, %r1; shl.b32 %r7, %r6, 2; mov.u32 %r8, s; add.s32 %r9, %r8, %r7;
+  cvt.rn.f32.u32 %f1, %r5;
+  st.shared.f32 [%r9], %f1;
+  bar.sync 0;
+  ld.shared.f32 %f2, [%r9];
+  mul.wide.s32 %rd3, %r5, 4; add.s64 %rd4, %rd2, %rd3; ld.global.f32 %f3, [%rd4];
+  add.f32 %f2, %f2, %f3;
+  add.s64 %rd5, %rd1, %rd3; st.global.f32 [%rd5], %f2;
+  ret;
+}`
+
+tl('hoisted range checks: a block whose affine shared and global accesses all stay inside runs unchecked; the rest fault as before', () => {
+  const lm = loadPtxModule(hoisted, new Heap(), {})
+  // the per-block tests (shared window, global allocation) and the unchecked copy of the loops
+  assert.match(lm.source, /if\(.*hs\(.*hz\(.*\)\)\{/)
+  assert.match(createEmulatorBackend().loadModule(ptxBytes(hoisted)).inspect('hoist'), /recomputed from %tid.x \(affine\): %r9/)
+  const be = createEmulatorBackend({ workers: 0 })
+  const mod = be.loadModule(ptxBytes(hoisted))
+  const n = 3 * 64
+  const input = Float32Array.from({ length: n }, (_, i) => i * 0.5)
+  const run = (sh: number, inLength: number) => {
+    const out = be.alloc(n * 4), inp = be.alloc(inLength * 4)
+    be.copyToDevice(inp, new Uint8Array(input.buffer, 0, inLength * 4))
+    be.launch(mod.getFunction('hoist'), { grid: [3, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: out }, { u64: inp }, { u32: sh }]))
+    return Array.from(download(be, out, new Float32Array(n)))
+  }
+  const want = Array.from({ length: n }, (_, i) => i + i * 0.5)
+  // in range: s[tid + 192] ends at byte 1024 exactly
+  assert.equal(run(0, n), want)
+  assert.equal(run(192, n), want)
+  const line = (s: string) => hoisted.split('\n').findIndex((l) => l.includes(s)) + 1
+  // one thread past the window (s[256]): the block's test fails, its checked loop faults at the store
+  assert.throws(() => run(193, n), (e: Error) => new RegExp(`st\\.shared\\.f32 \\[%r9\\], %f1.*PTX line ${line('st.shared.f32')}`).test(e.message) && /address 0x400\b/.test(e.message))
+  // the input one element short: blocks 0 and 1 pass their test, block 2 faults at its last thread's load
+  assert.throws(() => run(0, n - 1), (e: Error) => new RegExp(`ld\\.global\\.f32 %f3.*PTX line ${line('ld.global.f32')}`).test(e.message))
 })
 
 tl.run()

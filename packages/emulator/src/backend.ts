@@ -450,7 +450,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         }
         return cf
       }
-      const inspect = (name: string) => describeThreadLoops(lm.ir.functions[entry(name).index]!, entry(name).plan)
+      const inspect = (name: string) => describeThreadLoops(lm.ir.functions[entry(name).index]!, entry(name).plan, entry(name).rematerialized)
       if (debugEnabled()) for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)
       return {
         getFunction(name: string) {

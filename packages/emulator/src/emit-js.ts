@@ -66,6 +66,9 @@ export interface CompiledFunction {
   /** How a kernel with barriers or warp collectives runs its threads: thread loops, or (`fallback`) the
    *  continuation scheme, with the reason. Undefined for kernels without them and for device functions. */
   plan?: ThreadLoopPlan
+  /** Per-thread registers of the plan that the thread loops recompute from %tid.x (their affine forms)
+   *  instead of keeping them in slots. */
+  rematerialized?: number[]
   /** Has shfl/vote/match/activemask/redux (suspends at warp granularity). */
   hasWarpCollective: boolean
   /** Bytes of kernel params (entry) / frame (func) in param memory. */
@@ -410,7 +413,19 @@ export class FunctionEmitter {
     const al = n >= 16 ? 15 : n - 1
     const alc = al > 0 ? `||(a&${al})!==0` : ''
     switch (space) {
-      case 'shared': case 'local':
+      case 'shared': {
+        // every thread of the block accesses inv+off+c·tx: one test of both ends against the window per
+        // block, then the copy of the block's code without per-thread window checks (emit) leaves it out
+        const f = this.hoistable(o, ['i32', 'i64'])
+        if (f && f.c % (al + 1) === 0) {
+          for (const c of f.conds) this.hoistConds.add(c)
+          this.hoistConds.add(`hs(${f.inv}+${off},${f.c},${n},${al + 1})`)
+          this.hoistedSites++
+          if (this.unchecked) return `a=${w};a+=SB;`
+        }
+        return this.checkAt(w, space, n, rw)
+      }
+      case 'local':
         return this.checkAt(w, space, n, rw)
       case 'param':
         // a call sequence's variable in the thread's local memory (Frame.localParams)
@@ -442,13 +457,16 @@ export class FunctionEmitter {
     }
   }
 
-  /** The affine form (rendered) of an access's base register when the access is in the kernel's
-   *  straight-line prefix, unguarded, and the base is a 64-bit register with a form defined before it. */
-  private hoistable(o: Extract<IrOperand, { kind: 'addr' }>): { inv: string; c: number; conds: string[] } | undefined {
+  /** The affine form (rendered) of an access's base register when the access is unguarded and the base
+   *  register's one definition, with a form, runs before it on every path (analysis/affine.ts formAt): then
+   *  every thread that makes the access uses inv + c·tx, wherever the access is (after branches, in a loop,
+   *  in a later thread loop), so a per-block test of the whole range [inv, inv + c·(NTX−1)] covers it.
+   *  `cls`: the base register's class (64-bit for global addresses, 32- or 64-bit for shared ones). */
+  private hoistable(o: Extract<IrOperand, { kind: 'addr' }>, cls: readonly RegisterClass[] = ['i64']): { inv: string; c: number; conds: string[] } | undefined {
     const facts = this.affine
-    if (!facts || this.checked || this.cur.guard || this.cur.index >= facts.prefixEnd || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return undefined
-    const f = facts.register.get(o.base.id)
-    if (!f || f.iv || facts.definedAt.get(o.base.id)! >= this.cur.index) return undefined
+    if (!facts || this.checked || this.cur.guard || o.base?.kind !== 'reg' || !cls.includes(this.classes[o.base.id]!)) return undefined
+    const f = facts.formAt(o.base.id, this.cur.index)
+    if (!f || f.iv) return undefined
     const inv = this.renderInv(f.inv)
     if (inv === undefined) return undefined
     const conds: string[] = []
@@ -460,11 +478,24 @@ export class FunctionEmitter {
     return { inv, c: f.c, conds }
   }
 
+  /** A 32-bit register the thread loops would keep per thread, as an expression of tx that recomputes it
+   *  (`(inv+c*tx)|0`), when it has an affine form: its 32-bit operations (add, mul.lo, mad.lo, shl, moves)
+   *  wrap modulo 2^32, so the register holds ToInt32 of the form's exact value whatever the wrap checks say,
+   *  and that value is exact in doubles when |inv| + |c|·1024 stays below 2^53 (bounded from the terms'
+   *  ranges, not from the analysis's `mag`, which assumes the wrap checks hold). */
+  rematerialize(r: number): string | undefined {
+    const f = this.affine?.register.get(r)
+    if (!f || f.iv || this.classes[r] !== 'i32' || exactBound(f.inv) + Math.abs(f.c) * 1024 > 2 ** 53) return undefined
+    const inv = this.renderInv(f.inv)
+    return inv === undefined ? undefined : `(${inv}+${jsNumber(f.c)}*tx)|0`
+  }
+
   /** A block-invariant affine term as JS: kernel parameters by their hoisted names. */
   private renderInv(e: InvExpr): string | undefined {
     switch (e.kind) {
       case 'const': return jsNumber(e.value)
       case 'special': return specialRegister(e.name)
+      case 'symbol': return this.symAddr(e.name)
       case 'param': {
         const tt = e.type === 'f32' ? 'b32' : e.type === 'f64' ? 'b64' : e.type
         const h = this.hoisted.get(`${e.name}+${e.offset}:${tt}`)
@@ -767,7 +798,17 @@ export class FunctionEmitter {
     const blockIndex = `const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${this.checked ? 'CK.blk(b);' : ''}${siteDecl}`
     if (this.loops) {
       // thread loops: each call runs whole blocks b0 … b1-1 (t0, t1 are always 0, NT)
-      const perBlock = this.loops.render()
+      let perBlock = this.loops.render()
+      // a block whose hoisted accesses all stay inside one allocation (global) or the window (shared) runs
+      // a copy of its loops without their per-thread checks, as the barrier-free path below does
+      if (this.hoistConds.size && perBlock.length + 12 * this.hoistedSites <= 20000 && !this.checked) {
+        const conds = [...this.hoistConds].join('&&')
+        this.unchecked = true
+        this.emitBody()
+        const fast = this.loops.render()
+        this.unchecked = false
+        perBlock = `if(${conds}){\n${fast}\n}else{\n${perBlock}\n}`
+      }
       return `function(T,t0,t1,FB,b0,b1){${pre}${this.loops.prologue()}for(let b=b0;b<b1;b++){${blockIndex}${this.loops.blockStart()}\n${perBlock}\n}}`
     }
     const blk = `for(let b=b0;b<b1;b++){${blockIndex}let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;`
@@ -797,6 +838,19 @@ export class FunctionEmitter {
     this.unchecked = false
     const unchecked = loop(this.assemble(un.code, un.susp), true)
     return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
+  }
+}
+
+/** A bound of |e| over every launch: special registers and 32-bit parameters below 2^31, variable addresses
+ *  below 2^32, a 64-bit parameter unbounded. */
+function exactBound(e: InvExpr): number {
+  switch (e.kind) {
+    case 'const': return Math.abs(e.value)
+    case 'special': return 2 ** 31
+    case 'symbol': return 2 ** 32
+    case 'param': return e.width === 32 ? 2 ** 31 : Infinity
+    case 'add': return exactBound(e.a) + exactBound(e.b)
+    case 'mul': return exactBound(e.a) * exactBound(e.b)
   }
 }
 
@@ -948,6 +1002,7 @@ export class ModuleEmitter {
       const frame = this.frames[i]!
       out.set(f.name, {
         name: f.name, kind: f.kind, index: i, js, collectives: fe.collectives, hasSuspend: fe.hasSuspend, ...(fe.plan ? { plan: fe.plan } : {}),
+        ...(fe.loops ? { rematerialized: fe.loops.plan.perThread.filter((r) => fe.loops!.rematerialized(r) !== undefined) } : {}),
         suspendAt: new Map([...fe.suspensionPc].map(([at, { pc }]) => [pc, fe.rowOf(at)])),
         hasWarpCollective: [...fe.collectives.values()].some((c) => c.kind !== 'bar'),
         frameSize: frame.frameSize, paramOffsets: frame.paramOffsets, paramEnd: frame.paramEnd, localSize: frame.localSize, stackNeed: frame.localSize,
@@ -1005,6 +1060,7 @@ const FOFF=[${foff.join(',')}],ROFF=[${roff.join(',')}],FSIZE=[${fsize.join(',')
 ${this.check ? 'const CK=E.ck;\nfunction fault(i,a,what,t,rw,n){E.fault(i,a,what,t,rw,n)}' : 'function fault(i,a,what){E.fault(i,a,what)}'}
 let _AR=new Float64Array(0),RL=1,RH=0,_PROG=0;const _GR=new Float64Array(${2 * Math.max(this.sites, 1)});
 function wr(x,c,lo){const y=x+c*(_NTX-1);return x>=lo&&x<=2147483647&&y>=lo&&y<=2147483647}
+function hs(lo,c,n,al){const hi=lo+c*(_NTX-1);return lo%al===0&&(lo<hi?lo:hi)>=0&&(lo<hi?hi:lo)<=_SHN-n}
 function hz(lo,c,n,al,k){const hi=lo+c*(_NTX-1),mn=lo<hi?lo:hi,mx=lo<hi?hi:lo;if(lo%al!==0)return false;if(mn>=_GR[k]&&mx<=_GR[k+1])return true;rng(mn);_GR[k]=RL;_GR[k+1]=RH-n;return mn>=RL&&mx+n<=RH}
 function rng(a){let lo=0,hi=(_AR.length>>>1)-1;while(lo<=hi){const m=(lo+hi)>>>1;if(a<_AR[2*m])hi=m-1;else if(a>=_AR[2*m+1])lo=m+1;else{RL=_AR[2*m];RH=_AR[2*m+1];return}}RL=1;RH=0}
 ${parts.join('\n')}

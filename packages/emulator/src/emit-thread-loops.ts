@@ -100,9 +100,10 @@ export class ThreadLoopWriter {
   /** Declarations the kernel function needs before its block loop. */
   prologue(): string {
     const p = this.plan
-    const fields = [`n`, `ST:new Int32Array(n)`, ...p.perThread.map((r) => `V${r}:${this.slotArray(r)}`)]
+    const kept = p.perThread.filter((r) => this.rematerialized(r) === undefined)
+    const fields = [`n`, `ST:new Int32Array(n)`, ...kept.map((r) => `V${r}:${this.slotArray(r)}`)]
     this.decls.push(`let KS${this.fi}=null;function mkKS${this.fi}(n){return{${fields.join(',')}}}`)
-    const slots = p.perThread.map((r) => `V${r}=K_.V${r}`)
+    const slots = kept.map((r) => `V${r}=K_.V${r}`)
     const vars = [...this.vars].map((v) => `${v}=0`)
     return `let K_=KS${this.fi};if(K_===null||K_.n<NT)K_=KS${this.fi}=mkKS${this.fi}(NT);const ST=K_.ST${slots.length ? ',' + slots.join(',') : ''};${vars.length ? `let ${vars.join(',')};` : ''}`
   }
@@ -121,15 +122,35 @@ export class ThreadLoopWriter {
     }
   }
 
+  /** Per-thread registers recomputed from tx where a loop needs them instead of kept in a slot (their
+   *  affine forms: a shared-memory index `base + 4·tid.x` in a reduction), by register: the expression.
+   *  Decided once the body is emitted (the forms name the hoisted parameters). */
+  private remat?: Map<number, string>
+
+  /** The expression that recomputes per-thread register r, if it has one. */
+  rematerialized(r: number): string | undefined {
+    if (!this.remat) {
+      this.remat = new Map()
+      for (const x of this.plan.perThread) {
+        const e = this.plan.recomputed.has(x) ? undefined : this.E.rematerialize(x)
+        if (e !== undefined) this.remat.set(x, e)
+      }
+    }
+    return this.remat.get(r)
+  }
+
   private load(r: number): string {
     const js = this.E.regJs[r]
     const tid = this.plan.recomputed.get(r)
     if (tid) return `${js}=${tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz'};`
+    const e = this.rematerialized(r)
+    if (e !== undefined) return `${js}=${e};`
     return this.E.classes[r] === 'pred' ? `${js}=V${r}[t]!==0;` : `${js}=V${r}[t];`
   }
 
   private store(r: number): string {
     const js = this.E.regJs[r]
+    if (this.rematerialized(r) !== undefined) return ''
     return this.E.classes[r] === 'pred' ? `V${r}[t]=${js}?1:0;` : `V${r}[t]=${js};`
   }
 
@@ -417,7 +438,7 @@ export class ThreadLoopWriter {
 
 /** The plan as text (EmulatorModule.inspect, KERNELPACK_EMULATOR_DEBUG): how the kernel runs its threads,
  *  the loops with PTX lines, what is kept per thread and per block, or why it falls back. */
-export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undefined): string {
+export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undefined, rematerialized: readonly number[] = []): string {
   const head = `kernel ${fn.name}`
   if (!plan) return `${head}: no barriers or warp collectives; the whole grid runs as one loop over threads`
   if (plan.kind === 'fallback') return `${head}: continuation scheme (threads suspend at barriers and collectives one by one), because ${plan.reason}`
@@ -431,8 +452,9 @@ export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undef
     const lo = Math.min(...ls), hi = Math.max(...ls)
     return lo === hi ? `PTX line ${lo}` : `PTX lines ${lo}–${hi}`
   }
-  const out = [`${head}: thread loops`, `  kept per thread: ${regs(plan.perThread)}`, `  kept per block: ${regs(plan.perBlock)}`]
+  const out = [`${head}: thread loops`, `  kept per thread: ${regs(plan.perThread.filter((r) => !rematerialized.includes(r)))}`, `  kept per block: ${regs(plan.perBlock)}`]
   if (plan.recomputed.size) out.push(`  recomputed: ${[...plan.recomputed].map(([r, s]) => `${reg(r)} (${s})`).join(' ')}`)
+  if (rematerialized.length) out.push(`  recomputed from %tid.x (affine): ${regs([...rematerialized])}`)
   const walk = (items: ScheduleItem[], depth: number) => {
     const pad = '  '.repeat(depth)
     for (const it of items) {

@@ -11,6 +11,7 @@ function show(e: InvExpr): string {
     case 'const': return String(e.value)
     case 'param': return `${e.name}:${e.type}`
     case 'special': return e.name
+    case 'symbol': return `&${e.name}`
     case 'add': return `(${show(e.a)} + ${show(e.b)})`
     case 'mul': return `${show(e.a)}·${show(e.b)}`
   }
@@ -92,6 +93,37 @@ $loop:
   assert.equal([st.c, st.iv!.next], [4, true])
   // nothing in a loop is in the straight-line prefix
   assert.is(facts.prefixEnd, at(fn, 'mul.wide.s32'))
+})
+
+af('a shared array index: &tile + (tid.x + n)·4 through shl; forms hold only where their definition dominates', () => {
+  const { fn, cfg } = kernel(`  ld.param.u32 %r1, [k_n];
+  mov.u32 %r2, %tid.x;
+  add.s32 %r3, %r2, %r1;
+  shl.b32 %r4, %r3, 2;
+  mov.u32 %r5, tile;
+  add.s32 %r6, %r5, %r4;
+  st.shared.f32 [%r6], %f1;
+  setp.eq.s32 %p1, %r2, 0;
+  @%p1 bra $skip;
+  shl.b32 %r7, %r2, 3;
+  shl.b32 %r8, %r2, 17;
+$skip:
+  add.s32 %r9, %r7, 4;
+  ld.shared.f32 %f2, [%r6+4];
+  ret;`)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn))
+  const st = facts.address(at(fn, 'st.shared.f32'))!
+  assert.equal([show(st.inv), st.c], ['(&tile + (0 + k_n:u32)·4)', 4])
+  // each 32-bit step carries its wrap check (the add, the shift, the sum with the array's address)
+  assert.is(st.conds.length, 3)
+  // after the label, %r6 (defined before the branch) still has its form; %r7 (defined on one path only)
+  // has none there, though it has one where it is defined; a shift beyond 16 bits is no literal factor
+  assert.equal(facts.address(at(fn, 'ld.shared.f32'))!.c, 4)
+  assert.is(facts.formAt(reg(fn, '%r6'), at(fn, 'ld.shared.f32'))!.c, 4)
+  assert.is(facts.formAt(reg(fn, '%r7'), at(fn, 'shl.b32 %r8'))!.c, 8)
+  assert.is(facts.formAt(reg(fn, '%r7'), at(fn, 'add.s32 %r9')), undefined)
+  assert.not.ok(facts.register.has(reg(fn, '%r9')))
+  assert.not.ok(facts.register.has(reg(fn, '%r8')))
 })
 
 af.run()

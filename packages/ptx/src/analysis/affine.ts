@@ -26,6 +26,9 @@ export type InvExpr =
   /** A kernel parameter as loaded (`ld.param.<type>`), read as a 32- or 64-bit integer register. */
   | { kind: 'param'; name: string; offset: number; type: PtxType; width: 32 | 64 }
   | { kind: 'special'; name: SpecialRegister }
+  /** The address of a module or kernel variable in its own state space (`mov.u32 %r, smem;`: a shared
+   *  array's offset in the block's window), which the code generator's memory layout fixes. */
+  | { kind: 'symbol'; name: string }
   | { kind: 'add'; a: InvExpr; b: InvExpr }
   | { kind: 'mul'; a: InvExpr; b: InvExpr }
 
@@ -54,6 +57,9 @@ export interface AffineFacts {
   prefixEnd: number
   /** The form of the address of memory access `index` (its address operand `[reg+offset]`), as read there. */
   address(index: number): AffineForm | undefined
+  /** The form of register `reg` as instruction `index` reads it: its one definition dominates that
+   *  instruction (so every thread that gets there has computed it), an induction variable inside its loop. */
+  formAt(reg: number, index: number): AffineForm | undefined
 }
 
 export interface AffineOptions {
@@ -143,6 +149,13 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
     return f
   }
 
+  /** Instruction `def` runs before `at` on every path to it (same basic block and earlier, or a dominating
+   *  block): a register with one definition there holds that definition's value at `at`. */
+  const reaches = (def: number, at: number): boolean => {
+    const d = cfg.blockOf[def]!, u = cfg.blockOf[at]!
+    return d === u ? def < at : dominates(cfg, d, u)
+  }
+
   /** The form of operand `o` read by instruction `at` as a register of class `cls`. */
   const formOf = (o: Operand | undefined, cls: RegisterClass, at: number): AffineForm | undefined => {
     if (!o) return undefined
@@ -150,6 +163,10 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       if (o.imm.kind !== 'int') return undefined
       const v = cls === 'i32' ? Number(BigInt.asIntN(32, o.imm.value)) : Number(BigInt.asIntN(64, o.imm.value))
       return Math.abs(v) <= 2 ** 40 ? { inv: { kind: 'const', value: v }, c: 0, conds: [], mag: Math.abs(v) } : undefined
+    }
+    if (o.kind === 'sym') {
+      // a variable's address: below 2^32 in any layout (shared windows are at most 228 KiB)
+      return (cls === 'i32' || cls === 'i64') && !params.has(o.name) ? { inv: { kind: 'symbol', name: o.name }, c: 0, conds: [], mag: 2 ** 32 } : undefined
     }
     if (o.kind !== 'reg' || classes[o.id] !== cls) return undefined
     const ivf = induction(o.id)
@@ -162,7 +179,7 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       return { ...ivf, iv: { ...ivf.iv!, next: after } }
     }
     const f = register.get(o.id)
-    if (!f || definedAt.get(o.id)! >= at) return undefined
+    if (!f || !reaches(definedAt.get(o.id)!, at)) return undefined
     return f
   }
 
@@ -189,6 +206,14 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
           return undefined
         }
         return formOf(src, cls, i)
+      }
+      case 'shl': {
+        // a left shift by an immediate is a product with 2^k (nvcc's `shl.b32 %r, %tid, 2` for a float index)
+        const k = A[2]?.kind === 'imm' && A[2].imm.kind === 'int' ? Number(A[2].imm.value) : -1
+        if (k < 0 || k > 16 || (cls === 'i32' ? !s32 : t[0] !== 'b64' && t[0] !== 's64' && t[0] !== 'u64')) return undefined
+        const a = formOf(A[1], cls, i)
+        const p = a ? product(a, { inv: { kind: 'const', value: 2 ** k }, c: 0, conds: [], mag: 2 ** k }, true) : undefined
+        return p && cls === 'i32' ? wrap(p) : p
       }
       case 'cvta':
         return x.flags.to && x.space === 'global' && cls === 'i64' ? formOf(A[1], 'i64', i) : undefined
@@ -261,6 +286,9 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       const f = formOf(a.base, classes[a.base.id]!, index)
       if (!f) return undefined
       return a.offset ? sum(f, { inv: { kind: 'const', value: a.offset }, c: 0, conds: [], mag: Math.abs(a.offset) }) : f
+    },
+    formAt(reg: number, index: number) {
+      return formOf({ kind: 'reg', id: reg }, classes[reg]!, index)
     },
   }
 }

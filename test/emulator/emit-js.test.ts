@@ -61,9 +61,10 @@ emit('the same PTX gives the same source; no PTX name or text reaches it; negati
   assert.not.match(a, /--\d/)
   assert.ok(a.includes('r8=(r7-(-7))|0;'), 'sub.s32 %r5, %r4, -7')
   // thread loops: of the registers live across the barrier, the shared address %r3 (r6) differs per thread
-  // and has a slot; %rd1 (r12, the parameter) is one value per block; %r2 is %tid.x, recomputed
+  // and, affine in %tid.x (4·tid.x), is recomputed from tx rather than kept in a slot; %rd1 (r12, the
+  // parameter) is one value per block; %r2 is %tid.x, recomputed
   assert.not.match(a, /S\.pc|S\.st/)
-  assert.ok(a.includes('V6[t]=r6;') && a.includes('r6=V6[t];'), 'per-thread slot')
+  assert.ok(a.includes('r6=((0*4)+4*tx)|0;') && !/V6\b/.test(a), 'recomputed from tx')
   assert.not.match(a, /V12\b/)
   assert.ok(a.includes('r5=tx;'), 'tid.x recomputed')
   // the threads with tid.x >= n jump past the barrier to the return: they end there

@@ -40,7 +40,7 @@ import {
 } from '@kernelpack/ptx'
 import { emitInstruction, type Suspension } from './emit-instruction.js'
 import { ThreadLoopWriter, regionLabel, type CollectiveUse } from './emit-thread-loops.js'
-import { isGridWorkspaceRegister, jsNumber, readAs, specialRegister, immediateAs, writeAs, type Kind } from './js-values.js'
+import { isGridWorkspaceRegister, jsNumber, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from './js-values.js'
 
 /** Warp collectives whose lanes exchange matrix fragments (tensor-core.ts): kernels with them run in the
  *  continuation scheme, where the scheduler resolves them. */
@@ -182,6 +182,10 @@ export class FunctionEmitter {
   private readonly siteOf = new Map<string, number>()
   /** Conditions, evaluated once per block, under which the hoisted sites' per-thread checks can be left out. */
   readonly hoistConds = new Set<string>()
+  /** The lowest address (inv + offset) of each hoisted access, evaluated once per block, by expression: its
+   *  name (hv<k>). The unchecked copy addresses with `hv<k>+c*tx`, integer arithmetic V8 keeps in registers,
+   *  where the register chain it replaces (mul.wide, add.s64) computes in doubles. */
+  readonly hoistVals = new Map<string, string>()
   /** Emitting the copy of a whole block's thread loop that leaves out the hoisted sites' checks. */
   unchecked = false
   /** Hoisted sites met in the current emission (the size limit counts them as the old markers did). */
@@ -419,9 +423,10 @@ export class FunctionEmitter {
         const f = this.hoistable(o, ['i32', 'i64'])
         if (f && f.c % (al + 1) === 0) {
           for (const c of f.conds) this.hoistConds.add(c)
-          this.hoistConds.add(`hs(${f.inv}+${off},${f.c},${n},${al + 1})`)
+          const lo = this.hoistVal(`${f.inv}+${off}`)
+          this.hoistConds.add(`hs(${lo},${f.c},${n},${al + 1})`)
           this.hoistedSites++
-          if (this.unchecked) return `a=${w};a+=SB;`
+          if (this.unchecked) return `a=${hoistedAddress(lo, f.c)};a+=SB;`
         }
         return this.checkAt(w, space, n, rw)
       }
@@ -450,11 +455,24 @@ export class FunctionEmitter {
         // every thread of the block accesses inv+off+c·tx, tx in [0, NTX): one range test of both ends,
         // against the site's cached allocation (GR) first, so consecutive blocks skip the lookup
         for (const c of f.conds) this.hoistConds.add(c)
-        this.hoistConds.add(`hz(${f.inv}+${o.offset},${f.c},${n},${al + 1},${2 * k})`)
+        const lo = this.hoistVal(`${f.inv}+${o.offset}`)
+        this.hoistConds.add(`hz(${lo},${f.c},${n},${al + 1},${2 * k})`)
         this.hoistedSites++
-        return this.unchecked ? `a=${w};` : `a=${w};${site}`
+        return this.unchecked ? `a=${hoistedAddress(lo, f.c)};` : `a=${w};${site}`
       }
     }
+  }
+
+  /** The name of a hoisted access's lowest address `e` (an expression of block-invariant values). */
+  private hoistVal(e: string): string {
+    let v = this.hoistVals.get(e)
+    if (v === undefined) { v = `hv${this.hoistVals.size}`; this.hoistVals.set(e, v) }
+    return v
+  }
+
+  /** Declarations of the hoisted accesses' lowest addresses, at the start of each block. */
+  hoistDecl(): string {
+    return this.hoistVals.size ? `const ${[...this.hoistVals].map(([e, v]) => `${v}=${e}`).join(',')};` : ''
   }
 
   /** The affine form (rendered) of an access's base register when the access is unguarded and the base
@@ -807,7 +825,7 @@ export class FunctionEmitter {
         this.emitBody()
         const fast = this.loops.render()
         this.unchecked = false
-        perBlock = `if(${conds}){\n${fast}\n}else{\n${perBlock}\n}`
+        perBlock = `${this.hoistDecl()}if(${conds}){\n${fast}\n}else{\n${perBlock}\n}`
       }
       return `function(T,t0,t1,FB,b0,b1){${pre}${this.loops.prologue()}for(let b=b0;b<b1;b++){${blockIndex}${this.loops.blockStart()}\n${perBlock}\n}}`
     }
@@ -822,11 +840,16 @@ export class FunctionEmitter {
       return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\n${this.ret()}default:throw new Error('bad pc '+pc)}}}}`
     }
     const loop = (c: string, whole = false) => {
-      // a whole block as three nested counting loops (cheaper than the incremental tx/ty/tz step)
-      const head = whole ? `let t=0;for(let tz=0;tz<NTZ;tz++)for(let ty=0;ty<NTY;ty++)TH:for(let tx=0;tx<NTX;tx++,t++)` : `TH:for(let t=t0;t<t1;${step})`
+      // a whole block as three nested counting loops (cheaper than the incremental tx/ty/tz step), counting
+      // the linear thread index and the local window only when the code uses them (a loop-carried counter V8
+      // cannot drop costs a vector add a fifth of its time)
+      const lb = !whole || usesName(c, 'LB')
+      const count = lb || usesName(c, 't')
+      const head = whole ? `${count ? 'let t=0;' : ''}for(let tz=0;tz<NTZ;tz++)for(let ty=0;ty<NTY;ty++)TH:for(let tx=0;tx<NTX;tx++${count ? ',t++' : ''})` : `TH:for(let t=t0;t<t1;${step})`
+      const local = lb ? 'const LB=LB0+t*LN;' : ''
       return structured
-        ? `${head}{const LB=LB0+t*LN;\n${c}\n}`
-        : `${head}{const LB=LB0+t*LN;let pc=0;\nL:for(;;)switch(pc){case 0:\n${c}\ncontinue TH;default:throw new Error('bad pc '+pc)}}`
+        ? `${head}{${local}\n${c}\n}`
+        : `${head}{${local}let pc=0;\nL:for(;;)switch(pc){case 0:\n${c}\ncontinue TH;default:throw new Error('bad pc '+pc)}}`
     }
     const checked = loop(body)
     // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
@@ -837,8 +860,13 @@ export class FunctionEmitter {
     const un = this.emitBody()
     this.unchecked = false
     const unchecked = loop(this.assemble(un.code, un.susp), true)
-    return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nif(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
+    return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${this.hoistDecl()}if(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
   }
+}
+
+/** The address a hoisted access makes in thread tx: its lowest address (named) plus c·tx. */
+function hoistedAddress(lo: string, c: number): string {
+  return c === 0 ? lo : `${lo}+${c < 0 ? `(${c})` : c}*tx`
 }
 
 /** A bound of |e| over every launch: special registers and 32-bit parameters below 2^31, variable addresses

@@ -12,6 +12,7 @@
 // instruction's own writes).
 import { definedRegisters as definedRegistersOf, type Collective, type Departure, type IrFunction, type IrOperand, type ScheduleItem, type StructNode, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule } from '@kernelpack/ptx'
 import type { FunctionEmitter } from './emit-js.js'
+import { usesName } from './js-values.js'
 
 /** A collective as emit-instruction.ts describes it: its inputs (JS expressions) and the statements that
  *  write its results (reading q0, q1). */
@@ -230,7 +231,8 @@ export class ThreadLoopWriter {
     const scatter = it.scatter !== undefined ? this.scatter(it.scatter) : ''
     const gather = it.gather !== undefined ? this.gather(it.gather) : ''
     const stores = it.stores.map((r) => this.store(r)).join('')
-    const iteration = `${skip}const LB=LB0+t*LN;${restores}${loads}${scatter}\nR:{\n${body}\n${gather}}\n${stores}`
+    const rest = `${restores}${loads}${scatter}\nR:{\n${body}\n${gather}}\n${stores}`
+    const iteration = `${skip}${usesName(rest, 'LB') ? 'const LB=LB0+t*LN;' : ''}${rest}`
     if (warp) {
       return `{${pre.join('')}TH:for(let t=W0,tx=W0%NTX,ty=((W0/NTX)|0)%NTY,tz=(W0/(NTX*NTY))|0;t<W1;t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))){${iteration}}}`
     }

@@ -275,3 +275,8 @@ export const RESERVED_SMEM = 1024
 export function isGridWorkspaceRegister(name: string): boolean {
   return name === '%envreg1' || name === '%envreg2'
 }
+
+/** Generated code `c` mentions the variable `name` (a whole word). */
+export function usesName(c: string, name: string): boolean {
+  return new RegExp(`\\b${name}\\b`).test(c)
+}

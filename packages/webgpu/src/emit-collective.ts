@@ -8,6 +8,7 @@
 // 32, and SwiftShader's is 4.
 import type { Instruction } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
+import { tensorCoreRefusal } from './emit-ops.js'
 
 export interface ModuleDecl { code: string; bytes: number }
 
@@ -257,6 +258,8 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
       })
       return
     }
+    case 'mma': case 'wmma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
+      return w.refuse(tensorCoreRefusal(ins))
     default:
       return w.refuse(`internal: ${ins.op} is not a collective`)
   }

@@ -62,6 +62,19 @@ interface Frame {
 
 const PLAIN_LOOP = (f: Frame) => f.kind === 'loop' && !f.uniform
 
+/** Why a special register has no WGSL counterpart (PTX ISA, "Special Registers"; README.md, "Refused at load"). */
+function whyNoSpecial(name: string): string {
+  if (/^%(clock|globaltimer)/.test(name)) return 'WGSL has no clock or timer'
+  if (/^%pm\d/.test(name)) return 'WGSL has no performance-monitoring counters'
+  // %envreg1/%envreg2 hold a cooperative launch's grid workspace (cg::this_grid().sync(), the emulator's
+  // js-values.ts); the others are the driver's
+  if (name === '%envreg1' || name === '%envreg2') return 'the grid workspace of a cooperative launch (cg::this_grid().sync()): WebGPU has no grid-wide barrier, since workgroups have no forward-progress guarantee'
+  if (name.startsWith('%envreg')) return 'a driver-defined environment register: the CUDA driver fills it, WebGPU has nothing to put there'
+  if (name.startsWith('%reserved_smem_offset')) return 'the block\'s reserved shared memory (the CUDA runtime\'s own region, cg::block_tile_memory\'s scratch): not allocated on WebGPU'
+  if (name === '%current_graph_exec') return 'the CUDA graph a kernel runs in: WebGPU has no CUDA graphs'
+  return 'no WGSL counterpart'
+}
+
 export class KernelWriter {
   readonly fn: IrFunction
   readonly lines: string[] = []
@@ -231,8 +244,7 @@ export class KernelWriter {
       case '%cluster_ctaid.x': case '%cluster_ctaid.y': case '%cluster_ctaid.z': return '0u'
       case '%cluster_nctaid.x': case '%cluster_nctaid.y': case '%cluster_nctaid.z': return '1u'
       default:
-        // %clock, %clock64, %globaltimer: WGSL has no timer (README.md, "Refused at load")
-        return this.refuse(`the special register ${name}: WGSL has no clock or timer`)
+        return this.refuse(`the special register ${name}: ${whyNoSpecial(name)}`)
     }
   }
 

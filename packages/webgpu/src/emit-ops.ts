@@ -318,6 +318,12 @@ function cvt(w: KernelWriter, ins: Instruction): void {
 }
 
 /** Writes the (non-memory, non-control, non-collective) instruction `ins`. */
+/** Why a tensor-core instruction (wmma.*, mma, ldmatrix/stmatrix/movmatrix, which exchange matrix
+ *  fragments between a warp's lanes) is refused; emit-collective.ts reaches it for the collective ones. */
+export function tensorCoreRefusal(ins: Instruction): string {
+  return `tensor-core instructions (${ins.op}): WebGPU has no matrix units`
+}
+
 export function emitOp(w: KernelWriter, ins: Instruction): void {
   const A = ins.operands
   const t = ins.type
@@ -652,8 +658,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       if (name === 'malloc' || name === 'free') return w.refuse(`device ${name}`)
       return w.refuse(`a call to ${name || 'a function pointer'}: device function calls are not translated yet (inline them with __forceinline__)`)
     }
-    case 'mma': case 'ldmatrix': case 'stmatrix':
-      return w.refuse(`tensor-core instructions (${ins.op}): WebGPU has no matrix units`)
+    case 'mma': case 'wmma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
+      return w.refuse(tensorCoreRefusal(ins))
     default:
       return w.refuse(`the ${ins.op} instruction`)
   }

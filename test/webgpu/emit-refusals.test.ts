@@ -1,0 +1,52 @@
+// emit-wgsl's refusal reasons for what WGSL cannot express (issue 15): each special register without a WGSL
+// counterpart names its own cause (a timer, the grid workspace of a cooperative launch, reserved shared memory,
+// a driver register, a performance counter), and tensor-core instructions, collective (ldmatrix) or not
+// (wmma.load), say so. Translation only: no device.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { decodeModule, parsePtx } from '@kernelpack/ptx'
+import { translateModule } from '../../packages/webgpu/src/index.js'
+
+const target = { features: new Set<string>(), limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } }
+
+/** The refusal reasons of a one-kernel module whose body is `body`. */
+function refusalOf(body: string, decls = ''): string[] {
+  const ptx = `.version 8.0
+.target sm_80
+.address_size 64
+${decls}
+.visible .entry k(.param .u64 k_param_0)
+{
+  .reg .b32 %r<9>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [k_param_0];
+  cvta.to.global.u64 %rd2, %rd1;
+${body}
+  st.global.u32 [%rd2], %r1;
+  ret;
+}
+`
+  return translateModule(decodeModule(parsePtx(ptx)), target, ptx).refused.map((u) => u.reason)
+}
+
+const s = suite('emit-wgsl refusal reasons')
+
+for (const [reg, why] of [
+  ['%clock', /^the special register %clock: WGSL has no clock or timer$/],
+  ['%globaltimer_lo', /^the special register %globaltimer_lo: WGSL has no clock or timer$/],
+  ['%envreg2', /^the special register %envreg2: the grid workspace of a cooperative launch \(cg::this_grid\(\)\.sync\(\)\): WebGPU has no grid-wide barrier/],
+  ['%envreg7', /^the special register %envreg7: a driver-defined environment register/],
+  ['%reserved_smem_offset_1', /^the special register %reserved_smem_offset_1: the block's reserved shared memory/],
+] as const) {
+  s(`${reg}: ${why.source.split(': ').slice(1).join(': ').slice(0, 40)}…`, () => {
+    assert.equal(refusalOf(`  mov.u32 %r1, ${reg};`).length, 1)
+    assert.match(refusalOf(`  mov.u32 %r1, ${reg};`)[0]!, why)
+  })
+}
+
+s('ldmatrix (a warp collective) and wmma.load: tensor-core instructions', () => {
+  assert.equal(refusalOf('  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];'), ['tensor-core instructions (ldmatrix): WebGPU has no matrix units'])
+  assert.equal(refusalOf('  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd2], %r3;'), ['tensor-core instructions (wmma): WebGPU has no matrix units'])
+})
+
+s.run()

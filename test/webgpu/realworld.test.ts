@@ -1,0 +1,169 @@
+// The real-world corpus on WebGPU in headless chromium (issue 15, "Must show"): the public kernels of
+// test/fixtures/realworld, built by nvcc and clang 22 exactly as the emulator's run builds them
+// (test/emulator/realworld.test.ts), translated by emit-wgsl and run on the page's adapter (SwiftShader). Each
+// case is checked against the same independent TypeScript reference within the same tolerance as on the
+// emulator (integers exact), or within the wider WGSL bound expected-webgpu.ts states for it; the emulator
+// passes the same checks, so the two agree within those bounds. Every (case, compiler) pair must pass except
+// those listed in test/fixtures/realworld/expected-webgpu.ts, which must fail exactly as listed (the kernels
+// emit-wgsl refuses, with their reasons), so the list can only shrink; packages/webgpu/README.md states the
+// figure generated from it.
+//
+// Time goes to SwiftShader compiling pipelines (a few seconds for the large kernels), not to running them,
+// so one browser and one page (one device) serve the whole run and each module is loaded once. A watchdog
+// per case turns a pipeline SwiftShader never finishes, a lost device or a crashed browser into that case's
+// outcome (stage `lost`) and restarts the browser for the next case, instead of ending the run.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createModule } from '@kernelpack/runtime'
+import { buildRealworld, type BuildOutcome } from '../helpers/realworld-build.js'
+import { compilers, runAndCheck, type Bounded, type Compiler, type Expected, type RealworldCase } from '../helpers/realworld.js'
+import { RuntimeKernelHost } from '../helpers/runtime-kernel-host.js'
+import { repoRoot } from '../helpers/tools.js'
+import { startWebGpuPages, type PageBackend, type WebGpuPages } from '../helpers/webgpu-page.js'
+import { realworldCases, realworldFiles } from '../fixtures/realworld/index.js'
+import { expectedOnWebGpu, renderWebGpuFigure, webgpuTolerance, type WebGpuOutcome } from '../fixtures/realworld/expected-webgpu.js'
+
+/** The watchdog: a case that runs must finish within this (SwiftShader's largest compile here takes ~6 s on
+ *  a loaded 2-core machine); a case listed as `lost` gets the short fuse, so its expected loss costs little. */
+const FUSE_MS = 120_000
+const LISTED_LOST_FUSE_MS = 8_000
+/** How a lost device or a gone browser reads in the errors that reach the test. */
+const LOST = /the WebGPU device was lost|Target page, context or browser has been closed|Browser has been closed|Instance reference no longer exists/
+
+const builds = new Map<string, BuildOutcome>()
+await Promise.all(realworldFiles.flatMap((f) => compilers.map(async (c) => builds.set(`${f.file}|${c}`, await buildRealworld(f, c)))))
+
+/** One browser and one page for the run, started again after a loss. */
+let pages: WebGpuPages | undefined
+let page: PageBackend | undefined
+/** The module of the fixture the cases are on (cases of a file are consecutive); unloaded when they move on. */
+let current: { key: string; host: RuntimeKernelHost } | undefined
+
+async function restart(): Promise<void> {
+  const p = pages
+  pages = undefined
+  page = undefined
+  current = undefined
+  // a browser whose GPU process is stuck in a compile may not answer: close what can be closed, then go on
+  if (p) await Promise.race([p.close().catch(() => {}), sleep(10_000)])
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((ok) => setTimeout(ok, ms).unref())
+}
+
+class LoadError extends Error {}
+
+async function hostFor(file: string, compiler: Compiler): Promise<RuntimeKernelHost> {
+  const key = `${file}|${compiler}`
+  if (current?.key === key) return current.host
+  if (current) await current.host.mod.unload().catch(() => {})
+  current = undefined
+  const b = builds.get(key)!
+  if (!b.ok) throw new Error('unreachable: not built')
+  pages ??= await startWebGpuPages()
+  page ??= await pages.open({ partial: true })
+  try {
+    const mod = await createModule(page, b.offload, b.manifest, { sourceName: file, reason: 'test' })
+    current = { key, host: RuntimeKernelHost.fromModule(mod, page, b.manifest, `${file} (${compiler}, WebGPU)`) }
+  } catch (err) {
+    throw Object.assign(new LoadError((err as Error).message), { cause: err })
+  }
+  return current.host
+}
+
+/** The case with the wider WebGPU bound of expected-webgpu.ts, where it states one. */
+function onWebGpu(c: RealworldCase): RealworldCase {
+  const w = webgpuTolerance[c.name]
+  if (!w) return c
+  const t = c.tolerance
+  const scale = (x?: number) => (x === undefined ? undefined : x * w.scale)
+  return {
+    ...c,
+    tolerance: { abs: scale(t.abs), rel: scale(t.rel), ulps: scale(t.ulps), why: w.why },
+    reference(input) {
+      const e = c.reference(input)
+      const out: Expected = {}
+      for (const [k, v] of Object.entries(e)) {
+        const b = v as Bounded
+        out[k] = typeof v === 'object' && v !== null && 'bound' in v ? { values: b.values, bound: Array.from(b.bound, (x) => x * w.scale) } : v
+      }
+      return out
+    },
+  }
+}
+
+async function outcomeOf(c: RealworldCase, compiler: Compiler, fuseMs: number): Promise<WebGpuOutcome> {
+  const b = builds.get(`${c.file}|${compiler}`)
+  if (!b) throw new Error(`${c.name}: its file ${c.file} is not in realworldFiles`)
+  if (!b.ok) return { case: c.name, compiler, stage: 'build', message: b.message }
+  const work = (async () => {
+    const host = await hostFor(c.file, compiler)
+    try {
+      await runAndCheck(onWebGpu(c), host)
+    } finally {
+      await host.freeAll().catch(() => {})
+    }
+  })()
+  const r = await Promise.race([work.then(() => undefined, (e: Error) => e), sleep(fuseMs).then(() => 'timeout' as const)])
+  if (r === 'timeout') {
+    await restart()
+    return { case: c.name, compiler, stage: 'lost', message: `no result within ${fuseMs / 1000} s (the watchdog restarted the browser)` }
+  }
+  if (!r) return { case: c.name, compiler, stage: 'pass', message: '' }
+  if (LOST.test(r.message)) {
+    await restart()
+    return { case: c.name, compiler, stage: 'lost', message: r.message }
+  }
+  if (r instanceof LoadError) return { case: c.name, compiler, stage: 'load', message: r.message }
+  const stage = r.name === 'CannotTranslateError' ? 'refused' : r.message.startsWith('wrong result: ') ? 'wrong' : 'run'
+  return { case: c.name, compiler, stage, message: r.message }
+}
+
+const outcomes: WebGpuOutcome[] = []
+const s = suite('real-world corpus on WebGPU (chromium, SwiftShader): nvcc and clang 22')
+
+for (const compiler of compilers) {
+  // file by file, so each module is loaded once
+  for (const c of realworldFiles.flatMap((f) => realworldCases.filter((x) => x.file === f.file))) {
+    const expected = expectedOnWebGpu.find((e) => e.case === c.name && e.compiler === compiler)
+    s(`${c.name} [${compiler}]${expected ? ` (expected: ${expected.stage}, ${expected.reason})` : ''}`, async () => {
+      const o = await outcomeOf(c, compiler, expected?.stage === 'lost' ? LISTED_LOST_FUSE_MS : FUSE_MS)
+      outcomes.push(o)
+      if (!expected) {
+        if (o.stage !== 'pass') assert.unreachable(`${c.file}: ${o.stage}: ${o.message}`)
+        return
+      }
+      if (o.stage === 'pass') assert.unreachable(`now passes on WebGPU: remove its entry (${expected.reason}) from test/fixtures/realworld/expected-webgpu.ts and update the figure (KP_UPDATE_SNAPSHOTS=1)`)
+      if (o.stage !== expected.stage || !expected.error.test(o.message)) assert.unreachable(`fails differently than listed (${expected.stage}, ${expected.error}): ${o.stage}: ${o.message}`)
+    })
+  }
+}
+
+s('expected-webgpu.ts names only cases of the registry, each pair once', () => {
+  const names = new Set(realworldCases.map((c) => c.name))
+  for (const e of expectedOnWebGpu) assert.ok(names.has(e.case), `expected-webgpu.ts names an unknown case: ${e.case}`)
+  for (const k of Object.keys(webgpuTolerance)) assert.ok(names.has(k), `webgpuTolerance names an unknown case: ${k}`)
+  const pairs = expectedOnWebGpu.map((e) => `${e.case}|${e.compiler}`)
+  assert.is(new Set(pairs).size, pairs.length, 'a pair is listed twice')
+})
+
+s('the webgpu README states the figure and the refusals of this run', async () => {
+  await restart()
+  assert.is(outcomes.length, compilers.length * realworldCases.length, 'every pair ran')
+  // KP_REALWORLD_REPORT=<file>: every pair's outcome with its full message, for the expected list.
+  if (process.env.KP_REALWORLD_REPORT) writeFileSync(process.env.KP_REALWORLD_REPORT, JSON.stringify(outcomes, null, 1))
+  const readme = join(repoRoot, 'packages', 'webgpu', 'README.md')
+  const text = readFileSync(readme, 'utf8')
+  const begin = '<!-- realworld-webgpu:begin (generated by test/webgpu/realworld.test.ts) -->\n'
+  const end = '<!-- realworld-webgpu:end -->'
+  const at = text.indexOf(begin), to = text.indexOf(end)
+  assert.ok(at >= 0 && to > at, `packages/webgpu/README.md has no ${begin.trim()} … ${end} section`)
+  const section = renderWebGpuFigure(realworldCases, expectedOnWebGpu)
+  if (process.env.KP_UPDATE_SNAPSHOTS === '1') writeFileSync(readme, text.slice(0, at + begin.length) + section + text.slice(to))
+  else assert.fixture(text.slice(at + begin.length, to), section, 'README section out of date: run with KP_UPDATE_SNAPSHOTS=1 and review it')
+})
+
+s.run()

@@ -812,8 +812,10 @@ export class FunctionEmitter {
     const params = hoisted.map((h) => `${h.check}${speculated(h) ? 'let' : 'const'} ${h.name}=${h.e};`).join('')
     const pre = `${snap},GR=_GR;${vars}const LF=0;${params}${guard}`
     const siteDecl = this.siteIds.length ? `const ${this.siteIds.map((k) => `gL${k}=GR[${2 * k}],gH${k}=GR[${2 * k + 1}]`).join(',')};` : ''
-    // device functions read the block index from the module-level _CX/_CY/_CZ
-    const blockIndex = `const CX=b%NCX,CY=((b/NCX)|0)%NCY,CZ=(b/(NCX*NCY))|0;_CX=CX;_CY=CY;_CZ=CZ;${this.checked ? 'CK.blk(b);' : ''}${siteDecl}`
+    // the block index advances incrementally, as the thread index does (no division per block: a vector add
+    // has 16384 blocks of 256 threads); device functions read it from the module-level _CX/_CY/_CZ
+    const blockLoop = 'for(let b=b0,CX=b0%NCX,CY=((b0/NCX)|0)%NCY,CZ=(b0/(NCX*NCY))|0;b<b1;b++,(++CX===NCX&&(CX=0,++CY===NCY&&(CY=0,CZ++)))){'
+    const blockIndex = `_CX=CX;_CY=CY;_CZ=CZ;${this.checked ? 'CK.blk(b);' : ''}${siteDecl}`
     if (this.loops) {
       // thread loops: each call runs whole blocks b0 … b1-1 (t0, t1 are always 0, NT)
       let perBlock = this.loops.render()
@@ -827,17 +829,19 @@ export class FunctionEmitter {
         this.unchecked = false
         perBlock = `${this.hoistDecl()}if(${conds}){\n${fast}\n}else{\n${perBlock}\n}`
       }
-      return `function(T,t0,t1,FB,b0,b1){${pre}${this.loops.prologue()}for(let b=b0;b<b1;b++){${blockIndex}${this.loops.blockStart()}\n${perBlock}\n}}`
+      return `function(T,t0,t1,FB,b0,b1){${pre}${this.loops.prologue()}${blockLoop}${blockIndex}${this.loops.blockStart()}\n${perBlock}\n}}`
     }
-    const blk = `for(let b=b0;b<b1;b++){${blockIndex}let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;`
+    const blk = `${blockLoop}${blockIndex}`
+    // the first thread's index, for loops that start at t0 (the unchecked whole-block copy counts its own)
+    const tid0 = 'let tx=t0%NTX,ty=((t0/NTX)|0)%NTY,tz=(t0/(NTX*NTY))|0;'
     const step = `t++,(++tx===NTX&&(tx=0,++ty===NTY&&(ty=0,tz++)))`
     if (this.hasSuspend && structured) {
-      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${body}\n}}}`
+      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}${tid0}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;\n${body}\n}}}`
     }
     if (this.hasSuspend) {
       const cases = [...this.suspensionPc].map(([i, { pc }]) => `case ${pc}:${this.savedAt(i).map((r) => this.restore(r)).join('')}break;`)
       const restore = `switch(pc){${cases.join('')}}`
-      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\n${this.ret()}default:throw new Error('bad pc '+pc)}}}}`
+      return `function(T,t0,t1,FB,b0,b1){${pre}${blk}${tid0}\nTH:for(let t=t0;t<t1;${step}){const S=T[t];if(S.st!==0)continue;const LB=LB0+t*LN;let pc=S.pc;const R=S.r,RF=S.f;if(pc!==0){${restore}}\nL:for(;;)switch(pc){case 0:\n${body}\n${this.ret()}default:throw new Error('bad pc '+pc)}}}}`
     }
     const loop = (c: string, whole = false) => {
       // a whole block as three nested counting loops (cheaper than the incremental tx/ty/tz step), counting
@@ -855,12 +859,12 @@ export class FunctionEmitter {
     // a whole block (t0 = 0, t1 = NTX·NTY·NTZ) whose hoisted accesses all stay inside one allocation
     // each runs a copy of the thread loop without their per-thread checks
     // (only for small bodies: the copy doubles the function, and V8 does not optimize very large ones)
-    if (!this.hoistConds.size || markedLength > 20000 || this.checked) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${checked}}}`
+    if (!this.hoistConds.size || markedLength > 20000 || this.checked) return `function(T,t0,t1,FB,b0,b1){${pre}${blk}${tid0}\n${checked}}}`
     this.unchecked = true
     const un = this.emitBody()
     this.unchecked = false
     const unchecked = loop(this.assemble(un.code, un.susp), true)
-    return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${this.hoistDecl()}if(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${checked}}}}`
+    return `function(T,t0,t1,FB,b0,b1){${pre}${blk}\n${this.hoistDecl()}if(t0===0&&t1===NT&&${[...this.hoistConds].join('&&')}){${unchecked}}else{${tid0}${checked}}}}`
   }
 }
 

@@ -182,4 +182,32 @@ Errors('a lost device fails every later call with the reason', async () => {
   assert.match(err.message, /the WebGPU device was lost \(destroyed\)/)
 })
 
+Errors('a failed device assert() and __trap() throw WebGpuFault at the next download with the PTX line (emit-wgsl)', async () => {
+  const faults = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'faults.cu'), config })
+  const be = await wg.createWebGpuBackend({ gpu })
+  const mod = await be.loadModule(ptxImage(faults), 'faults.ptx')
+  const n = 64
+  const input = await be.alloc(n * 4), out = await be.alloc(n * 4)
+  const params = { bytes: new Uint8Array(new BigUint64Array([input, out, BigInt(n)]).buffer).slice(0, 20), offsets: [0, 8, 16], sizes: [8, 8, 4] }
+  const line = (re: RegExp) => faults.split('\n').findIndex((l) => re.test(l)) + 1
+  const run = async (kernel: string, values: Int32Array) => {
+    await be.copyToDevice(input, new Uint8Array(values.buffer))
+    await be.launch(mod.getFunction(kernel), { grid: [1, 1, 1], block: [n, 1, 1], sharedBytes: 0 }, params)
+    const got = new Int32Array(n)
+    await be.copyFromDevice(new Uint8Array(got.buffer), out)
+    return got
+  }
+  const good = Int32Array.from({ length: n }, (_, i) => i), bad = good.map((x) => (x === 17 ? -1 : x))
+  for (const kernel of ['checked_copy', 'trap_on_negative']) assert.equal(Array.from(await run(kernel, good)), Array.from(good), kernel)
+  let err = await caught(() => run('checked_copy', bad)) as InstanceType<typeof wg.WebGpuFault>
+  assert.is(err.name, 'WebGpuFault')
+  assert.is(err.kind, 'assert')
+  assert.is(err.message, `kernel checked_copy: device-side assertion failed (PTX line ${line(/^\s*call(\.uni)?\s*(__assertfail|$)/)})`)
+  err = await caught(() => run('trap_on_negative', bad)) as InstanceType<typeof wg.WebGpuFault>
+  assert.is(err.kind, 'trap')
+  assert.is(err.message, `kernel trap_on_negative: trap instruction executed (PTX line ${line(/^\s*trap;/)})`)
+  assert.equal(Array.from(await run('checked_copy', good)), Array.from(good), 'the record is clear again')
+  await be.dispose()
+})
+
 Errors.run()

@@ -14,7 +14,7 @@ import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 import {
-  ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
+  ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
   LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
@@ -255,7 +255,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       if (fault[0] !== 0) {
         await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
         const name = kernelNames[fault[0]! - 1] ?? `#${fault[0]! - 1}`
-        throw new WebGpuFault(name, fault[1]!, (BigInt(fault[3]!) << 32n) | BigInt(fault[2]!))
+        const kind = fault[3] === FAULT_KIND.trap ? 'trap' : fault[3] === FAULT_KIND.assert ? 'assert' : 'access'
+        throw new WebGpuFault(name, fault[1]!, BigInt(fault[2]!), kind)
       }
     } finally {
       staging.destroy()

@@ -26,7 +26,7 @@ import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
 import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
-import { emitOp } from './emit-ops.js'
+import { callTarget, emitOp } from './emit-ops.js'
 import { emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
 
@@ -551,7 +551,8 @@ export class KernelWriter {
   /** Writes the kernel body: structured control flow, or a block dispatcher for irreducible flow. */
   writeBody(): void {
     const fn = this.fn
-    const call = fn.instructions.find((i) => i.op === 'call')
+    // every call but __assertfail's is refused (emit-ops.ts): refuse it before writing anything
+    const call = fn.instructions.find((i) => i.op === 'call' && callTarget(i) !== '__assertfail')
     if (call) emitOp(this, call)
     const s = structureFunction(fn, { relayout: true })
     if (s.kind === 'fallback') {

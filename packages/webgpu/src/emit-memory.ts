@@ -9,7 +9,7 @@
 // uses the reserved page instead.
 import { typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
-import { LOCAL_WINDOW, RESERVED_BYTES, SHARED_WINDOW, WINDOW_BYTES } from './layout.js'
+import { FAULT_KIND, LOCAL_WINDOW, RESERVED_BYTES, SHARED_WINDOW, WINDOW_BYTES } from './layout.js'
 import { u32Lit } from './wgsl-text.js'
 
 export interface MemoryPlan {
@@ -312,11 +312,11 @@ export function memoryHelpers(w: KernelWriter): string[] {
   const f = w.features
   const needFault = f.has('kp_gchk') || f.has('kp_gen_ldw') || f.has('kp_gen_stw') || f.has('kp_gen_stb') || f.has('kp_trap')
   if (needFault) {
-    out.push(`// the first fault of a launch wins the record (layout.ts): kernel id + 1, PTX line, address
-fn kp_fault_at(line: u32, a: u32) {
+    out.push(`// the first fault of a launch wins the record (layout.ts): kernel id + 1, PTX line, address, kind
+fn kp_fault_at(line: u32, a: u32, kind: u32) {
   loop {
     let r = atomicCompareExchangeWeak(&kp_fault[0], 0u, kp_launch.kernel_id + 1u);
-    if (r.exchanged) { atomicStore(&kp_fault[1], line); atomicStore(&kp_fault[2], a); atomicStore(&kp_fault[3], 0u); return; }
+    if (r.exchanged) { atomicStore(&kp_fault[1], line); atomicStore(&kp_fault[2], a); atomicStore(&kp_fault[3], kind); return; }
     if (r.old_value != 0u) { return; }
   }
 }`)
@@ -324,7 +324,7 @@ fn kp_fault_at(line: u32, a: u32) {
   if (f.has('kp_gchk') || f.has('kp_gen_ldw') || f.has('kp_gen_stw') || f.has('kp_gen_stb')) {
     out.push(`// a global access of n bytes at a: inside the arena and past the reserved page, else a fault
 fn kp_gchk(a: u32, n: u32, line: u32) -> u32 {
-  if (a < ${RESERVED_BYTES}u || a > arrayLength(&kp_mem) * 4u - n) { kp_fault_at(line, a); return 0u; }
+  if (a < ${RESERVED_BYTES}u || a > arrayLength(&kp_mem) * 4u - n) { kp_fault_at(line, a, ${FAULT_KIND.access}u); return 0u; }
   return a;
 }`)
   }
@@ -370,9 +370,18 @@ export function emitMemoryOp(w: KernelWriter, ins: Instruction): boolean {
     case 'ld': case 'ldu':
       emitLoad(w, ins)
       return true
-    case 'st':
+    case 'st': {
+      // an argument of a call (st.param into the callseq's own .param variable): the call decides, and the only
+      // call that translates (__assertfail, emit-ops.ts) reads none of its arguments
+      const a = ins.operands[0]
+      const sym = a?.kind === 'addr' && a.base?.kind === 'sym' ? a.base.name : undefined
+      if (ins.space === 'param' && sym !== undefined && w.fn.vars.some((v) => v.space === 'param' && v.name === sym)) {
+        w.line(`// ${ins.text.replace(/\s+/g, ' ')} (a call argument)`)
+        return true
+      }
       emitStore(w, ins)
       return true
+    }
     case 'atom': case 'red':
       emitAtomic(w, ins)
       return true

@@ -5,6 +5,7 @@
 // by integer routines (exact for add/sub/mul, round-to-odd for fma; README.md, "Floats").
 import { typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
+import { FAULT_KIND } from './layout.js'
 import { u32Lit } from './wgsl-text.js'
 
 const isHalf = (t: PtxType | undefined) => t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2'
@@ -322,6 +323,12 @@ function cvt(w: KernelWriter, ins: Instruction): void {
  *  fragments between a warp's lanes) is refused; emit-collective.ts reaches it for the collective ones. */
 export function tensorCoreRefusal(ins: Instruction): string {
   return `tensor-core instructions (${ins.op}): WebGPU has no matrix units`
+}
+
+/** The function a `call` names ('' for an indirect call). */
+export function callTarget(ins: Instruction): string {
+  const target = ins.operands.find((o) => o.kind === 'sym' && o.target === 'function')
+  return target?.kind === 'sym' ? target.name : ''
 }
 
 export function emitOp(w: KernelWriter, ins: Instruction): void {
@@ -648,16 +655,23 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return w.setU64(A[0], 'vec2<u32>(0u, 0u)')
     case 'trap':
       w.features.add('kp_trap')
-      w.line(`kp_fault_at(${ins.line}u, 0u);`)
+      w.line(`kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.trap}u);`)
       return
     case 'call': {
-      const target = A.find((o) => o.kind === 'sym' && o.target === 'function')
-      const name = target?.kind === 'sym' ? target.name : ''
+      const name = callTarget(ins)
       if (name === 'vprintf') return w.refuse('printf (vprintf): no device printf on WebGPU yet')
-      if (name === '__assertfail') return w.refuse('assert (__assertfail): no device assertions on WebGPU yet')
+      if (name === '__assertfail') {
+        // a failed assert(): the fault record says so and the launch throws WebGpuFault, as CUDA's launch fails
+        // with cudaErrorAssert (the message, file and line arguments stay unread: no device printf yet)
+        w.features.add('kp_trap')
+        w.line(`kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.assert}u);`)
+        return
+      }
       if (name === 'malloc' || name === 'free') return w.refuse(`device ${name}`)
       return w.refuse(`a call to ${name || 'a function pointer'}: device function calls are not translated yet (inline them with __forceinline__)`)
     }
+    case 'mbarrier':
+      return w.refuse('mbarrier (split arrive/wait barriers: cuda::barrier, cuda::pipeline): WGSL has only whole-workgroup barriers, and waiting on a workgroup atomic has no forward-progress guarantee')
     case 'mma': case 'wmma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
       return w.refuse(tensorCoreRefusal(ins))
     default:

@@ -66,10 +66,15 @@ export class WebGpuFault extends Error {
   readonly kernel: string
   readonly line: number
   readonly address: bigint
-  constructor(kernel: string, line: number, address: bigint) {
-    super(`kernel ${kernel}: invalid memory access at 0x${address.toString(16)}${line > 0 ? ` (PTX line ${line})` : ''}`)
+  /** What happened (layout.ts FAULT_KIND): an invalid access at `address`, a `trap`, a failed `assert()`. */
+  readonly kind: 'access' | 'trap' | 'assert'
+  constructor(kernel: string, line: number, address: bigint, kind: 'access' | 'trap' | 'assert' = 'access') {
+    // the emulator's wording for the same faults (packages/emulator/src/load-module.ts)
+    const what = kind === 'trap' ? 'trap instruction executed' : kind === 'assert' ? 'device-side assertion failed' : `invalid memory access at 0x${address.toString(16)}`
+    super(`kernel ${kernel}: ${what}${line > 0 ? ` (PTX line ${line})` : ''}`)
     this.kernel = kernel
     this.line = line
     this.address = address
+    this.kind = kind
   }
 }

@@ -47,11 +47,14 @@ export function overrideVariable(index: number): string {
 //   [LOCAL_WINDOW, +WINDOW_BYTES)           generic addresses of .local (per thread, like CUDA's window)
 export const RESERVED_BYTES = 4096
 /** The fault record kp_fault, a buffer of its own (always atomic, whatever kp_mem's declaration), in u32
- *  words: [0] kernel_id + 1 of the first faulting kernel (0 = none), [1] PTX line, [2] address low word,
- *  [3] address high word. A kernel claims word 0 with atomicCompareExchangeWeak (retrying while it reads
+ *  words: [0] kernel_id + 1 of the first faulting kernel (0 = none), [1] PTX line, [2] address (arena
+ *  addresses are 32-bit: ARENA_ADDRESS_LIMIT), [3] what happened (FAULT_KIND). A kernel claims word 0 with atomicCompareExchangeWeak (retrying while it reads
  *  0), so the first fault wins and the record is never a mix of two; the backend reads it at every
  *  synchronize and download and clears it. */
 export const FAULT_RECORD_BYTES = 16
+/** Word [3] of the fault record: an invalid memory access at word [2], a `trap`, a failed device `assert()`
+ *  (a call to __assertfail; the emulator's fault kinds). */
+export const FAULT_KIND = { access: 0, trap: 1, assert: 2 } as const
 export const SHARED_WINDOW = 0xf000_0000
 export const LOCAL_WINDOW = 0xf800_0000
 export const WINDOW_BYTES = 0x0800_0000

@@ -28,7 +28,7 @@ import { expectedOnWebGpu, renderWebGpuFigure, webgpuTolerance, type WebGpuOutco
 /** The watchdog: a case that runs must finish within this (SwiftShader's largest compile here takes ~6 s on
  *  a loaded 2-core machine); a case listed as `lost` gets the short fuse, so its expected loss costs little. */
 const FUSE_MS = 120_000
-const LISTED_LOST_FUSE_MS = 8_000
+const LISTED_LOST_FUSE_MS = 5_000
 /** How a lost device or a gone browser reads in the errors that reach the test. */
 const LOST = /the WebGPU device was lost|Target page, context or browser has been closed|Browser has been closed|Instance reference no longer exists/
 

@@ -9,9 +9,10 @@
 // figure generated from it.
 //
 // Time goes to SwiftShader compiling pipelines (a few seconds for the large kernels), not to running them,
-// so one browser and one page (one device) serve the whole run and each module is loaded once. A watchdog
-// per case turns a pipeline SwiftShader never finishes, a lost device or a crashed browser into that case's
-// outcome (stage `lost`) and restarts the browser for the next case, instead of ending the run.
+// so each compiler's run has one browser and one page (one device), loads each module once, and the two runs
+// go on side by side. A watchdog per case turns a pipeline SwiftShader never finishes, a lost device or a
+// crashed browser into that case's outcome (stage `lost`) and restarts that browser for the next case,
+// instead of ending the run.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -35,43 +36,75 @@ const LOST = /the WebGPU device was lost|Target page, context or browser has bee
 const builds = new Map<string, BuildOutcome>()
 await Promise.all(realworldFiles.flatMap((f) => compilers.map(async (c) => builds.set(`${f.file}|${c}`, await buildRealworld(f, c)))))
 
-/** One browser and one page for the run, started again after a loss. */
-let pages: WebGpuPages | undefined
-let page: PageBackend | undefined
-/** The module of the fixture the cases are on (cases of a file are consecutive); unloaded when they move on. */
-let current: { key: string; host: RuntimeKernelHost } | undefined
-
-async function restart(): Promise<void> {
-  const p = pages
-  pages = undefined
-  page = undefined
-  current = undefined
-  // a browser whose GPU process is stuck in a compile may not answer: close what can be closed, then go on
-  if (p) await Promise.race([p.close().catch(() => {}), sleep(10_000)])
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((ok) => setTimeout(ok, ms).unref())
 }
 
 class LoadError extends Error {}
 
-async function hostFor(file: string, compiler: Compiler): Promise<RuntimeKernelHost> {
-  const key = `${file}|${compiler}`
-  if (current?.key === key) return current.host
-  if (current) await current.host.mod.unload().catch(() => {})
-  current = undefined
-  const b = builds.get(key)!
-  if (!b.ok) throw new Error('unreachable: not built')
-  pages ??= await startWebGpuPages()
-  page ??= await pages.open({ partial: true })
-  try {
-    const mod = await createModule(page, b.offload, b.manifest, { sourceName: file, reason: 'test' })
-    current = { key, host: RuntimeKernelHost.fromModule(mod, page, b.manifest, `${file} (${compiler}, WebGPU)`) }
-  } catch (err) {
-    throw Object.assign(new LoadError((err as Error).message), { cause: err })
+/** One compiler's run: its own browser and one page (one device), started again after a loss; the module of
+ *  the fixture its cases are on (cases of a file run one after another), unloaded when they move on. */
+class Session {
+  private pages: WebGpuPages | undefined
+  private page: PageBackend | undefined
+  private current: { key: string; host: RuntimeKernelHost } | undefined
+  constructor(readonly compiler: Compiler) {}
+
+  async restart(): Promise<void> {
+    const p = this.pages
+    this.pages = undefined
+    this.page = undefined
+    this.current = undefined
+    // a browser whose GPU process is stuck in a compile may not answer: close what can be closed, then go on
+    if (p) await Promise.race([p.close().catch(() => {}), sleep(10_000)])
   }
-  return current.host
+
+  private async hostFor(file: string): Promise<RuntimeKernelHost> {
+    const key = `${file}|${this.compiler}`
+    if (this.current?.key === key) return this.current.host
+    if (this.current) await this.current.host.mod.unload().catch(() => {})
+    this.current = undefined
+    const b = builds.get(key)!
+    if (!b.ok) throw new Error('unreachable: not built')
+    this.pages ??= await startWebGpuPages()
+    const page = (this.page ??= await this.pages.open({ partial: true }))
+    try {
+      const mod = await createModule(page, b.offload, b.manifest, { sourceName: file, reason: 'test' })
+      this.current = { key, host: RuntimeKernelHost.fromModule(mod, page, b.manifest, `${file} (${this.compiler}, WebGPU)`) }
+    } catch (err) {
+      throw Object.assign(new LoadError((err as Error).message), { cause: err })
+    }
+    return this.current.host
+  }
+
+  /** Runs one case under the watchdog; every failure comes back as its stage and message. */
+  async outcomeOf(c: RealworldCase, fuseMs: number): Promise<WebGpuOutcome> {
+    const compiler = this.compiler
+    const b = builds.get(`${c.file}|${compiler}`)
+    if (!b) throw new Error(`${c.name}: its file ${c.file} is not in realworldFiles`)
+    if (!b.ok) return { case: c.name, compiler, stage: 'build', message: b.message }
+    const work = (async () => {
+      const host = await this.hostFor(c.file)
+      try {
+        await runAndCheck(onWebGpu(c), host)
+      } finally {
+        await host.freeAll().catch(() => {})
+      }
+    })()
+    const r = await Promise.race([work.then(() => undefined, (e: Error) => e), sleep(fuseMs).then(() => 'timeout' as const)])
+    if (r === 'timeout') {
+      await this.restart()
+      return { case: c.name, compiler, stage: 'lost', message: `no result within ${fuseMs / 1000} s (the watchdog restarted the browser)` }
+    }
+    if (!r) return { case: c.name, compiler, stage: 'pass', message: '' }
+    if (LOST.test(r.message)) {
+      await this.restart()
+      return { case: c.name, compiler, stage: 'lost', message: r.message }
+    }
+    if (r instanceof LoadError) return { case: c.name, compiler, stage: 'load', message: r.message }
+    const stage = r.name === 'CannotTranslateError' ? 'refused' : r.message.startsWith('wrong result: ') ? 'wrong' : 'run'
+    return { case: c.name, compiler, stage, message: r.message }
+  }
 }
 
 /** The case with the wider WebGPU bound of expected-webgpu.ts, where it states one. */
@@ -95,42 +128,33 @@ function onWebGpu(c: RealworldCase): RealworldCase {
   }
 }
 
-async function outcomeOf(c: RealworldCase, compiler: Compiler, fuseMs: number): Promise<WebGpuOutcome> {
-  const b = builds.get(`${c.file}|${compiler}`)
-  if (!b) throw new Error(`${c.name}: its file ${c.file} is not in realworldFiles`)
-  if (!b.ok) return { case: c.name, compiler, stage: 'build', message: b.message }
-  const work = (async () => {
-    const host = await hostFor(c.file, compiler)
-    try {
-      await runAndCheck(onWebGpu(c), host)
-    } finally {
-      await host.freeAll().catch(() => {})
-    }
-  })()
-  const r = await Promise.race([work.then(() => undefined, (e: Error) => e), sleep(fuseMs).then(() => 'timeout' as const)])
-  if (r === 'timeout') {
-    await restart()
-    return { case: c.name, compiler, stage: 'lost', message: `no result within ${fuseMs / 1000} s (the watchdog restarted the browser)` }
+const expectedOf = (c: RealworldCase, compiler: Compiler) => expectedOnWebGpu.find((e) => e.case === c.name && e.compiler === compiler)
+/** The cases file by file, so each module is loaded once. */
+const ordered = realworldFiles.flatMap((f) => realworldCases.filter((x) => x.file === f.file))
+
+// The compilers' runs go on side by side from the start, each in its own browser (pipeline compiles are
+// single-threaded in SwiftShader, so two streams use both cores when the machine has them); the tests below
+// report their outcomes in order. Each run is a chain of cases; outcomeOf never throws for a case.
+const results = new Map<string, Promise<WebGpuOutcome>>()
+const sessions = compilers.map((compiler) => {
+  const session = new Session(compiler)
+  let chain: Promise<unknown> = Promise.resolve()
+  for (const c of ordered) {
+    const r = chain.then(() => session.outcomeOf(c, expectedOf(c, compiler)?.stage === 'lost' ? LISTED_LOST_FUSE_MS : FUSE_MS))
+    results.set(`${c.name}|${compiler}`, r)
+    chain = r
   }
-  if (!r) return { case: c.name, compiler, stage: 'pass', message: '' }
-  if (LOST.test(r.message)) {
-    await restart()
-    return { case: c.name, compiler, stage: 'lost', message: r.message }
-  }
-  if (r instanceof LoadError) return { case: c.name, compiler, stage: 'load', message: r.message }
-  const stage = r.name === 'CannotTranslateError' ? 'refused' : r.message.startsWith('wrong result: ') ? 'wrong' : 'run'
-  return { case: c.name, compiler, stage, message: r.message }
-}
+  return { session, done: chain }
+})
 
 const outcomes: WebGpuOutcome[] = []
 const s = suite('real-world corpus on WebGPU (chromium, SwiftShader): nvcc and clang 22')
 
 for (const compiler of compilers) {
-  // file by file, so each module is loaded once
-  for (const c of realworldFiles.flatMap((f) => realworldCases.filter((x) => x.file === f.file))) {
-    const expected = expectedOnWebGpu.find((e) => e.case === c.name && e.compiler === compiler)
+  for (const c of ordered) {
+    const expected = expectedOf(c, compiler)
     s(`${c.name} [${compiler}]${expected ? ` (expected: ${expected.stage}, ${expected.reason})` : ''}`, async () => {
-      const o = await outcomeOf(c, compiler, expected?.stage === 'lost' ? LISTED_LOST_FUSE_MS : FUSE_MS)
+      const o = await results.get(`${c.name}|${compiler}`)!
       outcomes.push(o)
       if (!expected) {
         if (o.stage !== 'pass') assert.unreachable(`${c.file}: ${o.stage}: ${o.message}`)
@@ -151,7 +175,7 @@ s('expected-webgpu.ts names only cases of the registry, each pair once', () => {
 })
 
 s('the webgpu README states the figure and the refusals of this run', async () => {
-  await restart()
+  await Promise.all(sessions.map(async (x) => { await x.done; await x.session.restart() }))
   assert.is(outcomes.length, compilers.length * realworldCases.length, 'every pair ran')
   // KP_REALWORLD_REPORT=<file>: every pair's outcome with its full message, for the expected list.
   if (process.env.KP_REALWORLD_REPORT) writeFileSync(process.env.KP_REALWORLD_REPORT, JSON.stringify(outcomes, null, 1))

@@ -163,4 +163,57 @@ tl('hoisted range checks: a block whose affine shared and global accesses all st
   assert.throws(() => run(0, n - 1), (e: Error) => new RegExp(`ld\\.global\\.f32 %f3.*PTX line ${line('ld.global.f32')}`).test(e.message))
 })
 
+// a barrier-free kernel reading and writing 32 bytes per thread in five widths: the unchecked copy indexes the
+// heap views from per-block element indices (hx…), which must land on the same bytes as the checked code
+const widths = `${head}
+.visible .entry widths(.param .u64 out, .param .u64 in)
+{
+  .reg .b64 %rd<10>; .reg .b32 %r<6>; .reg .b16 %h<4>; .reg .f64 %fd<4>; .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x; mad.lo.s32 %r4, %r1, %r2, %r3;
+  mul.wide.s32 %rd3, %r4, 32; add.s64 %rd4, %rd2, %rd3; add.s64 %rd5, %rd1, %rd3;
+  ld.global.u64 %rd6, [%rd4]; add.s64 %rd7, %rd6, 1; st.global.u64 [%rd5], %rd7;
+  ld.global.f64 %fd1, [%rd4+8]; add.f64 %fd2, %fd1, %fd1; st.global.f64 [%rd5+8], %fd2;
+  ld.global.v2.f32 {%f1, %f2}, [%rd4+16]; st.global.v2.f32 [%rd5+16], {%f2, %f1};
+  ld.global.u16 %h1, [%rd4+24]; st.global.u16 [%rd5+24], %h1;
+  ld.global.u8 %h2, [%rd4+26]; st.global.u8 [%rd5+27], %h2;
+  ret;
+}`
+
+tl('hoisted accesses of 1 to 8 bytes and vectors index the heap views; a block past the end runs checked and faults', () => {
+  const lm = loadPtxModule(widths, new Heap(), {})
+  assert.match(lm.source, /hx\d+=hv\d+>>>3/)
+  assert.match(lm.source, /HF32\[hx\d+\+8\*tx\+1\]/)
+  assert.match(lm.source, /HI32\[hx\d+\+8\*tx\+1\]=hi32/)
+  const be = createEmulatorBackend({ workers: 0 })
+  const mod = be.loadModule(ptxBytes(widths))
+  const n = 2 * 64
+  const input = new Uint8Array(32 * n)
+  const dv = new DataView(input.buffer)
+  for (let i = 0; i < n; i++) {
+    dv.setBigUint64(32 * i, 0x1_0000_0000n * BigInt(i) + 7n, true)
+    dv.setFloat64(32 * i + 8, i / 3, true)
+    dv.setFloat32(32 * i + 16, i + 0.25, true); dv.setFloat32(32 * i + 20, -i, true)
+    dv.setUint16(32 * i + 24, 40000 + i, true)
+    input[32 * i + 26] = 200 + (i & 31)
+  }
+  const run = (inBytes: number) => {
+    const out = be.alloc(32 * n), inp = be.alloc(inBytes)
+    be.copyToDevice(inp, input.subarray(0, inBytes))
+    be.launch(mod.getFunction('widths'), { grid: [2, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: out }, { u64: inp }]))
+    return new DataView(download(be, out, new Uint8Array(32 * n)).buffer)
+  }
+  const got = run(32 * n)
+  for (let i = 0; i < n; i++) {
+    assert.is(got.getBigUint64(32 * i, true), 0x1_0000_0000n * BigInt(i) + 8n)
+    assert.is(got.getFloat64(32 * i + 8, true), 2 * (i / 3))
+    assert.equal([got.getFloat32(32 * i + 16, true), got.getFloat32(32 * i + 20, true)], [-i, i + 0.25])
+    assert.is(got.getUint16(32 * i + 24, true), 40000 + i)
+    assert.equal([got.getUint8(32 * i + 26), got.getUint8(32 * i + 27)], [0, 200 + (i & 31)])
+  }
+  // the input 8 bytes short: block 1's test fails, its checked loop faults at its last thread's u16 load
+  const line = widths.split('\n').findIndex((l) => l.includes('ld.global.u16')) + 1
+  assert.throws(() => run(32 * n - 8), (e: Error) => new RegExp(`ld\\.global\\.u16 %h1.*PTX line ${line}`).test(e.message))
+})
+
 tl.run()

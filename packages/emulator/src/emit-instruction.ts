@@ -74,7 +74,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         const h = E.hoistParam(am, E.memType(t, A[0]), sz)
         return wr(A[0], h.kind, h.name)
       }
-      let code = E.addr(am, space, sz * vec)
+      let code = E.addr(am, space, sz * vec, 0, 'r', true)
       const dsts = vec > 1 ? (A[0]?.kind === 'vec' ? A[0].items : fail('vector load needs a vector destination')) : [A[0]!]
       dsts.forEach((dst, i) => {
         if (dst.kind === 'sink') return
@@ -89,7 +89,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       const sz = typeSize(t)
       if (!sz || t === 'b128') return fail(`unsupported store type .${t}`)
       const srcs = vec > 1 ? (A[1]?.kind === 'vec' ? A[1].items : fail('vector store needs a vector source')) : [A[1]!]
-      let code = E.addr(A[0]!, space, sz * vec, 0, 'w')
+      let code = E.addr(A[0]!, space, sz * vec, 0, 'w', true)
       srcs.forEach((src, i) => {
         const tt = E.memType(t, src)
         let vk: Kind = kindOf(tt, fail)

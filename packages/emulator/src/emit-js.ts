@@ -186,6 +186,12 @@ export class FunctionEmitter {
    *  name (hv<k>). The unchecked copy addresses with `hv<k>+c*tx`, integer arithmetic V8 keeps in registers,
    *  where the register chain it replaces (mul.wide, add.s64) computes in doubles. */
   readonly hoistVals = new Map<string, string>()
+  /** Per-block element indices of hoisted lowest addresses (`hv<k> >>> shift`, exact: the range test
+   *  checked the alignment), by `name:shift`: their names (hx<k>). */
+  private readonly hoistIdx = new Map<string, { name: string; lo: string; shift: number }>()
+  /** The current instruction's global access is hoisted and unchecked: its lowest address and stride, so
+   *  load() and store() index the heap views directly (`HF32[hx0+tx]` instead of `HF32[a>>>2]`). */
+  private accessIndex: { lo: string; c: number } | undefined
   /** Emitting the copy of a whole block's thread loop that leaves out the hoisted sites' checks. */
   unchecked = false
   /** Hoisted sites met in the current emission (the size limit counts them as the old markers did). */
@@ -347,6 +353,7 @@ export class FunctionEmitter {
    *  as an absolute heap address, checked: shared and local against their windows, others against the
    *  granule map. No access-site cache (addr() has one for a kernel's own address operands). */
   checkAt(w: string, space: string, n: number, rw: AccessKind = 'r'): string {
+    this.accessIndex = undefined
     const idx = this.curIdx
     const al = n >= 16 ? 15 : n - 1
     const alc = al > 0 ? `||(a&${al})!==0` : ''
@@ -385,9 +392,11 @@ export class FunctionEmitter {
 
   /** Code that computes the absolute address of operand `o` for an access of n bytes in `space` into the
    *  local `a`, checked (slot numbers the address operands of one instruction; rw, whether the access reads,
-   *  writes or is an atomic, matters to the checked variant only, which reports the access to the sanitizer). */
-  addr(o: IrOperand, space: string, n: number, slot = 0, rw: AccessKind = 'r'): string {
-    const code = this.addrChecked(o, space, n, slot, rw)
+   *  writes or is an atomic, matters to the checked variant only, which reports the access to the sanitizer).
+   *  `indexed`: the caller accesses memory only through load()/store() (ld, st), which may then index the
+   *  heap views without `a`. */
+  addr(o: IrOperand, space: string, n: number, slot = 0, rw: AccessKind = 'r', indexed = false): string {
+    const code = this.addrChecked(o, space, n, slot, rw, indexed)
     if (!this.checked || (space !== 'shared' && space !== 'global' && space !== 'generic')) return code
     if (rw === 'w') this.storeHooked = true
     const f = this.accessFlags(rw)
@@ -408,7 +417,8 @@ export class FunctionEmitter {
     return f
   }
 
-  private addrChecked(o: IrOperand, space: string, n: number, slot: number, rw: AccessKind): string {
+  private addrChecked(o: IrOperand, space: string, n: number, slot: number, rw: AccessKind, indexed: boolean): string {
+    this.accessIndex = undefined
     if (o.kind !== 'addr') return this.fail('expected an address operand')
     const idx = this.curIdx
     const w = this.addrExpr(o)
@@ -458,7 +468,12 @@ export class FunctionEmitter {
         const lo = this.hoistVal(`${f.inv}+${o.offset}`)
         this.hoistConds.add(`hz(${lo},${f.c},${n},${al + 1},${2 * k})`)
         this.hoistedSites++
-        return this.unchecked ? `a=${hoistedAddress(lo, f.c)};` : `a=${w};${site}`
+        if (!this.unchecked) return `a=${w};${site}`
+        // a plain load or store (`indexed`) reads and writes only through load()/store(): no `a` at all
+        // (V8 keeps a dead store to it, a tenth of a vector add's time)
+        if (!indexed) return `a=${hoistedAddress(lo, f.c)};`
+        this.accessIndex = { lo, c: f.c }
+        return ''
       }
     }
   }
@@ -472,7 +487,26 @@ export class FunctionEmitter {
 
   /** Declarations of the hoisted accesses' lowest addresses, at the start of each block. */
   hoistDecl(): string {
-    return this.hoistVals.size ? `const ${[...this.hoistVals].map(([e, v]) => `${v}=${e}`).join(',')};` : ''
+    const decls = [...[...this.hoistVals].map(([e, v]) => `${v}=${e}`), ...[...this.hoistIdx.values()].map((x) => `${x.name}=${x.lo}>>>${x.shift}`)]
+    return decls.length ? `const ${decls.join(',')};` : ''
+  }
+
+  /** The heap-view index of byte `k` of the current access in a view of 2^shift-byte elements: `a>>>shift`
+   *  (+ k), or for a hoisted unchecked access its per-block element index plus c/2^shift per thread. `next`:
+   *  the following element's (the high word of a 64-bit integer). */
+  private heapIndex(shift: number, k: number, next = false): string {
+    const h = this.accessIndex
+    if (!h) {
+      const ad = k ? `(a+${k})` : 'a'
+      const x = shift === 0 ? ad : `${ad}>>>${shift}`
+      return next ? `(${x})+1` : x
+    }
+    if (next) return `${this.heapIndex(shift, k)}+1`
+    const key = `${h.lo}:${shift}`
+    let v = this.hoistIdx.get(key)?.name
+    if (v === undefined) { v = `hx${this.hoistIdx.size}`; this.hoistIdx.set(key, { name: v, lo: h.lo, shift }) }
+    const step = h.c / 2 ** shift
+    return `${v}${step === 0 ? '' : step === 1 ? '+tx' : step < 0 ? `+(${step})*tx` : `+${step}*tx`}${k ? `+${k / 2 ** shift}` : ''}`
   }
 
   /** The affine form (rendered) of an access's base register when the access is unguarded and the base
@@ -533,33 +567,33 @@ export class FunctionEmitter {
 
   /** Load expression of type t from absolute address in `a` (+ byte offset k). */
   load(t: string, k = 0): { e: string; kind: Kind } {
-    const ad = k ? `(a+${k})` : 'a'
+    const x = (shift: number) => this.heapIndex(shift, k)
     switch (t) {
-      case 'u8': case 'b8': return { e: `H8[${ad}]`, kind: 'u8' }
-      case 's8': return { e: `HI8[${ad}]`, kind: 's8' }
-      case 'u16': case 'b16': case 'f16': case 'bf16': return { e: `HU16[${ad}>>>1]`, kind: 'u16' }
-      case 's16': return { e: `HI16[${ad}>>>1]`, kind: 's16' }
+      case 'u8': case 'b8': return { e: `H8[${x(0)}]`, kind: 'u8' }
+      case 's8': return { e: `HI8[${x(0)}]`, kind: 's8' }
+      case 'u16': case 'b16': case 'f16': case 'bf16': return { e: `HU16[${x(1)}]`, kind: 'u16' }
+      case 's16': return { e: `HI16[${x(1)}]`, kind: 's16' }
       // PTX ISA "Operand Size Exceeding Instruction-Type Size": a load into a wider register sign-extends
       // only signed types; .b32 zero-extends like .u32 (clang loads `unsigned` params with ld.param.b32 into %rd)
-      case 'u32': case 'b32': return { e: `HU32[${ad}>>>2]`, kind: 'u32' }
-      case 's32': case 'f16x2': case 'bf16x2': return { e: `HI32[${ad}>>>2]`, kind: 'i32' }
-      case 'f32': return { e: `HF32[${ad}>>>2]`, kind: 'f32' }
-      case 'f64': return { e: `HF64[${ad}>>>3]`, kind: 'f64' }
-      case 'u64': case 's64': case 'b64': return { e: `mk64(HU32[${ad}>>>2],HI32[(${ad}>>>2)+1])`, kind: 'i64' }
+      case 'u32': case 'b32': return { e: `HU32[${x(2)}]`, kind: 'u32' }
+      case 's32': case 'f16x2': case 'bf16x2': return { e: `HI32[${x(2)}]`, kind: 'i32' }
+      case 'f32': return { e: `HF32[${x(2)}]`, kind: 'f32' }
+      case 'f64': return { e: `HF64[${x(3)}]`, kind: 'f64' }
+      case 'u64': case 's64': case 'b64': return { e: `mk64(HU32[${x(2)}],HI32[${this.heapIndex(2, k, true)}])`, kind: 'i64' }
     }
     return this.fail(`unsupported load type .${t}`)
   }
 
   /** Store statement of value expression v at a(+k). */
   store(t: string, v: string, k = 0): string {
-    const ad = k ? `(a+${k})` : 'a'
+    const x = (shift: number) => this.heapIndex(shift, k)
     switch (t) {
-      case 'u8': case 'b8': case 's8': return `H8[${ad}]=${v};`
-      case 'u16': case 'b16': case 's16': case 'f16': case 'bf16': return `HU16[${ad}>>>1]=${v};`
-      case 'u32': case 's32': case 'b32': case 'f16x2': case 'bf16x2': return `HI32[${ad}>>>2]=${v};`
-      case 'f32': return `HF32[${ad}>>>2]=${v};`
-      case 'f64': return `HF64[${ad}>>>3]=${v};`
-      case 'u64': case 's64': case 'b64': return `x64=${v};HI32[${ad}>>>2]=lo32(x64);HI32[(${ad}>>>2)+1]=hi32(x64);`
+      case 'u8': case 'b8': case 's8': return `H8[${x(0)}]=${v};`
+      case 'u16': case 'b16': case 's16': case 'f16': case 'bf16': return `HU16[${x(1)}]=${v};`
+      case 'u32': case 's32': case 'b32': case 'f16x2': case 'bf16x2': return `HI32[${x(2)}]=${v};`
+      case 'f32': return `HF32[${x(2)}]=${v};`
+      case 'f64': return `HF64[${x(3)}]=${v};`
+      case 'u64': case 's64': case 'b64': return `x64=${v};HI32[${x(2)}]=lo32(x64);HI32[${this.heapIndex(2, k, true)}]=hi32(x64);`
     }
     return this.fail(`unsupported store type .${t}`)
   }
@@ -691,6 +725,7 @@ export class FunctionEmitter {
       this.cur = ins
       this.curIdx = this.idxBase + i
       this.storeHooked = false
+      this.accessIndex = undefined
       let c = emitInstruction(this, ins)
       // the checked variant decides a store's value-dependent hazard once the bytes are written
       if (this.storeHooked && typeof c === 'string') c += 'if(CK.p)CK.fin();'

@@ -436,7 +436,9 @@ export class FunctionEmitter {
           const lo = this.hoistVal(`${f.inv}+${off}`)
           this.hoistConds.add(`hs(${lo},${f.c},${n},${al + 1})`)
           this.hoistedSites++
-          if (this.unchecked) return `a=${hoistedAddress(lo, f.c)};a+=SB;`
+          if (this.unchecked && !indexed) return `a=${hoistedAddress(lo, f.c)};a+=SB;`
+          // the window starts at SB, 256-aligned (Heap.allocInternal): lo+SB keeps lo's alignment
+          if (this.unchecked) { this.accessIndex = { lo: `${lo}+SB`, c: f.c }; return '' }
         }
         return this.checkAt(w, space, n, rw)
       }

@@ -117,12 +117,14 @@ tl('a collective input kept once per block needs no per-lane slot; per-lane inpu
   assert.equal(Array.from(download(be, out, new Int32Array(64))), Array.from(want))
 })
 
-// s[tid + sh] written, a barrier, read back and added to in[gid]: the shared index and the global address are
-// affine in %tid.x, so a block tests their ranges once and runs a copy of its loops without per-thread checks
+// s[tid + sh] written, a barrier, read back twice (once through an address the analysis has no form for, so
+// checked: it sees where the unchecked store really went) and added to in[gid]: the shared index and the
+// global address are affine in %tid.x, so a block tests their ranges once and runs a copy of its loops
+// without per-thread checks
 const hoisted = `${head}
 .visible .entry hoist(.param .u64 out, .param .u64 in, .param .u32 sh)
 {
-  .reg .b64 %rd<8>; .reg .b32 %r<16>; .reg .f32 %f<4>;
+  .reg .b64 %rd<8>; .reg .b32 %r<16>; .reg .f32 %f<8>;
   .shared .align 4 .b8 s[1024];
   ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in]; ld.param.u32 %r1, [sh];
   mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
@@ -131,6 +133,7 @@ const hoisted = `${head}
   st.shared.f32 [%r9], %f1;
   bar.sync 0;
   ld.shared.f32 %f2, [%r9];
+  and.b32 %r10, %r9, -1; ld.shared.f32 %f4, [%r10]; add.f32 %f2, %f2, %f4;
   mul.wide.s32 %rd3, %r5, 4; add.s64 %rd4, %rd2, %rd3; ld.global.f32 %f3, [%rd4];
   add.f32 %f2, %f2, %f3;
   add.s64 %rd5, %rd1, %rd3; st.global.f32 [%rd5], %f2;
@@ -152,7 +155,7 @@ tl('hoisted range checks: a block whose affine shared and global accesses all st
     be.launch(mod.getFunction('hoist'), { grid: [3, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: out }, { u64: inp }, { u32: sh }]))
     return Array.from(download(be, out, new Float32Array(n)))
   }
-  const want = Array.from({ length: n }, (_, i) => i + i * 0.5)
+  const want = Array.from({ length: n }, (_, i) => 2 * i + i * 0.5)
   // in range: s[tid + 192] ends at byte 1024 exactly
   assert.equal(run(0, n), want)
   assert.equal(run(192, n), want)

@@ -219,4 +219,38 @@ tl('hoisted accesses of 1 to 8 bytes and vectors index the heap views; a block p
   assert.throws(() => run(32 * n - 8), (e: Error) => new RegExp(`ld\\.global\\.u16 %h1.*PTX line ${line}`).test(e.message))
 })
 
+// out[linear thread id] = tid.x + 1000·tid.y + 10^6·tid.z, for any block shape
+const shapes = `${head}
+.visible .entry shapes(.param .u64 out, .param .u32 n)
+{
+  .reg .b64 %rd<5>; .reg .b32 %r<12>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out]; ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %tid.y; mov.u32 %r4, %tid.z;
+  mov.u32 %r5, %ntid.x; mov.u32 %r6, %ntid.y; mov.u32 %r10, %ntid.z; mov.u32 %r7, %ctaid.x;
+  mad.lo.s32 %r8, %r7, %r10, %r4; mad.lo.s32 %r8, %r8, %r6, %r3; mad.lo.s32 %r8, %r8, %r5, %r2;
+  setp.ge.u32 %p1, %r8, %r1; @%p1 bra $done;
+  mad.lo.s32 %r9, %r3, 1000, %r2; mad.lo.s32 %r9, %r4, 1000000, %r9;
+  cvta.to.global.u64 %rd2, %rd1; mul.wide.u32 %rd3, %r8, 4; add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r9;
+$done:
+  ret;
+}`
+
+tl('a kernel made per block shape (the shape as constants of its closure) is right for every shape it meets, in any order', () => {
+  // the speculative variant is a factory of the block shape (emit-js.ts, specializeDims)
+  assert.match(loadPtxModule(shapes, new Heap(), {}).source, /K\d+f=function\(NTX,NTY,NTZ\)\{const NT=NTX\*NTY\*NTZ;return function/)
+  const be = createEmulatorBackend({ workers: 0 })
+  const mod = be.loadModule(ptxBytes(shapes))
+  const n = 1000
+  const out = be.alloc(4 * n)
+  for (const block of [[256, 1, 1], [128, 1, 1], [16, 4, 2], [7, 3, 5], [256, 1, 1], [1, 1, 64]] as const) {
+    const nt = block[0] * block[1] * block[2]
+    be.copyToDevice(out, new Uint8Array(4 * n))
+    be.launch(mod.getFunction('shapes'), { grid: [Math.ceil(n / nt), 1, 1], block: [...block], sharedBytes: 0 }, marshal([{ u64: out }, { u32: n }]))
+    const got = download(be, out, new Int32Array(n))
+    const want = Int32Array.from({ length: n }, (_, i) => { const t = i % nt; return (t % block[0]) + 1000 * (((t / block[0]) | 0) % block[1]) + 1000000 * ((t / (block[0] * block[1])) | 0) })
+    assert.equal([...got], [...want], `block ${block.join('×')}`)
+  }
+})
+
 tl.run()

@@ -238,7 +238,7 @@ $done:
 
 tl('a kernel made per block shape (the shape as constants of its closure) is right for every shape it meets, in any order', () => {
   // the speculative variant is a factory of the block shape (emit-js.ts, specializeDims)
-  assert.match(loadPtxModule(shapes, new Heap(), {}).source, /K\d+f=function\(NTX,NTY,NTZ\)\{const NT=NTX\*NTY\*NTZ;return function/)
+  assert.match(loadPtxModule(shapes, new Heap(), {}).source, /K\d+f=function\(NTX,NTY,NTZ\)\{const NT=NTX\*NTY\*NTZ,H8c=_H8,[^;]*;return function\(T,t0,t1,FB,b0,b1\)\{const H8=H8c,/)
   const be = createEmulatorBackend({ workers: 0 })
   const mod = be.loadModule(ptxBytes(shapes))
   const n = 1000
@@ -251,6 +251,14 @@ tl('a kernel made per block shape (the shape as constants of its closure) is rig
     const want = Int32Array.from({ length: n }, (_, i) => { const t = i % nt; return (t % block[0]) + 1000 * (((t / block[0]) | 0) % block[1]) + 1000000 * ((t / (block[0] * block[1])) | 0) })
     assert.equal([...got], [...want], `block ${block.join('×')}`)
   }
+  // the heap grows (a plain ArrayBuffer is replaced): the kernel made for the old views is not used again
+  const far = be.alloc(64 << 20)
+  const out2 = be.alloc(4 * n)
+  assert.ok(Number(out2) > 16 << 20, 'the new buffer lies past the first heap')
+  be.launch(mod.getFunction('shapes'), { grid: [Math.ceil(n / 256), 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: out2 }, { u32: n }]))
+  assert.equal([...download(be, out2, new Int32Array(n))], Array.from({ length: n }, (_, i) => i % 256))
+  be.launch(mod.getFunction('shapes'), { grid: [Math.ceil(n / 256), 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: far }, { u32: n }]))
+  assert.equal([...download(be, far, new Int32Array(n))], Array.from({ length: n }, (_, i) => i % 256))
 })
 
 tl.run()

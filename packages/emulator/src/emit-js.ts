@@ -833,8 +833,12 @@ export class FunctionEmitter {
     // mutable and would be reloaded after every helper call); kernels read the block index per block
     // (the speculative variant of a kernel is made per block shape by a factory whose parameters are NTX, NTY,
     // NTZ: see specializeDims)
+    // (the speculative variant reads the heap views from its factory's constants, a local copy each: V8 then
+    // folds the view's base and length, and it does neither for a view read from module state or straight
+    // from the closure)
+    const views = HEAP_VIEWS.map((h) => `${h}=${this.specializesDims ? `${h}c` : `_${h}`},`).join('')
     const dims = this.specializesDims ? '' : 'NTX=_NTX,NTY=_NTY,NTZ=_NTZ,NT=_NT,'
-    const snap = `const H8=_H8,HI8=_HI8,HU16=_HU16,HI16=_HI16,HI32=_HI32,HU32=_HU32,HF32=_HF32,HF64=_HF64,HB64=_HB64,OK=_OK,HN=_HN,SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,LBE=_LBE,PB=_PB,PE=_PE,${dims}NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS`
+    const snap = `const ${views}SB=_SB,SHN=_SHN,DYN=_DYN,LB0=_LB0,LN=_LN,LSZ=_LSZ,LBE=_LBE,PB=_PB,PE=_PE,${dims}NCX=_NCX,NCY=_NCY,NCZ=_NCZ,RSV=_RSV,GWS=_GWS`
     const vars = `let a=0,x64=0,CF=0,u=0,v=0,fs=0,fg=0,q0=0,q1=false${regs};`
     if (fn.kind !== 'entry') {
       const locals = `${snap},CX=_CX,CY=_CY,CZ=_CZ;${vars}`
@@ -922,10 +926,14 @@ export class FunctionEmitter {
  * speed of before), with the same results.
  */
 function specializeDims(name: string, fn: string): string {
-  return `const ${name}f=function(NTX,NTY,NTZ){const NT=NTX*NTY*NTZ;return ${fn}};\n` +
-    `const ${name}m=new Map();\n` +
-    `const ${name}=function(T,t0,t1,FB,b0,b1){const d=(_NTX*1025+_NTY)*65+_NTZ;let k=${name}m.get(d);if(k===undefined){k=${name}f(_NTX,_NTY,_NTZ);${name}m.set(d,k)}return k(T,t0,t1,FB,b0,b1)};`
+  const views = HEAP_VIEWS.map((h) => `${h}c=_${h}`).join(',')
+  return `const ${name}f=function(NTX,NTY,NTZ){const NT=NTX*NTY*NTZ,${views};return ${fn}};\n` +
+    `const ${name}m=new Map();let ${name}g=-1;\n` +
+    `const ${name}=function(T,t0,t1,FB,b0,b1){if(${name}g!==_HG){${name}m.clear();${name}g=_HG}const d=(_NTX*1025+_NTY)*65+_NTZ;let k=${name}m.get(d);if(k===undefined){k=${name}f(_NTX,_NTY,_NTZ);${name}m.set(d,k)}return k(T,t0,t1,FB,b0,b1)};`
 }
+
+/** The heap views and bounds a kernel reads (module state `_H8` …, set by setHeap). */
+const HEAP_VIEWS = ['H8', 'HI8', 'HU16', 'HI16', 'HI32', 'HU32', 'HF32', 'HF64', 'HB64', 'OK', 'HN']
 
 function hoistedAddress(lo: string, c: number): string {
   return c === 0 ? lo : `${lo}+${c < 0 ? `(${c})` : c}*tx`
@@ -1142,7 +1150,7 @@ export class ModuleEmitter {
 const {${helpers.join(',')}}=E.h;
 const FB32=E.h.f32FromBits,BF32=E.h.bitsFromF32,FB64=E.h.f64FromBits,BF64=E.h.bitsFromF64;
 const _SF=new Float32Array(1),_SI=new Int32Array(_SF.buffer);
-let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_HB64,_OK,_HN=0;
+let _H8,_HI8,_HU16,_HI16,_HI32,_HU32,_HF32,_HF64,_HB64,_OK,_HN=0,_HG=0;
 let _SB=0,_SHN=0,_DYN=0,_LB0=0,_LN=0,_LSZ=0,_LBE=0,_PB=0,_PE=0,PSP=0,PSEND=0,_NTX=1,_NTY=1,_NTZ=1,_NT=1,_NCX=1,_NCY=1,_NCZ=1,_CX=0,_CY=0,_CZ=0,_RSV=0,_GWS=0;
 function mcp(d,s,n){_H8.copyWithin(d,s,s+n)}
 const GSH=17179869184,GLO=34359738368,GPA=68719476736;
@@ -1157,7 +1165,7 @@ ${parts.join('\n')}
 const FN=[${table.join(',')}];
 return {
   FN,
-  setHeap(buf,ok){const n=buf.byteLength;_H8=new Uint8Array(buf,0,n);_HI8=new Int8Array(buf,0,n);_HU16=new Uint16Array(buf,0,n>>>1);_HI16=new Int16Array(buf,0,n>>>1);_HI32=new Int32Array(buf,0,n>>>2);_HU32=new Uint32Array(buf,0,n>>>2);_HF32=new Float32Array(buf,0,n>>>2);_HF64=new Float64Array(buf,0,n>>>3);_HB64=new BigInt64Array(buf,0,n>>>3);_OK=ok;_HN=n;},
+  setHeap(buf,ok){const n=buf.byteLength;_H8=new Uint8Array(buf,0,n);_HI8=new Int8Array(buf,0,n);_HU16=new Uint16Array(buf,0,n>>>1);_HI16=new Int16Array(buf,0,n>>>1);_HI32=new Int32Array(buf,0,n>>>2);_HU32=new Uint32Array(buf,0,n>>>2);_HF32=new Float32Array(buf,0,n>>>2);_HF64=new Float64Array(buf,0,n>>>3);_HB64=new BigInt64Array(buf,0,n>>>3);_OK=ok;_HN=n;_HG++;},
   setLaunch(o){_SB=o.SB;_SHN=o.SHN;_DYN=o.DYN;_LB0=o.LB0;_LN=o.LN;_LSZ=o.LSZ;PSP=o.PSP;PSEND=o.PSEND;_PB=o.PB;_PE=o.PE;_NTX=o.NTX;_NTY=o.NTY;_NTZ=o.NTZ;_NT=_NTX*_NTY*_NTZ;_LBE=_LB0+_LN*_NT;_NCX=o.NCX;_NCY=o.NCY;_NCZ=o.NCZ;_RSV=o.RSV;_GWS=o.GWS;},
   progress(){return _PROG},
   setBlock(sb,lb0){_SB=sb;_LB0=lb0;_LBE=_LB0+_LN*_NT;},

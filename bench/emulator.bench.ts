@@ -28,6 +28,8 @@ import { refLayernorm } from '../test/fixtures/emulator/reference.js'
 const COUNTER = '__kp_icount'
 /** Timed repetitions of each side (the median is reported). */
 const REPS = 9
+/** Untimed runs of each side before the timed ones. */
+const WARMUP = 4
 
 /** Copy of `ptx` whose `entry` adds each basic block's instruction count to the u64 global __kp_icount
  *  (statements and their lines from @kernelpack/ptx's parser; nvcc writes one statement per line). */
@@ -254,8 +256,12 @@ export async function run(): Promise<BenchResult[]> {
     const be = createEmulatorBackend({ workers: 1 })
     const k = await KernelRunner.load(be, ptx, config.target, w.entry)
     const args = await w.setup(k)
-    await k.launch(w.entry, w.grid, w.block, args, w.shared)
-    w.js()
+    // a few untimed runs of each side first, so V8 has tiered both up (a 5-10 ms launch is a handful of calls
+    // of the kernel; with one warm-up the reduction's median was 0.32 in one run in five, 0.55-0.64 otherwise)
+    for (let i = 0; i < WARMUP; i++) {
+      await k.launch(w.entry, w.grid, w.block, args, w.shared)
+      w.js()
+    }
     // interleaved A B, B A, … (bench/lib.ts) so load drift hits both sides alike; the checksum pass runs
     // outside the timed region on both sides
     const times = await interleaved(REPS, ['emulator', 'js'] as const, (side) =>

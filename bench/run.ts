@@ -1,28 +1,48 @@
 // `pnpm bench`: runs every bench/*.bench.ts (each exports `run(): Promise<BenchResult[]>`), prints one
 // table and writes bench/results.json (DESIGN.md, "Contracts"). Pass names to run only some:
 // `pnpm bench offload toolchain`.
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { fmt, printResults, writeResults, type BenchResult } from './lib.js'
 
 const dir = import.meta.dirname
+
+// Each bench file runs in a process of its own (this script again, with KP_BENCH_FILE set), so that no file's
+// figures depend on which ran before it in the same process: after emulator-workers.bench.ts the single-worker
+// reduction of emulator.bench.ts measured 0.32 where it measures 0.55-0.60 alone.
+const child = process.env.KP_BENCH_FILE
+if (child !== undefined) {
+  const mod = (await import(pathToFileURL(join(dir, child)).href)) as { run: () => Promise<BenchResult[]> }
+  const rs = await mod.run()
+  writeFileSync(process.env.KP_BENCH_OUT!, JSON.stringify(rs))
+  process.exit(0)
+}
+
 const only = process.argv.slice(2)
 const files = readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).sort()
   .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
 const results: BenchResult[] = []
 let failed = 0
-for (const f of files) {
-  console.error(`# ${f}`)
-  try {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { run: () => Promise<BenchResult[]> }
-    const rs = await mod.run()
-    for (const r of rs) console.error(`  ${r.name}: ${fmt(r.value)} ${r.unit} (ref ${fmt(r.referenceValue)}, ratio ${fmt(r.ratio)}, target ${r.target})`)
+const tmp = mkdtempSync(join(tmpdir(), 'kp-bench-'))
+try {
+  for (const f of files) {
+    console.error(`# ${f}`)
+    const out = join(tmp, `${f}.json`)
+    const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, KP_BENCH_FILE: f, KP_BENCH_OUT: out } })
+    if (r.status !== 0) {
+      failed++
+      console.error(`  ${f} failed (${r.error ? r.error.message : `exit ${r.status ?? r.signal}`}; its error is above)`)
+      continue
+    }
+    const rs = JSON.parse(readFileSync(out, 'utf8')) as BenchResult[]
+    for (const x of rs) console.error(`  ${x.name}: ${fmt(x.value)} ${x.unit} (ref ${fmt(x.referenceValue)}, ratio ${fmt(x.ratio)}, target ${x.target})`)
     results.push(...rs)
-  } catch (err) {
-    failed++
-    console.error(`  ${f} failed: ${(err as Error).stack ?? err}`)
   }
+} finally {
+  rmSync(tmp, { recursive: true, force: true })
 }
 
 printResults(results)

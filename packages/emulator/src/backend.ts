@@ -19,6 +19,7 @@ import { describeThreadLoops } from './emit-thread-loops.js'
 import { Heap } from './heap.js'
 import { codeGenerationRefusal, type Evaluate } from './instance.js'
 import { describeRow, faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
+import type { Codegen } from './wasm/tier.js'
 import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
 import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneLaunch } from './run-blocks.js'
 import { StalledBlock } from './scheduler.js'
@@ -77,6 +78,14 @@ export interface EmulatorBackendOptions {
    * it, see `sanitizerReports()`). Off, nothing of it runs or is emitted. @default false
    */
   check?: CheckSetting
+  /**
+   * Which code runs the kernels (issue 24): `'auto'` WebAssembly for every kernel that has a lowering
+   * (`mod.inspect(kernel)` says which tier a kernel got, and for JavaScript the first instruction that kept
+   * it out) and JavaScript for the others; `'wasm'` the same, but a kernel without a lowering is refused
+   * when it is looked up; `'js'` JavaScript only (to compare the tiers or rule one out). Checked launches
+   * always run JavaScript. @default 'auto'
+   */
+  codegen?: Codegen
 }
 
 export type EmulatorFunction = BackendFunction
@@ -385,7 +394,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       else {
         mod.running = fn.name
         r = pool.run({
-          mod: fn.modId, source: mod.source, kernel: fn.info, kernelName: fn.name, lanes, nblocks: plan.nblocks,
+          mod: fn.modId, source: mod.source, wasm: mod.wasm, kernel: fn.info, kernelName: fn.name, lanes, nblocks: plan.nblocks,
           chunk: plan.cooperative ? plan.nblocks : Math.max(1, Math.floor(plan.nblocks / (nlanes * CHUNKS_PER_WORKER))), ranges, print,
           fault: (i, a, what) => (what === 'jsstack' ? callStackFault(fn.name) : faultOf(mod, i, a, what)),
           stalled: (e) => deadlock(mod, cf, fn.name, e, plan.grid, plan.block, plan.cooperative),
@@ -431,7 +440,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate, sanitizer: san })
+      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate, sanitizer: san, codegen: options.codegen })
       const modId = nextModule++
       modules.add(lm)
       // start the workers now, so that the first launch does not wait for them
@@ -450,7 +459,12 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         }
         return cf
       }
-      const inspect = (name: string) => describeThreadLoops(lm.ir.functions[entry(name).index]!, entry(name).plan, entry(name).rematerialized)
+      const inspect = (name: string) => {
+        const cf = entry(name)
+        const tier = lm.tiers.get(name)
+        const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
+        return `${describeThreadLoops(lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized)}\n  ${tierLine}`
+      }
       if (debugEnabled()) for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)
       return {
         getFunction(name: string) {

@@ -7,12 +7,16 @@
 // strays into it faults like any other unmapped address (issue 17 item 3); the generated code reaches it
 // through its own window checks.
 //
-// Where launches run on worker threads (issue 13 item 3), the heap and `ok` live in growable
-// SharedArrayBuffers (maxByteLength = the memory limit): every worker sees the same bytes, host copies and
-// module variables included, and growing keeps the memory in place, so workers that are running go on with
-// their old (shorter, fixed-length) views and rebind at their next launch. Fixed-length views, because V8
-// runs length-tracking views of a growable buffer some 25× slower. Otherwise both are plain ArrayBuffers
-// that growth replaces.
+// The heap's bytes are a WebAssembly.Memory (issue 24 item 4), so the kernels of the WebAssembly tier
+// (wasm/) and the JavaScript tier, host copies and the sanitizer all see the same bytes. Where launches run
+// on worker threads (issue 13 item 3), it is a shared memory (maximum = the memory limit) and `ok` a growable
+// SharedArrayBuffer: every worker sees the same bytes, host copies and module variables included, and
+// growing keeps the memory in place, so workers that are running go on with their old (shorter,
+// fixed-length) views and rebind at their next launch (`memory.buffer` is then a longer SharedArrayBuffer
+// over the same memory). Fixed-length views, because V8 runs length-tracking views of a growable buffer
+// some 25× slower. Otherwise the memory is not shared and growth detaches its old buffer (every view is
+// made again from `buffer` after a `generation` change); `ok` is a plain ArrayBuffer that growth replaces.
+// An engine without WebAssembly keeps the heap in (growable Shared)ArrayBuffers, as before.
 //
 // With the sanitizer on (issue 19) the heap also keeps what its checks need: the exact byte size of every
 // allocation (memcheck's bounds are to the byte, not to the granule), one byte per heap byte saying whether
@@ -22,6 +26,8 @@
 // AddressSanitizer's quarantine).
 
 const GUARD = 4096
+/** Bytes of a WebAssembly page. */
+const PAGE = 65536
 const ALIGN = 256
 /** Freed bytes the sanitizer's quarantine holds back before the oldest are reused. */
 const QUARANTINE_BYTES = 64 << 20
@@ -45,12 +51,28 @@ function newSharedBuffer(byteLength: number, maxByteLength: number): GrowableSha
 }
 
 export interface HeapOptions {
-  /** Back the heap with growable SharedArrayBuffers (for worker threads). */
+  /** Back the heap with shared memory (for worker threads). */
   shared?: boolean
+  /** Keep the bytes in a WebAssembly.Memory (default: where the engine has WebAssembly). */
+  wasm?: boolean
+}
+
+/** Why this engine cannot keep the heap in a WebAssembly.Memory (shared, for workers), or undefined. */
+export function wasmMemoryUnavailable(shared: boolean): string | undefined {
+  if (typeof WebAssembly !== 'object' || typeof WebAssembly.Memory !== 'function') return 'this engine has no WebAssembly'
+  if (!shared) return undefined
+  try {
+    new WebAssembly.Memory({ initial: 0, maximum: 1, shared: true } as WebAssembly.MemoryDescriptor)
+    return undefined
+  } catch (e) {
+    return `this engine has no shared WebAssembly memory (${(e as Error).message})`
+  }
 }
 
 export class Heap {
   buffer: ArrayBuffer | GrowableSharedArrayBuffer
+  /** The WebAssembly memory whose buffer `buffer` is (undefined where the engine has none). */
+  readonly memory: WebAssembly.Memory | undefined
   ok: Uint8Array
   readonly shared: boolean
   /** Bumped whenever `buffer` is replaced; compiled modules rebind their views when it changes. */
@@ -71,15 +93,22 @@ export class Heap {
   private quarantined = 0
 
   constructor(initial = 1 << 24, readonly limit = 2 ** 31, options: HeapOptions = {}) {
+    if (limit > 2 ** 32) throw new RangeError(`memoryLimit: at most 4 GiB (2^32 bytes: 32-bit device addresses), got ${limit}`)
     if (initial > limit) initial = limit
     this.shared = options.shared === true
-    if (this.shared) {
-      this.buffer = newSharedBuffer(initial, limit)
-      this.ok = new Uint8Array(newSharedBuffer(initial >>> 2, Math.ceil(limit / 4)), 0, initial >>> 2)
+    const wasm = (options.wasm ?? true) && wasmMemoryUnavailable(this.shared) === undefined
+    if (wasm) {
+      // whole pages: the memory's length is a multiple of 64 KiB, the limit rounded down to one
+      initial = Math.max(PAGE, Math.ceil(initial / PAGE) * PAGE)
+      const maximum = Math.max(1, Math.floor(limit / PAGE))
+      if (initial > maximum * PAGE) initial = maximum * PAGE
+      this.memory = new WebAssembly.Memory({ initial: initial / PAGE, maximum, shared: this.shared } as WebAssembly.MemoryDescriptor)
+      this.buffer = this.memory.buffer as ArrayBuffer
     } else {
-      this.buffer = new ArrayBuffer(initial)
-      this.ok = new Uint8Array(initial >>> 2)
+      this.memory = undefined
+      this.buffer = this.shared ? newSharedBuffer(initial, limit) : new ArrayBuffer(initial)
     }
+    this.ok = this.shared ? new Uint8Array(newSharedBuffer(initial >>> 2, Math.ceil(limit / 4)), 0, initial >>> 2) : new Uint8Array(initial >>> 2)
   }
 
   /** Starts the sanitizer's bookkeeping: written-bytes tracking (memory allocated so far counts as written)
@@ -232,22 +261,30 @@ export class Heap {
     if (end <= this.buffer.byteLength) return
     let cap = this.buffer.byteLength
     while (cap < end) cap *= 2
-    if (cap > this.limit) {
-      if (end > this.limit) throw new RangeError(`out of emulated device memory: need ${end} bytes, the limit is ${this.limit}`)
-      cap = this.limit
+    const limit = this.memory ? Math.floor(this.limit / PAGE) * PAGE : this.limit
+    if (cap > limit) {
+      if (end > limit) throw new RangeError(`out of emulated device memory: need ${end} bytes, the limit is ${this.limit}`)
+      cap = limit
+    }
+    if (this.memory) {
+      // in place (a shared memory: running workers keep valid, shorter views; otherwise the old buffer is
+      // detached and every view is made again after the generation change)
+      this.memory.grow((cap - this.buffer.byteLength) / PAGE)
+      this.buffer = this.memory.buffer as ArrayBuffer
     }
     if (this.shared) {
-      // in place: running workers keep valid (shorter) views
-      ;(this.buffer as GrowableSharedArrayBuffer).grow(cap)
+      if (!this.memory) (this.buffer as GrowableSharedArrayBuffer).grow(cap)
       const okBuffer = this.ok.buffer as GrowableSharedArrayBuffer
       okBuffer.grow(cap >>> 2)
       this.ok = new Uint8Array(okBuffer, 0, cap >>> 2)
     } else {
-      const nb = new ArrayBuffer(cap)
-      new Uint8Array(nb).set(new Uint8Array(this.buffer))
+      if (!this.memory) {
+        const nb = new ArrayBuffer(cap)
+        new Uint8Array(nb).set(new Uint8Array(this.buffer))
+        this.buffer = nb
+      }
       const ok = new Uint8Array(cap >>> 2)
       ok.set(this.ok)
-      this.buffer = nb
       this.ok = ok
     }
     if (this.init) {

@@ -9,6 +9,8 @@ import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize,
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
 import type { Sanitizer } from './sanitizer/checker.js'
+import { writeWasmModule, type WasmKernelInput, type WasmRefusal } from './wasm/emit-wasm.js'
+import { withWasmKernels, type Codegen, type WasmCode } from './wasm/tier.js'
 
 export type { ModuleInstance }
 
@@ -32,6 +34,12 @@ export interface LoadedModule {
   refused: Map<string, PtxError>
   /** The device memory the module lives in (fault messages name its nearest allocation). */
   heap: Heap
+  /** The module's WebAssembly kernels (issue 24), bound in `inst`; workers bind them too. */
+  wasm?: WasmCode
+  /** Which tier runs each kernel, with why a kernel is not on the wasm tier. */
+  tiers: Map<string, { tier: 'wasm' | 'js'; why?: string }>
+  /** Milliseconds spent writing and compiling the wasm module. */
+  wasmMs?: number
 }
 
 export interface LoadOptions {
@@ -43,6 +51,10 @@ export interface LoadOptions {
   evaluate?: Evaluate
   /** The backend's sanitizer: the module is emitted with its hooks (emit-js.ts, checked variant). */
   sanitizer?: Sanitizer
+  /** Which writer's code runs the kernels (issue 24): `auto` (default) WebAssembly for every kernel that
+   *  lowers and JavaScript for the rest, `wasm` the same but a kernel without a lowering is refused, `js`
+   *  JavaScript only. Checked (sanitizer) modules always run JavaScript. */
+  codegen?: Codegen
 }
 
 function align(n: number, a: number): number { return Math.ceil(n / a) * a }
@@ -140,7 +152,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const san = options.sanitizer
   const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars }
+  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars, tiers: new Map() }
   const print = options.print ?? ((s: string) => console.log(s))
   try {
     lm.inst = instantiate(source, {
@@ -155,7 +167,44 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }
+  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined)
   return lm
+}
+
+/** Writes and compiles the module's WebAssembly kernels (issue 24) and binds them into `lm.inst`; records
+ *  each kernel's tier. A kernel that does not lower keeps its JavaScript code (`codegen: 'wasm'` refuses it
+ *  instead, in `lm.refused`). */
+function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').Frame[], codegen: Codegen, checked: boolean): void {
+  const kernels = [...lm.functions.values()].filter((cf) => cf.kind === 'entry')
+  const jsOnly = (why: string) => { for (const cf of kernels) lm.tiers.set(cf.name, { tier: 'js', why }) }
+  if (codegen === 'js') return jsOnly('codegen: \'js\' was asked for')
+  if (checked) return jsOnly('checked launches (the sanitizer) run the JavaScript tier')
+  if (!lm.heap.memory) return jsOnly('this engine has no WebAssembly memory for the heap')
+  const t0 = performance.now()
+  const rowBase = new Map<string, number>()
+  lm.instrs.forEach((r, i) => { if (!rowBase.has(r.fn)) rowBase.set(r.fn, i) })
+  const inputs: WasmKernelInput[] = kernels.map((cf) => ({ fn: lm.ir.functions[cf.index]!, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend }))
+  const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
+  const refusedWhy = (r: WasmRefusal) => r.message
+  for (const [name, r] of code.refused) {
+    lm.tiers.set(name, { tier: 'js', why: refusedWhy(r) })
+    if (codegen === 'wasm') lm.refused.set(name, new PtxError(`it has no WebAssembly lowering (codegen: 'wasm'): ${r.message}`, r.line))
+  }
+  if (code.kernels.size === 0) { lm.wasmMs = performance.now() - t0; return }
+  let module: WebAssembly.Module
+  try {
+    module = new WebAssembly.Module(code.bytes as Uint8Array<ArrayBuffer>)
+  } catch (e) {
+    // an engine that refuses a synchronous compile of this size (a browser's main thread): JavaScript tier
+    for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module could not be compiled here (${(e as Error).message})` })
+    lm.wasmMs = performance.now() - t0
+    return
+  }
+  lm.wasm = { module, kernels: [...code.kernels].map(([name, exp]) => [lm.functions.get(name)!.index, exp]) }
+  for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm' })
+  const heap = lm.heap
+  lm.inst = withWasmKernels(lm.inst, lm.wasm, () => heap.memory, (i, a, what) => { throw faultOf(lm, i, a, what) })
+  lm.wasmMs = performance.now() - t0
 }
 
 /** The EmulatorFault for a kernel's `fault(i, a, what)` call: the instruction i of the module's table, the

@@ -6,6 +6,7 @@
 // the module stays usable. Environment-agnostic: a ThreadHost spawns the workers (node/threads.ts for
 // worker_threads, web-threads.ts for Web Workers).
 import type { Heap } from './heap.js'
+import type { WasmCode } from './wasm/tier.js'
 import type { KernelInfo, LaneLaunch } from './run-blocks.js'
 import { CTRL_NEXT, CTRL_STOP, CTRL_WORDS, type FromWorker, type Printed, type ToWorker } from './worker-protocol.js'
 
@@ -54,6 +55,8 @@ interface Lane {
 export interface PoolJob {
   mod: number
   source: string
+  /** The module's WebAssembly kernels, bound by each worker to the shared memory. */
+  wasm?: WasmCode
   kernel: KernelInfo
   kernelName: string
   /** One entry per participating worker (lane i runs on worker i). */
@@ -228,11 +231,11 @@ export class WorkerPool {
       }
       lane.port.ref?.()
       if (!lane.heapSent) {
-        lane.port.post({ t: 'heap', heap: this.heap.buffer as SharedArrayBuffer, ok: this.heap.ok.buffer as SharedArrayBuffer, ctrl: ctrl.buffer as SharedArrayBuffer })
+        lane.port.post({ t: 'heap', heap: this.heap.buffer as SharedArrayBuffer, memory: this.heap.memory, ok: this.heap.ok.buffer as SharedArrayBuffer, ctrl: ctrl.buffer as SharedArrayBuffer })
         lane.heapSent = true
       }
       if (!lane.modules.has(job.mod)) {
-        lane.port.post({ t: 'load', mod: job.mod, source: job.source })
+        lane.port.post({ t: 'load', mod: job.mod, source: job.source, wasm: job.wasm })
         lane.modules.add(job.mod)
       }
       const l = job.lanes[i]!

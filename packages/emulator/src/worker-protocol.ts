@@ -2,6 +2,7 @@
 // worker_threads and browsers' Web Workers. Everything is structured-cloneable; the heap, its validity map
 // and the control words are SharedArrayBuffers, so they are shared, not copied.
 import type { KernelInfo, LaneLaunch } from './run-blocks.js'
+import type { WasmCode } from './wasm/tier.js'
 
 /** Int32 slots of the pool's control words (a SharedArrayBuffer): the next chunk of blocks to take, and
  *  the stop flag a fault (or the backend, on abort) raises so that the other lanes take no further chunk. */
@@ -10,8 +11,10 @@ export const CTRL_STOP = 1
 export const CTRL_WORDS = 4
 
 export type ToWorker =
-  | { t: 'heap'; heap: SharedArrayBuffer; ok: SharedArrayBuffer; ctrl: SharedArrayBuffer }
-  | { t: 'load'; mod: number; source: string }
+  /** The heap: its shared WebAssembly.Memory where it has one (its `buffer` is read again at every run, as
+   *  the memory grows), else the growable SharedArrayBuffer `heap`. */
+  | { t: 'heap'; heap: SharedArrayBuffer; memory?: WebAssembly.Memory; ok: SharedArrayBuffer; ctrl: SharedArrayBuffer }
+  | { t: 'load'; mod: number; source: string; wasm?: WasmCode }
   | { t: 'unload'; mod: number }
   /** The worker goes back to an idle pool: it forgets the heap and every module. */
   | { t: 'reset' }

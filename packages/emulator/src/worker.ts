@@ -3,6 +3,7 @@
 // source the calling thread compiled, with `new Function`), binds it to the shared heap, and runs chunks of
 // blocks of a launch until none is left, reporting device printf output, the first fault, or an error.
 import { instantiate, type ModuleInstance } from './instance.js'
+import { withWasmKernels } from './wasm/tier.js'
 import { BlockRunner, isJsStackOverflow } from './run-blocks.js'
 import { StalledBlock } from './scheduler.js'
 import { CTRL_NEXT, CTRL_STOP, type FromWorker, type Printed, type ToWorker } from './worker-protocol.js'
@@ -19,6 +20,7 @@ const FLUSH_CHARS = 1 << 20
 /** The message handler of one worker; `post` sends to the backend. Posts `ready` at once. */
 export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => void {
   let heap: SharedArrayBuffer | undefined
+  let memory: WebAssembly.Memory | undefined
   let ok: SharedArrayBuffer | undefined
   let ctrl: Int32Array<ArrayBufferLike> = new Int32Array(4)
   const modules = new Map<number, WorkerModule>()
@@ -48,6 +50,7 @@ export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => voi
     const end = (extra: Partial<Extract<FromWorker, { t: 'end' }>> = {}) => post({ t: 'end', launch: m.launch, printed, ...extra })
     try {
       const wm = modules.get(m.mod)
+      if (memory) heap = memory.buffer as unknown as SharedArrayBuffer
       if (!wm || !heap || !ok) throw new Error(`internal error: module ${m.mod} or the heap was not sent to this worker`)
       if (!wm.inst) throw new Error(`the worker thread cannot compile the module's generated code: ${wm.error}`)
       // fixed-length views of the buffers' current length (they only grow; see heap.ts)
@@ -81,13 +84,16 @@ export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => voi
     switch (m.t) {
       case 'heap':
         heap = m.heap
+        memory = m.memory
         ok = m.ok
         ctrl = new Int32Array(m.ctrl)
         for (const wm of modules.values()) wm.boundHeap = wm.boundOk = -1
         break
       case 'load':
         try {
-          modules.set(m.mod, { inst: instantiate(m.source, hooks), boundHeap: -1, boundOk: -1 })
+          let inst = instantiate(m.source, hooks)
+          if (m.wasm) inst = withWasmKernels(inst, m.wasm, () => memory, (i, a, what) => hooks.fault(i, a, what))
+          modules.set(m.mod, { inst, boundHeap: -1, boundOk: -1 })
         } catch (e) {
           // e.g. a worker script served with a Content Security Policy without 'unsafe-eval'
           modules.set(m.mod, { error: String(e), boundHeap: -1, boundOk: -1 })
@@ -98,7 +104,7 @@ export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => voi
         break
       case 'reset':
         modules.clear()
-        heap = ok = undefined
+        heap = ok = memory = undefined
         break
       case 'run':
         run(m)

@@ -1,0 +1,1485 @@
+// @kernelpack/ptx IR → WebAssembly (issue 24): the emulator's second writer, beside emit-js.ts, reading the
+// same IR and analyses (register classes, structure) — naga's model of one IR and one writer per target.
+// A kernel whose every instruction has a lowering here gets one wasm function that runs a range of threads
+// of a range of blocks over the heap, which is the module's imported WebAssembly.Memory (heap.ts); any other
+// kernel keeps its JavaScript code, per kernel: `refusal` says which instruction kept it out.
+//
+// What runs here today: kernels without barriers, warp collectives, calls or suspension points (the
+// whole-grid loop of emit-js.ts), with integer arithmetic on 8–64 bits, f32/f64 arithmetic with
+// round-to-nearest (fma exact), conversions, comparisons and selects, loads and stores in every state space,
+// global atomics on 32- and 64-bit integers and f32 adds. Results are bit-for-bit those of the JS tier: the
+// same IEEE operations (JS computes f32 in double and rounds once, which for + − × ÷ √ equals the f32
+// operation), the same exact fma, the same PTX integer rules (division by zero, shift counts past the
+// width), the same bit patterns where an f32 register is read as an integer (a NaN reads as 0x7fffffff),
+// and the same fault: each access tests its address against the allocation its site last hit (a per-site
+// range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
+// the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
+import {
+  analyzeAffine, assignRegisterClasses, buildCfg, structureFunction, typeSize,
+  type AffineFacts, type InvExpr, type Immediate, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
+} from '@kernelpack/ptx'
+import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, append, type ValType } from './encoder.js'
+import type { Frame, ModuleLayout } from '../emit-js.js'
+import { RESERVED_SMEM } from '../js-values.js'
+
+/** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
+export class WasmRefusal extends Error {
+  constructor(message: string, readonly line?: number, readonly text?: string) { super(message) }
+}
+
+/** Launch values the kernels read, as imported mutable i32 globals (set per launch and per block by the
+ *  instance, wasm/tier.ts), in this order. */
+export const LAUNCH_GLOBALS = ['NTX', 'NTY', 'NTZ', 'NCX', 'NCY', 'NCZ', 'SB', 'SHN', 'DYN', 'LB0', 'LN', 'LSZ', 'PB', 'PE', 'RSV', 'GWS'] as const
+/** What `miss` leaves for the access site: the lowest and highest address (f64) at which an access of its
+ *  size stays inside the range it found, and the distance from the address to the heap byte (i32). */
+export const MISS_GLOBALS = ['RL', 'RH', 'RD'] as const
+
+/** Memory spaces as the imported `fault` and `miss` functions receive them. */
+export const SPACES = ['global', 'shared', 'local', 'param', 'generic', 'const', 'trap'] as const
+type Space = (typeof SPACES)[number]
+
+/** JavaScript helpers the module imports, by name: [params, results]. f64 stands for a JS number. */
+export const IMPORTED_FUNCS = {
+  fault: [['i32', 'f64', 'i32'], []],
+  miss: [['i32', 'f64', 'i32', 'i32'], ['i32']],
+  probe: [['f64'], ['i32']],
+  fma32: [['f64', 'f64', 'f64'], ['f64']],
+  fma64: [['f64', 'f64', 'f64'], ['f64']],
+  sin: [['f64'], ['f64']],
+  cos: [['f64'], ['f64']],
+  log2: [['f64'], ['f64']],
+  exp2: [['f64'], ['f64']],
+  tanh: [['f64'], ['f64']],
+} as const satisfies Record<string, [readonly ValType[], readonly ValType[]]>
+type Imported = keyof typeof IMPORTED_FUNCS
+
+/** How a value on the wasm stack is to be read (emit-js.ts's kinds): i32-like kinds are an i32 whose value
+ *  is already that kind's (u16 zero-extended, s8 sign-extended…); `u32` widens with zeros, `i32` with its
+ *  sign; `pred` is 0 or 1. */
+type WKind = 'i32' | 'u32' | 'u16' | 's16' | 'u8' | 's8' | 'pred' | 'i64' | 'f32' | 'f64'
+
+const wasmType = (k: WKind): ValType => (k === 'i64' || k === 'f32' || k === 'f64' ? k : 'i32')
+const classType = (c: RegisterClass): ValType => (c === 'i64' || c === 'f32' || c === 'f64' ? c : 'i32')
+
+/** The wasm kind an operation of PTX type t reads and writes. */
+function kindOfType(t: string): WKind | undefined {
+  switch (t) {
+    case 'f32': return 'f32'
+    case 'f64': return 'f64'
+    case 's32': return 'i32'
+    case 'u32': case 'b32': return 'i32'
+    case 's64': case 'u64': case 'b64': return 'i64'
+    case 's16': return 's16'
+    case 'u16': case 'b16': return 'u16'
+    case 's8': return 's8'
+    case 'u8': case 'b8': return 'u8'
+    case 'pred': return 'pred'
+    default: return undefined
+  }
+}
+
+/** The global accesses a kernel makes: the base of the generic windows (emit-js.ts: GSH, GLO, GPA). */
+const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
+
+/** The module's helpers defined in wasm (after the imports): ftz, sat, fma.rn.f32. */
+interface Helpers { ftz: number; sat: number; fma32: number }
+
+/** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
+export interface WasmModuleCode {
+  bytes: Uint8Array
+  /** Kernel name → export name. */
+  kernels: Map<string, string>
+  refused: Map<string, WasmRefusal>
+  /** Milliseconds spent writing the module (issue 24 item 6). */
+  ms: number
+}
+
+export interface WasmKernelInput {
+  fn: IrFunction
+  frame: Frame
+  /** Row of the function's first instruction in the module's fault table (emit-js.ts InstrInfo). */
+  rowBase: number
+  /** The JS tier's reason this kernel suspends (barriers, collectives), if it does. */
+  suspends: boolean
+}
+
+/** Writes one wasm module holding a function for every kernel that lowers. `shared`: the heap's memory is
+ *  a shared one (workers). */
+export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: ModuleLayout, shared: boolean): WasmModuleCode {
+  const t0 = performance.now()
+  const mb = new ModuleBuilder()
+  const funcs = {} as Record<Imported, number>
+  for (const [n, [p, r]] of Object.entries(IMPORTED_FUNCS)) funcs[n as Imported] = mb.importFunc('e', n, p, r)
+  mb.importMemory('e', 'mem', 65536, shared)
+  const globals: Record<string, number> = {}
+  for (const g of LAUNCH_GLOBALS) globals[g] = mb.importGlobal('e', g, 'i32')
+  globals.RL = mb.importGlobal('e', 'RL', 'f64')
+  globals.RH = mb.importGlobal('e', 'RH', 'f64')
+  globals.RD = mb.importGlobal('e', 'RD', 'i32')
+  const helpers = defineHelpers(mb, funcs)
+  const out = new Map<string, string>()
+  const refused = new Map<string, WasmRefusal>()
+  kernels.forEach((k, i) => {
+    try {
+      const body = new KernelWriter(k, layout, funcs, globals, helpers).write()
+      const idx = mb.addFunc(body)
+      const name = `k${i}`
+      mb.exportFunc(name, idx)
+      out.set(k.fn.name, name)
+    } catch (e) {
+      if (!(e instanceof WasmRefusal)) throw e
+      refused.set(k.fn.name, e)
+    }
+  })
+  const bytes = mb.encode()
+  return { bytes, kernels: out, refused, ms: performance.now() - t0 }
+}
+
+function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Helpers {
+  // ftz(x): a subnormal f32 becomes a zero of its sign (numeric.ts ftz)
+  const ftz = new FunctionBody(['f32'])
+  ftz.get(0).op(Op.f32_abs).f32bits(0x00800000).op(Op.f32_lt)
+  ftz.get(0).f32bits(0).op(Op.f32_ne).op(Op.i32_and)
+  ftz.open('if', 'f32')
+  ftz.get(0).f32bits(0).op(Op.f32_lt).begin('if', 'f32').f32bits(0x80000000).else().f32bits(0).end()
+  ftz.else().get(0).end()
+  // sat(x): NaN → 0, clamp to [0, 1] (numeric.ts sat), on the f64 value of an f32 or f64
+  const sat = new FunctionBody(['f64'])
+  sat.get(0).get(0).op(Op.f64_ne).begin('if', 'f64').f64(0).else()
+  sat.get(0).f64(0).op(Op.f64_lt).begin('if', 'f64').f64(0).else()
+  sat.get(0).f64(1).op(Op.f64_gt).begin('if', 'f64').f64(1).else().get(0).end().end().end()
+  // fma.rn.f32 exactly: the f64 sum x·y + z (the product is exact) rounded to f32, unless that double
+  // rounding could differ from one rounding (the sum is not an f32 and lies on an f32 midpoint), then the JS
+  // helper (numeric.ts fma32) decides — the very test emit-instruction.ts writes inline
+  const fma = new FunctionBody(['f32', 'f32', 'f32'])
+  const fs = fma.local('f64'), fg = fma.local('f32'), m = fma.local('f64')
+  fma.get(0).op(Op.f64_promote_f32).get(1).op(Op.f64_promote_f32).op(Op.f64_mul).get(2).op(Op.f64_promote_f32).op(Op.f64_add).tee(fs)
+  fma.op(Op.f32_demote_f64).set(fg)
+  fma.get(fg).op(Op.f64_promote_f32).get(fs).op(Op.f64_eq)
+  fma.get(fs).f64(2).op(Op.f64_mul).get(fg).op(Op.f64_promote_f32).op(Op.f64_sub).tee(m).op(Op.f32_demote_f64).op(Op.f64_promote_f32).get(m).op(Op.f64_ne)
+  fma.op(Op.i32_or)
+  fma.get(fg).get(fg).op(Op.f32_sub).f32bits(0).op(Op.f32_eq).op(Op.i32_and)
+  fma.begin('if', 'f32').get(fg).else()
+  fma.get(0).op(Op.f64_promote_f32).get(1).op(Op.f64_promote_f32).get(2).op(Op.f64_promote_f32).call(funcs.fma32).op(Op.f32_demote_f64).end()
+  const ftzI = mb.addFunc(ftz, ['f32'])
+  const satI = mb.addFunc(sat, ['f64'])
+  const fmaI = mb.addFunc(fma, ['f32'])
+  return { ftz: ftzI, sat: satI, fma32: fmaI }
+}
+
+/** Writes one kernel. Throws WasmRefusal for what it cannot lower. */
+class KernelWriter {
+  private readonly fn: IrFunction
+  private readonly classes: RegisterClass[]
+  private readonly structure: Structure
+  private readonly b: FunctionBody
+  private readonly regs: number[]
+  /** Locals: launch values, loop state, scratch. */
+  private readonly L: Record<string, number> = {}
+  /** Levels of the open structured regions, by id (block/if: its end; loop: its start). */
+  private readonly level = new Map<number, number>()
+  private threadLevel = 0
+  private cur!: Instruction
+  /** Per access site (instruction:slot): its cached range locals. */
+  private readonly sites = new Map<string, { lo: number; hi: number; d: number }>()
+  private readonly scratch = new Map<string, number>()
+  private readonly affine: AffineFacts
+  /** Emitting the thread loop's copy without the hoisted sites' checks (a block whose ranges were tested). */
+  private unchecked = false
+  /** Accesses whose every thread's address is inv + c·tid.x: one range test per block (emit-js.ts hoistable). */
+  private readonly hoisted = new Map<string, { index: number; space: Space; n: number; al: number; inv: InvExpr; off: number; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }>; hv: number }>()
+  /** Kernel parameter loads, read once per call at entry: local by `offset:memory type`. */
+  private readonly params = new Map<string, { local: number; off: number; mt: string }>()
+
+  constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers) {
+    this.fn = k.fn
+    if (this.fn.kind !== 'entry') throw new WasmRefusal('only kernels (.entry) get wasm functions')
+    if (k.suspends) throw new WasmRefusal('it has barriers or warp collectives, which run as thread loops in the JavaScript tier (not yet in wasm)')
+    this.classes = assignRegisterClasses(this.fn)
+    this.structure = structureFunction(this.fn)
+    if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
+    this.affine = analyzeAffine(this.fn, buildCfg(this.fn), this.classes, { wideParams: true })
+    this.b = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'i32'])
+    this.regs = this.classes.map((c) => this.b.local(classType(c)))
+    for (const g of LAUNCH_GLOBALS) this.L[g] = this.b.local('i32')
+    for (const n of ['b', 'cx', 'cy', 'cz', 't', 'tx', 'ty', 'tz', 'LB', 'a32', 'NT']) this.L[n] = this.b.local('i32')
+    this.L.a = this.b.local('i64')
+  }
+
+  private fail(msg: string): never {
+    throw new WasmRefusal(`\`${this.cur.text}\` (PTX line ${this.cur.line}): ${msg}`, this.cur.line, this.cur.text)
+  }
+
+  /** A scratch local of type t, by purpose (reused). */
+  private tmp(name: string, t: ValType): number {
+    const key = `${name}:${t}`
+    let i = this.scratch.get(key)
+    if (i === undefined) { i = this.b.local(t); this.scratch.set(key, i) }
+    return i
+  }
+
+  private row(): number { return this.k.rowBase + this.cur.index }
+
+  write(): FunctionBody {
+    const { b, L } = this
+    const [T0, T1, FB, B0, B1] = [0, 1, 2, 3, 4]
+    for (const g of LAUNCH_GLOBALS) b.gget(this.globals[g]!).set(L[g]!)
+    b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
+    // cx, cy, cz of b0 (the JS tier's block loop starts the same way)
+    b.get(B0).get(L.NCX!).op(Op.i32_rem_u).set(L.cx!)
+    b.get(B0).get(L.NCX!).op(Op.i32_div_u).get(L.NCY!).op(Op.i32_rem_u).set(L.cy!)
+    b.get(B0).get(L.NCX!).get(L.NCY!).op(Op.i32_mul).op(Op.i32_div_u).set(L.cz!)
+    b.get(B0).set(L.b!)
+    const entry = b.code.length
+    const done = b.open('block')
+    const blocks = b.open('loop')
+    b.get(L.b!).get(B1).op(Op.i32_ge_u).brIf(done)
+    // the hoisted sites are found while writing the checked copy; the per-block test and the unchecked copy
+    // are written after it, into a body of their own, and spliced in front
+    const checked = this.threadLoop(T0, T1, false)
+    if (this.hoisted.size === 0) append(b.code, checked)
+    else {
+      const unchecked = this.threadLoop(T0, T1, true)
+      this.blockTest(T0, T1)
+      b.begin('if')
+      append(b.code, unchecked)
+      b.else()
+      append(b.code, checked)
+      b.end()
+    }
+    // next block
+    b.get(L.b!).i32(1).op(Op.i32_add).set(L.b!)
+    b.get(L.cx!).i32(1).op(Op.i32_add).tee(L.cx!).get(L.NCX!).op(Op.i32_eq)
+    b.open('if')
+    b.i32(0).set(L.cx!)
+    b.get(L.cy!).i32(1).op(Op.i32_add).tee(L.cy!).get(L.NCY!).op(Op.i32_eq)
+    b.begin('if').i32(0).set(L.cy!).get(L.cz!).i32(1).op(Op.i32_add).set(L.cz!).end()
+    b.end()
+    b.br(blocks)
+    b.end().end()
+    // the kernel parameters the body reads, loaded once at entry
+    const rest = b.code.splice(entry)
+    for (const p of this.params.values()) {
+      b.get(FB).set(L.a32!)
+      this.loadAt(p.mt, p.off)
+      b.set(p.local)
+    }
+    append(b.code, rest)
+    return b
+  }
+
+  /** Code of the loop over threads t0 … t1-1 of one block (unchecked: the hoisted sites' copy), written
+   *  apart and returned (the body's depth bookkeeping covers it: it is spliced in at the same depth). */
+  private threadLoop(T0: number, T1: number, unchecked: boolean): number[] {
+    const { b, L } = this
+    const at = b.code.length
+    this.unchecked = unchecked
+    b.get(T0).get(L.NTX!).op(Op.i32_rem_u).set(L.tx!)
+    b.get(T0).get(L.NTX!).op(Op.i32_div_u).get(L.NTY!).op(Op.i32_rem_u).set(L.ty!)
+    b.get(T0).get(L.NTX!).get(L.NTY!).op(Op.i32_mul).op(Op.i32_div_u).set(L.tz!)
+    b.get(T0).set(L.t!)
+    const tdone = b.open('block')
+    const threads = b.open('loop')
+    b.get(L.t!).get(T1).op(Op.i32_ge_u).brIf(tdone)
+    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    this.threadLevel = b.open('block')
+    if (this.structure.kind === 'structured') this.nodes(this.structure.body)
+    b.end()
+    // next thread: t, and tx/ty/tz incrementally
+    b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+    b.get(L.tx!).i32(1).op(Op.i32_add).tee(L.tx!).get(L.NTX!).op(Op.i32_eq)
+    b.open('if')
+    b.i32(0).set(L.tx!)
+    b.get(L.ty!).i32(1).op(Op.i32_add).tee(L.ty!).get(L.NTY!).op(Op.i32_eq)
+    b.begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
+    b.end()
+    b.br(threads)
+    b.end().end()
+    this.unchecked = false
+    return b.code.splice(at)
+  }
+
+  /** Leaves 1 on the stack when the whole block runs (t0 = 0, t1 = NT) and every hoisted site's range
+   *  [inv + off, inv + off + c·(NTX−1)] (both ends, plus its size) lies inside one allocation, aligned, with
+   *  its 32-bit terms unwrapped (emit-js.ts hz, wr): the block then runs the unchecked copy. */
+  private blockTest(T0: number, T1: number): void {
+    const { b, L } = this
+    const ok = this.tmp('hok', 'i32')
+    const lo = this.tmp('hlo', 'i64'), hi = this.tmp('hhi', 'i64'), x = this.tmp('hx', 'i64')
+    b.get(T0).op(Op.i32_eqz).get(T1).get(L.NT!).op(Op.i32_eq).op(Op.i32_and).set(ok)
+    const ntx1 = () => b.get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u)
+    for (const [key, h] of this.hoisted) {
+      const site = this.sites.get(key)!
+      for (const w of h.conds) {
+        // x and x + c·(NTX−1) within [lo, 2^31−1]
+        this.inv(w.inv); b.set(x)
+        for (const end of [false, true]) {
+          b.get(x)
+          if (end) { ntx1(); b.i64(BigInt(w.c)).op(Op.i64_mul).op(Op.i64_add) }
+          const y = this.tmp('hy', 'i64')
+          b.tee(y).i64(BigInt(w.lo)).op(Op.i64_ge_s).get(y).i64(2147483647n).op(Op.i64_le_s).op(Op.i32_and)
+          b.get(ok).op(Op.i32_and).set(ok)
+        }
+      }
+      this.inv(h.inv); b.i64(BigInt(h.off)).op(Op.i64_add).tee(lo)
+      b.get(lo).op(Op.i32_wrap_i64).set(h.hv)
+      ntx1(); b.i64(BigInt(h.c)).op(Op.i64_mul).op(Op.i64_add).set(hi)
+      if (h.c < 0) { b.get(lo).get(hi).set(lo).set(hi) }
+      // aligned (c is a multiple of the alignment: checked when the site was hoisted)
+      if (h.al > 0) b.get(lo).op(Op.i32_wrap_i64).i32(h.al).op(Op.i32_and).op(Op.i32_eqz).get(ok).op(Op.i32_and).set(ok)
+      // both ends inside the allocation the site last hit (its cached range of valid start addresses
+      // [lo, hi)), else the one holding the lowest address (probe: no fault), which the site then caches
+      const inside = () => b.get(lo).get(site.lo).op(Op.i64_ge_s).get(hi).get(site.hi).op(Op.i64_lt_s).op(Op.i32_and)
+      b.get(ok).begin('if')
+      inside(); b.op(Op.i32_eqz).begin('if')
+      b.get(lo).op(Op.f64_convert_i64_s).call(this.funcs.probe).begin('if')
+      b.gget(this.globals.RL!).sat(SatOp.i64_trunc_sat_f64_s).set(site.lo)
+      b.gget(this.globals.RH!).sat(SatOp.i64_trunc_sat_f64_s).i64(BigInt(h.n - 1)).op(Op.i64_sub).set(site.hi)
+      b.i32(0).set(site.d)
+      b.end()
+      b.end()
+      inside(); b.set(ok)
+      b.end()
+    }
+    b.get(ok)
+  }
+
+  /** The affine form of an access's address when every thread that makes it uses inv + c·tid.x (emit-js.ts
+   *  hoistable): an unguarded access through a 64-bit register whose one definition dominates it, with no
+   *  loop-iteration term, and a stride that keeps the alignment. */
+  private hoistable(o: Extract<IrOperand, { kind: 'addr' }>, al: number): { inv: InvExpr; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }> } | undefined {
+    if (this.cur.guard || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return undefined
+    const f = this.affine.formAt(o.base.id, this.cur.index)
+    if (!f || f.iv || f.c % (al + 1) !== 0) return undefined
+    return { inv: f.inv, c: f.c, conds: f.conds }
+  }
+
+  /** Pushes a block-invariant affine term as i64 (emit-js.ts renderInv): kernel parameters read from the
+   *  frame, 32-bit ones sign-extended as the form's wrap checks read them. */
+  private inv(e: InvExpr): void {
+    const b = this.b, L = this.L
+    switch (e.kind) {
+      case 'const': b.i64(BigInt(e.value)); return
+      case 'special': this.special(e.name, 'i64'); return
+      case 'symbol': {
+        const a = this.symAddr(e.name)
+        if (a === undefined) throw new WasmRefusal(`unknown symbol ${e.name} in an address`)
+        b.i64(BigInt(a)); return
+      }
+      case 'param': {
+        const v = this.k.frame.vars.get(e.name)
+        if (!v) throw new WasmRefusal(`unknown parameter ${e.name} in an address`)
+        b.get(2)
+        if (e.width === 64) b.mem(Op.i64_load, 3, v.off + e.offset)
+        else b.mem(Op.i32_load, 2, v.off + e.offset).op(Op.i64_extend_i32_s)
+        void L
+        return
+      }
+      case 'add': this.inv(e.a); this.inv(e.b); b.op(Op.i64_add); return
+      case 'mul': this.inv(e.a); this.inv(e.b); b.op(Op.i64_mul); return
+    }
+  }
+
+  private nodes(ns: readonly StructNode[]): void {
+    for (const n of ns) {
+      if (n.kind === 'instr') { this.instruction(this.fn.instructions[n.index]!); continue }
+      if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
+      const lv = this.b.open(n.kind === 'loop' ? 'loop' : 'block')
+      this.level.set(n.id, lv)
+      this.nodes(n.body)
+      this.b.end()
+      this.level.delete(n.id)
+    }
+  }
+
+  // --- registers and operands ---
+
+  private cls(o: IrOperand | undefined): RegisterClass | undefined {
+    return o?.kind === 'reg' ? this.classes[o.id] : undefined
+  }
+
+  /** Pushes operand o read as kind k (js-values.ts readAs / immediateAs, value for value). */
+  private rd(o: IrOperand | undefined, k: WKind): void {
+    const b = this.b
+    if (!o) return this.fail('missing operand')
+    switch (o.kind) {
+      case 'reg': {
+        const c = this.classes[o.id]!
+        b.get(this.regs[o.id]!)
+        return this.convertClass(c, k)
+      }
+      case 'imm': return this.immediate(o.imm, k)
+      case 'special': return this.special(o.name, k)
+      case 'sym': {
+        if (o.target === 'function') return this.fail('function addresses are not lowered')
+        const a = this.symAddr(o.name)
+        if (a === undefined) return this.fail(`unknown symbol ${o.name}`)
+        if (k === 'i64') { b.i64(BigInt(a)); return }
+        if (k === 'f32' || k === 'f64' || k === 'pred') return this.fail('a symbol read as a float or predicate')
+        b.i32(a)
+        return this.narrow(k)
+      }
+      case 'not': {
+        if (k !== 'pred') return this.fail('`!p` read as a value')
+        this.rd(o.operand, 'pred')
+        b.op(Op.i32_eqz)
+        return
+      }
+      case 'neg': {
+        // `-x` operands (PTX allows negated immediates and registers for some float ops)
+        this.rd(o.operand, k)
+        if (k === 'f32') b.op(Op.f32_neg)
+        else if (k === 'f64') b.op(Op.f64_neg)
+        else return this.fail('a negated integer operand')
+        return
+      }
+      default: return this.fail(`operand of kind ${o.kind} read as a value`)
+    }
+  }
+
+  /** Narrows an i32 on the stack to kind k's value. */
+  private narrow(k: WKind): void {
+    const b = this.b
+    switch (k) {
+      case 'u16': b.i32(0xffff).op(Op.i32_and); break
+      case 's16': b.op(Op.i32_extend16_s); break
+      case 'u8': b.i32(0xff).op(Op.i32_and); break
+      case 's8': b.op(Op.i32_extend8_s); break
+      case 'pred': b.i32(0).op(Op.i32_ne); break
+      default: break
+    }
+  }
+
+  /** The value of a register of class c on the stack, converted to kind k (readAs). */
+  private convertClass(c: RegisterClass, k: WKind): void {
+    const b = this.b
+    switch (c) {
+      case 'pred':
+        if (k === 'pred' || k === 'i32' || k === 'u32' || k === 'u16' || k === 'u8' || k === 's16' || k === 's8') return
+        if (k === 'i64') { b.op(Op.i64_extend_i32_u); return }
+        break
+      case 'i32':
+        switch (k) {
+          case 'i32': case 'u32': return
+          case 'i64': b.op(Op.i64_extend_i32_s); return
+          case 'f32': b.op(Op.f32_reinterpret_i32); return
+          default: return this.narrow(k)
+        }
+      case 'i16':
+        switch (k) {
+          case 'u16': case 'i32': case 'u32': return
+          case 'i64': b.op(Op.i64_extend_i32_u); return
+          case 's16': case 'u8': case 's8': case 'pred': return this.narrow(k)
+          default: break
+        }
+        break
+      case 'i64':
+        switch (k) {
+          case 'i64': return
+          case 'f64': b.op(Op.f64_reinterpret_i64); return
+          case 'f32': b.op(Op.i32_wrap_i64).op(Op.f32_reinterpret_i32); return
+          case 'pred': b.i64(0n).op(Op.i64_ne); return
+          default: b.op(Op.i32_wrap_i64); return this.narrow(k)
+        }
+      case 'f32':
+        switch (k) {
+          case 'f32': return
+          case 'i32': case 'u32': this.f32Bits(); return
+          case 'i64': this.f32Bits(); b.op(Op.i64_extend_i32_s); return
+          case 'u16': case 's16': this.f32Bits(); return this.narrow(k)
+          default: break
+        }
+        break
+      case 'f64':
+        switch (k) {
+          case 'f64': return
+          case 'i64': this.f64Bits(); return
+          case 'i32': case 'u32': this.f64Bits(); b.op(Op.i32_wrap_i64); return
+          default: break
+        }
+        break
+    }
+    return this.fail(`register of class ${c} used as ${k}`)
+  }
+
+  /** f32 on the stack → its bits, a NaN as 0x7fffffff (js-values.ts bitsOfF32). */
+  private f32Bits(): void {
+    const x = this.tmp('bits', 'f32')
+    this.b.tee(x).op(Op.i32_reinterpret_f32).i32(0x7fffffff).get(x).get(x).op(Op.f32_eq).op(Op.select)
+  }
+
+  /** f64 on the stack → its bits, a NaN as 0x7fffffffffffffff (numeric.ts bitsFromF64). */
+  private f64Bits(): void {
+    const x = this.tmp('bits', 'f64')
+    this.b.tee(x).op(Op.i64_reinterpret_f64).i64(0x7fffffffffffffffn).get(x).get(x).op(Op.f64_eq).op(Op.select)
+  }
+
+  /** The value of kind k on the stack, converted for storing in a register of class c (writeAs). */
+  private convertToClass(k: WKind, c: RegisterClass): void {
+    const b = this.b
+    switch (c) {
+      case 'i32':
+        if (k === 'f32') return this.f32Bits()
+        if (k === 'i64') { b.op(Op.i32_wrap_i64); return }
+        if (k === 'f64') break
+        return
+      case 'f32':
+        if (k === 'f32') return
+        if (k === 'i32' || k === 'u32') { b.op(Op.f32_reinterpret_i32); return }
+        if (k === 'i64') { b.op(Op.i32_wrap_i64).op(Op.f32_reinterpret_i32); return }
+        break
+      case 'i16':
+        if (k === 'i64') { b.op(Op.i32_wrap_i64).i32(0xffff).op(Op.i32_and); return }
+        if (k === 'f32') { this.f32Bits(); b.i32(0xffff).op(Op.i32_and); return }
+        if (k === 'f64') break
+        if (k === 'pred' || k === 'u16' || k === 'u8') return
+        b.i32(0xffff).op(Op.i32_and)
+        return
+      case 'i64':
+        if (k === 'i64') return
+        if (k === 'i32' || k === 's16' || k === 's8') { b.op(Op.i64_extend_i32_s); return }
+        if (k === 'u32' || k === 'u16' || k === 'u8') { b.op(Op.i64_extend_i32_u); return }
+        if (k === 'f64') { this.f64Bits(); return }
+        if (k === 'f32') { this.f32Bits(); b.op(Op.i64_extend_i32_u); return }
+        break
+      case 'f64':
+        if (k === 'f64') return
+        if (k === 'i64') { b.op(Op.f64_reinterpret_i64); return }
+        break
+      case 'pred':
+        if (k === 'pred') return
+        if (k === 'i64') { b.i64(0n).op(Op.i64_ne); return }
+        if (k === 'f32' || k === 'f64') break
+        b.i32(0).op(Op.i32_ne)
+        return
+    }
+    return this.fail(`cannot write a ${k} value into a ${c} register`)
+  }
+
+  /** Writes the value `push` leaves (kind k) to destination o (a register; `_` drops it). */
+  private wr(o: IrOperand | undefined, k: WKind, push: () => void): void {
+    if (o?.kind === 'sink') { push(); this.b.op(Op.drop); return }
+    if (o?.kind !== 'reg') return this.fail('destination is not a register')
+    push()
+    this.convertToClass(k, this.classes[o.id]!)
+    this.b.set(this.regs[o.id]!)
+  }
+
+  private immediate(imm: Immediate, k: WKind): void {
+    const b = this.b
+    const f32b = new Float32Array(1), i32b = new Int32Array(f32b.buffer)
+    const f64b = new Float64Array(1), u64b = new BigUint64Array(f64b.buffer)
+    switch (imm.kind) {
+      case 'int': {
+        const v = imm.value
+        switch (k) {
+          case 'i32': case 'u32': b.i32(Number(BigInt.asIntN(32, v))); return
+          case 'i64': b.i64(v); return
+          case 'u16': b.i32(Number(BigInt.asUintN(16, v))); return
+          case 's16': b.i32(Number(BigInt.asIntN(16, v))); return
+          case 'u8': b.i32(Number(BigInt.asUintN(8, v))); return
+          case 's8': b.i32(Number(BigInt.asIntN(8, v))); return
+          case 'pred': b.i32(v !== 0n ? 1 : 0); return
+          case 'f32': i32b[0] = Number(BigInt.asIntN(32, v)); b.f32bits(i32b[0]!); return
+          case 'f64': b.f64bits(BigInt.asUintN(64, v)); return
+        }
+        break
+      }
+      case 'f32': case 'f64': {
+        let val: number
+        if (imm.kind === 'f32') { i32b[0] = Number(BigInt.asIntN(32, imm.bits)); val = f32b[0]! } else { u64b[0] = imm.bits; val = f64b[0]! }
+        switch (k) {
+          // JS holds the value as a number: an f32 literal's NaN payload survives as the double's
+          case 'f32': f32b[0] = val; b.f32bits(i32b[0]!); return
+          case 'f64': f64b[0] = val; b.f64bits(u64b[0]!); return
+          case 'i32': case 'u32':
+            if (imm.kind !== 'f32') break
+            b.i32(Number(BigInt.asIntN(32, imm.bits)))
+            return
+          case 'i64': b.i64(imm.bits); return
+          case 'u16': b.i32(Number(imm.bits & 0xffffn)); return
+          default: break
+        }
+        break
+      }
+      case 'real':
+        if (k === 'f32') { f32b[0] = imm.value; b.f32bits(i32b[0]!); return }
+        if (k === 'f64') { b.f64(imm.value); return }
+        break
+    }
+    return this.fail(`a literal read as ${k}`)
+  }
+
+  private special(name: string, k: WKind): void {
+    const b = this.b, L = this.L
+    const i32 = (push: () => void) => {
+      push()
+      if (k === 'i64') b.op(Op.i64_extend_i32_u)
+      else if (k === 'f32' || k === 'f64') this.fail(`${name} read as a float`)
+      else this.narrow(k)
+    }
+    switch (name) {
+      case '%tid.x': return i32(() => b.get(L.tx!))
+      case '%tid.y': return i32(() => b.get(L.ty!))
+      case '%tid.z': return i32(() => b.get(L.tz!))
+      case '%ntid.x': return i32(() => b.get(L.NTX!))
+      case '%ntid.y': return i32(() => b.get(L.NTY!))
+      case '%ntid.z': return i32(() => b.get(L.NTZ!))
+      case '%ctaid.x': return i32(() => b.get(L.cx!))
+      case '%ctaid.y': return i32(() => b.get(L.cy!))
+      case '%ctaid.z': return i32(() => b.get(L.cz!))
+      case '%nctaid.x': case '%nclusterid.x': return i32(() => b.get(L.NCX!))
+      case '%nctaid.y': case '%nclusterid.y': return i32(() => b.get(L.NCY!))
+      case '%nctaid.z': case '%nclusterid.z': return i32(() => b.get(L.NCZ!))
+      case '%laneid': return i32(() => b.get(L.t!).i32(31).op(Op.i32_and))
+      case '%warpid': return i32(() => b.get(L.t!).i32(5).op(Op.i32_shr_u))
+      case '%nwarpid': return i32(() => b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).i32(31).op(Op.i32_add).i32(5).op(Op.i32_shr_u))
+      case '%lanemask_eq': return i32(() => b.i32(1).get(L.t!).op(Op.i32_shl))
+      case '%lanemask_lt': return i32(() => b.i32(1).get(L.t!).op(Op.i32_shl).i32(1).op(Op.i32_sub))
+      case '%lanemask_le': return i32(() => b.i32(1).get(L.t!).op(Op.i32_shl).i32(1).op(Op.i32_shl).i32(1).op(Op.i32_sub))
+      case '%lanemask_gt': return i32(() => b.i32(1).get(L.t!).op(Op.i32_shl).i32(1).op(Op.i32_shl).i32(1).op(Op.i32_sub).i32(-1).op(Op.i32_xor))
+      case '%lanemask_ge': return i32(() => b.i32(1).get(L.t!).op(Op.i32_shl).i32(1).op(Op.i32_sub).i32(-1).op(Op.i32_xor))
+      case '%dynamic_smem_size': return i32(() => b.get(L.DYN!))
+      case '%total_smem_size': case '%aggr_smem_size': return i32(() => b.get(L.SHN!))
+      case '%reserved_smem_offset_begin': case '%reserved_smem_offset_0': return i32(() => b.get(L.RSV!))
+      case '%reserved_smem_offset_1': return i32(() => b.get(L.RSV!).i32(RESERVED_SMEM / 2).op(Op.i32_add))
+      case '%reserved_smem_offset_end': return i32(() => b.get(L.RSV!).i32(RESERVED_SMEM).op(Op.i32_add))
+      case '%reserved_smem_offset_cap': return i32(() => b.i32(RESERVED_SMEM))
+      case '%envreg2': return i32(() => b.get(L.GWS!))
+      case '%clock': case '%clock64': case '%globaltimer': case '%globaltimer_lo':
+        return this.fail(`${name} reads the clock, which the JavaScript tier does`)
+      case '%nsmid': case '%cluster_nctarank': case '%cluster_nctaid.x': case '%cluster_nctaid.y': case '%cluster_nctaid.z':
+        return i32(() => b.i32(1))
+      default: return i32(() => b.i32(0))
+    }
+  }
+
+  /** Address of a symbol in its own state space (emit-js.ts symAddr). */
+  private symAddr(name: string): number | undefined {
+    const v = this.k.frame.vars.get(name)
+    if (v) {
+      if (v.v.space === 'param') return undefined
+      if (v.v.space === 'local') return v.off
+      if (v.v.space === 'shared') return this.layout.shared.get(name) ?? 0
+      if (v.v.space === 'const' || v.v.space === 'global') return this.layout.globals.get(name)
+    }
+    return this.layout.globals.get(name) ?? this.layout.shared.get(name)
+  }
+
+  // --- instructions ---
+
+  private instruction(ins: Instruction): void {
+    this.cur = ins
+    const b = this.b
+    if (ins.op === 'bra') return this.branch(ins)
+    if (ins.guard) {
+      b.get(this.regs[ins.guard.reg]!)
+      if (this.classes[ins.guard.reg] !== 'pred') b.i32(0).op(Op.i32_ne)
+      if (ins.guard.negate) b.op(Op.i32_eqz)
+      b.open('if')
+      this.body(ins)
+      b.end()
+    } else this.body(ins)
+  }
+
+  private branch(ins: Instruction): void {
+    const st = this.structure
+    if (st.kind !== 'structured') return this.fail('unstructured branch')
+    const target = st.branches.get(ins.index)
+    if (!target) return this.fail('a branch the structure does not resolve')
+    const lv = this.level.get(target.node)
+    if (lv === undefined) return this.fail('a branch to a region that is not open')
+    if (ins.guard) {
+      this.b.get(this.regs[ins.guard.reg]!)
+      if (this.classes[ins.guard.reg] !== 'pred') this.b.i32(0).op(Op.i32_ne)
+      if (ins.guard.negate) this.b.op(Op.i32_eqz)
+      this.b.brIf(lv)
+    } else this.b.br(lv)
+  }
+
+  private body(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const ftz = ins.flags.ftz === true
+    const sat = ins.flags.sat === true
+    const rn = ins.rounding === undefined || ins.rounding === 'rn'
+    const is64 = t === 'u64' || t === 's64' || t === 'b64'
+    const signed = t.startsWith('s')
+    const rd = (o: IrOperand | undefined, k: WKind) => this.rd(o, k)
+    const wr = (o: IrOperand | undefined, k: WKind, push: () => void) => this.wr(o, k, push)
+    const f32In = (o: IrOperand | undefined) => { rd(o, 'f32'); if (ftz) b.call(this.helpers.ftz) }
+    const f32Out = () => {
+      if (ftz) b.call(this.helpers.ftz)
+      if (sat) b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64)
+    }
+    switch (ins.op) {
+      case 'mov': return this.mov(ins)
+      case 'ld': case 'ldu': return this.load(ins)
+      case 'st': return this.store(ins)
+      case 'cvta': return this.cvta(ins)
+      case 'add': case 'sub': case 'mul': {
+        if (ins.flags.cc) return this.fail('carry arithmetic is not lowered')
+        const op = ins.op
+        if (t === 'f32') {
+          if (!rn) return this.fail('a directed rounding mode')
+          return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); b.op(op === 'add' ? Op.f32_add : op === 'sub' ? Op.f32_sub : Op.f32_mul); f32Out() })
+        }
+        if (t === 'f64') {
+          if (!rn) return this.fail('a directed rounding mode')
+          return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); b.op(op === 'add' ? Op.f64_add : op === 'sub' ? Op.f64_sub : Op.f64_mul); if (sat) b.call(this.helpers.sat) })
+        }
+        if (op === 'mul' && ins.part === 'wide') {
+          if (t === 's32' || t === 'u32') return wr(A[0], 'i64', () => { rd(A[1], signed ? 'i32' : 'u32'); b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u); rd(A[2], signed ? 'i32' : 'u32'); b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u); b.op(Op.i64_mul) })
+          if (t === 's16' || t === 'u16') return wr(A[0], 'i32', () => { rd(A[1], signed ? 's16' : 'u16'); rd(A[2], signed ? 's16' : 'u16'); b.op(Op.i32_mul) })
+          return this.fail('mul.wide of this type')
+        }
+        if (op === 'mul' && ins.part === 'hi') {
+          if (t === 's32' || t === 'u32') return wr(A[0], 'i32', () => this.mulHi32(A[1], A[2], signed))
+          return this.fail('mul.hi of this type')
+        }
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); rd(A[2], 'i64'); b.op(op === 'add' ? Op.i64_add : op === 'sub' ? Op.i64_sub : Op.i64_mul) })
+        if (t === 's32' && sat && op !== 'mul') return wr(A[0], 'i32', () => { rd(A[1], 'i32'); b.op(Op.i64_extend_i32_s); rd(A[2], 'i32'); b.op(Op.i64_extend_i32_s); b.op(op === 'add' ? Op.i64_add : Op.i64_sub); this.satS32() })
+        if (t === 's32' || t === 'u32' || t === 'b32') return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); b.op(op === 'add' ? Op.i32_add : op === 'sub' ? Op.i32_sub : Op.i32_mul) })
+        if (t === 's16' || t === 'u16' || t === 'b16') return wr(A[0], 'u16', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); b.op(op === 'add' ? Op.i32_add : op === 'sub' ? Op.i32_sub : Op.i32_mul).i32(0xffff).op(Op.i32_and) })
+        return this.fail(`${op} of type .${t}`)
+      }
+      case 'mad': case 'fma': {
+        if (ins.flags.cc) return this.fail('carry arithmetic is not lowered')
+        if (t === 'f32') {
+          if (!rn) return this.fail('a directed rounding mode')
+          return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); f32In(A[3]); b.call(this.helpers.fma32); f32Out() })
+        }
+        if (t === 'f64') {
+          if (!rn) return this.fail('a directed rounding mode')
+          return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); rd(A[3], 'f64'); b.call(this.funcs.fma64); if (sat) b.call(this.helpers.sat) })
+        }
+        if (ins.part === 'wide') {
+          if (t === 's32' || t === 'u32') return wr(A[0], 'i64', () => { rd(A[1], signed ? 'i32' : 'u32'); b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u); rd(A[2], signed ? 'i32' : 'u32'); b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u); b.op(Op.i64_mul); rd(A[3], 'i64'); b.op(Op.i64_add) })
+          return this.fail('mad.wide of this type')
+        }
+        if (ins.part === 'hi') {
+          if ((t === 's32' || t === 'u32') && !sat) return wr(A[0], 'i32', () => { this.mulHi32(A[1], A[2], signed); rd(A[3], 'i32'); b.op(Op.i32_add) })
+          return this.fail('mad.hi of this type')
+        }
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); rd(A[2], 'i64'); b.op(Op.i64_mul); rd(A[3], 'i64'); b.op(Op.i64_add) })
+        if (t === 's32' || t === 'u32') return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); b.op(Op.i32_mul); rd(A[3], 'i32'); b.op(Op.i32_add) })
+        return this.fail(`${ins.op} of type .${t}`)
+      }
+      case 'div': case 'rem': return this.divRem(ins)
+      case 'min': case 'max': return this.minMax(ins)
+      case 'abs': case 'neg': {
+        const ab = ins.op === 'abs'
+        if (t === 'f32') return wr(A[0], 'f32', () => { f32In(A[1]); b.op(ab ? Op.f32_abs : Op.f32_neg); if (ftz) b.call(this.helpers.ftz) })
+        if (t === 'f64') return wr(A[0], 'f64', () => { rd(A[1], 'f64'); b.op(ab ? Op.f64_abs : Op.f64_neg) })
+        if (is64) return wr(A[0], 'i64', () => {
+          const x = this.tmp('x', 'i64')
+          if (ab) { rd(A[1], 'i64'); b.set(x); b.i64(0n).get(x).op(Op.i64_sub).get(x).get(x).i64(0n).op(Op.i64_lt_s).op(Op.select); return }
+          b.i64(0n); rd(A[1], 'i64'); b.op(Op.i64_sub)
+        })
+        if (t === 's32') return wr(A[0], 'i32', () => {
+          const x = this.tmp('x', 'i32')
+          if (ab) { rd(A[1], 'i32'); b.set(x); b.i32(0).get(x).op(Op.i32_sub).get(x).get(x).i32(0).op(Op.i32_lt_s).op(Op.select); return }
+          b.i32(0); rd(A[1], 'i32'); b.op(Op.i32_sub)
+        })
+        return this.fail(`${ins.op} of type .${t}`)
+      }
+      case 'and': case 'or': case 'xor': {
+        const o32 = ins.op === 'and' ? Op.i32_and : ins.op === 'or' ? Op.i32_or : Op.i32_xor
+        if (t === 'pred') return wr(A[0], 'pred', () => { rd(A[1], 'pred'); rd(A[2], 'pred'); b.op(o32) })
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); rd(A[2], 'i64'); b.op(ins.op === 'and' ? Op.i64_and : ins.op === 'or' ? Op.i64_or : Op.i64_xor) })
+        if (t === 'b16' || t === 'u16' || t === 's16') return wr(A[0], 'u16', () => { rd(A[1], 'u16'); rd(A[2], 'u16'); b.op(o32) })
+        if (t === 'b8') return wr(A[0], 'u8', () => { rd(A[1], 'u8'); rd(A[2], 'u8'); b.op(o32) })
+        return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); b.op(o32) })
+      }
+      case 'not': {
+        if (t === 'pred') return wr(A[0], 'pred', () => { rd(A[1], 'pred'); b.op(Op.i32_eqz) })
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); b.i64(-1n).op(Op.i64_xor) })
+        if (t === 'b16' || t === 'u16' || t === 's16') return wr(A[0], 'u16', () => { rd(A[1], 'u16'); b.i32(0xffff).op(Op.i32_xor) })
+        return wr(A[0], 'i32', () => { rd(A[1], 'i32'); b.i32(-1).op(Op.i32_xor) })
+      }
+      case 'cnot': {
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); b.op(Op.i64_eqz).op(Op.i64_extend_i32_u) })
+        const kk: WKind = t === 's32' || t === 'u32' || t === 'b32' ? 'i32' : 'u16'
+        return wr(A[0], kk, () => { rd(A[1], kk); b.op(Op.i32_eqz) })
+      }
+      case 'shl': case 'shr': return this.shift(ins)
+      case 'popc': return wr(A[0], 'i32', () => { if (is64) { rd(A[1], 'i64'); b.op(Op.i64_popcnt).op(Op.i32_wrap_i64) } else { rd(A[1], 'i32'); b.op(Op.i32_popcnt) } })
+      case 'clz': return wr(A[0], 'i32', () => { if (is64) { rd(A[1], 'i64'); b.op(Op.i64_clz).op(Op.i32_wrap_i64) } else { rd(A[1], 'i32'); b.op(Op.i32_clz) } })
+      case 'setp': return this.setp(ins)
+      case 'selp': {
+        const d = this.cls(A[0])
+        let kk = kindOfType(t) ?? this.fail(`selp of type .${t}`)
+        if (t === 'b32' || t === 'u32' || t === 's32') kk = d === 'f32' ? 'f32' : 'i32'
+        if (t === 'b64' || t === 'u64' || t === 's64') kk = d === 'f64' ? 'f64' : 'i64'
+        return wr(A[0], kk, () => { rd(A[1], kk); rd(A[2], kk); rd(A[3], 'pred'); b.op(Op.select) })
+      }
+      case 'cvt': return this.cvt(ins)
+      case 'rcp': case 'sqrt': case 'rsqrt': case 'sin': case 'cos': case 'lg2': case 'ex2': case 'tanh': {
+        const approx = ins.flags.approx === true
+        if (!approx && !rn) return this.fail('a directed rounding mode')
+        if (t === 'f32') {
+          return wr(A[0], 'f32', () => {
+            switch (ins.op) {
+              case 'rcp': b.f32bits(0x3f800000); f32In(A[1]); b.op(Op.f32_div); break
+              case 'sqrt': f32In(A[1]); b.op(Op.f32_sqrt); break
+              case 'rsqrt': b.f64(1); f32In(A[1]); b.op(Op.f64_promote_f32).op(Op.f64_sqrt).op(Op.f64_div).op(Op.f32_demote_f64); break
+              default: {
+                const f: Imported = ins.op === 'lg2' ? 'log2' : ins.op === 'ex2' ? 'exp2' : (ins.op as Imported)
+                f32In(A[1]); b.op(Op.f64_promote_f32).call(this.funcs[f]).op(Op.f32_demote_f64)
+              }
+            }
+            if (ftz) b.call(this.helpers.ftz)
+          })
+        }
+        if (t === 'f64') {
+          if (ins.op === 'rcp' && (approx || ftz)) return this.fail('rcp.approx.f64')
+          return wr(A[0], 'f64', () => {
+            switch (ins.op) {
+              case 'rcp': b.f64(1); rd(A[1], 'f64'); b.op(Op.f64_div); break
+              case 'sqrt': rd(A[1], 'f64'); b.op(Op.f64_sqrt); break
+              case 'rsqrt': b.f64(1); rd(A[1], 'f64'); b.op(Op.f64_sqrt).op(Op.f64_div); break
+              default: return this.fail(`${ins.op}.f64`)
+            }
+          })
+        }
+        return this.fail(`${ins.op} of type .${t}`)
+      }
+      case 'ret': case 'exit': b.br(this.threadLevel); return
+      case 'trap': this.fault(6, () => b.f64(0)); return
+      case 'membar': case 'fence': case 'nanosleep': case 'prefetch': case 'prefetchu': case 'pmevent': case 'brkpt': case 'discard': case 'applypriority': case 'griddepcontrol': case 'setmaxnreg':
+        return
+      case 'atom': case 'red': return this.atomic(ins)
+      default: return this.fail(`${ins.op} has no WebAssembly lowering yet`)
+    }
+  }
+
+  /** The high 32 bits of a 32×32 product. */
+  private mulHi32(x: IrOperand | undefined, y: IrOperand | undefined, signed: boolean): void {
+    const b = this.b
+    const ext = signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u
+    this.rd(x, 'i32'); b.op(ext)
+    this.rd(y, 'i32'); b.op(ext)
+    b.op(Op.i64_mul).i64(32n).op(signed ? Op.i64_shr_s : Op.i64_shr_u).op(Op.i32_wrap_i64)
+  }
+
+  /** An i64 on the stack clamped to int32 (numeric.ts satS32). */
+  private satS32(): void {
+    const b = this.b
+    const x = this.tmp('x', 'i64')
+    b.tee(x).i64(2147483647n).get(x).i64(2147483647n).op(Op.i64_lt_s).op(Op.select).tee(x)
+    b.i64(-2147483648n).get(x).i64(-2147483648n).op(Op.i64_gt_s).op(Op.select).op(Op.i32_wrap_i64)
+  }
+
+  private mov(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const src = A[1], dst = A[0]
+    if (src?.kind === 'vec') {
+      const it = src.items
+      if (t === 'b64' && it.length === 2) return this.wr(dst, 'i64', () => { this.rd(it[0], 'u32'); b.op(Op.i64_extend_i32_u); this.rd(it[1], 'u32'); b.op(Op.i64_extend_i32_u).i64(32n).op(Op.i64_shl).op(Op.i64_or) })
+      if (t === 'b32' && it.length === 2) return this.wr(dst, 'i32', () => { this.rd(it[0], 'u16'); this.rd(it[1], 'u16'); b.i32(16).op(Op.i32_shl).op(Op.i32_or) })
+      return this.fail('this vector mov')
+    }
+    if (dst?.kind === 'vec') {
+      const it = dst.items
+      if (t === 'b64' && it.length === 2) {
+        const x = this.tmp('x', 'i64')
+        this.rd(src, 'i64'); b.set(x)
+        this.wr(it[0], 'i32', () => b.get(x).op(Op.i32_wrap_i64))
+        this.wr(it[1], 'i32', () => b.get(x).i64(32n).op(Op.i64_shr_u).op(Op.i32_wrap_i64))
+        return
+      }
+      if (t === 'b32' && it.length === 2) {
+        const x = this.tmp('x', 'i32')
+        this.rd(src, 'i32'); b.set(x)
+        this.wr(it[0], 'u16', () => b.get(x).i32(0xffff).op(Op.i32_and))
+        this.wr(it[1], 'u16', () => b.get(x).i32(16).op(Op.i32_shr_u))
+        return
+      }
+      return this.fail('this vector mov')
+    }
+    const d = this.cls(dst)
+    if (!d) return this.fail('mov destination is not a register')
+    let kk = kindOfType(t) ?? this.fail(`mov of type .${t}`)
+    if (t === 'b32' || t === 'u32' || t === 's32') kk = d === 'f32' ? 'f32' : 'i32'
+    if (t === 'b64' || t === 'u64' || t === 's64') kk = d === 'f64' ? 'f64' : 'i64'
+    if (src?.kind === 'sym' && this.k.frame.vars.get(src.name)?.v.space === 'param') return this.fail('the address of a parameter')
+    this.wr(dst, kk, () => this.rd(src, kk))
+  }
+
+  private cvta(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const to = ins.flags.to === true
+    const space = ins.space ?? 'global'
+    const b = this.b
+    if (t === 'u32') {
+      if (space === 'global' || space === 'const') return this.wr(A[0], 'u32', () => this.rd(A[1], 'u32'))
+      return this.fail('32-bit cvta of a window')
+    }
+    const base = space === 'shared' ? GSH : space === 'local' ? GLO : space === 'param' ? GPA : 0n
+    if (base === 0n) return this.wr(A[0], 'i64', () => this.rd(A[1], 'i64'))
+    if (space === 'local') {
+      // generic local addresses are thread-relative windows: GLO + (LB - LB0) + offset
+      return this.wr(A[0], 'i64', () => {
+        this.rd(A[1], 'i64')
+        b.i64(GLO).get(this.L.LB!).get(this.L.LB0!).op(Op.i32_sub).op(Op.i64_extend_i32_u).op(Op.i64_add)
+        b.op(to ? Op.i64_sub : Op.i64_add)
+      })
+    }
+    if (space === 'param') return this.fail('cvta of the parameter space')
+    return this.wr(A[0], 'i64', () => { this.rd(A[1], 'i64'); b.i64(base).op(to ? Op.i64_sub : Op.i64_add) })
+  }
+
+  // --- memory ---
+
+  /** Calls the imported fault (it throws) with the current instruction's row, the address `push` leaves
+   *  (f64) and the space. */
+  private fault(space: number, push: () => void): void {
+    this.b.i32(this.row())
+    push()
+    this.b.i32(space).call(this.funcs.fault).op(Op.unreachable)
+  }
+
+  /** Computes the address of operand o in `space` for an access of n bytes and leaves the checked heap
+   *  address in local a32. */
+  private address(o: IrOperand | undefined, space: Space, n: number, slot: number): void {
+    const b = this.b, L = this.L
+    if (o?.kind !== 'addr') return this.fail('expected an address operand')
+    const base = o.base
+    const al = n >= 16 ? 15 : n - 1
+    // the address as i64 (emit-js.ts addrExpr: 32-bit registers zero-extended, wrapping with the offset)
+    const a = L.a!
+    if (!base) b.i64(BigInt(o.offset))
+    else if (base.kind === 'reg') {
+      const c = this.classes[base.id]
+      if (c === 'i64') { b.get(this.regs[base.id]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add) }
+      else if (c === 'i32' || c === 'i16') { b.get(this.regs[base.id]!); if (o.offset) b.i32(o.offset).op(Op.i32_add); b.op(Op.i64_extend_i32_u) }
+      else return this.fail('address register must be an integer')
+    } else if (base.kind === 'sym') {
+      const v = this.k.frame.vars.get(base.name)
+      if (v?.v.space === 'param') {
+        if (space !== 'param' || !this.fn.params.some((p) => p.name === base.name)) return this.fail('call-sequence parameters are not lowered')
+        // a kernel parameter: FB + its offset, inside the launch's parameter frame, which holds every
+        // parameter the kernel declares (the launch checks the size): no check to make
+        if (o.offset < 0 || o.offset + n > v.v.size) return this.fail('an access past its parameter')
+        b.get(2).i32(v.off + o.offset).op(Op.i32_add).set(L.a32!)
+        return
+      } else {
+        const s = this.symAddr(base.name)
+        if (s === undefined) return this.fail(`unknown symbol ${base.name}`)
+        b.i64(BigInt(s + o.offset))
+      }
+    } else return this.fail('bad address')
+    b.set(a)
+    const misaligned = () => { if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or) }
+    switch (space) {
+      case 'shared': case 'local': {
+        // a = window offset: 0 ≤ a ≤ size − n, aligned; the heap byte is at window base + a
+        const size = space === 'shared' ? L.SHN! : L.LSZ!
+        b.get(a).i64(0n).op(Op.i64_lt_s)
+        b.get(a).get(size).i32(n).op(Op.i32_sub).op(Op.i64_extend_i32_s).op(Op.i64_gt_s).op(Op.i32_or)
+        misaligned()
+        b.open('if'); this.fault(space === 'shared' ? 1 : 2, () => b.get(a).op(Op.f64_convert_i64_s)); b.end()
+        b.get(a).op(Op.i32_wrap_i64).get(space === 'shared' ? L.SB! : L.LB!).op(Op.i32_add).set(L.a32!)
+        return
+      }
+      case 'param': {
+        b.get(a).get(L.PB!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s)
+        b.get(a).get(L.PE!).i32(n).op(Op.i32_sub).op(Op.i64_extend_i32_u).op(Op.i64_gt_s).op(Op.i32_or)
+        misaligned()
+        b.open('if'); this.fault(3, () => b.get(a).op(Op.f64_convert_i64_s)); b.end()
+        b.get(a).op(Op.i32_wrap_i64).set(L.a32!)
+        return
+      }
+      default: {
+        // global, const, generic: the site's cached range [lo, hi) (i64; both 0, empty, at the start of a
+        // call) with the distance d to the heap byte; a miss asks the instance (granule check, generic
+        // windows, fault)
+        const key = `${this.cur.index}:${slot}`
+        const f = this.hoistable(o, al)
+        if (f) {
+          let h = this.hoisted.get(key)
+          if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32') }; this.hoisted.set(key, h) }
+          // every thread's address was tested with the block's: the block's lowest address + c·tx, straight to
+          // the heap (the register chain that computed it is left to the engine's dead-code elimination)
+          if (this.unchecked) {
+            b.get(h.hv)
+            if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
+            b.set(L.a32!)
+            return
+          }
+        }
+        let s = this.sites.get(key)
+        if (!s) {
+          s = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }
+          this.sites.set(key, s)
+        }
+        b.get(a).get(s.lo).op(Op.i64_lt_s)
+        b.get(a).get(s.hi).op(Op.i64_ge_s).op(Op.i32_or)
+        misaligned()
+        b.open('if', 'i32')
+        b.i32(this.row()).get(a).op(Op.f64_convert_i64_s).i32(n).i32(SPACES.indexOf(space)).call(this.funcs.miss)
+        b.gget(this.globals.RL!).sat(SatOp.i64_trunc_sat_f64_s).set(s.lo)
+        b.gget(this.globals.RH!).f64(1).op(Op.f64_add).sat(SatOp.i64_trunc_sat_f64_s).set(s.hi)
+        b.gget(this.globals.RD!).set(s.d)
+        b.else()
+        b.get(a).op(Op.i32_wrap_i64).get(s.d).op(Op.i32_add)
+        b.end()
+        b.set(L.a32!)
+      }
+    }
+  }
+
+  private load(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const space = (ins.space ?? 'generic') as Space
+    const vec = ins.vector ?? 1
+    const sz = typeSize(t)
+    if (!sz || t === 'b128' || sz > 8) return this.fail(`load of type .${t}`)
+    const am = A[1]
+    if (space === 'param' && vec === 1 && am?.kind === 'addr' && am.base?.kind === 'sym' && A[0]?.kind === 'reg') {
+      const pv = this.k.frame.vars.get(am.base.name)
+      if (pv?.v.space === 'param' && this.fn.params.some((p) => p.name === pv.v.name) && am.offset >= 0 && am.offset + sz <= pv.v.size) {
+        // kernel parameters are read-only for the whole launch: loaded once per call (emit-js.ts hoistParam)
+        const mt = this.memType(t, A[0])
+        const key = `${pv.off + am.offset}:${mt}`
+        let p = this.params.get(key)
+        if (!p) { p = { local: this.b.local(wasmType(this.loadKind(mt))), off: pv.off + am.offset, mt }; this.params.set(key, p) }
+        const local = p.local
+        return this.wr(A[0], this.loadKind(mt), () => this.b.get(local))
+      }
+    }
+    if (!SPACES.includes(space)) return this.fail(`loads from .${space}`)
+    this.address(A[1], space, sz * vec, 0)
+    const dsts = vec > 1 ? (A[0]?.kind === 'vec' ? A[0].items : this.fail('vector load needs a vector destination')) : [A[0]!]
+    dsts.forEach((dst, i) => {
+      if (dst.kind === 'sink') return
+      const mt = this.memType(t, dst)
+      this.wr(dst, this.loadKind(mt), () => this.loadAt(mt, i * sz))
+    })
+  }
+
+  private store(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const space = (ins.space === 'const' ? 'generic' : ins.space ?? 'generic') as Space
+    const vec = ins.vector ?? 1
+    const sz = typeSize(t)
+    if (!sz || t === 'b128' || sz > 8) return this.fail(`store of type .${t}`)
+    if (!SPACES.includes(space)) return this.fail(`stores to .${space}`)
+    const srcs = vec > 1 ? (A[1]?.kind === 'vec' ? A[1].items : this.fail('vector store needs a vector source')) : [A[1]!]
+    this.address(A[0], space, sz * vec, 0)
+    srcs.forEach((src, i) => {
+      const mt = this.memType(t, src)
+      this.b.get(this.L.a32!)
+      const k = this.loadKind(mt)
+      // a narrow store writes the low bits of whatever the operand holds
+      this.rd(src, k === 'u8' || k === 's8' || k === 'u16' || k === 's16' ? (src.kind === 'imm' ? (k === 'u8' || k === 's8' ? 'u8' : 'u16') : 'i32') : k)
+      this.storeAt(mt, i * sz)
+    })
+  }
+
+  /** The memory type of a load/store of type t for register operand o (emit-js.ts memType). */
+  private memType(t: string, o: IrOperand): string {
+    const c = this.cls(o)
+    if (t === 'b32' && c === 'f32') return 'f32'
+    if (t === 'b64' && c === 'f64') return 'f64'
+    if (t === 'f32' && c === 'i32') return 'b32'
+    if (t === 'f64' && c === 'i64') return 'b64'
+    return t
+  }
+
+  private loadKind(t: string): WKind {
+    switch (t) {
+      case 'u8': case 'b8': return 'u8'
+      case 's8': return 's8'
+      case 'u16': case 'b16': case 'f16': case 'bf16': return 'u16'
+      case 's16': return 's16'
+      case 'u32': case 'b32': return 'u32'
+      case 's32': case 'f16x2': case 'bf16x2': return 'i32'
+      case 'f32': return 'f32'
+      case 'f64': return 'f64'
+      case 'u64': case 's64': case 'b64': return 'i64'
+    }
+    return this.fail(`memory type .${t}`)
+  }
+
+  private loadAt(t: string, off: number): void {
+    const b = this.b
+    b.get(this.L.a32!)
+    switch (this.loadKind(t)) {
+      case 'u8': b.mem(Op.i32_load8_u, 0, off); return
+      case 's8': b.mem(Op.i32_load8_s, 0, off); return
+      case 'u16': b.mem(Op.i32_load16_u, 1, off); return
+      case 's16': b.mem(Op.i32_load16_s, 1, off); return
+      case 'u32': case 'i32': b.mem(Op.i32_load, 2, off); return
+      case 'f32': b.mem(Op.f32_load, 2, off); return
+      case 'f64': b.mem(Op.f64_load, 3, off); return
+      case 'i64': b.mem(Op.i64_load, 3, off); return
+      default: return this.fail(`load of .${t}`)
+    }
+  }
+
+  private storeAt(t: string, off: number): void {
+    const b = this.b
+    switch (this.loadKind(t)) {
+      case 'u8': case 's8': b.mem(Op.i32_store8, 0, off); return
+      case 'u16': case 's16': b.mem(Op.i32_store16, 1, off); return
+      case 'u32': case 'i32': b.mem(Op.i32_store, 2, off); return
+      case 'f32': b.mem(Op.f32_store, 2, off); return
+      case 'f64': b.mem(Op.f64_store, 3, off); return
+      case 'i64': b.mem(Op.i64_store, 3, off); return
+      default: return this.fail(`store of .${t}`)
+    }
+  }
+
+  private atomic(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const space = (ins.space ?? 'generic') as Space
+    if (space !== 'global' && space !== 'generic') return this.fail(`atomics on .${space}`)
+    if (ins.vector) return this.fail('vector atomics')
+    const isAtom = ins.op === 'atom'
+    const [dst, am, v, c] = isAtom ? [A[0], A[1], A[2], A[3]] : [undefined, A[0], A[1], undefined]
+    const op = ins.atomOp
+    const is64 = t === 'u64' || t === 's64' || t === 'b64'
+    const is32 = t === 'u32' || t === 's32' || t === 'b32'
+    const n = is64 ? 8 : 4
+    const simple: Record<string, [number, number]> = {
+      add: [AtomicOp.i32_atomic_rmw_add, AtomicOp.i64_atomic_rmw_add], and: [AtomicOp.i32_atomic_rmw_and, AtomicOp.i64_atomic_rmw_and],
+      or: [AtomicOp.i32_atomic_rmw_or, AtomicOp.i64_atomic_rmw_or], xor: [AtomicOp.i32_atomic_rmw_xor, AtomicOp.i64_atomic_rmw_xor],
+      exch: [AtomicOp.i32_atomic_rmw_xchg, AtomicOp.i64_atomic_rmw_xchg],
+    }
+    const finish = (k: WKind) => { if (dst) { const r = this.tmp('atom', wasmType(k)); b.set(r); this.wr(dst, k, () => b.get(r)) } else b.op(Op.drop) }
+    if ((is32 || is64) && op && simple[op]) {
+      this.address(am, space, n, 0)
+      b.get(this.L.a32!)
+      this.rd(v, is64 ? 'i64' : 'i32')
+      b.atomic(simple[op][is64 ? 1 : 0], is64 ? 3 : 2)
+      return finish(is64 ? 'i64' : 'i32')
+    }
+    if ((is32 || is64) && op === 'cas') {
+      this.address(am, space, n, 0)
+      b.get(this.L.a32!)
+      this.rd(v, is64 ? 'i64' : 'i32')
+      this.rd(c, is64 ? 'i64' : 'i32')
+      b.atomic(is64 ? AtomicOp.i64_atomic_rmw_cmpxchg : AtomicOp.i32_atomic_rmw_cmpxchg, is64 ? 3 : 2)
+      return finish(is64 ? 'i64' : 'i32')
+    }
+    if ((is32 && (op === 'min' || op === 'max' || op === 'inc' || op === 'dec')) || (t === 'f32' && op === 'add')) {
+      // compare-exchange loop (as the JS tier's Atomics loop): old, new = f(old, v), until the exchange takes
+      this.address(am, space, n, 0)
+      const old = this.tmp('old', 'i32'), nv = this.tmp('nv', 'i32'), val = this.tmp('val', t === 'f32' ? 'f32' : 'i32')
+      this.rd(v, t === 'f32' ? 'f32' : 'i32')
+      b.set(val)
+      b.get(this.L.a32!).atomic(AtomicOp.i32_atomic_load, 2).set(old)
+      const again = b.open('loop')
+      const x = () => b.get(old)
+      switch (op) {
+        case 'add': x(); b.op(Op.f32_reinterpret_i32).get(val).op(Op.f32_add); this.f32Bits(); break
+        case 'min': case 'max': {
+          const s = t === 's32'
+          x(); b.get(val); x(); b.get(val)
+          b.op(op === 'min' ? (s ? Op.i32_lt_s : Op.i32_lt_u) : (s ? Op.i32_gt_s : Op.i32_gt_u)).op(Op.select)
+          break
+        }
+        case 'inc': b.i32(0); x(); b.i32(1).op(Op.i32_add); x(); b.get(val).op(Op.i32_ge_u).op(Op.select); break
+        case 'dec': b.get(val); x(); b.i32(1).op(Op.i32_sub); x(); b.op(Op.i32_eqz); x(); b.get(val).op(Op.i32_gt_u).op(Op.i32_or).op(Op.select); break
+      }
+      b.set(nv)
+      b.get(this.L.a32!).get(old).get(nv).atomic(AtomicOp.i32_atomic_rmw_cmpxchg, 2)
+      const seen = this.tmp('seen', 'i32')
+      b.tee(seen).get(old).op(Op.i32_ne)
+      b.begin('if').get(seen).set(old).br(again).end()
+      b.end()
+      if (dst) this.wr(dst, t === 'f32' ? 'f32' : 'i32', () => { b.get(old); if (t === 'f32') b.op(Op.f32_reinterpret_i32) })
+      return
+    }
+    return this.fail(`${ins.op}.${op}.${t} is not lowered`)
+  }
+
+  // --- integer division, shifts, min/max ---
+
+  private divRem(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const div = ins.op === 'div'
+    const rn = ins.rounding === undefined || ins.rounding === 'rn'
+    if (t === 'f32') {
+      if (!rn && !ins.flags.approx && !ins.flags.full) return this.fail('a directed rounding mode')
+      const ftz = ins.flags.ftz === true
+      return this.wr(A[0], 'f32', () => {
+        this.rd(A[1], 'f32'); if (ftz) b.call(this.helpers.ftz)
+        this.rd(A[2], 'f32'); if (ftz) b.call(this.helpers.ftz)
+        b.op(Op.f32_div)
+        if (ftz) b.call(this.helpers.ftz)
+      })
+    }
+    if (t === 'f64') {
+      if (!rn) return this.fail('a directed rounding mode')
+      return this.wr(A[0], 'f64', () => { this.rd(A[1], 'f64'); this.rd(A[2], 'f64'); b.op(Op.f64_div) })
+    }
+    const signed = t.startsWith('s')
+    const is64 = t === 'u64' || t === 's64'
+    if (!is64 && t !== 's32' && t !== 'u32') return this.fail(`${ins.op} of type .${t}`)
+    // PTX on NVIDIA GPUs: x / 0 = all ones, x % 0 = x (numeric.ts); MIN / -1 wraps, MIN % -1 = 0
+    const vt: ValType = is64 ? 'i64' : 'i32'
+    const x = this.tmp('dx', vt), y = this.tmp('dy', vt)
+    this.rd(A[1], vt); b.set(x)
+    this.rd(A[2], vt); b.set(y)
+    const O = is64
+      ? { eqz: Op.i64_eqz, sub: Op.i64_sub, div: signed ? Op.i64_div_s : Op.i64_div_u, rem: signed ? Op.i64_rem_s : Op.i64_rem_u, eq: Op.i64_eq }
+      : { eqz: Op.i32_eqz, sub: Op.i32_sub, div: signed ? Op.i32_div_s : Op.i32_div_u, rem: signed ? Op.i32_rem_s : Op.i32_rem_u, eq: Op.i32_eq }
+    const c = (v: number) => (is64 ? b.i64(BigInt(v)) : b.i32(v))
+    this.wr(A[0], vt, () => {
+      b.get(y).op(O.eqz)
+      b.open('if', vt)
+      if (div) c(-1); else b.get(x)
+      b.else()
+      if (signed) {
+        b.get(y); c(-1); b.op(O.eq)
+        b.open('if', vt)
+        if (div) { c(0); b.get(x).op(O.sub) } else c(0)
+        b.else()
+        b.get(x).get(y).op(div ? O.div : O.rem)
+        b.end()
+      } else b.get(x).get(y).op(div ? O.div : O.rem)
+      b.end()
+    })
+  }
+
+  private shift(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const shl = ins.op === 'shl'
+    const signed = t.startsWith('s')
+    const is64 = t === 'u64' || t === 's64' || t === 'b64'
+    const n = this.tmp('sh', 'i32')
+    if (is64) {
+      return this.wr(A[0], 'i64', () => {
+        this.rd(A[2], 'u32'); b.set(n)
+        // counts past 63: 0, or the sign for an arithmetic shift (PTX clamps the count)
+        this.rd(A[1], 'i64')
+        b.get(n).i32(63).get(n).i32(63).op(Op.i32_lt_u).op(Op.select).op(Op.i64_extend_i32_u)
+        b.op(shl ? Op.i64_shl : signed ? Op.i64_shr_s : Op.i64_shr_u)
+        if (!signed || shl) b.i64(0n).get(n).i32(64).op(Op.i32_lt_u).op(Op.select)
+      })
+    }
+    if (t === 'b32' || t === 'u32' || t === 's32') {
+      return this.wr(A[0], 'i32', () => {
+        this.rd(A[2], 'u32'); b.set(n)
+        this.rd(A[1], 'i32')
+        b.get(n).i32(31).get(n).i32(31).op(Op.i32_lt_u).op(Op.select)
+        b.op(shl ? Op.i32_shl : signed ? Op.i32_shr_s : Op.i32_shr_u)
+        if (!signed || shl) b.i32(0).get(n).i32(32).op(Op.i32_lt_u).op(Op.select)
+      })
+    }
+    if (t === 'b16' || t === 'u16' || t === 's16') {
+      return this.wr(A[0], 'u16', () => {
+        this.rd(A[2], 'u32'); b.set(n)
+        this.rd(A[1], signed ? 's16' : 'u16')
+        b.get(n).i32(15).get(n).i32(15).op(Op.i32_lt_u).op(Op.select)
+        b.op(shl ? Op.i32_shl : signed ? Op.i32_shr_s : Op.i32_shr_u)
+        if (!signed || shl) b.i32(0).get(n).i32(16).op(Op.i32_lt_u).op(Op.select)
+        b.i32(0xffff).op(Op.i32_and)
+      })
+    }
+    return this.fail(`shift of type .${t}`)
+  }
+
+  private minMax(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const mx = ins.op === 'max'
+    if (t === 'f32' || t === 'f64') {
+      const vt: ValType = t
+      const ftz = ins.flags.ftz === true && t === 'f32'
+      const x = this.tmp('mx', vt), y = this.tmp('my', vt)
+      return this.wr(A[0], vt, () => {
+        this.rd(A[1], vt); if (ftz) b.call(this.helpers.ftz); b.set(x)
+        this.rd(A[2], vt); if (ftz) b.call(this.helpers.ftz); b.set(y)
+        const O = t === 'f32'
+          ? { ne: Op.f32_ne, min: Op.f32_min, max: Op.f32_max }
+          : { ne: Op.f64_ne, min: Op.f64_min, max: Op.f64_max }
+        // numeric.ts fmin/fmax: a NaN operand is ignored (both NaN: NaN), -0 < +0 — as wasm's min/max order
+        // zeros; .NaN propagates NaN, as wasm's min/max do
+        const m = () => b.get(x).get(y).op(mx ? O.max : O.min)
+        if (ins.flags.nan) m()
+        else {
+          // x NaN ? y : (y NaN ? x : min(x, y))
+          b.get(y)
+          b.get(x); m(); b.get(y).get(y).op(O.ne).op(Op.select)
+          b.get(x).get(x).op(O.ne).op(Op.select)
+        }
+        if (ftz) b.call(this.helpers.ftz)
+      })
+    }
+    const is64 = t === 'u64' || t === 's64'
+    const signed = t.startsWith('s')
+    if (is64 || t === 'u32' || t === 's32' || t === 'b32' || t === 'u16' || t === 's16') {
+      const k: WKind = is64 ? 'i64' : t === 'u16' ? 'u16' : t === 's16' ? 's16' : 'i32'
+      const vt = wasmType(k)
+      const x = this.tmp('ix', vt), y = this.tmp('iy', vt)
+      return this.wr(A[0], k, () => {
+        this.rd(A[1], k); b.tee(x)
+        this.rd(A[2], k); b.tee(y)
+        b.get(x).get(y)
+        const lt = is64 ? (signed ? Op.i64_lt_s : Op.i64_lt_u) : (signed ? Op.i32_lt_s : Op.i32_lt_u)
+        const gt = is64 ? (signed ? Op.i64_gt_s : Op.i64_gt_u) : (signed ? Op.i32_gt_s : Op.i32_gt_u)
+        b.op(mx ? gt : lt).op(Op.select)
+      })
+    }
+    return this.fail(`${ins.op} of type .${t}`)
+  }
+
+  private setp(ins: Instruction): void {
+    const A = ins.operands
+    const t = ins.type ?? ''
+    const b = this.b
+    const cmp = ins.cmp ?? this.fail('setp without a comparison')
+    const isF = t === 'f32' || t === 'f64'
+    const is64 = t === 'u64' || t === 's64' || t === 'b64'
+    const signedCmp = t.startsWith('s') && !['lo', 'ls', 'hi', 'hs'].includes(cmp)
+    let kk: WKind
+    if (isF) kk = t
+    else if (is64) kk = 'i64'
+    else if (t === 'u32' || t === 'b32' || t === 's32') kk = 'i32'
+    else if (t === 'u16' || t === 'b16') kk = signedCmp ? 's16' : 'u16'
+    else if (t === 's16') kk = 's16'
+    else return this.fail(`setp of type .${t}`)
+    const vt = wasmType(kk)
+    const x = this.tmp('cx', vt), y = this.tmp('cy', vt)
+    this.rd(A[1], kk); if (ins.flags.ftz && t === 'f32') b.call(this.helpers.ftz); b.set(x)
+    this.rd(A[2], kk); if (ins.flags.ftz && t === 'f32') b.call(this.helpers.ftz); b.set(y)
+    const c = this.tmp('cmp', 'i32')
+    if (isF) {
+      const F = t === 'f32'
+        ? { eq: Op.f32_eq, ne: Op.f32_ne, lt: Op.f32_lt, le: Op.f32_le, gt: Op.f32_gt, ge: Op.f32_ge }
+        : { eq: Op.f64_eq, ne: Op.f64_ne, lt: Op.f64_lt, le: Op.f64_le, gt: Op.f64_gt, ge: Op.f64_ge }
+      const nan = () => { b.get(x).get(x).op(F.ne).get(y).get(y).op(F.ne).op(Op.i32_or) }
+      const un = cmp.endsWith('u')
+      const base = un ? cmp.slice(0, -1) : cmp
+      if (cmp === 'num') { nan(); b.op(Op.i32_eqz) } else if (cmp === 'nan') nan()
+      else {
+        const o = F[base as keyof typeof F]
+        if (o === undefined) return this.fail(`comparison .${cmp}`)
+        b.get(x).get(y).op(o)
+        if (base === 'ne') { nan(); b.op(Op.i32_eqz).op(Op.i32_and) }
+        if (un) { nan(); b.op(Op.i32_or) }
+      }
+    } else {
+      const uns = !signedCmp
+      const I = is64
+        ? { eq: Op.i64_eq, ne: Op.i64_ne, lt: uns ? Op.i64_lt_u : Op.i64_lt_s, le: uns ? Op.i64_le_u : Op.i64_le_s, gt: uns ? Op.i64_gt_u : Op.i64_gt_s, ge: uns ? Op.i64_ge_u : Op.i64_ge_s }
+        : { eq: Op.i32_eq, ne: Op.i32_ne, lt: uns ? Op.i32_lt_u : Op.i32_lt_s, le: uns ? Op.i32_le_u : Op.i32_le_s, gt: uns ? Op.i32_gt_u : Op.i32_gt_s, ge: uns ? Op.i32_ge_u : Op.i32_ge_s }
+      const map: Record<string, keyof typeof I> = { eq: 'eq', ne: 'ne', lt: 'lt', le: 'le', gt: 'gt', ge: 'ge', lo: 'lt', ls: 'le', hi: 'gt', hs: 'ge' }
+      const o = map[cmp]
+      if (!o) return this.fail(`comparison .${cmp}`)
+      b.get(x).get(y).op(I[o])
+    }
+    b.set(c)
+    const [dst, q] = A[0]!.kind === 'pair' ? [A[0]!.first, A[0]!.second] : [A[0]!, undefined]
+    if (ins.boolOp) {
+      const pc = this.tmp('pc', 'i32')
+      this.rd(A[3], 'pred'); b.set(pc)
+      const bo = ins.boolOp === 'and' ? Op.i32_and : ins.boolOp === 'or' ? Op.i32_or : Op.i32_xor
+      this.wr(dst, 'pred', () => b.get(c).get(pc).op(bo))
+      if (q) this.wr(q, 'pred', () => b.get(c).op(Op.i32_eqz).get(pc).op(bo))
+      return
+    }
+    this.wr(dst, 'pred', () => b.get(c))
+    if (q) this.wr(q, 'pred', () => b.get(c).op(Op.i32_eqz))
+  }
+
+  private cvt(ins: Instruction): void {
+    const A = ins.operands
+    const [dt, st] = ins.types as [string, string]
+    const b = this.b
+    if (!dt || !st) return this.fail('cvt needs two types')
+    const irnd = ins.intRounding
+    const frnd = ins.rounding ?? 'rn'
+    const ftz = ins.flags.ftz === true
+    const sat = ins.flags.sat === true
+    if (ins.flags.relu || ins.flags.satfinite) return this.fail('cvt .relu/.satfinite')
+    const isF = (x: string) => x === 'f32' || x === 'f64'
+    const isI = (x: string) => /^[sub](8|16|32|64)$/.test(x)
+    const bits = (x: string) => Number(x.slice(1))
+    const round = (vt: 'f32' | 'f64', mode: string | undefined) => {
+      const o = vt === 'f32'
+        ? { rni: Op.f32_nearest, rzi: Op.f32_trunc, rmi: Op.f32_floor, rpi: Op.f32_ceil }
+        : { rni: Op.f64_nearest, rzi: Op.f64_trunc, rmi: Op.f64_floor, rpi: Op.f64_ceil }
+      if (mode) b.op(o[mode as keyof typeof o])
+    }
+    const readF = () => { this.rd(A[1], st as 'f32' | 'f64'); if (st === 'f32' && ftz) b.call(this.helpers.ftz) }
+    if (isF(dt) && isF(st)) {
+      if (dt === 'f32') {
+        if (st === 'f64' && frnd !== 'rn' && !irnd) return this.fail('a directed rounding mode')
+        return this.wr(A[0], 'f32', () => {
+          readF()
+          if (irnd) { if (st === 'f64') { round('f64', irnd); b.op(Op.f32_demote_f64) } else round('f32', irnd) } else if (st === 'f64') b.op(Op.f32_demote_f64)
+          if (ftz) b.call(this.helpers.ftz)
+          if (sat) b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64)
+        })
+      }
+      return this.wr(A[0], 'f64', () => {
+        readF()
+        if (st === 'f32') b.op(Op.f64_promote_f32)
+        round('f64', irnd)
+        if (sat) b.call(this.helpers.sat)
+      })
+    }
+    if (isI(dt) && isF(st)) {
+      const mode = irnd ?? 'rzi'
+      const sg = dt.startsWith('s')
+      const db = bits(dt)
+      if (db < 32) return this.fail(`cvt to .${dt}`)
+      return this.wr(A[0], db === 64 ? 'i64' : 'i32', () => {
+        readF()
+        if (st === 'f32') b.op(Op.f64_promote_f32)
+        round('f64', mode)
+        b.sat(db === 64 ? (sg ? SatOp.i64_trunc_sat_f64_s : SatOp.i64_trunc_sat_f64_u) : (sg ? SatOp.i32_trunc_sat_f64_s : SatOp.i32_trunc_sat_f64_u))
+      })
+    }
+    if (isF(dt) && isI(st)) {
+      if (frnd !== 'rn') return this.fail('a directed rounding mode')
+      const sg = st.startsWith('s')
+      const sb = bits(st)
+      return this.wr(A[0], dt as 'f32' | 'f64', () => {
+        if (sb === 64) {
+          this.rd(A[1], 'i64')
+          b.op(dt === 'f32' ? (sg ? Op.f32_convert_i64_s : Op.f32_convert_i64_u) : (sg ? Op.f64_convert_i64_s : Op.f64_convert_i64_u))
+        } else {
+          const kk: WKind = sb === 32 ? (sg ? 'i32' : 'u32') : sb === 16 ? (sg ? 's16' : 'u16') : sg ? 's8' : 'u8'
+          this.rd(A[1], kk)
+          const s = sg || sb < 32
+          b.op(dt === 'f32' ? (s ? Op.f32_convert_i32_s : Op.f32_convert_i32_u) : (s ? Op.f64_convert_i32_s : Op.f64_convert_i32_u))
+        }
+        if (sat) { if (dt === 'f32') b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64); else b.call(this.helpers.sat) }
+      })
+    }
+    if (isI(dt) && isI(st)) {
+      if (sat) return this.fail('cvt.sat between integers')
+      const sb = bits(st), db = bits(dt)
+      const ss = st.startsWith('s'), ds = dt.startsWith('s')
+      const kk: WKind = sb === 64 ? 'i64' : sb === 32 ? (ss ? 'i32' : 'u32') : sb === 16 ? (ss ? 's16' : 'u16') : ss ? 's8' : 'u8'
+      if (db === 64) return this.wr(A[0], 'i64', () => { this.rd(A[1], kk); if (kk !== 'i64') b.op(ss ? Op.i64_extend_i32_s : Op.i64_extend_i32_u) })
+      const low = () => { this.rd(A[1], kk); if (kk === 'i64') b.op(Op.i32_wrap_i64) }
+      if (db === 32) return this.wr(A[0], 'i32', low)
+      if (db === 16) return this.wr(A[0], 'u16', () => { low(); b.i32(0xffff).op(Op.i32_and) })
+      if (ds) return this.wr(A[0], 'i32', () => { low(); b.op(Op.i32_extend8_s) })
+      return this.wr(A[0], 'i32', () => { low(); b.i32(0xff).op(Op.i32_and) })
+    }
+    return this.fail(`conversion .${dt}.${st}`)
+  }
+}
+
+/** The fault kinds' names (SPACES) for messages. */
+export function spaceName(i: number): string { return SPACES[i] ?? 'global' }

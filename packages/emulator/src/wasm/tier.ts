@@ -1,0 +1,126 @@
+// The WebAssembly tier at run time (issue 24): binds a module's wasm kernels (emit-wasm.ts) to the heap's
+// WebAssembly.Memory and puts them in the instance's function table in place of their JavaScript code, on
+// the calling thread and in every worker alike. The instance's launch state reaches the wasm code through
+// imported mutable globals, set where the JS tier sets its own (setLaunch, setBlock); the allocation ranges
+// and the validity map reach `miss`, which does for a wasm access site what emit-js.ts's globalCheck and
+// rng() do for a JS one, so both tiers fault alike and cache alike.
+import type { LaunchState, ModuleInstance } from '../instance.js'
+import { fma32, fma64 } from '../numeric.js'
+import { LAUNCH_GLOBALS, SPACES } from './emit-wasm.js'
+
+/** A compiled wasm module of kernels and where each lives in the instance's function table. */
+export interface WasmCode {
+  module: WebAssembly.Module
+  /** Function-table index (CompiledFunction.index) → export name. */
+  kernels: Array<[number, string]>
+}
+
+const GSH = 2 ** 34, GLO = 2 ** 35, GPA = 2 ** 36
+
+/** Which tier runs each kernel, and why not wasm (mod.inspect, KERNELPACK_EMULATOR_DEBUG). */
+export type Codegen = 'auto' | 'wasm' | 'js'
+
+/** The instance `inst` with the kernels of `code` running as wasm once the heap (a WebAssembly.Memory,
+ *  `memory()`) is bound; `fault` throws the tier's fault for (row, address, kind). */
+export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: () => WebAssembly.Memory | undefined, fault: (i: number, a: number, what: string) => never): ModuleInstance {
+  const G: Record<string, WebAssembly.Global> = {}
+  for (const g of LAUNCH_GLOBALS) G[g] = new WebAssembly.Global({ value: 'i32', mutable: true }, 0)
+  G.RL = new WebAssembly.Global({ value: 'f64', mutable: true }, 0)
+  G.RH = new WebAssembly.Global({ value: 'f64', mutable: true }, 0)
+  G.RD = new WebAssembly.Global({ value: 'i32', mutable: true }, 0)
+  let ok: Uint8Array = new Uint8Array(0)
+  let hn = 0
+  let ar: Float64Array = new Float64Array(0)
+  let st: LaunchState | undefined
+  let sb = 0, lb0 = 0
+  const jsFN = inst.FN
+  const FN = jsFN.slice()
+  let bound = false
+
+  /** A site's miss: the full check of an n-byte access at `a` in `space` (emit-js.ts globalCheck), then the
+   *  range the site may cache and where the bytes are. Throws the fault. */
+  function miss(row: number, a: number, n: number, space: number): number {
+    const what = SPACES[space]!
+    const al = n >= 16 ? 15 : n - 1
+    const aligned = (a % (al + 1)) === 0
+    const mapped = a >= 0 && a < hn && ok[a >>> 2] === 1 && (n <= 4 || ok[(a + n - 4) >>> 2] === 1)
+    if (mapped && aligned) {
+      // the allocation holding a (rng in emit-js.ts)
+      let lo = 0, hi = (ar.length >>> 1) - 1
+      G.RL!.value = 1; G.RH!.value = 0
+      while (lo <= hi) {
+        const m = (lo + hi) >>> 1
+        if (a < ar[2 * m]!) hi = m - 1
+        else if (a >= ar[2 * m + 1]!) lo = m + 1
+        else { G.RL!.value = ar[2 * m]!; G.RH!.value = ar[2 * m + 1]! - n; break }
+      }
+      G.RD!.value = 0
+      return a
+    }
+    if (what === 'generic' && st) {
+      const windows: Array<[number, number, number]> = [[GSH, st.SHN, sb], [GLO, st.LN * st.NTX * st.NTY * st.NTZ, lb0], [GPA, st.PE - st.PB, st.PB]]
+      for (const [base, size, at] of windows) {
+        if (a >= base && a <= base + size - n) {
+          if (!aligned) break
+          G.RL!.value = base; G.RH!.value = base + size - n; G.RD!.value = at
+          return a - base + at
+        }
+      }
+    }
+    return fault(row, a, what)
+  }
+
+  /** The hoisted-range test's lookup (emit-wasm.ts blockTest): 1 and the allocation's [RL, RH = end] when an
+   *  allocation holds `a`, else 0; never faults. */
+  function probe(a: number): number {
+    let lo = 0, hi = (ar.length >>> 1) - 1
+    while (lo <= hi) {
+      const m = (lo + hi) >>> 1
+      if (a < ar[2 * m]!) hi = m - 1
+      else if (a >= ar[2 * m + 1]!) lo = m + 1
+      else { G.RL!.value = ar[2 * m]!; G.RH!.value = ar[2 * m + 1]!; return 1 }
+    }
+    return 0
+  }
+
+  function bind(): void {
+    const mem = memory()
+    if (!mem) return
+    const imports = {
+      e: {
+        ...G, mem,
+        fault: (row: number, a: number, space: number) => fault(row, a, SPACES[space]!),
+        miss, probe,
+        fma32, fma64,
+        sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,
+      },
+    }
+    const wi = new WebAssembly.Instance(code.module, imports)
+    for (const [index, name] of code.kernels) {
+      const w = wi.exports[name] as (t0: number, t1: number, fb: number, b0: number, b1: number) => void
+      FN[index] = ((_T: unknown, t0: number, t1: number, fb: number, b0: number, b1: number) => w(t0, t1, fb, b0, b1)) as unknown as (...args: never[]) => void
+    }
+    bound = true
+  }
+
+  const out: ModuleInstance = {
+    FN,
+    setHeap(buf, okMap) {
+      inst.setHeap(buf, okMap)
+      ok = okMap
+      hn = buf.byteLength
+      if (!bound) bind()
+    },
+    setLaunch(o) {
+      inst.setLaunch(o)
+      st = o
+      for (const g of LAUNCH_GLOBALS) G[g]!.value = o[g]
+      sb = o.SB; lb0 = o.LB0
+    },
+    setRanges(r) { inst.setRanges(r); ar = r },
+    progress: () => inst.progress(),
+    setBlock(s, l) { inst.setBlock(s, l); sb = s; lb0 = l; G.SB!.value = s; G.LB0!.value = l },
+    heapAt: (a) => inst.heapAt(a),
+  }
+  return out
+}

@@ -349,7 +349,8 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
     // a cooperative launch keeps every block resident on one lane; others spread blocks over the workers
     const nlanes = onWorkers && !plan.cooperative ? Math.min(wanted, plan.nblocks) : 1
     const { reserved, rsv, shn } = sharedLayout(mod, cf, plan.dyn)
-    const ln = Math.ceil(cf.stackNeed / 16) * 16
+    // each thread's local memory, then (WebAssembly thread loops) the registers it keeps between loops
+    const ln = Math.ceil(cf.stackNeed / 16) * 16 + (cf.slotBytes ?? 0)
     const frame = Math.max(cf.frameSize, plan.params.length)
     // a cooperative launch keeps every block's shared and local memory; other lanes reuse one block's
     const resident = plan.cooperative ? plan.nblocks : 1

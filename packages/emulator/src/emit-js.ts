@@ -79,6 +79,8 @@ export interface CompiledFunction {
   localSize: number
   /** Local memory needed by this function and everything it calls (per thread). */
   stackNeed: number
+  /** Bytes per thread that the WebAssembly tier's thread loops keep after the local memory (wasm/emit-wasm.ts). */
+  slotBytes?: number
   calls: Set<string>
   regCount: number
   /** Reads %reserved_smem_offset_*: the block gets RESERVED_SMEM bytes of reserved shared memory. */

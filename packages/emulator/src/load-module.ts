@@ -183,7 +183,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   const t0 = performance.now()
   const rowBase = new Map<string, number>()
   lm.instrs.forEach((r, i) => { if (!rowBase.has(r.fn)) rowBase.set(r.fn, i) })
-  const inputs: WasmKernelInput[] = kernels.map((cf) => ({ fn: lm.ir.functions[cf.index]!, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend }))
+  const inputs: WasmKernelInput[] = kernels.map((cf) => ({ fn: lm.ir.functions[cf.index]!, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}) }))
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
   const refusedWhy = (r: WasmRefusal) => r.message
   for (const [name, r] of code.refused) {
@@ -202,6 +202,8 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   }
   lm.wasm = { module, kernels: [...code.kernels].map(([name, exp]) => [lm.functions.get(name)!.index, exp]) }
   for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm' })
+  // the wasm thread loops keep per-thread registers after each thread's local memory
+  for (const [name, n] of code.slotBytes) lm.functions.get(name)!.slotBytes = n
   const heap = lm.heap
   lm.inst = withWasmKernels(lm.inst, lm.wasm, () => heap.memory, (i, a, what) => { throw faultOf(lm, i, a, what) })
   lm.wasmMs = performance.now() - t0

@@ -15,8 +15,9 @@
 // range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
-  analyzeAffine, assignRegisterClasses, buildCfg, structureFunction, typeSize,
-  type AffineFacts, type InvExpr, type Immediate, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
+  analyzeAffine, definedRegisters, assignRegisterClasses, buildCfg, structureFunction, typeSize,
+  collectiveOf,
+  type AffineFacts, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, append, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
@@ -89,6 +90,9 @@ export interface WasmModuleCode {
   bytes: Uint8Array
   /** Kernel name → export name. */
   kernels: Map<string, string>
+  /** Bytes per thread the wasm thread loops keep after the kernel's local memory (per-thread registers and
+   *  the thread's state), by kernel: the launch makes each thread's local window that much larger. */
+  slotBytes: Map<string, number>
   refused: Map<string, WasmRefusal>
   /** Milliseconds spent writing the module (issue 24 item 6). */
   ms: number
@@ -99,8 +103,10 @@ export interface WasmKernelInput {
   frame: Frame
   /** Row of the function's first instruction in the module's fault table (emit-js.ts InstrInfo). */
   rowBase: number
-  /** The JS tier's reason this kernel suspends (barriers, collectives), if it does. */
+  /** The kernel suspends in the JS tier's continuation scheme (barriers or collectives without a plan). */
   suspends: boolean
+  /** The JS tier's thread-loop plan (kernels with barriers or warp collectives), if it has one. */
+  plan?: ThreadLoopPlan
 }
 
 /** Writes one wasm module holding a function for every kernel that lowers. `shared`: the heap's memory is
@@ -119,20 +125,23 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const helpers = defineHelpers(mb, funcs)
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
+  const slotBytes = new Map<string, number>()
   kernels.forEach((k, i) => {
     try {
-      const body = new KernelWriter(k, layout, funcs, globals, helpers).write()
+      const w = new KernelWriter(k, layout, funcs, globals, helpers)
+      const body = w.write()
       const idx = mb.addFunc(body)
       const name = `k${i}`
       mb.exportFunc(name, idx)
       out.set(k.fn.name, name)
+      if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
       refused.set(k.fn.name, e)
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Helpers {
@@ -184,6 +193,17 @@ class KernelWriter {
   private readonly sites = new Map<string, { lo: number; hi: number; d: number }>()
   private readonly scratch = new Map<string, number>()
   private readonly affine: AffineFacts
+  /** The thread-loop schedule of a kernel with barriers (its block-level loops run here). */
+  private readonly plan?: ThreadLoopSchedule
+  /** Bytes per thread of the loops' slots (0 without a plan). */
+  slotBytes = 0
+  /** Slot offset (from the thread's LB) of each per-thread register, and of the thread's state. */
+  private readonly slotOf = new Map<number, number>()
+  private stateOff = 0
+  /** Level of the current thread's `R` block (a uniform departure leaves it) and its decision local X. */
+  private rLevel = 0
+  /** Codes of block-wide decisions, by `kind:node`. */
+  private readonly codes = new Map<string, number>()
   /** Emitting the thread loop's copy without the hoisted sites' checks (a block whose ranges were tested). */
   private unchecked = false
   /** Accesses whose every thread's address is inv + c·tid.x: one range test per block (emit-js.ts hoistable). */
@@ -194,7 +214,14 @@ class KernelWriter {
   constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers) {
     this.fn = k.fn
     if (this.fn.kind !== 'entry') throw new WasmRefusal('only kernels (.entry) get wasm functions')
-    if (k.suspends) throw new WasmRefusal('it has barriers or warp collectives, which run as thread loops in the JavaScript tier (not yet in wasm)')
+    if (k.suspends) throw new WasmRefusal(`its threads suspend at barriers or collectives in the continuation scheme${k.plan?.kind === 'fallback' ? ` (${k.plan.reason})` : ''}, which only the JavaScript tier has`)
+    if (k.plan?.kind === 'fallback') throw new WasmRefusal(`it runs in the continuation scheme: ${k.plan.reason}`)
+    if (k.plan?.kind === 'loops') {
+      if (k.plan.warps) throw new WasmRefusal('its warp collectives run as lane loops, which only the JavaScript tier has yet')
+      const c = this.fn.instructions.find((x) => { const k2 = collectiveOf(x); return k2 !== undefined && (k2.kind !== 'bar' || k2.red !== undefined) })
+      if (c) throw new WasmRefusal(`\`${c.text}\` (PTX line ${c.line}) is a collective the wasm thread loops do not compute yet`, c.line, c.text)
+      this.plan = k.plan
+    }
     this.classes = assignRegisterClasses(this.fn)
     this.structure = structureFunction(this.fn)
     if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
@@ -223,6 +250,14 @@ class KernelWriter {
   write(): FunctionBody {
     const { b, L } = this
     const [T0, T1, FB, B0, B1] = [0, 1, 2, 3, 4]
+    if (this.plan) {
+      // per-thread slots after the kernel's own local memory: the thread's state (i32), then 8 bytes a register
+      const base = Math.ceil(this.k.frame.localSize / 16) * 16
+      this.stateOff = base
+      this.plan.perThread.forEach((r, j) => this.slotOf.set(r, base + 8 + 8 * j))
+      this.slotBytes = 8 + 8 * this.plan.perThread.length
+      L.X = b.local('i32')
+    }
     for (const g of LAUNCH_GLOBALS) b.gget(this.globals[g]!).set(L[g]!)
     b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
     // cx, cy, cz of b0 (the JS tier's block loop starts the same way)
@@ -236,10 +271,10 @@ class KernelWriter {
     b.get(L.b!).get(B1).op(Op.i32_ge_u).brIf(done)
     // the hoisted sites are found while writing the checked copy; the per-block test and the unchecked copy
     // are written after it, into a body of their own, and spliced in front
-    const checked = this.threadLoop(T0, T1, false)
+    const checked = this.plan ? this.blockSchedule(this.plan, false) : this.threadLoop(T0, T1, false)
     if (this.hoisted.size === 0) append(b.code, checked)
     else {
-      const unchecked = this.threadLoop(T0, T1, true)
+      const unchecked = this.plan ? this.blockSchedule(this.plan, true) : this.threadLoop(T0, T1, true)
       this.blockTest(T0, T1)
       b.begin('if')
       append(b.code, unchecked)
@@ -299,6 +334,258 @@ class KernelWriter {
     return b.code.splice(at)
   }
 
+  // --- thread loops (kernels with barriers: @kernelpack/ptx's plan, as emit-thread-loops.ts renders it) ---
+
+  /** The code of one block of a thread-loop kernel, written apart and returned. */
+  private blockSchedule(plan: ThreadLoopSchedule, unchecked: boolean): number[] {
+    const { b, L } = this
+    const at = b.code.length
+    this.unchecked = unchecked
+    const hasState = plan.threadsEnd
+    if (hasState) {
+      // every thread starts running (state 0)
+      b.i32(0).set(L.t!)
+      const done = b.open('block')
+      const lp = b.open('loop')
+      b.get(L.t!).get(L.NT!).op(Op.i32_ge_u).brIf(done)
+      b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).i32(0).mem(Op.i32_store, 2, this.stateOff)
+      b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+      b.br(lp)
+      b.end().end()
+    }
+    const items = [...plan.schedule]
+    const ins = this.fn.instructions
+    const last = items[items.length - 1]
+    if (last?.kind === 'threads' && last.scatter === undefined && last.gather === undefined && last.nodes.every((x) => x.kind === 'instr' && ['ret', 'exit'].includes(ins[x.index]!.op) && !ins[x.index]!.guard)) items.pop()
+    this.items(items)
+    this.unchecked = false
+    return b.code.splice(at)
+  }
+
+  private items(list: ScheduleItem[]): void {
+    const b = this.b
+    for (const it of list) {
+      switch (it.kind) {
+        case 'threads': this.threads(it); break
+        case 'warps': throw new WasmRefusal('warp-level code is not lowered')
+        case 'barrier': case 'collective': break
+        case 'region': {
+          if (it.level !== 'block') throw new WasmRefusal('warp-level regions are not lowered')
+          const r = it.node
+          const lv = b.open(r.kind === 'loop' ? 'loop' : 'block')
+          this.level.set(r.id, lv)
+          this.items(it.body)
+          b.end()
+          this.level.delete(r.id)
+          break
+        }
+      }
+    }
+  }
+
+  private code(kind: 'break' | 'continue', node: number): number {
+    const key = `${kind}:${node}`
+    let c = this.codes.get(key)
+    if (c === undefined) { c = this.codes.size + 1; this.codes.set(key, c) }
+    return c
+  }
+
+  /** After a block-level loop: the block-wide decision its threads took, as a branch. */
+  private dispatch(it: ThreadLoop): void {
+    const b = this.b
+    const seen = new Set<number>()
+    for (let i = it.start; i < it.end; i++) {
+      const d = this.plan!.departures.get(i)
+      if (d?.kind !== 'uniform') continue
+      const c = this.code(d.target.kind, d.target.node)
+      if (seen.has(c)) continue
+      seen.add(c)
+      const lv = this.level.get(d.target.node)
+      if (lv === undefined) throw new WasmRefusal('a block-wide decision to a region that is not open')
+      b.get(this.L.X!).i32(c).op(Op.i32_eq).brIf(lv)
+    }
+  }
+
+  /** One block-level loop over the block's threads (or, `once`, its code run once). */
+  private threads(it: ThreadLoop): void {
+    const { b, L } = this
+    const plan = this.plan!
+    if (it.level !== 'block') throw new WasmRefusal('warp-level loops are not lowered')
+    if (it.scatter !== undefined || it.gather !== undefined) throw new WasmRefusal('collectives with values are not lowered')
+    b.i32(0).set(L.X!)
+    if (it.once) {
+      this.rLevel = b.open('block')
+      this.threadLevel = this.rLevel
+      this.nodes(it.nodes)
+      b.end()
+      this.dispatch(it)
+      return
+    }
+    const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
+    // tz, ty, tx nested; only the tx interval [LO, HI) that does more than branch past the loop's code
+    const LO = this.tmp('LO', 'i32'), HI = this.tmp('HI', 'i32')
+    const range = this.txRange(it)
+    if (range) {
+      const v = this.tmp('nv', 'i64')
+      range(); b.set(v)
+      // clamp both ends to [0, NTX]
+      const clamp = (push: () => void, dst: number) => {
+        const x = this.tmp('nx', 'i64')
+        push(); b.set(x)
+        b.get(x).i64(0n).get(x).i64(0n).op(Op.i64_gt_s).op(Op.select).set(x)
+        b.get(x).get(L.NTX!).op(Op.i64_extend_i32_u).get(x).get(L.NTX!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s).op(Op.select).op(Op.i32_wrap_i64).set(dst)
+      }
+      clamp(() => b.get(v).i64(0xffffffffn).op(Op.i64_and).i64(32n).op(Op.i64_shl).i64(32n).op(Op.i64_shr_s), LO)
+      clamp(() => b.get(v).i64(32n).op(Op.i64_shr_s), HI)
+    } else { b.i32(0).set(LO); b.get(L.NTX!).set(HI) }
+    b.i32(0).set(L.tz!)
+    const zDone = b.open('block'), zLoop = b.open('loop')
+    b.get(L.tz!).get(L.NTZ!).op(Op.i32_ge_u).brIf(zDone)
+    b.i32(0).set(L.ty!)
+    const yDone = b.open('block'), yLoop = b.open('loop')
+    b.get(L.ty!).get(L.NTY!).op(Op.i32_ge_u).brIf(yDone)
+    b.get(LO).set(L.tx!)
+    const done = b.open('block')
+    const lp = b.open('loop')
+    b.get(L.tx!).get(HI).op(Op.i32_ge_s).brIf(done)
+    b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
+    this.threadLevel = b.open('block')
+    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    if (plan.threadsEnd) b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
+    for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
+    for (const r of it.loads) this.slotLoad(r)
+    this.rLevel = b.open('block')
+    this.nodes(it.nodes)
+    b.end()
+    for (const r of it.stores) this.slotStore(r)
+    b.end()
+    b.get(L.tx!).i32(1).op(Op.i32_add).set(L.tx!)
+    b.br(lp)
+    b.end().end()
+    b.get(L.ty!).i32(1).op(Op.i32_add).set(L.ty!)
+    b.br(yLoop)
+    b.end().end()
+    b.get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!)
+    b.br(zLoop)
+    b.end().end()
+    this.dispatch(it)
+  }
+
+  /** The tx interval of a block-level loop whose first act is `@p bra` past the rest of its code, with p
+   *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
+   *  rule. Returns code that pushes an i64 holding LO (low 32 bits, signed) and HI (high 32 bits). */
+  private txRange(it: ThreadLoop): (() => void) | undefined {
+    const ins = this.fn.instructions
+    const st = this.structure
+    if (st.kind !== 'structured') return undefined
+    let k = 0
+    while (k < it.nodes.length && it.nodes[k]!.kind === 'instr') k++
+    const R = it.nodes[k]
+    const trailing = it.nodes.slice(k + 1).every((x) => x.kind === 'instr' && (ins[x.index]!.op === 'ret' || ins[x.index]!.op === 'exit') && !ins[x.index]!.guard)
+    if (!R || (R.kind !== 'block' && R.kind !== 'if') || !trailing) return undefined
+    const first = R.body[0]
+    if (first?.kind !== 'instr') return undefined
+    const br = ins[first.index]!
+    const t = st.branches.get(first.index)
+    if (br.op !== 'bra' || !br.guard || t?.kind !== 'break' || t.node !== R.id || this.plan!.departures.has(first.index)) return undefined
+    let setp: number | undefined
+    for (let i = it.start; i < first.index; i++) {
+      const x = ins[i]!
+      if (!['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'].includes(x.op) || (x.op === 'ld' && x.space !== 'param')) return undefined
+      if (definedRegisters(x).some((r) => it.stores.includes(r))) return undefined
+      if (definedRegisters(x).includes(br.guard.reg)) setp = i
+    }
+    if (setp === undefined) return undefined
+    const sp = ins[setp]!
+    const cmp0 = sp.cmp
+    const type = sp.type ?? ''
+    if (sp.op !== 'setp' || sp.guard || sp.boolOp || !cmp0 || sp.operands[0]?.kind !== 'reg' || !['u32', 's32', 'b32'].includes(type)) return undefined
+    const isTx = (o: IrOperand | undefined) => {
+      if (o?.kind === 'special') return o.name === '%tid.x'
+      if (o?.kind !== 'reg') return false
+      const f = this.affine.register.get(o.id)
+      return !!f && f.c === 1 && !f.iv && f.conds.length === 0 && f.inv.kind === 'const' && f.inv.value === 0
+    }
+    const flip: Record<string, string> = { lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' }
+    let cmp: string = cmp0
+    let y = sp.operands[2]!
+    if (!isTx(sp.operands[1])) {
+      if (!isTx(sp.operands[2])) return undefined
+      cmp = flip[cmp0]!
+      y = sp.operands[1]!
+    }
+    if (y.kind === 'reg') {
+      if (!['grid', 'block'].includes(this.plan!.uniformity.register[y.id]!)) return undefined
+      for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id)) return undefined
+    } else if (y.kind !== 'imm') return undefined
+    // the threads that hold the comparison: [a, b) with ends Y, Y + 1, 0 or NTX (as i64: no wrap)
+    type End = '0' | 'Y' | 'Y1' | 'NTX'
+    const holds: Record<string, [End, End]> = { lt: ['0', 'Y'], lo: ['0', 'Y'], le: ['0', 'Y1'], ls: ['0', 'Y1'], gt: ['Y1', 'NTX'], hi: ['Y1', 'NTX'], ge: ['Y', 'NTX'], hs: ['Y', 'NTX'], eq: ['Y', 'Y1'] }
+    const skipped: Record<string, [End, End]> = { lt: ['Y', 'NTX'], lo: ['Y', 'NTX'], le: ['Y1', 'NTX'], ls: ['Y1', 'NTX'], gt: ['0', 'Y1'], hi: ['0', 'Y1'], ge: ['0', 'Y'], hs: ['0', 'Y'], ne: ['Y', 'Y1'] }
+    const pair = br.guard.negate ? holds[cmp] : skipped[cmp]
+    if (!pair) return undefined
+    const b = this.b, L = this.L
+    const signed = type === 's32'
+    const yv = (): void => {
+      // y as the comparison reads it: s32 sign-extended, u32/b32 zero-extended (LO/HI are clamped to [0, NTX])
+      this.rd(y, 'i32')
+      b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u)
+    }
+    const end = (e: End) => {
+      switch (e) {
+        case '0': b.i64(0n); break
+        case 'Y': yv(); break
+        case 'Y1': yv(); b.i64(1n).op(Op.i64_add); break
+        case 'NTX': b.get(L.NTX!).op(Op.i64_extend_i32_u); break
+      }
+      // clamp into [0, NTX] before packing into 32 bits
+      const x = this.tmp('ne', 'i64')
+      b.set(x)
+      b.get(x).i64(0n).get(x).i64(0n).op(Op.i64_gt_s).op(Op.select).set(x)
+      b.get(x).get(L.NTX!).op(Op.i64_extend_i32_u).get(x).get(L.NTX!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s).op(Op.select)
+    }
+    return () => {
+      end(pair[0]); b.i64(0xffffffffn).op(Op.i64_and)
+      end(pair[1]); b.i64(32n).op(Op.i64_shl).op(Op.i64_or)
+    }
+  }
+
+  private slotLoad(r: number): void {
+    const b = this.b
+    const tid = this.plan!.recomputed.get(r)
+    if (tid) { this.wr({ kind: 'reg', id: r }, 'u32', () => b.get(this.L[tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz']!)); return }
+    const off = this.slotOf.get(r)
+    if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
+    b.get(this.L.LB!)
+    switch (classType(this.classes[r]!)) {
+      case 'i32': b.mem(Op.i32_load, 2, off); break
+      case 'i64': b.mem(Op.i64_load, 3, off); break
+      case 'f32': b.mem(Op.f32_load, 2, off); break
+      case 'f64': b.mem(Op.f64_load, 3, off); break
+    }
+    b.set(this.regs[r]!)
+  }
+
+  private slotStore(r: number): void {
+    const b = this.b
+    const off = this.slotOf.get(r)
+    if (off === undefined) return
+    b.get(this.L.LB!).get(this.regs[r]!)
+    switch (classType(this.classes[r]!)) {
+      case 'i32': b.mem(Op.i32_store, 2, off); break
+      case 'i64': b.mem(Op.i64_store, 3, off); break
+      case 'f32': b.mem(Op.f32_store, 2, off); break
+      case 'f64': b.mem(Op.f64_store, 3, off); break
+    }
+  }
+
+  /** The current thread ends (a kernel return): its state says so when later loops must skip it. */
+  private endThread(): void {
+    const b = this.b
+    if (this.plan?.threadsEnd) b.get(this.L.LB!).i32(-1).mem(Op.i32_store, 2, this.stateOff)
+    b.br(this.threadLevel)
+  }
+
   /** Leaves 1 on the stack when the whole block runs (t0 = 0, t1 = NT) and every hoisted site's range
    *  [inv + off, inv + off + c·(NTX−1)] (both ends, plus its size) lies inside one allocation, aligned, with
    *  its 32-bit terms unwrapped (emit-js.ts hz, wr): the block then runs the unchecked copy. */
@@ -309,7 +596,6 @@ class KernelWriter {
     b.get(T0).op(Op.i32_eqz).get(T1).get(L.NT!).op(Op.i32_eq).op(Op.i32_and).set(ok)
     const ntx1 = () => b.get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u)
     for (const [key, h] of this.hoisted) {
-      const site = this.sites.get(key)!
       for (const w of h.conds) {
         // x and x + c·(NTX−1) within [lo, 2^31−1]
         this.inv(w.inv); b.set(x)
@@ -324,6 +610,17 @@ class KernelWriter {
       this.inv(h.inv); b.i64(BigInt(h.off)).op(Op.i64_add).tee(lo)
       b.get(lo).op(Op.i32_wrap_i64).set(h.hv)
       ntx1(); b.i64(BigInt(h.c)).op(Op.i64_mul).op(Op.i64_add).set(hi)
+      if (h.space === 'shared') {
+        // the window's offsets: both ends in [0, SHN − n], aligned; the heap byte at SB + offset
+        b.get(lo).op(Op.i32_wrap_i64).get(L.SB!).op(Op.i32_add).set(h.hv)
+        if (h.c < 0) { b.get(lo).get(hi).set(lo).set(hi) }
+        b.get(lo).i64(0n).op(Op.i64_ge_s)
+        b.get(hi).get(L.SHN!).i32(h.n).op(Op.i32_sub).op(Op.i64_extend_i32_s).op(Op.i64_le_s).op(Op.i32_and)
+        if (h.al > 0) b.get(lo).op(Op.i32_wrap_i64).i32(h.al).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and)
+        b.get(ok).op(Op.i32_and).set(ok)
+        continue
+      }
+      const site = this.sites.get(key)!
       if (h.c < 0) { b.get(lo).get(hi).set(lo).set(hi) }
       // aligned (c is a multiple of the alignment: checked when the site was hoisted)
       if (h.al > 0) b.get(lo).op(Op.i32_wrap_i64).i32(h.al).op(Op.i32_and).op(Op.i32_eqz).get(ok).op(Op.i32_and).set(ok)
@@ -347,8 +644,8 @@ class KernelWriter {
   /** The affine form of an access's address when every thread that makes it uses inv + c·tid.x (emit-js.ts
    *  hoistable): an unguarded access through a 64-bit register whose one definition dominates it, with no
    *  loop-iteration term, and a stride that keeps the alignment. */
-  private hoistable(o: Extract<IrOperand, { kind: 'addr' }>, al: number): { inv: InvExpr; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }> } | undefined {
-    if (this.cur.guard || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return undefined
+  private hoistable(o: Extract<IrOperand, { kind: 'addr' }>, al: number, cls: readonly RegisterClass[] = ['i64']): { inv: InvExpr; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }> } | undefined {
+    if (this.cur.guard || o.base?.kind !== 'reg' || !cls.includes(this.classes[o.base.id]!)) return undefined
     const f = this.affine.formAt(o.base.id, this.cur.index)
     if (!f || f.iv || f.c % (al + 1) !== 0) return undefined
     return { inv: f.inv, c: f.c, conds: f.conds }
@@ -685,6 +982,30 @@ class KernelWriter {
   private branch(ins: Instruction): void {
     const st = this.structure
     if (st.kind !== 'structured') return this.fail('unstructured branch')
+    const d = this.plan?.departures.get(ins.index)
+    if (d) {
+      const b = this.b
+      if (ins.guard) {
+        b.get(this.regs[ins.guard.reg]!)
+        if (this.classes[ins.guard.reg] !== 'pred') b.i32(0).op(Op.i32_ne)
+        if (ins.guard.negate) b.op(Op.i32_eqz)
+        b.open('if')
+      }
+      switch (d.kind) {
+        case 'uniform': b.i32(this.code(d.target.kind, d.target.node)).set(this.L.X!); b.br(this.rLevel); break
+        case 'park': throw new WasmRefusal('warp-level departures are not lowered')
+        case 'exit': {
+          // the thread runs the kernel's barrier-free tail now, and ends
+          this.nodes(d.tail)
+          const last = d.tail[d.tail.length - 1]
+          const ends = last?.kind === 'instr' && ['ret', 'exit'].includes(this.fn.instructions[last.index]!.op) && !this.fn.instructions[last.index]!.guard
+          if (!ends) this.endThread()
+          break
+        }
+      }
+      if (ins.guard) b.end()
+      return
+    }
     const target = st.branches.get(ins.index)
     if (!target) return this.fail('a branch the structure does not resolve')
     const lv = this.level.get(target.node)
@@ -748,7 +1069,7 @@ class KernelWriter {
         if (ins.flags.cc) return this.fail('carry arithmetic is not lowered')
         if (t === 'f32') {
           if (!rn) return this.fail('a directed rounding mode')
-          return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); f32In(A[3]); b.call(this.helpers.fma32); f32Out() })
+          return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); f32In(A[3]); this.fma32(); f32Out() })
         }
         if (t === 'f64') {
           if (!rn) return this.fail('a directed rounding mode')
@@ -845,13 +1166,34 @@ class KernelWriter {
         }
         return this.fail(`${ins.op} of type .${t}`)
       }
-      case 'ret': case 'exit': b.br(this.threadLevel); return
+      case 'ret': case 'exit': this.endThread(); return
+      case 'bar': case 'barrier':
+        // a thread-loop kernel's barriers are where its loops end (the plan); nothing runs here
+        if (this.plan && collectiveOf(ins)?.kind === 'bar' && !ins.guard) return
+        return this.fail('a barrier outside the thread-loop plan')
       case 'trap': this.fault(6, () => b.f64(0)); return
       case 'membar': case 'fence': case 'nanosleep': case 'prefetch': case 'prefetchu': case 'pmevent': case 'brkpt': case 'discard': case 'applypriority': case 'griddepcontrol': case 'setmaxnreg':
         return
       case 'atom': case 'red': return this.atomic(ins)
       default: return this.fail(`${ins.op} has no WebAssembly lowering yet`)
     }
+  }
+
+  /** fma.rn.f32 of the three f32 values on the stack, inline (the module's helper, defineHelpers, as code
+   *  here: the engine does not inline calls between wasm functions, and a tiled matmul is all fma). */
+  private fma32(): void {
+    const b = this.b
+    const z = this.tmp('fz', 'f32'), y = this.tmp('fy', 'f32'), x = this.tmp('fx', 'f32')
+    const fs = this.tmp('fs', 'f64'), fg = this.tmp('fg', 'f32'), m = this.tmp('fm', 'f64')
+    b.set(z).set(y).set(x)
+    b.get(x).op(Op.f64_promote_f32).get(y).op(Op.f64_promote_f32).op(Op.f64_mul).get(z).op(Op.f64_promote_f32).op(Op.f64_add).tee(fs)
+    b.op(Op.f32_demote_f64).set(fg)
+    b.get(fg).op(Op.f64_promote_f32).get(fs).op(Op.f64_eq)
+    b.get(fs).f64(2).op(Op.f64_mul).get(fg).op(Op.f64_promote_f32).op(Op.f64_sub).tee(m).op(Op.f32_demote_f64).op(Op.f64_promote_f32).get(m).op(Op.f64_ne)
+    b.op(Op.i32_or)
+    b.get(fg).get(fg).op(Op.f32_sub).f32bits(0).op(Op.f32_eq).op(Op.i32_and)
+    b.begin('if', 'f32').get(fg).else()
+    b.get(x).op(Op.f64_promote_f32).get(y).op(Op.f64_promote_f32).get(z).op(Op.f64_promote_f32).call(this.funcs.fma32).op(Op.f32_demote_f64).end()
   }
 
   /** The high 32 bits of a 32×32 product. */
@@ -977,6 +1319,21 @@ class KernelWriter {
     const misaligned = () => { if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or) }
     switch (space) {
       case 'shared': case 'local': {
+        if (space === 'shared') {
+          // every thread of the block at inv + off + c·tx: one test of both ends against the window per block
+          const f = this.hoistable(o, al, ['i32', 'i64'])
+          if (f) {
+            const key = `${this.cur.index}:${slot}`
+            let h = this.hoisted.get(key)
+            if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32') }; this.hoisted.set(key, h) }
+            if (this.unchecked) {
+              b.get(h.hv)
+              if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
+              b.set(L.a32!)
+              return
+            }
+          }
+        }
         // a = window offset: 0 ≤ a ≤ size − n, aligned; the heap byte is at window base + a
         const size = space === 'shared' ? L.SHN! : L.LSZ!
         b.get(a).i64(0n).op(Op.i64_lt_s)

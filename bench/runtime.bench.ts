@@ -24,7 +24,7 @@ async function vec6Module() {
   const k = manifest.kernels.find((x) => x.name === 'vec6')
   const sizes = k?.params.map((p) => p.size).join(',')
   // the bench's bare call packs three pointers, u32, f32, u64 at offsets 0, 8, 16, 24, 28, 32
-  if (sizes !== '8,8,8,4,4,8') throw new Error(`${SOURCE}: expected a kernel vec6(float *, const float *, float *, unsigned, float, unsigned long long) in its PTX, found ${k ? `vec6 with parameter sizes ${sizes}` : `kernels ${manifest.kernels.map((x) => x.name).join(', ') || 'none'}`}; restore the fixture`)
+  if (!k || sizes !== '8,8,8,4,4,8') throw new Error(`${SOURCE}: expected a kernel vec6(float *, const float *, float *, unsigned, float, unsigned long long) in its PTX, found ${k ? `vec6 with parameter sizes ${sizes}` : `kernels ${manifest.kernels.map((x) => x.name).join(', ') || 'none'}`}; restore the fixture`)
   return { image: packImages([{ arch: 'compute_90', kind: 'ptx', bytes: new TextEncoder().encode(ptx) }], 'kernelpack bench'), manifest, params: k.params }
 }
 

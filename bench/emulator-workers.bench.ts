@@ -8,18 +8,19 @@
 // part of its reference text, with the CPU time per launch and the cores each side got (CPU time / wall
 // time, medians): on a shared 2-core machine the second worker only helps when a second core is free, and
 // "2 workers got 1.1 cores" says the ratio measured the machine's load, not the emulator.
+// Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): small sizes, one untimed and one timed launch per side.
 import { availableParallelism, loadavg } from 'node:os'
 import { createEmulatorBackend, type EmulatorBackend } from '@kernelpack/emulator'
 import type { BenchResult } from './lib.js'
-import { interleaved, median } from './lib.js'
+import { interleaved, median, smoke } from './lib.js'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
 import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
 import { ownSource } from '../test/fixtures/emulator/cases-own.js'
 
 /** Timed launches per side (medians reported). */
-const REPS = 9
+const REPS = smoke ? 1 : 9
 /** Untimed launches on each side before the timed ones. */
-const WARMUP = 4
+const WARMUP = smoke ? 1 : 4
 
 interface Figure {
   name: string
@@ -32,17 +33,17 @@ interface Figure {
   target: string
 }
 
-const N_ADD = 1 << 24
-const N_RED = 1 << 23
+const N_ADD = smoke ? 1 << 13 : 1 << 24
+const N_RED = smoke ? 1 << 13 : 1 << 23
 const RED_BLOCK = 256
-const MM = 384
-const N_WARP = 1 << 22
-const N_SCAN = 1 << 22
+const MM = smoke ? 32 : 384
+const N_WARP = smoke ? 1 << 13 : 1 << 22
+const N_SCAN = smoke ? 1 << 13 : 1 << 22
 const SCAN_BLOCK = 256
 
 const figures: Figure[] = [
   {
-    name: 'vecAdd 2^24', entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
+    name: `vecAdd 2^${Math.log2(N_ADD)}`, entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
     async setup(k) {
       const out = await k.alloc(N_ADD * 4)
       return { out, args: [await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5)), await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25)), out, N_ADD] }
@@ -50,7 +51,7 @@ const figures: Figure[] = [
     target: 'ratio >= 1.7 (2 workers vs 1, barrier-free)',
   },
   {
-    name: `shared-memory reduction 2^23 (${RED_BLOCK}-thread blocks)`, entry: 'reduce_sum_shared', grid: [N_RED / (2 * RED_BLOCK), 1, 1], block: [RED_BLOCK, 1, 1],
+    name: `shared-memory reduction 2^${Math.log2(N_RED)} (${RED_BLOCK}-thread blocks)`, entry: 'reduce_sum_shared', grid: [N_RED / (2 * RED_BLOCK), 1, 1], block: [RED_BLOCK, 1, 1],
     async setup(k) {
       const out = await k.alloc((N_RED / (2 * RED_BLOCK)) * 4)
       return { out, args: [await k.upload(Float32Array.from({ length: N_RED }, (_, i) => (i % 13) - 6)), out, N_RED] }
@@ -66,7 +67,7 @@ const figures: Figure[] = [
     target: 'ratio >= 1.5 (2 workers vs 1, barriers)',
   },
   {
-    name: 'warp-shuffle reduction 2^22 (__shfl_down_sync, 256-thread blocks)', entry: 'warp_reduce_down', grid: [N_WARP / 256, 1, 1], block: [256, 1, 1],
+    name: `warp-shuffle reduction 2^${Math.log2(N_WARP)} (__shfl_down_sync, 256-thread blocks)`, entry: 'warp_reduce_down', grid: [N_WARP / 256, 1, 1], block: [256, 1, 1],
     async setup(k) {
       const out = await k.alloc((N_WARP / 32) * 4)
       return { out, args: [await k.upload(Int32Array.from({ length: N_WARP }, (_, i) => ((i * 7919) % 2001) - 1000)), out, N_WARP] }
@@ -74,7 +75,7 @@ const figures: Figure[] = [
     target: 'ratio >= 1.5 (2 workers vs 1, warp collectives)',
   },
   {
-    name: `block scan 2^22 (Hillis-Steele in shared memory, ${SCAN_BLOCK}-thread blocks)`, entry: 'scan_block', grid: [N_SCAN / SCAN_BLOCK, 1, 1], block: [SCAN_BLOCK, 1, 1],
+    name: `block scan 2^${Math.log2(N_SCAN)} (Hillis-Steele in shared memory, ${SCAN_BLOCK}-thread blocks)`, entry: 'scan_block', grid: [N_SCAN / SCAN_BLOCK, 1, 1], block: [SCAN_BLOCK, 1, 1],
     shared: 2 * SCAN_BLOCK * 4,
     async setup(k) {
       const out = await k.alloc(N_SCAN * 4)

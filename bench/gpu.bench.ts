@@ -7,6 +7,10 @@
 //   - kernel time of vector add (2^22) and the 16x16-tiled matmul (192^3) measured with CUDA events, beside
 //     the emulator's wall time for the same PTX and launch (the kernels and sizes of emulator.bench.ts).
 // Where no NVIDIA driver answers, every figure is NaN (null in results.json) and its name says "no GPU".
+// Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): one round of one batch, bursts of 1000 launches, vector add on
+// 2^12 floats and a 32³ matmul, one untimed and one timed run per side. test/bench/smoke.test.ts cannot run
+// this file (CI has no GPU, and run() refuses the libcuda test double); `KP_BENCH_SMOKE=1 pnpm bench gpu` on
+// a GPU machine does.
 import { join } from 'node:path'
 import { loadModule, NoDriverError, resolveBackend, type Module } from '@kernelpack/runtime'
 import { NVCC_13_ARCHS, packImages, readPtxManifest } from '@kernelpack/toolchain'
@@ -16,15 +20,17 @@ import { ownSource } from '../test/fixtures/emulator/cases-own.js'
 import { buildModule } from '../test/gpu/build-module.js'
 import { buildCubin } from '../test/gpu/corpus.js'
 import { requireKoffi } from '../test/gpu/session.js'
-import { interleaved, median, type BenchResult, type KoffiBench } from './lib.js'
+import { interleaved, median, smoke, type BenchResult, type KoffiBench } from './lib.js'
 
-const N_ADD = 1 << 22
-const MM = 192
+const N_ADD = smoke ? 1 << 12 : 1 << 22
+const MM = smoke ? 32 : 192
+/** Timed rounds of each side of the launch figures (bursts, kernel times); the batched loop has its own. */
+const ROUNDS = smoke ? 1 : 5
 const figures = [
   { name: 'gpu: Kernel.launch, 6 args, real driver (CPU ns/launch)', unit: 'ns', reference: 'bare koffi cuLaunchKernelEx, block prepared once' },
   { name: 'gpu: Kernel.launch awaited, 6 args, real driver (CPU ns/launch)', unit: 'ns', reference: 'bare koffi cuLaunchKernelEx, block prepared once' },
   { name: 'gpu: launches per second including execution (6 args, burst then synchronize)', unit: 'launches/s', reference: 'bare koffi cuLaunchKernelEx, same burst' },
-  { name: `gpu: vecAdd 2^22 kernel time (CUDA events)`, unit: 'ms', reference: 'emulator, same PTX and launch (wall time)' },
+  { name: `gpu: vecAdd 2^${Math.log2(N_ADD)} kernel time (CUDA events)`, unit: 'ms', reference: 'emulator, same PTX and launch (wall time)' },
   { name: `gpu: tiled matmul ${MM}x${MM}x${MM} (16x16 tiles) kernel time (CUDA events)`, unit: 'ms', reference: 'emulator, same PTX and launch (wall time)' },
 ]
 
@@ -98,8 +104,8 @@ export async function measureLaunches(arch: string, gpu: string): Promise<BenchR
   // followed by an untimed synchronize; sides interleaved (bare, api, awaited; then reversed), medians.
   const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) * 1000 }
   const batch = 256
-  const batches = 80
-  const rounds = 9
+  const batches = smoke ? 1 : 80
+  const rounds = smoke ? 1 : 9
   const bareNs: number[] = []
   const apiNs: number[] = []
   const awaitedNs: number[] = []
@@ -118,8 +124,8 @@ export async function measureLaunches(arch: string, gpu: string): Promise<BenchR
     }
   }
   // launches per second including execution: a burst of launches, then one synchronize (wall time)
-  const burst = 20_000
-  const rates = await interleaved(5, ['bare', 'api'] as const, async (side) => {
+  const burst = smoke ? 1000 : 20_000
+  const rates = await interleaved(ROUNDS, ['bare', 'api'] as const, async (side) => {
     const t0 = process.hrtime.bigint()
     if (side === 'bare') for (let i = 0; i < burst; i++) launchEx(block, fn, kernelParams, 0n)
     else for (let i = 0; i < burst; i++) void kernel.launch(opts, a, b, c, 1024, 1.5, 42n)
@@ -167,7 +173,7 @@ async function measureKernels(arch: string, gpu: string): Promise<BenchResult[]>
     await launch(dev, d.args)
     await launch(emu, e.args)
     await Promise.all([dev.synchronize(), emu.synchronize()])
-    const times = await interleaved(5, ['gpu', 'emulator'] as const, async (side) => {
+    const times = await interleaved(ROUNDS, ['gpu', 'emulator'] as const, async (side) => {
       if (side === 'gpu') {
         await e0.record()
         await launch(dev, d.args)

@@ -2,6 +2,14 @@
 import { spawnSync } from 'node:child_process'
 import { renameSync, writeFileSync } from 'node:fs'
 
+/**
+ * Smoke mode (`KP_BENCH_SMOKE=1`, issue 34): every bench file runs its smallest sizes with one untimed and one
+ * timed run per side and checks no target, so that test/bench/smoke.test.ts can run each file in the suite
+ * and see that it still produces all its entries (same names) with finite values beside a reference. The
+ * figures of a smoke run mean nothing; `pnpm bench` without it measures.
+ */
+export const smoke = process.env.KP_BENCH_SMOKE === '1'
+
 /** One figure of `bench/results.json` (DESIGN.md, "Contracts"). */
 export interface BenchResult {
   name: string

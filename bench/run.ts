@@ -1,7 +1,8 @@
 // `pnpm bench`: runs every bench/*.bench.ts (each exports `run(): Promise<BenchResult[]>`), prints one
 // table and writes bench/results.json (DESIGN.md, "Contracts"). Pass names to run only some:
-// `pnpm bench offload toolchain`.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// `pnpm bench offload toolchain`. With KP_BENCH_SMOKE=1 every file runs in smoke mode (bench/lib.ts); the
+// suite runs each file so through the per-file mode below (test/bench/smoke.test.ts).
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,12 +13,15 @@ const dir = import.meta.dirname
 
 // Each bench file runs in a process of its own (this script again, with KP_BENCH_FILE set), so that no file's
 // figures depend on which ran before it in the same process: after emulator-workers.bench.ts the single-worker
-// reduction of emulator.bench.ts measured 0.32 where it measures 0.55-0.60 alone.
+// reduction of emulator.bench.ts measured 0.32 where it measures 0.55-0.60 alone. The child writes its
+// figures to KP_BENCH_OUT (a temp file, then renamed).
 const child = process.env.KP_BENCH_FILE
 if (child !== undefined) {
+  const out = process.env.KP_BENCH_OUT
+  if (!out) throw new Error('bench/run.ts: KP_BENCH_FILE is set but KP_BENCH_OUT (the JSON file to write the figures to) is not')
   const mod = (await import(pathToFileURL(join(dir, child)).href)) as { run: () => Promise<BenchResult[]> }
   const rs = await mod.run()
-  writeFileSync(process.env.KP_BENCH_OUT!, JSON.stringify(rs))
+  writeResults(out, rs)
   process.exit(0)
 }
 

@@ -2,22 +2,39 @@
 // cuLaunchKernelEx through koffi) next to a bare koffi call of cuLaunchKernelEx with a block prepared once,
 // both against the libcuda test double (test/fixtures/runtime/README.md) with launch logging off, so the
 // driver side costs the same in both. Target (issue 5): marshalling adds <= 100 ns per launch.
-import type { KernelManifest } from '@kernelpack/offload'
+//
+// The module is real: test/fixtures/gpu/launch-bench.cu (the vec6 that gpu.bench.ts launches on a GPU) compiled
+// to compute_90 PTX through the suite's PTX cache (nvcc), its manifest read from that PTX, so the runtime's
+// manifest-against-PTX check sees the `.entry vec6` the manifest names (a hand-made manifest beside a PTX
+// header with no `.entry` is refused since that check landed, issue 34).
+import { join } from 'node:path'
 import { loadModule } from '@kernelpack/runtime'
+import { packImages, readPtxManifest } from '@kernelpack/toolchain'
 import { buildTestDouble, koffi } from '../test/runtime/libcuda-double.js'
-import { median, type BenchResult, type KoffiBench } from './lib.js'
+import { compilePtx } from '../test/helpers/ptx-cache.js'
+import { fixturesDir } from '../test/helpers/tools.js'
+import { median, smoke, type BenchResult, type KoffiBench } from './lib.js'
+
+const SOURCE = join(fixturesDir, 'gpu', 'launch-bench.cu')
+
+/** The vec6 module: PTX for compute_90 packed as an offload binary, and the manifest read from the PTX. */
+async function vec6Module() {
+  const ptx = await compilePtx({ source: SOURCE, config: { label: 'nvcc compute_90', compiler: 'nvcc', arch: 'compute_90', target: 'compute_90' } })
+  const manifest = await readPtxManifest(ptx)
+  const k = manifest.kernels.find((x) => x.name === 'vec6')
+  const sizes = k?.params.map((p) => p.size).join(',')
+  // the bench's bare call packs three pointers, u32, f32, u64 at offsets 0, 8, 16, 24, 28, 32
+  if (!k || sizes !== '8,8,8,4,4,8') throw new Error(`${SOURCE}: expected a kernel vec6(float *, const float *, float *, unsigned, float, unsigned long long) in its PTX, found ${k ? `vec6 with parameter sizes ${sizes}` : `kernels ${manifest.kernels.map((x) => x.name).join(', ') || 'none'}`}; restore the fixture`)
+  return { image: packImages([{ arch: 'compute_90', kind: 'ptx', bytes: new TextEncoder().encode(ptx) }], 'kernelpack bench'), manifest, params: k.params }
+}
 
 export async function run(): Promise<BenchResult[]> {
   const td = buildTestDouble()
   const k = koffi as unknown as KoffiBench
   // vec6(float *a, const float *b, float *c, unsigned n, float alpha, unsigned long long seed)
-  const params = [
-    { type: 'u64', size: 8, align: 8, pointer: true }, { type: 'u64', size: 8, align: 8, pointer: true }, { type: 'u64', size: 8, align: 8, pointer: true },
-    { type: 'u32', size: 4, align: 4 }, { type: 'f32', size: 4, align: 4 }, { type: 'u64', size: 8, align: 8 },
-  ]
+  const { image, manifest, params } = await vec6Module()
   td.defineKernel('vec6', params.map((p) => p.size))
-  const manifest: KernelManifest = { kernels: [{ name: 'vec6', demangled: 'vec6', linkage: 'visible', params }], variables: [] }
-  const mod = await loadModule(new TextEncoder().encode('.version 9.0\n.target sm_90\n.address_size 64\n'), manifest, { backend: 'cuda', libcudaPath: td.path })
+  const mod = await loadModule(image, manifest, { backend: 'cuda', libcudaPath: td.path })
   const [a, b, c] = await Promise.all([mod.alloc(4096), mod.alloc(4096), mod.alloc(4096)])
   const kernel = mod.kernel('vec6')
   td.logLaunches(false)
@@ -49,8 +66,9 @@ export async function run(): Promise<BenchResult[]> {
 
   // computed once like the runtime's: a BigInt add per call (an allocation) would bill the reference ~10 ns
   const kernelParams = block + 64n
-  const rounds = 9
-  const n = 100_000
+  // smoke mode (bench/lib.ts): one round of 1000 launches per side, after the untimed launches above
+  const rounds = smoke ? 1 : 9
+  const n = smoke ? 1000 : 100_000
   const apiNs: number[] = []
   const awaitedNs: number[] = []
   const bareNs: number[] = []

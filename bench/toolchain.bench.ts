@@ -8,6 +8,8 @@
 // the figures are medians.
 // Sources: the reference corpus (test/fixtures/reference-cu, bad.cu excepted), three copies of each with a
 // distinct macro so that no two files are the same compile.
+// Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): one file (one copy), one round (A B): a cold build is a first
+// run by definition, so no side has an untimed run; the warm builds follow their cold build as always.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -15,12 +17,15 @@ import { join } from 'node:path'
 import {
   buildCudaFile, BuildSession, compileArgs, findCompiler, parseArchSpec, resolveOptions,
 } from '@kernelpack/toolchain'
-import { interleaved, median, type BenchResult } from './lib.js'
+import { interleaved, median, smoke, type BenchResult } from './lib.js'
 
 const arch = '80-real;90'
 // Rounds of the interleaving: 2 (A B, B A) runs each side twice, about 5 minutes on the 2-core CI machine;
 // KP_BENCH_ROUNDS=4 for steadier medians.
-const rounds = Math.max(2, Number(process.env.KP_BENCH_ROUNDS ?? 2))
+const rounds = smoke ? 1 : Math.max(2, Number(process.env.KP_BENCH_ROUNDS ?? 2))
+/** Copies of each corpus file (distinct compiles) and how many corpus files: 8 x 3 = 24, smoke 1 x 1. */
+const copies = smoke ? 1 : 3
+const corpusFiles = smoke ? 1 : Infinity
 
 function seconds(t0: bigint): number {
   return Number(process.hrtime.bigint() - t0) / 1e9
@@ -44,14 +49,15 @@ export async function run(): Promise<BenchResult[]> {
     const srcDir = join(root, 'src')
     mkdirSync(srcDir)
     const files: string[] = []
-    for (const f of readdirSync(corpus).filter((n) => n.endsWith('.cu') && n !== 'bad.cu').sort()) {
-      for (let copy = 0; copy < 3; copy++) {
+    for (const f of readdirSync(corpus).filter((n) => n.endsWith('.cu') && n !== 'bad.cu').sort().slice(0, corpusFiles)) {
+      for (let copy = 0; copy < copies; copy++) {
         const file = join(srcDir, f.replace(/\.cu$/, `_${copy}.cu`))
         writeFileSync(file, `#define KP_BENCH_COPY ${copy}\n${readFileSync(join(corpus, f), 'utf8')}`)
         files.push(file)
       }
     }
-    if (files.length !== 24) throw new Error(`expected 24 bench files, found ${files.length}`)
+    const expected = smoke ? 1 : 24
+    if (files.length !== expected) throw new Error(`expected ${expected} bench files from ${corpus}, found ${files.length}`)
 
     const compiler = await findCompiler('nvcc')
     const targets = parseArchSpec(arch, { supported: compiler.archs })

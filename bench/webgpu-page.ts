@@ -7,7 +7,7 @@ import { createWebGpuBackend, emitWgsl } from '../packages/webgpu/src/index.js'
 import type { Backend } from '../packages/runtime/src/backend.js'
 import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
 
-declare const KP_DATA: { ptx: string; arch: string; reps: number }
+declare const KP_DATA: { ptx: string; arch: string; reps: number; smoke: boolean }
 const translator = emitWgsl
 
 interface Workload {
@@ -18,11 +18,12 @@ interface Workload {
   setup(k: KernelRunner): Promise<{ args: KernelArg[]; out: DeviceBuffer }>
 }
 
-const N_ADD = 1 << 22
-const MM = 192
+// smoke mode (webgpu.bench.ts): the smallest sizes
+const N_ADD = KP_DATA.smoke ? 1 << 12 : 1 << 22
+const MM = KP_DATA.smoke ? 32 : 192
 const workloads: Workload[] = [
   {
-    name: 'vecAdd 2^22', entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
+    name: `vecAdd 2^${Math.log2(N_ADD)}`, entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
     async setup(k) {
       const a = await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5))
       const b = await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25))

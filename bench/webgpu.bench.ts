@@ -3,20 +3,22 @@
 // same nvcc PTX (test/fixtures/webgpu/plumbing.cu), A/B interleaved, launch + synchronize timed; the figure is
 // the ratio of the medians. Reported, not a target: SwiftShader is a CPU. The WebGPU side runs the WGSL
 // emit-wgsl translates from that PTX; the name of each figure names the translator.
+// Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): vector add on 2^12 floats and a 32³ matmul, one untimed and one
+// timed launch per side.
 import { join } from 'node:path'
-import type { BenchResult } from './lib.js'
+import { smoke, type BenchResult } from './lib.js'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
 import { repoRoot } from '../test/helpers/tools.js'
 import { bundleForBrowser, inlineJson, modulePage, runPage } from '../test/helpers/webgpu.js'
 
-const REPS = 7
+const REPS = smoke ? 1 : 7
 
 interface PageResult { adapter: string; translator: string; results: Array<{ name: string; emulatorMs: number; webgpuMs: number }> }
 
 export async function run(): Promise<BenchResult[]> {
   const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
   const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
-  const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, arch: config.target, reps: REPS }) } })
+  const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, arch: config.target, reps: REPS, smoke }) } })
   const r = await runPage<PageResult>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true, timeoutMs: 300_000 })
   return r.results.map((w) => ({
     name: `webgpu ${w.name} (chromium, ${r.adapter.replace(/^WebGPU: /, '')}; WGSL by ${r.translator})`,

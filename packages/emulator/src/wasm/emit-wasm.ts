@@ -81,6 +81,9 @@ function kindOfType(t: string): WKind | undefined {
 
 /** The global accesses a kernel makes: the base of the generic windows (emit-js.ts: GSH, GLO, GPA). */
 const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
+/** A thread's state in the thread loops (emit-thread-loops.ts ST): 0 running, −1 ended, LEFT gone by a
+ *  block-wide decision, 2 + 2k / 3 + 2k waiting at the end / for the next trip of warp-level region k. */
+const LEFT = 1
 
 /** The module's helpers defined in wasm (after the imports): ftz, sat, fma.rn.f32. */
 interface Helpers { ftz: number; sat: number; fma32: number }
@@ -204,6 +207,8 @@ class KernelWriter {
   private rLevel = 0
   /** Codes of block-wide decisions, by `kind:node`. */
   private readonly codes = new Map<string, number>()
+  /** Writing warp-level lane loops. */
+  private warpLevel = false
   /** Emitting the thread loop's copy without the hoisted sites' checks (a block whose ranges were tested). */
   private unchecked = false
   /** Accesses whose every thread's address is inv + c·tid.x: one range test per block (emit-js.ts hoistable). */
@@ -217,8 +222,8 @@ class KernelWriter {
     if (k.suspends) throw new WasmRefusal(`its threads suspend at barriers or collectives in the continuation scheme${k.plan?.kind === 'fallback' ? ` (${k.plan.reason})` : ''}, which only the JavaScript tier has`)
     if (k.plan?.kind === 'fallback') throw new WasmRefusal(`it runs in the continuation scheme: ${k.plan.reason}`)
     if (k.plan?.kind === 'loops') {
-      if (k.plan.warps) throw new WasmRefusal('its warp collectives run as lane loops, which only the JavaScript tier has yet')
-      const c = this.fn.instructions.find((x) => { const k2 = collectiveOf(x); return k2 !== undefined && (k2.kind !== 'bar' || k2.red !== undefined) })
+      const lowered = new Set(['bar', 'shfl', 'vote', 'activemask', 'elect', 'redux', 'warpsync'])
+      const c = this.fn.instructions.find((x) => { const k2 = collectiveOf(x); return k2 !== undefined && !lowered.has(k2.kind) })
       if (c) throw new WasmRefusal(`\`${c.text}\` (PTX line ${c.line}) is a collective the wasm thread loops do not compute yet`, c.line, c.text)
       this.plan = k.plan
     }
@@ -254,9 +259,11 @@ class KernelWriter {
       // per-thread slots after the kernel's own local memory: the thread's state (i32), then 8 bytes a register
       const base = Math.ceil(this.k.frame.localSize / 16) * 16
       this.stateOff = base
-      this.plan.perThread.forEach((r, j) => this.slotOf.set(r, base + 8 + 8 * j))
-      this.slotBytes = 8 + 8 * this.plan.perThread.length
+      this.slotBytes = 8
+      for (const r of this.plan.perThread) this.slotOf.set(r, this.nextSlot())
       L.X = b.local('i32')
+      L.W0 = b.local('i32')
+      L.W1 = b.local('i32')
     }
     for (const g of LAUNCH_GLOBALS) b.gget(this.globals[g]!).set(L[g]!)
     b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
@@ -341,7 +348,7 @@ class KernelWriter {
     const { b, L } = this
     const at = b.code.length
     this.unchecked = unchecked
-    const hasState = plan.threadsEnd
+    const hasState = plan.threadsEnd || plan.warps
     if (hasState) {
       // every thread starts running (state 0)
       b.i32(0).set(L.t!)
@@ -367,10 +374,10 @@ class KernelWriter {
     for (const it of list) {
       switch (it.kind) {
         case 'threads': this.threads(it); break
-        case 'warps': throw new WasmRefusal('warp-level code is not lowered')
+        case 'warps': this.warps(it); break
         case 'barrier': case 'collective': break
         case 'region': {
-          if (it.level !== 'block') throw new WasmRefusal('warp-level regions are not lowered')
+          if (it.level !== 'block') { this.warpRegion(it); break }
           const r = it.node
           const lv = b.open(r.kind === 'loop' ? 'loop' : 'block')
           this.level.set(r.id, lv)
@@ -391,10 +398,12 @@ class KernelWriter {
   }
 
   /** After a block-level loop: the block-wide decision its threads took, as a branch. */
-  private dispatch(it: ThreadLoop): void {
+  private dispatch(it: ThreadLoop): void { this.dispatchRange(it.start, it.end) }
+
+  private dispatchRange(start: number, end: number): void {
     const b = this.b
     const seen = new Set<number>()
-    for (let i = it.start; i < it.end; i++) {
+    for (let i = start; i < end; i++) {
       const d = this.plan!.departures.get(i)
       if (d?.kind !== 'uniform') continue
       const c = this.code(d.target.kind, d.target.node)
@@ -407,11 +416,322 @@ class KernelWriter {
   }
 
   /** One block-level loop over the block's threads (or, `once`, its code run once). */
+  /** Code with warp collectives, warp by warp: lanes [W0, W1) of each warp run the warp-level schedule. */
+  private warps(it: Extract<ScheduleItem, { kind: 'warps' }>): void {
+    const { b, L } = this
+    const uniformDeps = this.hasUniformDeparture(it.start, it.end)
+    b.i32(0).set(L.X!)
+    const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
+    b.i32(0).set(L.W0!)
+    const done = b.open('block'), lp = b.open('loop')
+    b.get(L.W0!).get(L.NT!).op(Op.i32_ge_u).brIf(done)
+    b.get(L.W0!).i32(32).op(Op.i32_add).get(L.NT!).get(L.W0!).i32(32).op(Op.i32_add).get(L.NT!).op(Op.i32_lt_u).op(Op.select).set(L.W1!)
+    for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
+    const was = this.warpLevel
+    this.warpLevel = true
+    this.items(it.body)
+    this.warpLevel = was
+    b.get(L.W0!).i32(32).op(Op.i32_add).set(L.W0!)
+    b.br(lp)
+    b.end().end()
+    if (uniformDeps) {
+      // lanes that left by a block-wide decision run again after it
+      this.eachThread(0, () => b.get(L.NT!), () => {
+        this.stateAddr(); b.mem(Op.i32_load, 2, this.stateOff).i32(LEFT).op(Op.i32_eq)
+        b.begin('if'); this.stateAddr(); b.i32(0).mem(Op.i32_store, 2, this.stateOff); b.end()
+      })
+      this.dispatchRange(it.start, it.end)
+    }
+  }
+
+  /** A structure node with collectives, once per warp: lanes that leave wait at its end (or, for a loop, for
+   *  the next trip) until the warp gets there, as a GPU's reconvergence (emit-thread-loops.ts). */
+  private warpRegion(it: Extract<ScheduleItem, { kind: 'region' }>): void {
+    const { b, L } = this
+    const r = it.node
+    const brk = 2 + 2 * r.id, cont = 3 + 2 * r.id
+    const state = () => { this.stateAddr(); b.mem(Op.i32_load, 2, this.stateOff) }
+    const setState = (v: number) => { this.stateAddr(); b.i32(v).mem(Op.i32_store, 2, this.stateOff) }
+    if (r.kind === 'loop') {
+      const again = this.tmp(`again${r.id}`, 'i32')
+      const lp = b.open('loop')
+      this.items(it.body)
+      // lanes still running leave at the end; lanes waiting for the next trip go on, and so does the loop
+      b.i32(0).set(again)
+      this.eachThread(-1, () => b.get(L.W1!), () => {
+        const sv = this.tmp('sv', 'i32')
+        state(); b.set(sv)
+        b.get(sv).op(Op.i32_eqz).begin('if'); setState(brk)
+        b.else().get(sv).i32(cont).op(Op.i32_eq).begin('if'); setState(0); b.i32(1).set(again); b.end()
+        b.end()
+      })
+      b.get(again).brIf(lp)
+      b.end()
+    } else {
+      const lv = b.open('block')
+      this.level.set(r.id, lv)
+      this.items(it.body)
+      b.end()
+      this.level.delete(r.id)
+    }
+    // wake the lanes that waited at the end
+    this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+  }
+
+  /** Runs `body` for t in [from, to) with t and LB set (from −1: the warp's W0). */
+  private eachThread(from: number, to: () => void, body: () => void): void {
+    const { b, L } = this
+    if (from < 0) b.get(L.W0!).set(L.t!); else b.i32(from).set(L.t!)
+    const done = b.open('block'), lp = b.open('loop')
+    b.get(L.t!); to(); b.op(Op.i32_ge_u).brIf(done)
+    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    body()
+    b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+    b.br(lp)
+    b.end().end()
+  }
+
+  /** Pushes the current thread's LB (its state and slots are at fixed offsets from it). */
+  private stateAddr(): void { this.b.get(this.L.LB!) }
+
+  private hasUniformDeparture(s: number, e: number): boolean {
+    for (let i = s; i < e; i++) if (this.plan!.departures.get(i)?.kind === 'uniform') return true
+    return false
+  }
+
+  /** One loop over the warp's lanes [W0, W1): lanes not running (ended, left, waiting) are skipped; a
+   *  collective's results are taken at the start of a lane's turn, its inputs left at the end. */
+  private lanes(it: ThreadLoop): void {
+    const { b, L } = this
+    if (it.gather !== undefined) this.gatherReset(it.gather)
+    const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
+    b.get(L.W0!).set(L.t!)
+    b.get(L.W0!).get(L.NTX!).op(Op.i32_rem_u).set(L.tx!)
+    b.get(L.W0!).get(L.NTX!).op(Op.i32_div_u).get(L.NTY!).op(Op.i32_rem_u).set(L.ty!)
+    b.get(L.W0!).get(L.NTX!).get(L.NTY!).op(Op.i32_mul).op(Op.i32_div_u).set(L.tz!)
+    const done = b.open('block'), lp = b.open('loop')
+    b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(done)
+    this.threadLevel = b.open('block')
+    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
+    for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
+    for (const r of it.loads) this.slotLoad(r)
+    if (it.scatter !== undefined) this.scatter(it.scatter)
+    this.rLevel = b.open('block')
+    this.nodes(it.nodes)
+    if (it.gather !== undefined) this.gather(it.gather)
+    b.end()
+    for (const r of it.stores) this.slotStore(r)
+    b.end()
+    b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+    b.get(L.tx!).i32(1).op(Op.i32_add).tee(L.tx!).get(L.NTX!).op(Op.i32_eq)
+    b.begin('if').i32(0).set(L.tx!)
+    b.get(L.ty!).i32(1).op(Op.i32_add).tee(L.ty!).get(L.NTY!).op(Op.i32_eq)
+    b.begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
+    b.end()
+    b.br(lp)
+    b.end().end()
+  }
+
+  // --- collectives between loops (emit-thread-loops.ts gather/scatter, the same rules) ---
+
+  /** The inputs of collective instruction i, as its lanes compute them (emit-instruction.ts's order). */
+  private collectiveInputs(ins: Instruction): Array<{ k: WKind; push: () => void }> {
+    const A = ins.operands
+    const mask = (o: IrOperand | undefined) => ({ k: 'i32' as WKind, push: () => (o ? this.rd(o, 'i32') : this.b.i32(-1)) })
+    const reg = (o: IrOperand | undefined, k: WKind) => ({ k, push: () => this.rd(o, k) })
+    const c = collectiveOf(ins)!
+    switch (c.kind) {
+      case 'shfl': return [reg(A[1], 'i32'), reg(A[2], 'i32'), reg(A[3], 'i32'), mask(A[4])]
+      case 'vote': return [reg(A[1], 'pred'), mask(A[2])]
+      case 'elect': return [reg(A[1], 'i32')]
+      case 'redux': return [reg(A[1], 'i32'), reg(A[2], 'i32')]
+      case 'warpsync': return [mask(A[0])]
+      case 'activemask': return []
+      case 'bar': return c.red ? [reg(A[A.length - 1], 'pred')] : []
+      default: throw new WasmRefusal(`\`${ins.text}\` is not lowered`)
+    }
+  }
+
+  /** The slot (offset from LB) of input j of collective i. */
+  private inputSlot(i: number, j: number): number {
+    const key = `in:${i}:${j}`
+    let off = this.slotOf.get(key as unknown as number)
+    if (off === undefined) { off = this.nextSlot(); this.slotOf.set(key as unknown as number, off) }
+    return off
+  }
+
+  private nextSlot(): number {
+    const off = this.stateOff + this.slotBytes
+    this.slotBytes += 8
+    return off
+  }
+
+  private cl(name: string, i: number): number { return this.tmp(`${name}${i}`, 'i32') }
+
+  private gatherReset(i: number): void {
+    const b = this.b
+    const c = collectiveOf(this.fn.instructions[i]!)!
+    if (c.kind === 'bar') { b.i32(0).set(this.cl('BR', i)); b.i32(0).set(this.cl('BN', i)); return }
+    b.i32(0).set(this.cl('A', i))
+    if (c.kind === 'vote') b.i32(0).set(this.cl('VB', i))
+    if (c.kind === 'redux') b.i32(0).set(this.cl('RS', i))
+  }
+
+  /** What a thread that reaches collective i leaves for it. */
+  private gather(i: number): void {
+    const b = this.b, L = this.L
+    const ins = this.fn.instructions[i]!
+    const c = collectiveOf(ins)!
+    if (ins.guard) {
+      b.get(this.regs[ins.guard.reg]!)
+      if (this.classes[ins.guard.reg] !== 'pred') b.i32(0).op(Op.i32_ne)
+      if (ins.guard.negate) b.op(Op.i32_eqz)
+      b.open('if')
+    }
+    const inputs = this.collectiveInputs(ins)
+    if (c.kind === 'bar') {
+      b.get(this.cl('BN', i)).i32(1).op(Op.i32_add).set(this.cl('BN', i))
+      if (c.red) { inputs[0]!.push(); b.get(this.cl('BR', i)).op(Op.i32_add).set(this.cl('BR', i)) }
+    } else {
+      const bit = () => b.i32(1).get(L.t!).i32(31).op(Op.i32_and).op(Op.i32_shl)
+      b.get(this.cl('A', i)); bit(); b.op(Op.i32_or).set(this.cl('A', i))
+      inputs.forEach((x, j) => {
+        if (c.kind === 'vote' && j === 0) {
+          x.push(); b.begin('if').get(this.cl('VB', i)); bit(); b.op(Op.i32_or).set(this.cl('VB', i)).end()
+          return
+        }
+        b.get(L.LB!); x.push(); b.mem(Op.i32_store, 2, this.inputSlot(i, j))
+      })
+    }
+    if (ins.guard) b.end()
+  }
+
+  /** Pushes input j of collective i as lane `lane` (a local holding 0–31) left it. */
+  private input(i: number, j: number, lane: number): void {
+    const b = this.b, L = this.L
+    b.get(L.LB0!).get(L.W0!).get(lane).op(Op.i32_add).get(L.LN!).op(Op.i32_mul).op(Op.i32_add)
+    b.mem(Op.i32_load, 2, this.inputSlot(i, j))
+  }
+
+  /** What a thread that took part in collective i gets from it: q0, q1, then the instruction's writes. */
+  private scatter(i: number): void {
+    const b = this.b, L = this.L
+    const ins = this.fn.instructions[i]!
+    const A = ins.operands
+    const c = collectiveOf(ins)!
+    const q0 = this.tmp('q0', 'i32'), q1 = this.tmp('q1', 'i32')
+    const split = (o: IrOperand): [IrOperand, IrOperand | undefined] => (o.kind === 'pair' ? [o.first, o.second] : [o, undefined])
+    if (c.kind === 'bar') {
+      if (!c.red) return
+      const BR = this.cl('BR', i), BN = this.cl('BN', i)
+      if (c.red === 'popc') b.get(BR); else if (c.red === 'and') b.get(BR).get(BN).op(Op.i32_eq); else b.get(BR).i32(0).op(Op.i32_ne)
+      b.set(q0)
+      this.wr(A[0], c.red === 'popc' ? 'i32' : 'pred', () => b.get(q0))
+      return
+    }
+    if (c.kind === 'warpsync') return
+    const Ai = this.cl('A', i)
+    const l = this.tmp('lane', 'i32')
+    b.get(L.t!).i32(31).op(Op.i32_and).set(l)
+    b.get(Ai).get(l).op(Op.i32_shr_u).i32(1).op(Op.i32_and).begin('if')
+    switch (c.kind) {
+      case 'shfl': {
+        // PTX ISA shfl.sync: c packs the segment mask (bits 8–12) and the clamp lane (bits 0–4)
+        const sg = this.tmp('sg', 'i32'), mx = this.tmp('mx', 'i32'), j = this.tmp('j', 'i32'), bb = this.tmp('sb', 'i32'), cc = this.tmp('sc', 'i32')
+        this.input(i, 1, l); b.set(bb)
+        this.input(i, 2, l); b.set(cc)
+        b.get(cc).i32(8).op(Op.i32_shr_u).i32(31).op(Op.i32_and).set(sg)
+        b.get(l).get(sg).op(Op.i32_and).get(cc).i32(31).op(Op.i32_and).get(sg).i32(-1).op(Op.i32_xor).op(Op.i32_and).op(Op.i32_or).set(mx)
+        switch (c.mode) {
+          case 'up': b.get(l).get(bb).op(Op.i32_sub); break
+          case 'down': b.get(l).get(bb).op(Op.i32_add); break
+          case 'bfly': b.get(l).get(bb).i32(31).op(Op.i32_and).op(Op.i32_xor); break
+          default: b.get(l).get(sg).op(Op.i32_and).get(bb).i32(31).op(Op.i32_and).get(sg).i32(-1).op(Op.i32_xor).op(Op.i32_and).op(Op.i32_or)
+        }
+        b.set(j)
+        // pv: up j >= mx, else j <= mx (signed: j may be negative)
+        b.get(j).get(mx).op(c.mode === 'up' ? Op.i32_ge_s : Op.i32_le_s).set(q1)
+        // out of range: the lane's own value (j = l)
+        b.get(q1).op(Op.i32_eqz).get(j).i32(0).op(Op.i32_lt_s).op(Op.i32_or).get(j).i32(31).op(Op.i32_gt_s).op(Op.i32_or)
+        b.begin('if').get(l).set(j).end()
+        // a source lane that did not arrive: the reading lane's own value (the JS tier's rule)
+        b.get(Ai).get(j).op(Op.i32_shr_u).i32(1).op(Op.i32_and).begin('if', 'i32')
+        this.input(i, 0, j)
+        b.else()
+        this.input(i, 0, l)
+        b.end()
+        b.set(q0)
+        const [dst, p] = split(A[0]!)
+        this.wr(dst, 'i32', () => b.get(q0))
+        if (p) this.wr(p, 'pred', () => b.get(q1))
+        break
+      }
+      case 'vote': {
+        const m = this.tmp('vm', 'i32'), bal = this.tmp('vbal', 'i32')
+        this.input(i, 1, l); b.get(Ai).op(Op.i32_and).set(m)
+        b.get(this.cl('VB', i)).get(m).op(Op.i32_and).set(bal)
+        switch (c.mode) {
+          case 'ballot': b.get(bal); break
+          case 'all': b.get(bal).get(m).op(Op.i32_eq); break
+          case 'any': b.get(bal).i32(0).op(Op.i32_ne); break
+          default: b.get(bal).get(m).op(Op.i32_eq).get(bal).op(Op.i32_eqz).op(Op.i32_or)
+        }
+        b.set(q0)
+        this.wr(A[0], c.mode === 'ballot' ? 'i32' : 'pred', () => b.get(q0))
+        break
+      }
+      case 'activemask': b.get(Ai).set(q0); this.wr(A[0], 'i32', () => b.get(q0)); break
+      case 'elect': {
+        const m = this.tmp('em', 'i32')
+        this.input(i, 0, l); b.get(Ai).op(Op.i32_and).set(m)
+        b.i32(-1).get(m).op(Op.i32_ctz).get(m).op(Op.select).set(q0)
+        b.get(q0).get(l).op(Op.i32_eq).set(q1)
+        const [dst, p] = split(A[0]!)
+        this.wr(dst, 'i32', () => b.get(q0))
+        if (p) this.wr(p, 'pred', () => b.get(q1))
+        break
+      }
+      case 'redux': {
+        // over the member lanes that arrived, in lane order; computed once per distinct member mask
+        const m = this.tmp('rm', 'i32'), x = this.tmp('rx', 'i32'), k = this.tmp('rk', 'i32'), acc = this.tmp('racc', 'i32'), v = this.tmp('rv', 'i32'), first = this.tmp('rf', 'i32')
+        const RM = this.cl('RMk', i), RV = this.cl('RVv', i), RS = this.cl('RS', i)
+        this.input(i, 1, l); b.get(Ai).op(Op.i32_and).set(m)
+        b.get(RS).get(RM).get(m).op(Op.i32_eq).op(Op.i32_and).op(Op.i32_eqz).begin('if')
+        b.i32(0).set(acc).i32(1).set(first).get(m).set(x)
+        const dn = b.open('block'), lp = b.open('loop')
+        b.get(x).op(Op.i32_eqz).brIf(dn)
+        b.get(x).op(Op.i32_ctz).set(k)
+        this.input(i, 0, k); b.set(v)
+        b.get(first).begin('if').get(v).set(acc).i32(0).set(first).else()
+        const sg = c.signed
+        switch (c.mode) {
+          case 'add': b.get(acc).get(v).op(Op.i32_add); break
+          case 'min': b.get(acc).get(v).get(acc).get(v).op(sg ? Op.i32_lt_s : Op.i32_lt_u).op(Op.select); break
+          case 'max': b.get(acc).get(v).get(acc).get(v).op(sg ? Op.i32_gt_s : Op.i32_gt_u).op(Op.select); break
+          case 'and': b.get(acc).get(v).op(Op.i32_and); break
+          case 'or': b.get(acc).get(v).op(Op.i32_or); break
+          default: b.get(acc).get(v).op(Op.i32_xor)
+        }
+        b.set(acc).end()
+        b.get(x).get(x).i32(1).op(Op.i32_sub).op(Op.i32_and).set(x)
+        b.br(lp)
+        b.end().end()
+        b.get(m).set(RM).get(acc).set(RV).i32(1).set(RS)
+        b.end()
+        b.get(RV).set(q0)
+        this.wr(A[0], 'i32', () => b.get(q0))
+        break
+      }
+    }
+    b.end()
+  }
+
   private threads(it: ThreadLoop): void {
     const { b, L } = this
     const plan = this.plan!
-    if (it.level !== 'block') throw new WasmRefusal('warp-level loops are not lowered')
-    if (it.scatter !== undefined || it.gather !== undefined) throw new WasmRefusal('collectives with values are not lowered')
+    if (it.level !== 'block') return this.lanes(it)
+    if (it.scatter !== undefined && collectiveOf(this.fn.instructions[it.scatter]!)?.kind !== 'bar') throw new WasmRefusal('a warp collective\'s results in a block-level loop')
     b.i32(0).set(L.X!)
     if (it.once) {
       this.rLevel = b.open('block')
@@ -421,6 +741,7 @@ class KernelWriter {
       this.dispatch(it)
       return
     }
+    if (it.gather !== undefined) this.gatherReset(it.gather)
     const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
     // tz, ty, tx nested; only the tx interval [LO, HI) that does more than branch past the loop's code
     const LO = this.tmp('LO', 'i32'), HI = this.tmp('HI', 'i32')
@@ -451,11 +772,13 @@ class KernelWriter {
     b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
     this.threadLevel = b.open('block')
     b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
-    if (plan.threadsEnd) b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
+    if (plan.threadsEnd || plan.warps) b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
     for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
     for (const r of it.loads) this.slotLoad(r)
+    if (it.scatter !== undefined) this.scatter(it.scatter)
     this.rLevel = b.open('block')
     this.nodes(it.nodes)
+    if (it.gather !== undefined) this.gather(it.gather)
     b.end()
     for (const r of it.stores) this.slotStore(r)
     b.end()
@@ -477,7 +800,7 @@ class KernelWriter {
   private txRange(it: ThreadLoop): (() => void) | undefined {
     const ins = this.fn.instructions
     const st = this.structure
-    if (st.kind !== 'structured') return undefined
+    if (st.kind !== 'structured' || it.gather !== undefined || it.scatter !== undefined) return undefined
     let k = 0
     while (k < it.nodes.length && it.nodes[k]!.kind === 'instr') k++
     const R = it.nodes[k]
@@ -582,7 +905,7 @@ class KernelWriter {
   /** The current thread ends (a kernel return): its state says so when later loops must skip it. */
   private endThread(): void {
     const b = this.b
-    if (this.plan?.threadsEnd) b.get(this.L.LB!).i32(-1).mem(Op.i32_store, 2, this.stateOff)
+    if (this.plan?.threadsEnd || this.plan?.warps) b.get(this.L.LB!).i32(-1).mem(Op.i32_store, 2, this.stateOff)
     b.br(this.threadLevel)
   }
 
@@ -992,8 +1315,16 @@ class KernelWriter {
         b.open('if')
       }
       switch (d.kind) {
-        case 'uniform': b.i32(this.code(d.target.kind, d.target.node)).set(this.L.X!); b.br(this.rLevel); break
-        case 'park': throw new WasmRefusal('warp-level departures are not lowered')
+        case 'uniform':
+          b.i32(this.code(d.target.kind, d.target.node)).set(this.L.X!)
+          if (this.warpLevel) b.get(this.L.LB!).i32(LEFT).mem(Op.i32_store, 2, this.stateOff)
+          b.br(this.rLevel)
+          break
+        case 'park':
+          // the lane waits where its warp rejoins: the end of the target, or its loop's next trip
+          b.get(this.L.LB!).i32(d.target.kind === 'break' ? 2 + 2 * d.target.node : 3 + 2 * d.target.node).mem(Op.i32_store, 2, this.stateOff)
+          b.br(this.rLevel)
+          break
         case 'exit': {
           // the thread runs the kernel's barrier-free tail now, and ends
           this.nodes(d.tail)
@@ -1167,10 +1498,11 @@ class KernelWriter {
         return this.fail(`${ins.op} of type .${t}`)
       }
       case 'ret': case 'exit': this.endThread(); return
-      case 'bar': case 'barrier':
-        // a thread-loop kernel's barriers are where its loops end (the plan); nothing runs here
-        if (this.plan && collectiveOf(ins)?.kind === 'bar' && !ins.guard) return
-        return this.fail('a barrier outside the thread-loop plan')
+      case 'bar': case 'barrier': case 'shfl': case 'vote': case 'activemask': case 'elect': case 'redux':
+        // a thread-loop kernel's collectives: the loops end there, and the writer gathers their inputs and
+        // hands out their results (gather, scatter); nothing runs at the instruction itself
+        if (this.plan && collectiveOf(ins)) return
+        return this.fail('a collective outside the thread-loop plan')
       case 'trap': this.fault(6, () => b.f64(0)); return
       case 'membar': case 'fence': case 'nanosleep': case 'prefetch': case 'prefetchu': case 'pmevent': case 'brkpt': case 'discard': case 'applypriority': case 'griddepcontrol': case 'setmaxnreg':
         return

@@ -1,8 +1,8 @@
 // shfl.sync from a source lane that is not in the member mask or not active reads 0, as on NVIDIA GPUs (issue
-// 24 item 8): test/fixtures/emulator/shfl-inactive.cu built by nvcc (compute_80, compute_90) and clang 22
-// (sm_80) with line information, run in thread loops (on the calling thread and on 2 workers), in the
-// continuation scheme and through the interpreter; the sanitizer's synccheck reports the read as
-// compute-sanitizer does for a shfl.sync with invalid arguments.
+// 24 item 8): test/fixtures/emulator/shfl-inactive.cu and cuda-samples' reduce7 on floats (reduce7-float.cu),
+// built by nvcc (compute_80, compute_90) and clang 22 (sm_80) with line information, run in thread loops (on
+// the calling thread and on 2 workers), in the continuation scheme and through the interpreter; the
+// sanitizer's synccheck reports the read as compute-sanitizer does for a shfl.sync with invalid arguments.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { basename } from 'node:path'
@@ -11,10 +11,13 @@ import { createEmulatorBackend, loadInterpreter, type EmulatorBackendOptions } f
 import { SanitizerError } from '@kernelpack/ptx'
 import { compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
 import { KernelRunner } from '../helpers/kernel-runner.js'
-import { shflInactiveCases, shflInactiveSource } from '../fixtures/emulator/shfl-inactive.js'
+import { reduce7Cases, reduce7Source, shflInactiveCases, shflInactiveSource, type ShflCase } from '../fixtures/emulator/shfl-inactive.js'
 
-const lineinfo = (compiler: string) => (compiler === 'nvcc' ? ['-lineinfo'] : ['-gline-tables-only'])
-const texts = await compilePtxAll(corpusConfigs.map((config) => ({ source: shflInactiveSource, config, extraArgs: lineinfo(config.compiler) })))
+// line information; clang also needs the toolkit's CCCL headers for cooperative_groups.h (as the toolchain's
+// clangCcclDir gives them; nvcc adds them itself)
+const flags = (compiler: string) => (compiler === 'nvcc' ? ['-lineinfo'] : ['-gline-tables-only', '-isystem', '/usr/local/cuda/include/cccl'])
+const groups: Array<{ source: string; cases: ShflCase[] }> = [{ source: shflInactiveSource, cases: shflInactiveCases }, { source: reduce7Source, cases: reduce7Cases }]
+const texts = await compilePtxAll(corpusConfigs.flatMap((config) => groups.map((g) => ({ source: g.source, config, extraArgs: flags(config.compiler) }))))
 const expectLine = readFileSync(shflInactiveSource, 'utf8').split('\n').findIndex((l) => l.includes('// expect: sync')) + 1
 
 const paths: Array<{ name: string; options: () => Promise<EmulatorBackendOptions>; loops: boolean }> = [
@@ -25,25 +28,27 @@ const paths: Array<{ name: string; options: () => Promise<EmulatorBackendOptions
 ]
 
 corpusConfigs.forEach((config, r) => {
-  const ptx = texts[r]!
+  const ptx = texts[r * groups.length]!
   for (const path of paths) {
-    const s = suite<{ k?: KernelRunner; dispose?: () => unknown }>(`shfl.sync from inactive lanes: ${config.label}, ${path.name}`, {})
-    s.before(async (ctx) => {
-      const backend = createEmulatorBackend(await path.options())
-      ctx.dispose = () => backend.dispose()
-      ctx.k = await KernelRunner.load(backend, ptx, config.target, `${basename(shflInactiveSource)} (${config.label}, ${path.name})`)
-    })
-    s.after(async (ctx) => { await ctx.dispose?.() })
-    for (const c of shflInactiveCases) {
-      s(c.name, async (ctx) => {
-        const k = ctx.k!
-        // the path named is the one the kernels take
-        const inspect = (k.module as unknown as { inspect(name: string): string }).inspect
-        for (const name of c.kernels) assert.match(inspect(k.entry(name)), path.loops ? /: thread loops/ : /: continuation scheme/, name)
-        await c.run(k)
+    groups.forEach((g, gi) => {
+      const s = suite<{ k?: KernelRunner; dispose?: () => unknown }>(`shfl.sync from inactive lanes: ${basename(g.source)}, ${config.label}, ${path.name}`, {})
+      s.before(async (ctx) => {
+        const backend = createEmulatorBackend(await path.options())
+        ctx.dispose = () => backend.dispose()
+        ctx.k = await KernelRunner.load(backend, texts[r * groups.length + gi]!, config.target, `${basename(g.source)} (${config.label}, ${path.name})`)
       })
-    }
-    s.run()
+      s.after(async (ctx) => { await ctx.dispose?.() })
+      for (const c of g.cases) {
+        s(c.name, async (ctx) => {
+          const k = ctx.k!
+          // the path named is the one the kernels take
+          const inspect = (k.module as unknown as { inspect(name: string): string }).inspect
+          for (const name of c.kernels) assert.match(inspect(k.entry(name)), path.loops ? /: thread loops/ : /: continuation scheme/, name)
+          await c.run(k)
+        })
+      }
+      s.run()
+    })
   }
 
   const san = suite(`shfl.sync from inactive lanes: the sanitizer (${config.label})`)

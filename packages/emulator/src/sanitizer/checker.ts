@@ -348,10 +348,10 @@ export class Sanitizer {
   }
 
   /** shfl.sync lanes of warp w that read a source lane in range which is not in their member mask or did not
- *  take part (`zeroed`: thread, source lane, member mask, …; scheduler.ts gives them 0). The PTX ISA leaves
- *  the value undefined; compute-sanitizer's synccheck reports a shfl.sync with such arguments as `Invalid
- *  arguments` (its report on CUB's sub-warp shuffles, NVIDIA/cccl#854). One report per resolution, for the
- *  first such lane. */
+   *  take part (`zeroed`: thread, source lane, member mask, …; scheduler.ts gives them 0). The PTX ISA leaves
+   *  the value undefined; compute-sanitizer's synccheck reports a shfl.sync with such arguments as `Invalid
+   *  arguments` (its report on CUB's sub-warp shuffles, NVIDIA/cccl#854). One report per resolution, for the
+   *  first such lane. */
   shuffleSource(w: number, zeroed: readonly number[], states: readonly ThreadStatus[]): void {
     if (!this.check.sync) return
     const t = zeroed[0]!, lane = zeroed[1]!, m = zeroed[2]!

@@ -70,7 +70,10 @@ function completeGroup(cf: CompiledFunction, states: ThreadState[], w: number, e
   return pending ? -1 : first
 }
 
-function resolveCollective(kind: Collective, states: ThreadState[], w: number, group: number[]): void {
+/** Resolves a warp collective for the lanes `group` that met at it. A shfl.sync lane whose source lane (in
+ *  range) is not in its member mask or not among them reads 0; with `zeroed`, each such read is listed there
+ *  as (thread, source lane, member mask), for the sanitizer. */
+function resolveCollective(kind: Collective, states: ThreadState[], w: number, group: number[], zeroed?: number[]): void {
   const inGroup = new Map<number, ThreadState>()
   for (const t of group) inGroup.set(t - w, states[t]!)
   let groupMask = 0
@@ -89,9 +92,12 @@ function resolveCollective(kind: Collective, states: ThreadState[], w: number, g
           case 'bfly': j = lane ^ (b & 31); pval = j <= maxLane; break
           default: j = minLane | (b & 0x1f & ~segmask); pval = j <= maxLane; break
         }
-        if (!pval || j < 0 || j > 31) j = lane
-        const src = inGroup.get(j) ?? s
-        s.o0 = src.c0
+        // PTX ISA shfl.sync: out of range, the lane's own value (p false); in range, lane j's value (p true),
+        // undefined when lane j is not in membermask or not active: NVIDIA GPUs give 0 there (NVIDIA/cuda-
+        // samples#398, reduce7's final warp; PaddlePaddle/CINN#938), and so does the emulator (issue 24)
+        const src = pval && ((s.c3 as number) >>> j) & 1 ? inGroup.get(j) : undefined
+        if (pval && !src) zeroed?.push(w + lane, j, s.c3 as number)
+        s.o0 = !pval ? s.c0 : src ? src.c0 : 0
         s.o1 = pval
       }
       break
@@ -230,9 +236,11 @@ export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState
         if (pcSel < 0) break
         const group: number[] = []
         for (let t = w; t < end; t++) { const s = states[t]!; if (s.st === 2 && s.pc === pcSel) group.push(t) }
-        resolveCollective(cf.collectives.get(pcSel)!, states, w, group)
+        const zeroed: number[] | undefined = san ? [] : undefined
+        resolveCollective(cf.collectives.get(pcSel)!, states, w, group, zeroed)
         san?.warp(w, group, states)
         san?.warp(w, group, states)
+        if (zeroed?.length) san!.shuffleSource(w, zeroed, states)
         for (const t of group) states[t]!.st = 0
         resolved++
       }

@@ -149,9 +149,11 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
         }
         const src = w.tmp(`(kp_t & ~31u) + select(${lane}, ${j}, ${pv} && ${j} < 32u)`)
         const e = w.tmp(`${SCRATCH}[${half} + min(${src}, kp_nt - 1u)]`)
+        const m = w.tmp(maskOf(w, ins, 4))
         w.open(`if (${active()}) {`)
-        // a lane that is not taking part gives the reader its own value (as the emulator)
-        w.setU32(d, `select(${a}, ${e}.x, ${e}.y != 0u && ${src} < kp_nt)`)
+        // in range, a source lane that is not in membermask or not taking part gives 0, as NVIDIA GPUs do
+        // (the PTX ISA leaves it undefined; the emulator's scheduler.ts); out of range, the lane's own value
+        w.setU32(d, `select(${a}, select(0u, ${e}.x, ${e}.y != 0u && ${src} < kp_nt && ((${m} >> (${src} & 31u)) & 1u) != 0u), ${pv})`)
         if (p) w.setPred(p, pv)
         w.close()
       })

@@ -347,6 +347,24 @@ export class Sanitizer {
     }
   }
 
+  /** shfl.sync lanes of warp w that read a source lane in range which is not in their member mask or did not
+   *  take part (`zeroed`: thread, source lane, member mask, …; scheduler.ts gives them 0). The PTX ISA leaves
+   *  the value undefined; compute-sanitizer's synccheck reports a shfl.sync with such arguments as `Invalid
+   *  arguments` (its report on CUB's sub-warp shuffles, NVIDIA/cccl#854). One report per resolution, for the
+   *  first such lane. */
+  shuffleSource(w: number, zeroed: readonly number[], states: readonly ThreadStatus[]): void {
+    if (!this.check.sync) return
+    const t = zeroed[0]!, lane = zeroed[1]!, m = zeroed[2]!
+    const u = w + lane
+    const st = u < this.nt ? states[u]?.st : undefined
+    const why = ((m >>> lane) & 1) === 0 ? `is not in the member mask ${hex32(m)}`
+      : u >= this.nt ? 'is past the block\'s last thread'
+      : st === 3 ? 'exited' : st === 1 ? 'waits at a block barrier' : st === 2 ? `waits at another collective ${this.where(this.site[u]!)}` : 'did not take part'
+    this.emitSync('invalid-arguments', this.site[t]!, t, [
+      `shuffle source lane ${lane}${u < this.nt ? `, thread ${fmt(this.tidOf(u))},` : ''} ${why}: undefined in the PTX ISA; the emulator reads 0, as NVIDIA GPUs do`,
+    ])
+  }
+
   /** A memory fault of the generated code (window overrun, unmapped granule, misalignment) as a memcheck
    *  report; `a` is the window offset for shared/local, the device address otherwise. */
   fault(i: number, a0: number | bigint, space: string, t: number, rw: string, n: number): never {

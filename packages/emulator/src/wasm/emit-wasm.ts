@@ -652,12 +652,14 @@ class KernelWriter {
         b.set(j)
         // pv: up j >= mx, else j <= mx (signed: j may be negative)
         b.get(j).get(mx).op(c.mode === 'up' ? Op.i32_ge_s : Op.i32_le_s).set(q1)
-        // out of range: the lane's own value (j = l)
-        b.get(q1).op(Op.i32_eqz).get(j).i32(0).op(Op.i32_lt_s).op(Op.i32_or).get(j).i32(31).op(Op.i32_gt_s).op(Op.i32_or)
-        b.begin('if').get(l).set(j).end()
-        // a source lane that did not arrive: the reading lane's own value (the JS tier's rule)
-        b.get(Ai).get(j).op(Op.i32_shr_u).i32(1).op(Op.i32_and).begin('if', 'i32')
+        // in range (pv): lane j's value, or 0 when lane j is not in the reader's member mask or did not arrive
+        // (NVIDIA GPUs read 0 there; the ISA leaves it undefined); out of range: the lane's own value
+        const mk = this.tmp('smk', 'i32')
+        this.input(i, 3, l); b.set(mk)
+        b.get(q1).begin('if', 'i32')
+        b.get(Ai).get(mk).op(Op.i32_and).get(j).op(Op.i32_shr_u).i32(1).op(Op.i32_and).begin('if', 'i32')
         this.input(i, 0, j)
+        b.else().i32(0).end()
         b.else()
         this.input(i, 0, l)
         b.end()
@@ -685,7 +687,7 @@ class KernelWriter {
       case 'elect': {
         const m = this.tmp('em', 'i32')
         this.input(i, 0, l); b.get(Ai).op(Op.i32_and).set(m)
-        b.i32(-1).get(m).op(Op.i32_ctz).get(m).op(Op.select).set(q0)
+        b.get(m).op(Op.i32_ctz).i32(-1).get(m).op(Op.select).set(q0)
         b.get(q0).get(l).op(Op.i32_eq).set(q1)
         const [dst, p] = split(A[0]!)
         this.wr(dst, 'i32', () => b.get(q0))

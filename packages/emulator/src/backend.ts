@@ -16,8 +16,8 @@ import { resolveCheck, type Backend, type BackendFunction, type BackendModule, t
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './emit-js.js'
 import { describeThreadLoops } from './emit-thread-loops.js'
-import { Heap } from './heap.js'
-import { codeGenerationRefusal, type Evaluate } from './instance.js'
+import { Heap, wasmMemoryUnavailable } from './heap.js'
+import { codeGenerationRefusal, wasmCompileRefusal, type Evaluate } from './instance.js'
 import { describeRow, faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
 import type { Codegen } from './wasm/tier.js'
 import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
@@ -224,6 +224,19 @@ interface Plan {
   cooperative: boolean
 }
 
+/** With the interpreter, whether the kernels that have a WebAssembly lowering run on the WebAssembly tier
+ *  (a page whose CSP allows 'wasm-unsafe-eval' but not 'unsafe-eval'; issue 24 item 5), for
+ *  describeExecution(); empty where no kernel would (a checked backend, `codegen: 'js'`). */
+function wasmBesideInterpreter(options: EmulatorBackendOptions, checked: boolean): string {
+  if (checked || options.codegen === 'js') return ''
+  const compile = wasmCompileRefusal()
+  const refused = compile ?? wasmMemoryUnavailable(false)
+  if (refused === undefined) return '; kernels with a WebAssembly lowering run on the emulator\'s WebAssembly tier instead, which this context compiles'
+  // a browser's CSP refusal names 'unsafe-eval' only; 'wasm-unsafe-eval' is the source that allows WebAssembly alone
+  const hint = compile?.startsWith('CompileError') ? '; \'wasm-unsafe-eval\' in the Content-Security-Policy allows it' : ''
+  return `; no kernel runs on the emulator's WebAssembly tier: this context refuses WebAssembly too (${refused})${hint}`
+}
+
 /** Creates the PTX emulator backend over `threads` (the entries pass worker_threads or Web Workers). */
 export function createBackend(options: EmulatorBackendOptions, threads: ThreadHost): EmulatorBackend {
   const wanted = options.workers ?? threads.cores()
@@ -237,7 +250,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
   const evaluate = options.evaluate
   // why launches cannot run on workers here, if they cannot
   let calling: string | undefined = evaluate
-    ? `kernels run through the emulator's interpreter (same results, slower)${refusal !== undefined ? ` because this context refuses to compile generated code (${refusal})` : ''}`
+    ? `kernels run through the emulator's interpreter (same results, slower)${refusal !== undefined ? ` because this context refuses to compile generated code (${refusal})` : ''}${wasmBesideInterpreter(options, check !== undefined)}`
     : check ? 'checks (the sanitizer) run there' : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
   const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: calling === undefined })
   const pool = calling === undefined ? new WorkerPool(threads, wanted, heap, options.workerUrl) : undefined

@@ -64,6 +64,23 @@ export function codeGenerationRefusal(): string | undefined {
   }
 }
 
+/** The smallest WebAssembly module (header only), for wasmCompileRefusal(). */
+const EMPTY_WASM = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00])
+
+/** Why this context cannot compile WebAssembly, or undefined when it can: a page whose
+ *  Content-Security-Policy allows neither 'wasm-unsafe-eval' nor 'unsafe-eval' (the browser throws a
+ *  CompileError), an engine without WebAssembly. Node's --disallow-code-generation-from-strings does not
+ *  refuse it (V8 checks WebAssembly through its own callback, which Node leaves allowing). Issue 24 item 5. */
+export function wasmCompileRefusal(): string | undefined {
+  if (typeof WebAssembly !== 'object' || typeof WebAssembly.Module !== 'function') return 'this engine has no WebAssembly'
+  try {
+    new WebAssembly.Module(EMPTY_WASM)
+    return undefined
+  } catch (e) {
+    return `${(e as Error).name}: ${(e as Error).message}`.split(/\s+/).filter(Boolean).join(' ')
+  }
+}
+
 /** Compiles `source` (ModuleEmitter.compile()) and binds it to the helpers. Throws the engine's SyntaxError
  *  when the source does not compile. */
 export function instantiate(source: string, hooks: InstanceHooks, evaluate: Evaluate = compileFactory): ModuleInstance {

@@ -39,6 +39,12 @@ export const MISS_GLOBALS = ['RL', 'RH', 'RD'] as const
 export const SPACES = ['global', 'shared', 'local', 'param', 'generic', 'const', 'trap'] as const
 type Space = (typeof SPACES)[number]
 
+/** prmt's modes (PTX ISA "prmt"; '' is the default byte selection). */
+export const PRMT_MODES = ['', 'f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16'] as const
+/** Operations with a directed rounding mode, run by numeric.ts fop32/fop64 (exact). */
+export const ROUND_OPS = ['add', 'sub', 'mul', 'div', 'fma', 'sqrt'] as const
+export const DIRECTED = ['rz', 'rm', 'rp'] as const
+
 /** JavaScript helpers the module imports, by name: [params, results]. f64 stands for a JS number. */
 export const IMPORTED_FUNCS = {
   fault: [['i32', 'f64', 'i32'], []],
@@ -51,8 +57,20 @@ export const IMPORTED_FUNCS = {
   log2: [['f64'], ['f64']],
   exp2: [['f64'], ['f64']],
   tanh: [['f64'], ['f64']],
-} as const satisfies Record<string, [readonly ValType[], readonly ValType[]]>
-type Imported = keyof typeof IMPORTED_FUNCS
+  brev32: [['i32'], ['i32']],
+  bfe32u: [['i32', 'i32', 'i32'], ['i32']],
+  bfe32s: [['i32', 'i32', 'i32'], ['i32']],
+  bfi32: [['i32', 'i32', 'i32', 'i32'], ['i32']],
+  lop3: [['i32', 'i32', 'i32', 'i32'], ['i32']],
+  f16ToNum: [['i32'], ['f64']],
+  bf16ToNum: [['i32'], ['f64']],
+  numToF16: [['f64'], ['i32']],
+  numToBf16: [['f64'], ['i32']],
+  ...Object.fromEntries(PRMT_MODES.map((m) => [`prmt${m}`, [['i32', 'i32', 'i32'], ['i32']]])),
+  ...Object.fromEntries(ROUND_OPS.flatMap((op) => DIRECTED.flatMap((m) => [[`fop32${op}${m}`, [['f64', 'f64', 'f64'], ['f64']]], [`fop64${op}${m}`, [['f64', 'f64', 'f64'], ['f64']]]]))),
+  ...Object.fromEntries(DIRECTED.map((m) => [`cvt32${m}`, [['f64'], ['f64']]])),
+} as Record<string, [readonly ValType[], readonly ValType[]]>
+type Imported = string
 
 /** How a value on the wasm stack is to be read (emit-js.ts's kinds): i32-like kinds are an i32 whose value
  *  is already that kind's (u16 zero-extended, s8 sign-extended…); `u32` widens with zeros, `i32` with its
@@ -1376,11 +1394,11 @@ class KernelWriter {
         if (ins.flags.cc) return this.fail('carry arithmetic is not lowered')
         const op = ins.op
         if (t === 'f32') {
-          if (!rn) return this.fail('a directed rounding mode')
+          if (!rn) return wr(A[0], 'f32', () => { f32In(A[1]); b.op(Op.f64_promote_f32); f32In(A[2]); b.op(Op.f64_promote_f32).f64(0); this.directed('32', op, ins.rounding!); b.op(Op.f32_demote_f64); f32Out() })
           return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); b.op(op === 'add' ? Op.f32_add : op === 'sub' ? Op.f32_sub : Op.f32_mul); f32Out() })
         }
         if (t === 'f64') {
-          if (!rn) return this.fail('a directed rounding mode')
+          if (!rn) return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); b.f64(0); this.directed('64', op, ins.rounding!); if (sat) b.call(this.helpers.sat) })
           return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); b.op(op === 'add' ? Op.f64_add : op === 'sub' ? Op.f64_sub : Op.f64_mul); if (sat) b.call(this.helpers.sat) })
         }
         if (op === 'mul' && ins.part === 'wide') {
@@ -1401,11 +1419,11 @@ class KernelWriter {
       case 'mad': case 'fma': {
         if (ins.flags.cc) return this.fail('carry arithmetic is not lowered')
         if (t === 'f32') {
-          if (!rn) return this.fail('a directed rounding mode')
+          if (!rn) return wr(A[0], 'f32', () => { f32In(A[1]); b.op(Op.f64_promote_f32); f32In(A[2]); b.op(Op.f64_promote_f32); f32In(A[3]); b.op(Op.f64_promote_f32); this.directed('32', 'fma', ins.rounding!); b.op(Op.f32_demote_f64); f32Out() })
           return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); f32In(A[3]); this.fma32(); f32Out() })
         }
         if (t === 'f64') {
-          if (!rn) return this.fail('a directed rounding mode')
+          if (!rn) return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); rd(A[3], 'f64'); this.directed('64', 'fma', ins.rounding!); if (sat) b.call(this.helpers.sat) })
           return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); rd(A[3], 'f64'); b.call(this.funcs.fma64); if (sat) b.call(this.helpers.sat) })
         }
         if (ins.part === 'wide') {
@@ -1460,6 +1478,22 @@ class KernelWriter {
       case 'shl': case 'shr': return this.shift(ins)
       case 'popc': return wr(A[0], 'i32', () => { if (is64) { rd(A[1], 'i64'); b.op(Op.i64_popcnt).op(Op.i32_wrap_i64) } else { rd(A[1], 'i32'); b.op(Op.i32_popcnt) } })
       case 'clz': return wr(A[0], 'i32', () => { if (is64) { rd(A[1], 'i64'); b.op(Op.i64_clz).op(Op.i32_wrap_i64) } else { rd(A[1], 'i32'); b.op(Op.i32_clz) } })
+      case 'brev': if (is64) return this.fail('brev.b64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); b.call(this.funcs.brev32!) })
+      case 'bfe': if (is64) return this.fail('bfe.64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(this.funcs[signed ? 'bfe32s' : 'bfe32u']!) })
+      case 'bfi': if (is64) return this.fail('bfi.b64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.bfi32!) })
+      case 'lop3':
+        if (A[0]?.kind === 'pair') return this.fail('lop3 with a predicate output')
+        return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.lop3!) })
+      case 'prmt': {
+        const f = this.funcs[`prmt${ins.mode ?? ''}`]
+        if (f === undefined) return this.fail(`prmt mode .${ins.mode}`)
+        return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(f) })
+      }
+      case 'copysign':
+        // copysign.f d, a, b: b's magnitude with a's sign (numeric.ts copysign: a NaN's sign bit counts)
+        if (t === 'f32') return wr(A[0], 'f32', () => { rd(A[2], 'f32'); rd(A[1], 'f32'); b.op(Op.f32_copysign) })
+        if (t === 'f64') return wr(A[0], 'f64', () => { rd(A[2], 'f64'); rd(A[1], 'f64'); b.op(Op.f64_copysign) })
+        return this.fail(`copysign of type .${t}`)
       case 'setp': return this.setp(ins)
       case 'selp': {
         const d = this.cls(A[0])
@@ -1471,7 +1505,18 @@ class KernelWriter {
       case 'cvt': return this.cvt(ins)
       case 'rcp': case 'sqrt': case 'rsqrt': case 'sin': case 'cos': case 'lg2': case 'ex2': case 'tanh': {
         const approx = ins.flags.approx === true
-        if (!approx && !rn) return this.fail('a directed rounding mode')
+        if (!approx && !rn) {
+          if (ins.op !== 'rcp' && ins.op !== 'sqrt') return this.fail('a directed rounding mode')
+          const w = t === 'f32' ? '32' : t === 'f64' ? '64' : this.fail(`${ins.op} of type .${t}`)
+          return wr(A[0], t as 'f32' | 'f64', () => {
+            if (ins.op === 'rcp') b.f64(1)
+            if (t === 'f32') { f32In(A[1]); b.op(Op.f64_promote_f32) } else rd(A[1], 'f64')
+            if (ins.op === 'sqrt') b.f64(0)
+            b.f64(0)
+            this.directed(w, ins.op === 'rcp' ? 'div' : 'sqrt', ins.rounding!)
+            if (t === 'f32') { b.op(Op.f32_demote_f64); if (ftz) b.call(this.helpers.ftz) }
+          })
+        }
         if (t === 'f32') {
           return wr(A[0], 'f32', () => {
             switch (ins.op) {
@@ -1511,6 +1556,14 @@ class KernelWriter {
       case 'atom': case 'red': return this.atomic(ins)
       default: return this.fail(`${ins.op} has no WebAssembly lowering yet`)
     }
+  }
+
+  /** Calls numeric.ts fop32/fop64 for `op` with a directed rounding mode on the three f64 values on the stack
+   *  (exact, as the JS tier computes it). */
+  private directed(w: '32' | '64', op: string, mode: string): void {
+    const f = this.funcs[`fop${w}${op}${mode}`]
+    if (f === undefined) return this.fail(`.${mode} ${op}`)
+    this.b.call(f)
   }
 
   /** fma.rn.f32 of the three f32 values on the stack, inline (the module's helper, defineHelpers, as code
@@ -1833,7 +1886,7 @@ class KernelWriter {
     const t = ins.type ?? ''
     const b = this.b
     const space = (ins.space ?? 'generic') as Space
-    if (space !== 'global' && space !== 'generic') return this.fail(`atomics on .${space}`)
+    if (space !== 'global' && space !== 'generic' && space !== 'shared') return this.fail(`atomics on .${space}`)
     if (ins.vector) return this.fail('vector atomics')
     const isAtom = ins.op === 'atom'
     const [dst, am, v, c] = isAtom ? [A[0], A[1], A[2], A[3]] : [undefined, A[0], A[1], undefined]
@@ -1902,8 +1955,16 @@ class KernelWriter {
     const b = this.b
     const div = ins.op === 'div'
     const rn = ins.rounding === undefined || ins.rounding === 'rn'
+    if ((t === 'f32' || t === 'f64') && !rn && !ins.flags.approx && !ins.flags.full) {
+      const ftz = ins.flags.ftz === true && t === 'f32'
+      return this.wr(A[0], t, () => {
+        for (const o of [A[1], A[2]]) { if (t === 'f32') { this.rd(o, 'f32'); if (ftz) b.call(this.helpers.ftz); b.op(Op.f64_promote_f32) } else this.rd(o, 'f64') }
+        b.f64(0)
+        this.directed(t === 'f32' ? '32' : '64', 'div', ins.rounding!)
+        if (t === 'f32') { b.op(Op.f32_demote_f64); if (ftz) b.call(this.helpers.ftz) }
+      })
+    }
     if (t === 'f32') {
-      if (!rn && !ins.flags.approx && !ins.flags.full) return this.fail('a directed rounding mode')
       const ftz = ins.flags.ftz === true
       return this.wr(A[0], 'f32', () => {
         this.rd(A[1], 'f32'); if (ftz) b.call(this.helpers.ftz)
@@ -1912,12 +1973,21 @@ class KernelWriter {
         if (ftz) b.call(this.helpers.ftz)
       })
     }
-    if (t === 'f64') {
-      if (!rn) return this.fail('a directed rounding mode')
-      return this.wr(A[0], 'f64', () => { this.rd(A[1], 'f64'); this.rd(A[2], 'f64'); b.op(Op.f64_div) })
-    }
+    if (t === 'f64') return this.wr(A[0], 'f64', () => { this.rd(A[1], 'f64'); this.rd(A[2], 'f64'); b.op(Op.f64_div) })
     const signed = t.startsWith('s')
     const is64 = t === 'u64' || t === 's64'
+    if (t === 's16' || t === 'u16') {
+      // on the 16-bit values as numbers (the JS tier's divs32/divu32 on them), the result's low 16 bits
+      const x = this.tmp('dx', 'i32'), y = this.tmp('dy', 'i32')
+      this.rd(A[1], signed ? 's16' : 'u16'); b.set(x)
+      this.rd(A[2], signed ? 's16' : 'u16'); b.set(y)
+      return this.wr(A[0], 'u16', () => {
+        b.get(y).op(Op.i32_eqz).begin('if', 'i32')
+        if (div) b.i32(-1); else b.get(x)
+        b.else().get(x).get(y).op(div ? (signed ? Op.i32_div_s : Op.i32_div_u) : (signed ? Op.i32_rem_s : Op.i32_rem_u)).end()
+        b.i32(0xffff).op(Op.i32_and)
+      })
+    }
     if (!is64 && t !== 's32' && t !== 'u32') return this.fail(`${ins.op} of type .${t}`)
     // PTX on NVIDIA GPUs: x / 0 = all ones, x % 0 = x (numeric.ts); MIN / -1 wraps, MIN % -1 = 0
     const vt: ValType = is64 ? 'i64' : 'i32'
@@ -2110,12 +2180,33 @@ class KernelWriter {
       if (mode) b.op(o[mode as keyof typeof o])
     }
     const readF = () => { this.rd(A[1], st as 'f32' | 'f64'); if (st === 'f32' && ftz) b.call(this.helpers.ftz) }
+    const half = (x: string) => x === 'f16' || x === 'bf16'
+    if ((half(dt) && (isF(st) || isI(st))) || (half(st) && (isF(dt) || isI(dt)))) {
+      if (irnd && half(dt)) return this.fail(`cvt.${irnd} to .${dt}`)
+      if (half(dt) && frnd !== 'rn') return this.fail('a directed rounding mode')
+      // through the JS tier's exact helpers (numeric.ts numToF16/f16ToNum and the bf16 pair)
+      const toNum = () => {
+        if (half(st)) { this.rd(A[1], 'u16'); b.call(this.funcs[st === 'f16' ? 'f16ToNum' : 'bf16ToNum']!) } else if (st === 'f32') { readF(); b.op(Op.f64_promote_f32) } else if (st === 'f64') readF()
+        else {
+          const sb = bits(st), sg = st.startsWith('s')
+          if (sb === 64) { this.rd(A[1], 'i64'); b.op(sg ? Op.f64_convert_i64_s : Op.f64_convert_i64_u) } else { this.rd(A[1], sb === 32 ? (sg ? 'i32' : 'u32') : sb === 16 ? (sg ? 's16' : 'u16') : sg ? 's8' : 'u8'); b.op(sg || sb < 32 ? Op.f64_convert_i32_s : Op.f64_convert_i32_u) }
+          if (sb === 64) return this.fail('cvt from 64-bit integers to half precision')
+        }
+      }
+      if (half(dt)) return this.wr(A[0], 'u16', () => { toNum(); if (sat) b.call(this.helpers.sat); b.call(this.funcs[dt === 'f16' ? 'numToF16' : 'numToBf16']!) })
+      if (dt === 'f32') return this.wr(A[0], 'f32', () => { toNum(); round('f64', irnd); b.op(Op.f32_demote_f64); if (ftz) b.call(this.helpers.ftz); if (sat) b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64) })
+      if (dt === 'f64') return this.wr(A[0], 'f64', () => { toNum(); round('f64', irnd); if (sat) b.call(this.helpers.sat) })
+      const db = bits(dt), sgd = dt.startsWith('s')
+      if (db < 32) return this.fail(`cvt to .${dt}`)
+      return this.wr(A[0], db === 64 ? 'i64' : 'i32', () => { toNum(); round('f64', irnd ?? 'rzi'); b.sat(db === 64 ? (sgd ? SatOp.i64_trunc_sat_f64_s : SatOp.i64_trunc_sat_f64_u) : (sgd ? SatOp.i32_trunc_sat_f64_s : SatOp.i32_trunc_sat_f64_u)) })
+    }
     if (isF(dt) && isF(st)) {
       if (dt === 'f32') {
-        if (st === 'f64' && frnd !== 'rn' && !irnd) return this.fail('a directed rounding mode')
+        const dir = st === 'f64' && frnd !== 'rn' && !irnd
         return this.wr(A[0], 'f32', () => {
           readF()
-          if (irnd) { if (st === 'f64') { round('f64', irnd); b.op(Op.f32_demote_f64) } else round('f32', irnd) } else if (st === 'f64') b.op(Op.f32_demote_f64)
+          if (dir) { const f = this.funcs[`cvt32${frnd}`]; if (f === undefined) return this.fail(`cvt.${frnd}`); b.call(f).op(Op.f32_demote_f64) }
+          else if (irnd) { if (st === 'f64') { round('f64', irnd); b.op(Op.f32_demote_f64) } else round('f32', irnd) } else if (st === 'f64') b.op(Op.f32_demote_f64)
           if (ftz) b.call(this.helpers.ftz)
           if (sat) b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64)
         })

@@ -5,8 +5,8 @@
 // and the validity map reach `miss`, which does for a wasm access site what emit-js.ts's globalCheck and
 // rng() do for a JS one, so both tiers fault alike and cache alike.
 import type { LaunchState, ModuleInstance } from '../instance.js'
-import { fma32, fma64 } from '../numeric.js'
-import { LAUNCH_GLOBALS, SPACES } from './emit-wasm.js'
+import { bf16ToNum, bfe32, bfi32, brev32, cvt32, f16ToNum, fma32, fma64, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
+import { DIRECTED, LAUNCH_GLOBALS, PRMT_MODES, ROUND_OPS, SPACES } from './emit-wasm.js'
 
 /** A compiled wasm module of kernels and where each lives in the instance's function table. */
 export interface WasmCode {
@@ -93,6 +93,16 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
         miss, probe,
         fma32, fma64,
         sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,
+        brev32, bfi32, lop3, f16ToNum, bf16ToNum,
+        bfe32u: (a: number, p: number, l: number) => bfe32(a, p, l, false),
+        bfe32s: (a: number, p: number, l: number) => bfe32(a, p, l, true),
+        numToF16: (x: number) => numToF16(x), numToBf16: (x: number) => numToBf16(x),
+        ...Object.fromEntries(PRMT_MODES.map((m) => [`prmt${m}`, (a: number, b: number, c: number) => prmt(a, b, c, m)])),
+        ...Object.fromEntries(ROUND_OPS.flatMap((op) => DIRECTED.flatMap((m) => [
+          [`fop32${op}${m}`, (a: number, b: number, c: number) => fop32(op, m, a, b, c)],
+          [`fop64${op}${m}`, (a: number, b: number, c: number) => fop64(op, m, a, b, c)],
+        ]))),
+        ...Object.fromEntries(DIRECTED.map((m) => [`cvt32${m}`, (x: number) => cvt32(x, m)])),
       },
     }
     const wi = new WebAssembly.Instance(code.module, imports)

@@ -554,10 +554,11 @@ class KernelWriter {
   // --- collectives between loops (emit-thread-loops.ts gather/scatter, the same rules) ---
 
   /** The inputs of collective instruction i, as its lanes compute them (emit-instruction.ts's order). */
-  private collectiveInputs(ins: Instruction): Array<{ k: WKind; push: () => void }> {
+  private collectiveInputs(ins: Instruction): Array<{ k: WKind; push: () => void; direct: boolean }> {
     const A = ins.operands
-    const mask = (o: IrOperand | undefined) => ({ k: 'i32' as WKind, push: () => (o ? this.rd(o, 'i32') : this.b.i32(-1)) })
-    const reg = (o: IrOperand | undefined, k: WKind) => ({ k, push: () => this.rd(o, k) })
+    // an immediate (or an absent mask) is the same in every lane: read where it is used, no slot (emit-thread-loops.ts direct)
+    const mask = (o: IrOperand | undefined) => ({ k: 'i32' as WKind, push: () => (o ? this.rd(o, 'i32') : this.b.i32(-1)), direct: !o || o.kind === 'imm' })
+    const reg = (o: IrOperand | undefined, k: WKind) => ({ k, push: () => this.rd(o, k), direct: o?.kind === 'imm' })
     const c = collectiveOf(ins)!
     switch (c.kind) {
       case 'shfl': return [reg(A[1], 'i32'), reg(A[2], 'i32'), reg(A[3], 'i32'), mask(A[4])]
@@ -619,6 +620,7 @@ class KernelWriter {
           x.push(); b.begin('if').get(this.cl('VB', i)); bit(); b.op(Op.i32_or).set(this.cl('VB', i)).end()
           return
         }
+        if (x.direct) return
         b.get(L.LB!); x.push(); b.mem(Op.i32_store, 2, this.inputSlot(i, j))
       })
     }
@@ -628,6 +630,8 @@ class KernelWriter {
   /** Pushes input j of collective i as lane `lane` (a local holding 0–31) left it. */
   private input(i: number, j: number, lane: number): void {
     const b = this.b, L = this.L
+    const x = this.collectiveInputs(this.fn.instructions[i]!)[j]!
+    if (x.direct) return x.push()
     b.get(L.LB0!).get(L.W0!).get(lane).op(Op.i32_add).get(L.LN!).op(Op.i32_mul).op(Op.i32_add)
     b.mem(Op.i32_load, 2, this.inputSlot(i, j))
   }

@@ -897,10 +897,26 @@ class KernelWriter {
     }
   }
 
+  /** A per-thread 32-bit register with an affine form inv + c·tid.x (no loop term), recomputed where a loop
+   *  needs it instead of kept in a slot (emit-js.ts rematerialize): its 32-bit operations wrap modulo 2^32,
+   *  and so does i64 arithmetic wrapped to i32, so the value is the register's whatever the wrap checks say. */
+  private remat(r: number): boolean {
+    if (this.classes[r] !== 'i32' || this.plan!.recomputed.has(r)) return false
+    const f = this.affine.register.get(r)
+    return !!f && !f.iv
+  }
+
   private slotLoad(r: number): void {
     const b = this.b
     const tid = this.plan!.recomputed.get(r)
     if (tid) { this.wr({ kind: 'reg', id: r }, 'u32', () => b.get(this.L[tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz']!)); return }
+    if (this.remat(r)) {
+      const f = this.affine.register.get(r)!
+      this.inv(f.inv); b.op(Op.i32_wrap_i64)
+      if (f.c !== 0) b.get(this.L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
+      b.set(this.regs[r]!)
+      return
+    }
     const off = this.slotOf.get(r)
     if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
     b.get(this.L.LB!)
@@ -916,7 +932,7 @@ class KernelWriter {
   private slotStore(r: number): void {
     const b = this.b
     const off = this.slotOf.get(r)
-    if (off === undefined) return
+    if (off === undefined || this.remat(r)) return
     b.get(this.L.LB!).get(this.regs[r]!)
     switch (classType(this.classes[r]!)) {
       case 'i32': b.mem(Op.i32_store, 2, off); break
@@ -1727,6 +1743,18 @@ class KernelWriter {
         }
         // a = window offset: 0 ≤ a ≤ size − n, aligned; the heap byte is at window base + a
         const size = space === 'shared' ? L.SHN! : L.LSZ!
+        if (base?.kind === 'reg' && this.classes[base.id] !== 'i64') {
+          // a 32-bit offset (zero-extended, so never negative): one unsigned compare against size − n, which
+          // is negative (every access faults) only when the window is smaller than the access
+          const a32 = L.a32!, lim = this.tmp(`lim${n}`, 'i32')
+          b.get(a).op(Op.i32_wrap_i64).set(a32)
+          b.get(size).i32(n).op(Op.i32_sub).set(lim)
+          b.get(a32).get(lim).op(Op.i32_gt_u).get(lim).i32(0).op(Op.i32_lt_s).op(Op.i32_or)
+          if (al > 0) b.get(a32).i32(al).op(Op.i32_and).op(Op.i32_or)
+          b.open('if'); this.fault(space === 'shared' ? 1 : 2, () => b.get(a32).op(Op.f64_convert_i32_u)); b.end()
+          b.get(a32).get(space === 'shared' ? L.SB! : L.LB!).op(Op.i32_add).set(a32)
+          return
+        }
         b.get(a).i64(0n).op(Op.i64_lt_s)
         b.get(a).get(size).i32(n).op(Op.i32_sub).op(Op.i64_extend_i32_s).op(Op.i64_gt_s).op(Op.i32_or)
         misaligned()

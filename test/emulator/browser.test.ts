@@ -5,7 +5,8 @@
 // Then the whole emulator corpus (nvcc compute_80) on 2 Web Workers in a cross-origin-isolated page (issue 13
 // item 3): the worker script is the one `new Worker(new URL('./web-worker.js', import.meta.url))` finds beside
 // the page's bundle (esbuild leaves that pattern alone, so the test serves the bundled src/web-worker.ts there,
-// as an esbuild user ships dist/web-worker.js).
+// as an esbuild user ships dist/web-worker.js). There the kernels must run on the WebAssembly tier wherever the
+// emulator in Node puts them (issue 24 item 5), as each module's inspect() says.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { build, type BuildOptions, type Plugin } from 'esbuild'
@@ -18,6 +19,7 @@ import { repoRoot, tool } from '../helpers/tools.js'
 import { compilePtx, compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
 import { inlineJson, modulePage, runPage } from '../helpers/webgpu.js'
 import { createRng, expectEqualArrays, readPtxEntries } from '../helpers/kernel-runner.js'
+import { createEmulatorBackend, type EmulatorModule } from '@kernelpack/emulator'
 import { ownSource } from '../fixtures/emulator/cases-own.js'
 import { referenceSource } from '../fixtures/emulator/cases-reference.js'
 import { refMatmul } from '../fixtures/emulator/reference.js'
@@ -139,11 +141,20 @@ async function bundlePage(define: Record<string, string>): Promise<{ page: strin
   return { page: page.outputFiles![0]!.text, worker: worker.outputFiles![0]!.text }
 }
 
-corpus('the whole emulator corpus (nvcc compute_80) passes on 2 Web Workers in a cross-origin-isolated page', async () => {
+corpus('the whole emulator corpus (nvcc compute_80) passes on 2 Web Workers in a cross-origin-isolated page, on the wasm tier where Node puts it', async () => {
   const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
   const [own, reference] = await compilePtxAll([{ source: ownSource, config }, { source: referenceSource, config }])
+  // issue 24 item 5: each kernel's tier (the last line of inspect()) as the emulator in Node gives it, on 2
+  // workers as in the page; chromium must put the same kernels on WebAssembly
+  const node = createEmulatorBackend({ workers: 2 })
+  const tierLine = (m: EmulatorModule, e: string) => m.inspect(e).split('\n').pop()!.trim()
+  const nodeTiers = Object.fromEntries(Object.entries({ own, reference }).map(([g, ptx]) => {
+    const m = node.loadModule({ kind: 'ptx', arch: config.target, bytes: new TextEncoder().encode(ptx) })
+    return [g, Object.fromEntries([...readPtxEntries(ptx).keys()].map((e) => [e, tierLine(m, e)]))]
+  }))
+  node.dispose()
   const { page, worker } = await bundlePage({ KP_DATA: inlineJson({ groups: [{ name: 'own', ptx: own }, { name: 'reference', ptx: reference }], arch: config.target, workers: 2 }) })
-  const r = await runPage<{ results: Array<{ name: string; error?: string }>; executions: string[]; isolated: boolean }>({
+  const r = await runPage<{ results: Array<{ name: string; error?: string }>; executions: string[]; isolated: boolean; tiers: Record<string, Record<string, string>> }>({
     '/': ['text/html', modulePage], '/page.js': ['text/javascript', page], '/web-worker.js': ['text/javascript', worker],
   }, { crossOriginIsolated: true, timeoutMs: 240_000 })
   assert.is(r.isolated, true)
@@ -151,6 +162,12 @@ corpus('the whole emulator corpus (nvcc compute_80) passes on 2 Web Workers in a
   const failed = r.results.filter((x) => x.error)
   assert.equal(failed, [], failed.map((f) => `${f.name}: ${f.error}`).join('\n'))
   assert.ok(r.results.length >= 50, `${r.results.length} cases ran`)
+  // the kernels ran on the wasm tier in the workers (each worker binds the module's WebAssembly to the shared
+  // memory), the same kernels as in Node; most of the corpus lowers
+  assert.equal(r.tiers, nodeTiers)
+  const lines = Object.values(r.tiers).flatMap((g) => Object.values(g))
+  const onWasm = lines.filter((l) => l === 'tier: WebAssembly').length
+  assert.ok(onWasm >= lines.length / 2, `${onWasm} of ${lines.length} kernels on the wasm tier:\n${lines.join('\n')}`)
 })
 
 corpus.run()

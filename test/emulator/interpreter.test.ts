@@ -36,12 +36,15 @@ for (const c of ownCases) {
 corpus.run()
 
 const refusing = suite('a Node process that refuses code generation from strings')
-refusing('the backend without the interpreter says what to do; the runtime picks the interpreter and says why', () => {
+refusing('the backend without the interpreter says what to do; the runtime picks the interpreter, runs saxpy on the wasm tier beside it and says why', () => {
   const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--conditions=source', '--import', 'tsx',
     join(repoRoot, 'test', 'fixtures', 'emulator', 'no-eval', 'run.ts')], { cwd: repoRoot, encoding: 'utf8' })
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { refused: string; reason: string; out: number[] }
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { refused: string; tier: string; reason: string; out: number[] }
   assert.is(r.refused, "the emulator cannot compile kernels in this context: Code generation from strings disallowed for this context. Create the backend with { evaluate: await loadInterpreter() } (@kernelpack/runtime does where it has to) to run them through the interpreter, or allow 'unsafe-eval' in the page's Content-Security-Policy")
-  assert.is(r.reason, "backend 'emulator' was requested; launches run on the calling thread: kernels run through the emulator's interpreter (same results, slower) because this context refuses to compile generated code (Code generation from strings disallowed for this context)")
+  assert.is(r.reason, "backend 'emulator' was requested; launches run on the calling thread: kernels run through the emulator's interpreter (same results, slower) because this context refuses to compile generated code (Code generation from strings disallowed for this context)" +
+    "; kernels with a WebAssembly lowering run on the emulator's WebAssembly tier instead, which this context compiles")
+  // V8 refuses strings but not WebAssembly under --disallow-code-generation-from-strings (issue 24 item 5)
+  assert.is(r.tier, 'tier: WebAssembly')
   const f = Math.fround
   assert.equal(r.out, Array.from({ length: 100 }, (_, i) => f(f(2.5 * f(i * 0.25)) + (7 - i))))
 })

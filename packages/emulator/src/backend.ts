@@ -357,6 +357,13 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
     const { fn } = plan
     const { mod, cf } = fn
     if (!modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
+    if (mod.upgrade) {
+      // its WebAssembly, compiled asynchronously (load-module.ts), is ready: bind it, and have the workers
+      // load the module again with it
+      mod.upgrade()
+      mod.upgrade = undefined
+      pool?.unload(fn.modId)
+    }
     if (plan.signal?.aborted) throw launchAbortError(fn.name, 'the signal was aborted before it ran', plan.signal.reason)
     const onWorkers = pool !== undefined && !pool.broken
     // a cooperative launch keeps every block resident on one lane; others spread blocks over the workers

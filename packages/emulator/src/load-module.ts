@@ -40,6 +40,10 @@ export interface LoadedModule {
   tiers: Map<string, { tier: 'wasm' | 'js'; why?: string }>
   /** Milliseconds spent writing and compiling the wasm module. */
   wasmMs?: number
+  /** Set once a WebAssembly module compiled asynchronously (a browser's main thread refuses the synchronous
+   *  compile of a large one) is ready: binds it. The backend calls it before a launch of the module, when
+   *  none runs, and then has the workers load the module again (with its wasm). */
+  upgrade?: () => void
 }
 
 export interface LoadOptions {
@@ -191,22 +195,37 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
     if (codegen === 'wasm') lm.refused.set(name, new PtxError(`it has no WebAssembly lowering (codegen: 'wasm'): ${r.message}`, r.line))
   }
   if (code.kernels.size === 0) { lm.wasmMs = performance.now() - t0; return }
+  const bytes = code.bytes as Uint8Array<ArrayBuffer>
+  const failed = (e: unknown) => {
+    for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module could not be compiled here (${(e as Error).message})` })
+  }
   let module: WebAssembly.Module
   try {
-    module = new WebAssembly.Module(code.bytes as Uint8Array<ArrayBuffer>)
+    module = new WebAssembly.Module(bytes)
   } catch (e) {
-    // an engine that refuses a synchronous compile of this size (a browser's main thread): JavaScript tier
-    for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module could not be compiled here (${(e as Error).message})` })
     lm.wasmMs = performance.now() - t0
+    // a browser's main thread refuses a synchronous compile over its limit with a RangeError (chromium: 8 MB):
+    // WebAssembly.compile there, the kernels on the JavaScript tier until it is done (issue 24 item 5)
+    if (!(e instanceof RangeError) || typeof WebAssembly.compile !== 'function') return failed(e)
+    for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module (${bytes.length} bytes) is being compiled asynchronously, as this thread refuses to compile it synchronously (${e.message}); its launches run on the WebAssembly tier once that is done` })
+    WebAssembly.compile(bytes).then((m) => {
+      for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm' })
+      lm.upgrade = () => { bindWasm(lm, code, m); lm.generation = -1 }
+    }, failed)
     return
   }
+  bindWasm(lm, code, module)
+  lm.wasmMs = performance.now() - t0
+}
+
+/** Binds the compiled wasm kernels of `code` into `lm.inst` (a new instance object; setHeap binds them). */
+function bindWasm(lm: LoadedModule, code: ReturnType<typeof writeWasmModule>, module: WebAssembly.Module): void {
   lm.wasm = { module, kernels: [...code.kernels].map(([name, exp]) => [lm.functions.get(name)!.index, exp]) }
   for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm' })
   // the wasm thread loops keep per-thread registers after each thread's local memory
   for (const [name, n] of code.slotBytes) lm.functions.get(name)!.slotBytes = n
   const heap = lm.heap
   lm.inst = withWasmKernels(lm.inst, lm.wasm, () => heap.memory, (i, a, what) => { throw faultOf(lm, i, a, what) })
-  lm.wasmMs = performance.now() - t0
 }
 
 /** The EmulatorFault for a kernel's `fault(i, a, what)` call: the instruction i of the module's table, the

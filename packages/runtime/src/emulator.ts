@@ -32,7 +32,9 @@ export function emulatorBackend(options: EmulatorLoadOptions, check?: ResolvedCh
     b = import('@kernelpack/emulator').then(async (m): Promise<Backend> => {
       if (typeof m.createEmulatorBackend !== 'function') throw new Error('@kernelpack/emulator does not export createEmulatorBackend()')
       // a page whose Content-Security-Policy refuses `new Function` runs the kernels through the emulator's
-      // interpreter, and mod.backend.reason says so (issue 14 item 3)
+      // interpreter, and mod.backend.reason says so (issue 14 item 3); those with a WebAssembly lowering run
+      // on its WebAssembly tier where the policy allows 'wasm-unsafe-eval', and the reason says that too
+      // (the emulator's describeExecution(), issue 24 item 5)
       const evaluate = m.codeGenerationRefusal() !== undefined ? await m.loadInterpreter() : undefined
       // on the calling thread, launches give the event loop a turn every 20 ms (the page stays responsive)
       return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20, evaluate, check })

@@ -34,7 +34,7 @@
 // groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
 // this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
-  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
+  PtxError, analyzeAffine, analyzeBounds, analyzeCasLoads, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
@@ -161,6 +161,8 @@ export class FunctionEmitter {
   readonly structure: Structure
   readonly affine?: AffineFacts
   readonly bounds?: Map<number, number>
+  /** Checked variant: the loads of the compare-and-swap idiom, which racecheck takes as atomics (issue 32). */
+  private readonly casLoads?: Set<number>
   /** Dispatcher pcs of labels (1…), then of suspension points and the skips around guarded ones. */
   readonly labelPc = new Map<string, number>()
   readonly suspensionPc = new Map<number, { pc: number; skip?: number }>()
@@ -215,6 +217,7 @@ export class FunctionEmitter {
     this.structure = shared.structure
     if (slowName !== undefined) this.bounds = analyzeBounds(fn, this.classes)
     if (fn.kind === 'entry') this.affine = analyzeAffine(fn, this.cfg, this.classes, { wideParams: slowName !== undefined })
+    if (mc.check) this.casLoads = analyzeCasLoads(fn)
     let pc = 1
     for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
     let suspends = false
@@ -411,11 +414,13 @@ export class FunctionEmitter {
   /** What the sanitizer must know of the current access beyond read/write (sanitizer/checker.ts): 1, a
    *  morally strong operation (atomics, mbarrier operations, .relaxed/.acquire/.release loads and stores;
    *  PTX ISA "Memory Consistency Model"), 2 an acquire (ld/atom .acquire/.acq_rel, a completed mbarrier
-   *  wait), 4 a release (st/red/atom .release/.acq_rel, mbarrier arrive, cp.async.mbarrier.arrive). */
+   *  wait), 4 a release (st/red/atom .release/.acq_rel, mbarrier arrive, cp.async.mbarrier.arrive). The load of
+   *  a compare-and-swap loop counts as strong (analysis/cas-loads.ts in @kernelpack/ptx). */
   private accessFlags(rw: AccessKind): number {
     const ins = this.cur
     const sem = ins.sem
     let f = rw === 'a' || sem === 'relaxed' || sem === 'acquire' || sem === 'release' || sem === 'acq_rel' ? 1 : 0
+    if (rw === 'r' && this.casLoads?.has(this.curIdx - this.idxBase)) f |= 1
     if (ins.op === 'mbarrier') f |= ins.mode === 'test_wait' || ins.mode === 'try_wait' ? 2 : ins.mode === 'arrive' || ins.mode === 'arrive_drop' ? 4 : 0
     else if (ins.op === 'cp' && ins.hints?.includes('mbarrier')) f |= 4
     else f |= (sem === 'acquire' || sem === 'acq_rel' ? 2 : 0) | (sem === 'release' || sem === 'acq_rel' ? 4 : 0)

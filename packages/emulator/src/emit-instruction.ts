@@ -1029,7 +1029,7 @@ function call(E: FunctionEmitter, ins: Instruction): string {
   const idx = E.curIdx
   if (name === 'vprintf') {
     const out = rets.length ? `HI32[${argAddr(rets[0]!)}>>>2]=r_;` : ''
-    return `{const r_=E.vprintf(H8,HU32,HI32,${args.length > 0 ? `mk64(HU32[${argAddr(args[0]!)}>>>2],HI32[(${argAddr(args[0]!)}>>>2)+1])` : 0},${args.length > 1 ? `mk64(HU32[${argAddr(args[1]!)}>>>2],HI32[(${argAddr(args[1]!)}>>>2)+1])` : 0});${out}}`
+    return `{const r_=E.vprintf(H8,HU32,HI32,${args.length > 0 ? `mk64(HU32[${argAddr(args[0]!)}>>>2],HI32[(${argAddr(args[0]!)}>>>2)+1])` : 0},${args.length > 1 ? `mk64(HU32[${argAddr(args[1]!)}>>>2],HI32[(${argAddr(args[1]!)}>>>2)+1])` : 0},t,CX+NCX*(CY+NCY*CZ),${idx});${out}}`
   }
   if (name === '__assertfail') return `fault(${idx},undefined,'assert');`
   if (name === 'malloc' || name === 'free') return E.fail(`device ${name} is not supported by the emulator`)

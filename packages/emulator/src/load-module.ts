@@ -8,6 +8,7 @@ import type { Heap } from './heap.js'
 import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
+import { defaultPrint, PrintfOrder } from './printf.js'
 import type { Sanitizer } from './sanitizer/checker.js'
 import { writeWasmModule, type WasmKernelInput, type WasmRefusal } from './wasm/emit-wasm.js'
 import { withWasmKernels, type Codegen, type WasmCode } from './wasm/tier.js'
@@ -40,9 +41,13 @@ export interface LoadedModule {
   tiers: Map<string, { tier: 'wasm' | 'js'; why?: string }>
   /** Milliseconds spent writing and compiling the wasm module. */
   wasmMs?: number
+  /** Device printf on the calling thread, in a GPU's order (printf.ts); the backend flushes it after each
+   *  stretch of blocks. */
+  printf: PrintfOrder
 }
 
 export interface LoadOptions {
+  /** Device printf's text as printed (printf.ts defaultPrint() unless given). */
   print?: (text: string) => void
   /** Run kernels with barriers or warp collectives as thread loops where they form (default), else always in
    *  the continuation scheme. */
@@ -152,8 +157,9 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   const san = options.sanitizer
   const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars, tiers: new Map() }
-  const print = options.print ?? ((s: string) => console.log(s))
+  const print = options.print ?? defaultPrint()
+  const printf = new PrintfOrder((text) => print(text))
+  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars, tiers: new Map(), printf }
   try {
     lm.inst = instantiate(source, {
       fault: (i, a, what, t, rw, n) => {
@@ -161,7 +167,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
         if (san?.check.memory && t !== undefined && a !== undefined && rw !== undefined && n !== undefined) san.fault(i, a, what, t, rw, n)
         throw faultOf(lm, i, a, what)
       },
-      print,
+      print: (text, t, b, site) => printf.add(text, t, b, site),
       sanitizer: san,
     }, options.evaluate)
   } catch (e) {

@@ -62,6 +62,15 @@ export interface EmulatorBackendOptions {
    *  @default Node: `process.stdout.write`; browsers: `console.log` per completed line */
   print?: (text: string) => void
   /**
+   * Contract multiply-adds as `ptxas` does by default (`--fmad=true`): a `mul.f32`/`mul.f64` without a rounding
+   * modifier and an `add`/`sub` of it in the same straight-line code become one fma, rounded once, where
+   * ptxas fuses them (@kernelpack/ptx `analyzeContraction`; the README lists the rule). `false` rounds every
+   * mul and add on its own, as `ptxas --fmad=false` does. PTX built with `nvcc --fmad=false` (or clang's
+   * `-ffp-contract=off`) writes `.rn` on them, which never fuses: it needs no option. Issue 32.
+   * @default true
+   */
+  fmad?: boolean
+  /**
    * Run the threads of kernels with barriers or warp collectives as loops between them (POCL's work-item
    * loops; see the README). `false` makes every such kernel suspend its threads one by one at each barrier
    * and collective, the scheme kernels fall back to when their barriers are not region-formable (to compare
@@ -447,7 +456,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate, sanitizer: san, codegen: options.codegen })
+      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, fmad: options.fmad, evaluate, sanitizer: san, codegen: options.codegen })
       const modId = nextModule++
       modules.add(lm)
       // start the workers now, so that the first launch does not wait for them

@@ -52,6 +52,8 @@ export interface LoadOptions {
   /** Run kernels with barriers or warp collectives as thread loops where they form (default), else always in
    *  the continuation scheme. */
   threadLoops?: boolean
+  /** Contract multiply-adds as ptxas does (default), or keep every mul and add rounded (`false`). */
+  fmad?: boolean
   /** How the module's source becomes functions (instance.ts): `new Function` unless given. */
   evaluate?: Evaluate
   /** The backend's sanitizer: the module is emitted with its hooks (emit-js.ts, checked variant). */
@@ -155,7 +157,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
 
   const layout: ModuleLayout = { globals, shared, sharedStatic }
   const san = options.sanitizer
-  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined)
+  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined, options.fmad ?? true)
   const { source, functions } = mc.compile()
   const print = options.print ?? defaultPrint()
   const printf = new PrintfOrder((text) => print(text))

@@ -27,6 +27,7 @@ export { analyzeUniformity, type Uniformity, type UniformityFacts } from './anal
 export { analyzeAffine, type AffineForm, type AffineFacts, type AffineOptions, type InvExpr, type WrapCheck } from './analysis/affine.js'
 export { analyzeBounds, PARAM_BOUND } from './analysis/bounds.js'
 export { analyzeCasLoads } from './analysis/cas-loads.js'
+export { analyzeContraction, type Contraction } from './analysis/contraction.js'
 export { analyzeBarrierRegions, RETURN_EXIT, type BarrierRegion, type BarrierRegions } from './analysis/barrier-regions.js'
 export { sourcePosition, formatSourcePosition, describeInstruction, type SourcePosition } from './source-location.js'
 export { planThreadLoops, type ThreadLoopPlan, type ThreadLoopSchedule, type ThreadLoopFacts, type ThreadLoop, type ScheduleItem, type Departure, type LoopLevel } from './analysis/thread-loops.js'

@@ -57,37 +57,47 @@ export function analyzeContraction(fn: IrFunction): Map<number, Contraction> {
   }
   const startsRegion = new Set<number>()
   for (const [name, at] of fn.labels) if (targets.has(name)) startsRegion.add(at)
-  const reads = ins.map(usedRegisters)
-  const writes = ins.map(definedRegisters)
-  // per product: the instructions reading its value (one entry per operand read), or undefined when a read
-  // cannot fuse
+  const n = ins.length
+  // readers and writers of each register, in instruction order (a reader once per operand that reads it)
+  const readers = new Map<number, number[]>()
+  const writers = new Map<number, number[]>()
+  const add = (m: Map<number, number[]>, r: number, i: number) => {
+    const l = m.get(r)
+    if (l) l.push(i)
+    else m.set(r, [i])
+  }
+  ins.forEach((x, i) => {
+    for (const r of usedRegisters(x)) add(readers, r, i)
+    for (const r of definedRegisters(x)) add(writers, r, i)
+  })
+  // where the straight-line code a scan starting at j is in ends (exclusive): a branch target starts new
+  // code, a branch or an instruction ptxas computes in a subroutine ends it
+  const endFrom = new Int32Array(n + 1)
+  endFrom[n] = n
+  for (let j = n - 1; j >= 0; j--) endFrom[j] = startsRegion.has(j) ? j : BRANCHES.has(ins[j]!.op) || callsSubroutine(ins[j]!) ? j + 1 : endFrom[j + 1]!
+  // per product: the adds that read its value (each once), or undefined when a read cannot fuse
   const usesOf = new Map<number, number[] | undefined>()
   ins.forEach((m, i) => {
     if (!isProduct(m)) return
     const r = (m.operands[0] as { id: number }).id
     const srcs = [m.operands[1], m.operands[2]].flatMap((o) => (o?.kind === 'reg' ? [o.id] : []))
-    const uses: number[] = []
+    const end = endFrom[i + 1]!
+    const redefined = firstAfter(writers.get(r), i)
+    const rs = readers.get(r) ?? []
     // `mul %f1, %f1, %f2` leaves nothing to read the factor from at the add
     let ok = !srcs.includes(r)
-    let j = i + 1
-    let srcWritten = false
-    for (; j < ins.length && !startsRegion.has(j); j++) {
-      const x = ins[j]!
-      const n = reads[j]!.filter((u) => u === r).length
-      if (n > 0) {
-        if (!fusesInto(m, x, r) || n > 1 || srcWritten) ok = false
-        else uses.push(j)
-      }
-      if (writes[j]!.some((w) => srcs.includes(w))) srcWritten = true
-      if (writes[j]!.includes(r)) {
-        if (x.guard) ok = false
-        break
-      }
-      if (BRANCHES.has(x.op) || callsSubroutine(x)) { j++; break }
-    }
-    // the value leaves the straight-line code (a read anywhere else may see it)
-    if (j >= ins.length || startsRegion.has(j) || BRANCHES.has(ins[j - 1]!.op) || callsSubroutine(ins[j - 1]!)) {
-      for (let k = 0; k < ins.length && ok; k++) if ((k <= i || k >= j) && reads[k]!.includes(r)) ok = false
+    // a guarded redefinition may leave the product in place
+    if (redefined < end && ins[redefined]!.guard) ok = false
+    // the value leaves the straight-line code: a read anywhere else may see it
+    if (redefined >= end && rs.some((k) => k <= i || k >= end)) ok = false
+    const last = Math.min(redefined, end - 1)
+    const uses: number[] = []
+    for (let k = 0; k < rs.length && ok; k++) {
+      const j = rs[k]!
+      if (j <= i || j > last) continue
+      // read twice by one instruction (p + p), not an add it can fuse into, or a factor written since the mul
+      if (rs[k + 1] === j || uses.includes(j) || !fusesInto(m, ins[j]!, r) || srcs.some((f) => firstAfter(writers.get(f), i) < j)) ok = false
+      else uses.push(j)
     }
     usesOf.set(i, ok && uses.length ? uses : undefined)
   })
@@ -124,6 +134,18 @@ export function analyzeContraction(fn: IrFunction): Map<number, Contraction> {
     }
   }
   return out
+}
+
+/** The first entry of ascending `list` after i, or Infinity. */
+function firstAfter(list: number[] | undefined, i: number): number {
+  if (!list) return Infinity
+  let lo = 0, hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (list[mid]! <= i) lo = mid + 1
+    else hi = mid
+  }
+  return lo < list.length ? list[lo]! : Infinity
 }
 
 /** `x` reads product `m` (register r) as an operand of an add/sub it can fuse into. */

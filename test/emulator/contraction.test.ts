@@ -5,7 +5,7 @@
 //   mul s = im'*im'; fma.rn n = re'*re' + s; setp.gt n, 1000
 // The emulator must give the pixels the JS model below gives with ptxas's fusion (fma(re, re, -im2)), which
 // differ from the unfused ones in some pixels; `fmad: false` gives the unfused ones, on the backend and
-// through loadModule.
+// through loadModule. Built with nvcc --fmad=false, the PTX carries .rn everywhere and nothing contracts.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { join } from 'node:path'
@@ -17,7 +17,10 @@ import { KernelRunner } from '../helpers/kernel-runner.js'
 import { fixturesDir } from '../helpers/tools.js'
 
 const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
-const ptx = await compilePtx({ source: join(fixturesDir, 'emulator', 'julia.cu'), config })
+const source = join(fixturesDir, 'emulator', 'julia.cu')
+const ptx = await compilePtx({ source, config })
+// nvcc --fmad=false writes .rn on every mul, add and sub (and no fma.rn of its own)
+const ptxNoFmad = await compilePtx({ source, config, extraArgs: ['--fmad=false'] })
 
 const f = Math.fround
 
@@ -37,8 +40,9 @@ function fma32(a: number, b: number, c: number): number {
 const dim = 128, steps = 200
 const cr = f(-0.8), ci = f(0.156)
 
-/** The escape steps julia.cu computes, with ptxas's contraction (`fused`) or without. */
-function model(fused: boolean): Int32Array {
+/** The escape steps julia.cu computes: nvcc's PTX with ptxas's contraction (`fused`) or without
+ *  (`unfused`), or the PTX of nvcc --fmad=false, where every operation is rounded (`rounded`). */
+function model(kind: 'fused' | 'unfused' | 'rounded'): Int32Array {
   const out = new Int32Array(dim * dim)
   const half = f(Math.trunc(dim / 2))
   for (let y = 0; y < dim; y++) {
@@ -47,11 +51,11 @@ function model(fused: boolean): Int32Array {
       let k = 0
       for (; k < steps; k++) {
         const im2 = f(im * im)
-        const d = fused ? fma32(re, re, -im2) : f(f(re * re) - im2)
-        const m = fma32(re, im, f(re * im))
+        const d = kind === 'fused' ? fma32(re, re, -im2) : f(f(re * re) - im2)
+        const m = kind === 'rounded' ? f(f(re * im) + f(re * im)) : fma32(re, im, f(re * im))
         re = f(d + cr)
         im = f(m + ci)
-        if (fma32(re, re, f(im * im)) > 1000) break
+        if ((kind === 'rounded' ? f(f(re * re) + f(im * im)) : fma32(re, re, f(im * im))) > 1000) break
       }
       out[y * dim + x] = k
     }
@@ -59,14 +63,14 @@ function model(fused: boolean): Int32Array {
   return out
 }
 
-const fusedModel = model(true)
-const unfusedModel = model(false)
+const fusedModel = model('fused')
+const unfusedModel = model('unfused')
 const differing = fusedModel.reduce((n, v, i) => n + (v !== unfusedModel[i] ? 1 : 0), 0)
 
-async function render(options: { fmad?: boolean; workers?: number }): Promise<Int32Array> {
+async function render(options: { fmad?: boolean; workers?: number }, text = ptx): Promise<Int32Array> {
   const be = createEmulatorBackend({ workers: 0, ...options })
   try {
-    const k = await KernelRunner.load(be, ptx, config.target, 'julia.cu (nvcc)')
+    const k = await KernelRunner.load(be, text, config.target, 'julia.cu (nvcc)')
     const out = await k.alloc(4 * dim * dim)
     await k.launch('julia', [dim / 16, dim / 16, 1], [16, 16, 1], [out, dim, cr, ci, steps])
     return await k.read(out, Int32Array)
@@ -94,6 +98,13 @@ s('the same with 2 workers', async () => {
 
 s('fmad: false rounds the product on its own: every pixel as the unfused model', async () => {
   assert.is(mismatches(await render({ fmad: false }), unfusedModel), 0)
+})
+
+s('PTX built with nvcc --fmad=false contracts nothing, as ptxas would not: every pixel as every operation rounded', async () => {
+  assert.not.match(ptxNoFmad, /\bfma\.rn\.f32|\b(mul|add|sub)\.f32\b/, 'nvcc --fmad=false writes .rn on every operation')
+  const rounded = model('rounded')
+  assert.is(mismatches(await render({}, ptxNoFmad), rounded), 0)
+  assert.ok(mismatches(rounded, fusedModel) > 0)
 })
 
 s('loadModule passes fmad on', async () => {

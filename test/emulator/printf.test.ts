@@ -13,6 +13,7 @@ import { readPtxManifest } from '@kernelpack/toolchain'
 import { compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
 import { KernelRunner, createRng } from '../helpers/kernel-runner.js'
 import { fixturesDir } from '../helpers/tools.js'
+import { defaultPrint } from '../../packages/emulator/src/printf.js'
 
 const source = join(fixturesDir, 'emulator', 'printf-warp.cu')
 const configs = corpusConfigs.filter((c) => c.label !== 'nvcc compute_90')
@@ -106,3 +107,30 @@ configs.forEach((config, r) => {
 
   s.run()
 })
+
+// ---
+const browser = suite('the default print where there is no process.stdout (browsers)')
+
+browser('one console.log per completed line, the rest kept until its newline', () => {
+  const saved = Object.getOwnPropertyDescriptor(globalThis, 'process')!
+  const log = console.log
+  const lines: unknown[][] = []
+  let print: (text: string) => void
+  Object.defineProperty(globalThis, 'process', { value: undefined, configurable: true, writable: true })
+  try {
+    print = defaultPrint()
+  } finally {
+    Object.defineProperty(globalThis, 'process', saved)
+  }
+  console.log = (...xs: unknown[]) => void lines.push(xs)
+  try {
+    print('lane 0: ')
+    print('v = 1\nlane 1: v = 2\n[7]')
+    print('[15] end\n')
+  } finally {
+    console.log = log
+  }
+  assert.equal(lines, [['lane 0: v = 1'], ['lane 1: v = 2'], ['[7][15] end']])
+})
+
+browser.run()

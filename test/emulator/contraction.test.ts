@@ -67,7 +67,7 @@ const fusedModel = model('fused')
 const unfusedModel = model('unfused')
 const differing = fusedModel.reduce((n, v, i) => n + (v !== unfusedModel[i] ? 1 : 0), 0)
 
-async function render(options: { fmad?: boolean; workers?: number }, text = ptx): Promise<Int32Array> {
+async function render(options: { fmad?: boolean; workers?: number; codegen?: 'js' | 'wasm' }, text = ptx): Promise<Int32Array> {
   const be = createEmulatorBackend({ workers: 0, ...options })
   try {
     const k = await KernelRunner.load(be, text, config.target, 'julia.cu (nvcc)')
@@ -87,18 +87,21 @@ s('the fusion matters here: the models differ in some pixels', () => {
   assert.ok(differing > 0, 'the fused and unfused models agree everywhere: the test would not tell them apart')
 })
 
-s('by default the emulator contracts as ptxas does: every pixel as the fused model', async () => {
-  const img = await render({})
-  assert.is(mismatches(img, fusedModel), 0, `the image differs from the fused model in ${mismatches(img, fusedModel)} pixels, from the unfused one in ${mismatches(img, unfusedModel)} (the models differ in ${differing}; they mirror nvcc 13's PTX)`)
-})
+for (const codegen of ['js', 'wasm'] as const) {
+  s(`by default the emulator contracts as ptxas does: every pixel as the fused model (${codegen} tier)`, async () => {
+    const img = await render({ codegen })
+    assert.is(mismatches(img, fusedModel), 0, `the image differs from the fused model in ${mismatches(img, fusedModel)} pixels, from the unfused one in ${mismatches(img, unfusedModel)} (the models differ in ${differing}; they mirror nvcc 13's PTX)`)
+  })
+
+  s(`fmad: false rounds the product on its own: every pixel as the unfused model (${codegen} tier)`, async () => {
+    assert.is(mismatches(await render({ fmad: false, codegen }), unfusedModel), 0)
+  })
+}
 
 s('the same with 2 workers', async () => {
   assert.is(mismatches(await render({ workers: 2 }), fusedModel), 0)
 })
 
-s('fmad: false rounds the product on its own: every pixel as the unfused model', async () => {
-  assert.is(mismatches(await render({ fmad: false }), unfusedModel), 0)
-})
 
 s('PTX built with nvcc --fmad=false contracts nothing, as ptxas would not: every pixel as every operation rounded', async () => {
   assert.not.match(ptxNoFmad, /\bfma\.rn\.f32|\b(mul|add|sub)\.f32\b/, 'nvcc --fmad=false writes .rn on every operation')

@@ -5,7 +5,7 @@
 import { EmulatorFault, PtxError, type FaultSource } from './errors.js'
 import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
-import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
+import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type Contraction, type IrFunction, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
 import { defaultPrint, PrintfOrder } from './printf.js'
@@ -175,14 +175,14 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }
-  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined)
+  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined, (fn) => mc.facts(fn).contraction)
   return lm
 }
 
 /** Writes and compiles the module's WebAssembly kernels (issue 24) and binds them into `lm.inst`; records
  *  each kernel's tier. A kernel that does not lower keeps its JavaScript code (`codegen: 'wasm'` refuses it
  *  instead, in `lm.refused`). */
-function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').Frame[], codegen: Codegen, checked: boolean): void {
+function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').Frame[], codegen: Codegen, checked: boolean, contraction: (fn: IrFunction) => ReadonlyMap<number, Contraction> | undefined): void {
   const kernels = [...lm.functions.values()].filter((cf) => cf.kind === 'entry')
   const jsOnly = (why: string) => { for (const cf of kernels) lm.tiers.set(cf.name, { tier: 'js', why }) }
   if (codegen === 'js') return jsOnly('codegen: \'js\' was asked for')
@@ -191,7 +191,11 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   const t0 = performance.now()
   const rowBase = new Map<string, number>()
   lm.instrs.forEach((r, i) => { if (!rowBase.has(r.fn)) rowBase.set(r.fn, i) })
-  const inputs: WasmKernelInput[] = kernels.map((cf) => ({ fn: lm.ir.functions[cf.index]!, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}) }))
+  const inputs: WasmKernelInput[] = kernels.map((cf) => {
+    const fn = lm.ir.functions[cf.index]!
+    const c = contraction(fn)
+    return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
+  })
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
   const refusedWhy = (r: WasmRefusal) => r.message
   for (const [name, r] of code.refused) {

@@ -8,6 +8,12 @@ import type { Dim3 } from '../../packages/runtime/src/backend.js'
 
 type RuntimeBuffer = DeviceBuffer & { download?: (into: Uint8Array) => Promise<Uint8Array>; write?: (d: ArrayBufferView) => Promise<void>; free?: () => Promise<void> }
 
+let launching: RuntimeKernelHost | undefined
+function printToLaunching(text: string): void {
+  if (launching) launching.printed.push(text)
+  else process.stdout.write(text)
+}
+
 export class RuntimeKernelHost implements KernelHost {
   readonly launched = new Set<string>()
   readonly printed: string[] = []
@@ -17,6 +23,8 @@ export class RuntimeKernelHost implements KernelHost {
 
   /** Loads `source` (an offload binary or raw PTX) for `manifest`, by default with `backend: 'emulator'`. */
   static async load(source: Uint8Array, manifest: KernelManifest, label: string, options: LoadModuleOptions = { backend: 'emulator' }): Promise<RuntimeKernelHost> {
+    // one printer for every host, so hosts with the same options share an emulator: it writes to the host launching
+    options = { print: printToLaunching, ...options }
     const mod = await loadModule(source, manifest, options)
     const { backend } = await resolveBackend(options)
     return new RuntimeKernelHost(mod, backend, manifest, label)
@@ -74,14 +82,13 @@ export class RuntimeKernelHost implements KernelHost {
     const entry = this.entry(name)
     if (maxDynamicSharedBytes !== undefined) this.mod.kernel(entry).setAttribute('maxDynamicSharedMemorySize', maxDynamicSharedBytes)
     this.launched.add(entry)
-    // The runtime's emulator backend prints device printf with console.log; catch it for the cases that check it.
-    const log = console.log
-    console.log = (...xs: unknown[]) => void this.printed.push(xs.join(' '))
+    // device printf of the emulator (the `print` option given at load) goes to the host that launches
+    launching = this
     try {
       await this.mod.kernel(entry).launch({ grid, block, sharedBytes, ...extras }, ...args)
       await this.mod.synchronize()
     } finally {
-      console.log = log
+      launching = undefined
     }
   }
 

@@ -22,6 +22,7 @@ const installHint: Record<string, string> = {
   clang: 'apt-get install -y clang-22',
   'clang++': 'apt-get install -y clang-22',
   nvcc: 'install the CUDA toolkit 13 under /usr/local/cuda (or set CUDA_PATH)',
+  ptxas: 'install the CUDA toolkit 13 under /usr/local/cuda (or set CUDA_PATH)',
   gcc: 'apt-get install -y gcc',
   chromium: 'apt-get install -y chromium',
   ccache: 'apt-get install -y ccache',
@@ -41,7 +42,7 @@ export function tool(name: string): string {
   const searched: string[] = []
   const candidates: string[] = []
   if (name.startsWith('llvm-') || name === 'clang' || name === 'clang++') candidates.push(join(llvmBin, name))
-  if (name === 'nvcc' || name === 'fatbinary' || name === 'cu++filt') candidates.push(join(cudaBin, name))
+  if (name === 'nvcc' || name === 'ptxas' || name === 'fatbinary' || name === 'cu++filt') candidates.push(join(cudaBin, name))
   for (const c of candidates) {
     searched.push(c)
     if (existsSync(c)) return c

@@ -20,6 +20,7 @@ import { Heap, wasmMemoryUnavailable } from './heap.js'
 import { codeGenerationRefusal, wasmCompileRefusal, type Evaluate } from './instance.js'
 import { describeRow, faultOf, loadPtxModule, type LoadedModule } from './load-module.js'
 import type { Codegen } from './wasm/tier.js'
+import { defaultPrint } from './printf.js'
 import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
 import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneLaunch } from './run-blocks.js'
 import { StalledBlock } from './scheduler.js'
@@ -55,8 +56,20 @@ export interface EmulatorBackendOptions {
   /** Upper limit of emulated device memory in bytes (with workers, this much address space is reserved
    *  up front; memory is committed as it grows). @default 2 GiB */
   memoryLimit?: number
-  /** Where device printf output goes (in block order, once a launch has finished). @default console.log */
+  /** Receives device printf's text exactly as printed (no newline added), in a GPU's order: blocks one after
+   *  another; within a warp statement by statement, lanes in order (each lane's k-th call of the block forms
+   *  a group, placed where the warp made the first of them). Issue 32.
+   *  @default Node: `process.stdout.write`; browsers: `console.log` per completed line */
   print?: (text: string) => void
+  /**
+   * Contract multiply-adds as `ptxas` does by default (`--fmad=true`): a `mul.f32`/`mul.f64` without a rounding
+   * modifier and an `add`/`sub` of it in the same straight-line code become one fma, rounded once, where
+   * ptxas fuses them (@kernelpack/ptx `analyzeContraction`; the README lists the rule). `false` rounds every
+   * mul and add on its own, as `ptxas --fmad=false` does. PTX built with `nvcc --fmad=false` (or clang's
+   * `-ffp-contract=off`) writes `.rn` on them, which never fuses: it needs no option. Issue 32.
+   * @default true
+   */
+  fmad?: boolean
   /**
    * Run the threads of kernels with barriers or warp collectives as loops between them (POCL's work-item
    * loops; see the README). `false` makes every such kernel suspend its threads one by one at each barrier
@@ -254,7 +267,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
     : check ? 'checks (the sanitizer) run there' : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
   const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: calling === undefined })
   const pool = calling === undefined ? new WorkerPool(threads, wanted, heap, options.workerUrl) : undefined
-  const print = options.print ?? ((s: string) => console.log(s))
+  const print = options.print ?? defaultPrint()
   const san = check ? new Sanitizer(check, heap) : undefined
   const modules = new Set<LoadedModule>()
   let nextModule = 1
@@ -336,6 +349,8 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         throw e
       } finally {
         lm.running = undefined
+        // a slice runs whole blocks: their printf records are complete
+        lm.printf.flush()
       }
     }
     const stop = aborted()
@@ -461,7 +476,7 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       let end = image.bytes.length
       while (end > 0 && image.bytes[end - 1] === 0) end--
       const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, evaluate, sanitizer: san, codegen: options.codegen })
+      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, fmad: options.fmad, evaluate, sanitizer: san, codegen: options.codegen })
       const modId = nextModule++
       modules.add(lm)
       // start the workers now, so that the first launch does not wait for them

@@ -13,6 +13,11 @@ export interface Suspension { pc: number; pre: string; post: string }
 
 /** `ftz(e)` when the instruction flushes subnormals. */
 const ftzIf = (ftz: boolean, e: string) => (ftz ? `ftz(${e})` : e)
+
+/** fma.rn.f32 of f32 expressions, inline where RN64(x·y + z) is not an f32 midpoint (numeric.ts fma32 returns
+ *  fround of it then; it decides the rest): a call per fma cost a tiled matmul half its time once V8's
+ *  inlining budget for the kernel ran out (issue 13). */
+const fma32Expr = (x: string, y: string, z: string) => `(fs=${x}*${y}+${z},fg=fround(fs),(fg===fs||fround(2*fs-fg)!==2*fs-fg)&&fg-fg===0?fg:fma32(${x},${y},${z}))`
 const satIf = (sat: boolean, e: string) => (sat ? `sat(${e})` : e)
 
 const isInt = (o: IrOperand | undefined): o is Extract<IrOperand, { kind: 'imm' }> => o?.kind === 'imm' && o.imm.kind === 'int'
@@ -119,6 +124,16 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'add': case 'sub': {
       const isSub = ins.op === 'sub'
       if (ins.flags.cc) return carry(E, ins)
+      const fused = (t === 'f32' || t === 'f64') ? E.contracted() : undefined
+      if (fused) {
+        // ptxas computes this add and the product it reads as one fma (issue 32): add(p, c) = fma(a, b, c),
+        // sub(p, c) = fma(a, b, -c), sub(c, p) = fma(-a, b, c); the negations are exact
+        const fk: Kind = t === 'f32' ? 'f32' : 'f64'
+        const [a, b] = [fused.mul.operands[1]!, fused.mul.operands[2]!].map((o) => ftzIf(ftz, rd(o, fk)))
+        const c = ftzIf(ftz, rd(A[fused.operand === 1 ? 2 : 1]!, fk))
+        const [x, z] = !isSub ? [a, c] : fused.operand === 1 ? [a, `(-(${c}))`] : [`(-(${a}))`, c]
+        return t === 'f32' ? wr(A[0], 'f32', satIf(satf, ftzIf(ftz, fma32Expr(x!, b!, z)))) : wr(A[0], 'f64', `fma64(${x},${b},${z})`)
+      }
       if (t === 'f32') {
         const e = rnd === 'rn' ? `fround(${ftzIf(ftz, rd(A[1]!, 'f32'))}${isSub ? '-' : '+'}${ftzIf(ftz, rd(A[2]!, 'f32'))})` : `fop32(${isSub ? "'sub'" : "'add'"},'${rnd}',${ftzIf(ftz, rd(A[1]!, 'f32'))},${ftzIf(ftz, rd(A[2]!, 'f32'))})`
         return wr(A[0], 'f32', satIf(satf, ftzIf(ftz, e)))
@@ -179,10 +194,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       if (ins.flags.cc) return carry(E, ins)
       if (t === 'f32') {
         const [x, y, z] = [A[1]!, A[2]!, A[3]!].map((o) => ftzIf(ftz, rd(o, 'f32')))
-        // fma.rn.f32 inline where RN64(x·y + z) is not an f32 midpoint (numeric.ts fma32 returns fround of it
-        // then; it decides the rest): a call per fma cost a tiled matmul half its time once V8's inlining
-        // budget for the kernel ran out (issue 13)
-        const e = rnd === 'rn' ? `(fs=${x}*${y}+${z},fg=fround(fs),(fg===fs||fround(2*fs-fg)!==2*fs-fg)&&fg-fg===0?fg:fma32(${x},${y},${z}))` : `fop32('fma','${rnd}',${x},${y},${z})`
+        const e = rnd === 'rn' ? fma32Expr(x, y, z) : `fop32('fma','${rnd}',${x},${y},${z})`
         return wr(A[0], 'f32', satIf(satf, ftzIf(ftz, e)))
       }
       if (t === 'f64') {
@@ -1029,7 +1041,7 @@ function call(E: FunctionEmitter, ins: Instruction): string {
   const idx = E.curIdx
   if (name === 'vprintf') {
     const out = rets.length ? `HI32[${argAddr(rets[0]!)}>>>2]=r_;` : ''
-    return `{const r_=E.vprintf(H8,HU32,HI32,${args.length > 0 ? `mk64(HU32[${argAddr(args[0]!)}>>>2],HI32[(${argAddr(args[0]!)}>>>2)+1])` : 0},${args.length > 1 ? `mk64(HU32[${argAddr(args[1]!)}>>>2],HI32[(${argAddr(args[1]!)}>>>2)+1])` : 0});${out}}`
+    return `{const r_=E.vprintf(H8,HU32,HI32,${args.length > 0 ? `mk64(HU32[${argAddr(args[0]!)}>>>2],HI32[(${argAddr(args[0]!)}>>>2)+1])` : 0},${args.length > 1 ? `mk64(HU32[${argAddr(args[1]!)}>>>2],HI32[(${argAddr(args[1]!)}>>>2)+1])` : 0},t,CX+NCX*(CY+NCY*CZ),${idx});${out}}`
   }
   if (name === '__assertfail') return `fault(${idx},undefined,'assert');`
   if (name === 'malloc' || name === 'free') return E.fail(`device ${name} is not supported by the emulator`)

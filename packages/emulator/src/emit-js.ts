@@ -34,8 +34,8 @@
 // groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
 // this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
-  PtxError, analyzeAffine, analyzeBounds, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
-  type AffineFacts, type Cfg, type Collective, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
+  PtxError, analyzeAffine, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
+  type AffineFacts, type Cfg, type Collective, type Contraction, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
 import { emitInstruction, type Suspension } from './emit-instruction.js'
@@ -161,6 +161,11 @@ export class FunctionEmitter {
   readonly structure: Structure
   readonly affine?: AffineFacts
   readonly bounds?: Map<number, number>
+  /** Checked variant: the loads of the compare-and-swap idiom, which racecheck takes as atomics (issue 32). */
+  private readonly casLoads?: Set<number>
+  /** The adds ptxas fuses with a product into one fma (@kernelpack/ptx analyzeContraction), unless the module
+   *  was loaded with `fmad: false` (issue 32). */
+  private readonly contraction?: Map<number, Contraction>
   /** Dispatcher pcs of labels (1…), then of suspension points and the skips around guarded ones. */
   readonly labelPc = new Map<string, number>()
   readonly suspensionPc = new Map<number, { pc: number; skip?: number }>()
@@ -215,6 +220,8 @@ export class FunctionEmitter {
     this.structure = shared.structure
     if (slowName !== undefined) this.bounds = analyzeBounds(fn, this.classes)
     if (fn.kind === 'entry') this.affine = analyzeAffine(fn, this.cfg, this.classes, { wideParams: slowName !== undefined })
+    if (mc.check) this.casLoads = analyzeCasLoads(fn)
+    if (mc.fmad) this.contraction = mc.facts(fn).contraction
     let pc = 1
     for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
     let suspends = false
@@ -408,14 +415,22 @@ export class FunctionEmitter {
     return `${code}CK.${rw === 'r' ? 'ld' : rw === 'w' ? 'st' : 'at'}(${this.curIdx},a,${n},t${f ? `,${f}` : ''});`
   }
 
+  /** The product the current add/sub fuses with, and which of its operands that product is. */
+  contracted(): { mul: Instruction; operand: 1 | 2 } | undefined {
+    const c = this.contraction?.get(this.curIdx - this.idxBase)
+    return c && { mul: this.fn.instructions[c.mul]!, operand: c.operand }
+  }
+
   /** What the sanitizer must know of the current access beyond read/write (sanitizer/checker.ts): 1, a
    *  morally strong operation (atomics, mbarrier operations, .relaxed/.acquire/.release loads and stores;
    *  PTX ISA "Memory Consistency Model"), 2 an acquire (ld/atom .acquire/.acq_rel, a completed mbarrier
-   *  wait), 4 a release (st/red/atom .release/.acq_rel, mbarrier arrive, cp.async.mbarrier.arrive). */
+   *  wait), 4 a release (st/red/atom .release/.acq_rel, mbarrier arrive, cp.async.mbarrier.arrive). The load of
+   *  a compare-and-swap loop counts as strong (analysis/cas-loads.ts in @kernelpack/ptx). */
   private accessFlags(rw: AccessKind): number {
     const ins = this.cur
     const sem = ins.sem
     let f = rw === 'a' || sem === 'relaxed' || sem === 'acquire' || sem === 'release' || sem === 'acq_rel' ? 1 : 0
+    if (rw === 'r' && this.casLoads?.has(this.curIdx - this.idxBase)) f |= 1
     if (ins.op === 'mbarrier') f |= ins.mode === 'test_wait' || ins.mode === 'try_wait' ? 2 : ins.mode === 'arrive' || ins.mode === 'arrive_drop' ? 4 : 0
     else if (ins.op === 'cp' && ins.hints?.includes('mbarrier')) f |= 4
     else f |= (sem === 'acquire' || sem === 'acq_rel' ? 2 : 0) | (sem === 'release' || sem === 'acq_rel' ? 4 : 0)
@@ -987,11 +1002,13 @@ export class ModuleEmitter {
   sites = 0
   private liveness = new Map<IrFunction, ReturnType<typeof analyzeLiveness>>()
   private plans = new Map<IrFunction, ThreadLoopPlan>()
-  private shared = new Map<IrFunction, { classes: RegisterClass[]; cfg: Cfg; structure: Structure }>()
+  private shared = new Map<IrFunction, { classes: RegisterClass[]; cfg: Cfg; structure: Structure; contraction?: Map<number, Contraction> }>()
   /** `threadLoops: false` runs every kernel with barriers or collectives in the continuation scheme; `check`
    *  emits the sanitizer's checked variant (see the file comment), which always runs in that scheme. */
   readonly threadLoops: boolean
-  constructor(public mod: IrModule, public layout: ModuleLayout, threadLoops = true, readonly check = false) {
+  /** `fmad`: contract multiply-adds as ptxas does by default (issue 32); false keeps every mul and add
+   *  rounded on its own (nvcc's and ptxas's `--fmad=false`). */
+  constructor(public mod: IrModule, public layout: ModuleLayout, threadLoops = true, readonly check = false, readonly fmad = true) {
     this.threadLoops = threadLoops && !check
     mod.functions.forEach((f, i) => { if (f.defined) this.fnIndex.set(f.name, i); this.fnNames.add(f.name) })
     // kernels with barriers or collectives may run their threads in loops: their call sequences' .param
@@ -1000,9 +1017,13 @@ export class ModuleEmitter {
   }
 
   /** The facts both variants of a function read, computed once per function. */
-  facts(fn: IrFunction): { classes: RegisterClass[]; cfg: Cfg; structure: Structure } {
+  facts(fn: IrFunction): { classes: RegisterClass[]; cfg: Cfg; structure: Structure; contraction?: Map<number, Contraction> } {
     let f = this.shared.get(fn)
-    if (!f) { f = { classes: assignRegisterClasses(fn), cfg: buildCfg(fn), structure: structureFunction(fn) }; this.shared.set(fn, f) }
+    if (!f) {
+      f = { classes: assignRegisterClasses(fn), cfg: buildCfg(fn), structure: structureFunction(fn) }
+      if (this.fmad) f.contraction = analyzeContraction(fn)
+      this.shared.set(fn, f)
+    }
     return f
   }
 

@@ -39,7 +39,9 @@ export interface LaunchState {
  *  the access kind and its size too). `sanitizer`: the checked variant's `CK` (sanitizer/checker.ts). */
 export interface InstanceHooks {
   fault(i: number, a: number | bigint | undefined, what: string, t?: number, rw?: string, n?: number): never
-  print(text: string): void
+  /** Device printf's text, by thread t (block-linear id) of block b (linear index), at the call of vprintf in
+   *  row `site` of the module's instruction table. */
+  print(text: string, t: number, b: number, site: number): void
   sanitizer?: unknown
 }
 
@@ -90,10 +92,10 @@ export function instantiate(source: string, hooks: InstanceHooks, evaluate: Eval
     fault: hooks.fault,
     ck: hooks.sanitizer,
     clock: () => Date.now(),
-    vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint): number {
+    vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint, t: number, b: number, site: number): number {
       // the argument buffer is a generic address of local memory (emit-js.ts addr())
       const s = formatPrintf(h8, Number(fmt), Number(args), (x) => inst!.heapAt(x))
-      hooks.print(s)
+      hooks.print(s, t, b, site)
       return s.length
     },
   }

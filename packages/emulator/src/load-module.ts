@@ -5,9 +5,10 @@
 import { EmulatorFault, PtxError, type FaultSource } from './errors.js'
 import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
-import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
+import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type Contraction, type IrFunction, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
+import { defaultPrint, PrintfOrder } from './printf.js'
 import type { Sanitizer } from './sanitizer/checker.js'
 import { writeWasmModule, type WasmKernelInput, type WasmRefusal } from './wasm/emit-wasm.js'
 import { withWasmKernels, type Codegen, type WasmCode } from './wasm/tier.js'
@@ -44,13 +45,19 @@ export interface LoadedModule {
    *  compile of a large one) is ready: binds it. The backend calls it before a launch of the module, when
    *  none runs, and then has the workers load the module again (with its wasm). */
   upgrade?: () => void
+  /** Device printf on the calling thread, in a GPU's order (printf.ts); the backend flushes it after each
+   *  stretch of blocks. */
+  printf: PrintfOrder
 }
 
 export interface LoadOptions {
+  /** Device printf's text as printed (printf.ts defaultPrint() unless given). */
   print?: (text: string) => void
   /** Run kernels with barriers or warp collectives as thread loops where they form (default), else always in
    *  the continuation scheme. */
   threadLoops?: boolean
+  /** Contract multiply-adds as ptxas does (default), or keep every mul and add rounded (`false`). */
+  fmad?: boolean
   /** How the module's source becomes functions (instance.ts): `new Function` unless given. */
   evaluate?: Evaluate
   /** The backend's sanitizer: the module is emitted with its hooks (emit-js.ts, checked variant). */
@@ -154,10 +161,11 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
 
   const layout: ModuleLayout = { globals, shared, sharedStatic }
   const san = options.sanitizer
-  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined)
+  const mc = new ModuleEmitter(ptx, layout, options.threadLoops ?? true, san !== undefined, options.fmad ?? true)
   const { source, functions } = mc.compile()
-  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars, tiers: new Map() }
-  const print = options.print ?? ((s: string) => console.log(s))
+  const print = options.print ?? defaultPrint()
+  const printf = new PrintfOrder((text) => print(text))
+  const lm: LoadedModule = { ir: ptx, source, functions, instrs: mc.instrs, layout, inst: undefined as unknown as ModuleInstance, generation: -1, owned, globals: globalInfo, refused: mc.refused, heap, sharedVars, tiers: new Map(), printf }
   try {
     lm.inst = instantiate(source, {
       fault: (i, a, what, t, rw, n) => {
@@ -165,20 +173,20 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
         if (san?.check.memory && t !== undefined && a !== undefined && rw !== undefined && n !== undefined) san.fault(i, a, what, t, rw, n)
         throw faultOf(lm, i, a, what)
       },
-      print,
+      print: (text, t, b, site) => printf.add(text, t, b, site),
       sanitizer: san,
     }, options.evaluate)
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }
-  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined)
+  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined, (fn) => mc.facts(fn).contraction)
   return lm
 }
 
 /** Writes and compiles the module's WebAssembly kernels (issue 24) and binds them into `lm.inst`; records
  *  each kernel's tier. A kernel that does not lower keeps its JavaScript code (`codegen: 'wasm'` refuses it
  *  instead, in `lm.refused`). */
-function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').Frame[], codegen: Codegen, checked: boolean): void {
+function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').Frame[], codegen: Codegen, checked: boolean, contraction: (fn: IrFunction) => ReadonlyMap<number, Contraction> | undefined): void {
   const kernels = [...lm.functions.values()].filter((cf) => cf.kind === 'entry')
   const jsOnly = (why: string) => { for (const cf of kernels) lm.tiers.set(cf.name, { tier: 'js', why }) }
   if (codegen === 'js') return jsOnly('codegen: \'js\' was asked for')
@@ -187,7 +195,11 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   const t0 = performance.now()
   const rowBase = new Map<string, number>()
   lm.instrs.forEach((r, i) => { if (!rowBase.has(r.fn)) rowBase.set(r.fn, i) })
-  const inputs: WasmKernelInput[] = kernels.map((cf) => ({ fn: lm.ir.functions[cf.index]!, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}) }))
+  const inputs: WasmKernelInput[] = kernels.map((cf) => {
+    const fn = lm.ir.functions[cf.index]!
+    const c = contraction(fn)
+    return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
+  })
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
   const refusedWhy = (r: WasmRefusal) => r.message
   for (const [name, r] of code.refused) {

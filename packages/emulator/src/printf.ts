@@ -71,3 +71,61 @@ export function formatPrintf(h8: Uint8Array, fmtAt: number, argsAt: number, heap
     return s
   })
 }
+
+/** Orders one lane's device printf records as a GPU prints them (issue 32): a warp runs each printf statement
+ *  for all its active lanes before the next, so the calls a warp's lanes make at one `call vprintf` (`site`)
+ *  for the k-th time form a group, printed where the first of them was made, lanes in order within it;
+ *  blocks one after the other. Where the lanes of a warp run the same code, that is each lane's k-th call;
+ *  where they diverge, a statement only some lanes reach is a group of its own, as on a GPU. Records wait
+ *  for their block's end (a new block, or flush()) and go out as one text per block. */
+export class PrintfOrder {
+  private block = -1
+  /** The block's groups in the order they were opened: lane → text. */
+  private groups: Array<Array<string | undefined>> = []
+  private groupOf = new Map<string, Array<string | undefined>>()
+  /** Calls made so far in the block, per thread (block-linear id) and site. */
+  private calls = new Map<string, number>()
+
+  /** `out` receives each block's text, tagged with the block's linear index. */
+  constructor(private readonly out: (text: string, block: number) => void) {}
+
+  /** Thread t (block-linear id) of block b printed `text` at call site `site`. */
+  add(text: string, t: number, b: number, site: number): void {
+    if (b !== this.block) { this.flush(); this.block = b }
+    const at = `${site}:${t}`
+    const k = this.calls.get(at) ?? 0
+    this.calls.set(at, k + 1)
+    const key = `${site}:${t >>> 5}:${k}`
+    let g = this.groupOf.get(key)
+    if (!g) { g = []; this.groupOf.set(key, g); this.groups.push(g) }
+    g[t & 31] = text
+  }
+
+  /** Sends the current block's records. */
+  flush(): void {
+    const b = this.block
+    this.block = -1
+    if (!this.groups.length) return
+    let text = ''
+    for (const g of this.groups) for (const s of g) if (s !== undefined) text += s
+    this.groups = []
+    this.groupOf.clear()
+    this.calls.clear()
+    this.out(text, b)
+  }
+}
+
+/** Where device printf text goes unless the caller says: Node's process.stdout as it is, or in browsers one
+ *  console.log per completed line (console.log adds a newline of its own). */
+export function defaultPrint(): (text: string) => void {
+  const stdout = (globalThis as { process?: { stdout?: { write?: (s: string) => unknown } } }).process?.stdout
+  if (typeof stdout?.write === 'function') return (text) => { stdout.write!(text) }
+  let line = ''
+  return (text) => {
+    line += text
+    for (let nl = line.indexOf('\n'); nl >= 0; nl = line.indexOf('\n')) {
+      console.log(line.slice(0, nl))
+      line = line.slice(nl + 1)
+    }
+  }
+}

@@ -25,7 +25,7 @@ export type ToWorker =
     ranges: Float64Array
   }
 
-/** Device printf output of a chunk, tagged with the chunk's first block, so the backend prints it in block
+/** Device printf output of a chunk, tagged with its block, so the backend prints it in block
  *  order whichever lane ran which chunk (the order of one thread running the grid). */
 export type Printed = [block: number, text: string]
 

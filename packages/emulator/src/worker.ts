@@ -4,6 +4,7 @@
 // blocks of a launch until none is left, reporting device printf output, the first fault, or an error.
 import { instantiate, type ModuleInstance } from './instance.js'
 import { withWasmKernels } from './wasm/tier.js'
+import { PrintfOrder } from './printf.js'
 import { BlockRunner, isJsStackOverflow } from './run-blocks.js'
 import { StalledBlock } from './scheduler.js'
 import { CTRL_NEXT, CTRL_STOP, type FromWorker, type Printed, type ToWorker } from './worker-protocol.js'
@@ -24,30 +25,34 @@ export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => voi
   let ok: SharedArrayBuffer | undefined
   let ctrl: Int32Array<ArrayBufferLike> = new Int32Array(4)
   const modules = new Map<number, WorkerModule>()
-  // where a kernel's printf goes: the chunk being run (set per chunk), flushed early when large
+  // where a kernel's printf goes: each block's text in a GPU's order (printf.ts), tagged with the block, flushed
+  // early when large
   let printed: Printed[] = []
   let printedChars = 0
-  let block = 0
   let launch = -1
+  const order = new PrintfOrder((text, block) => {
+    printed.push([block, text])
+    printedChars += text.length
+    if (printedChars > FLUSH_CHARS) {
+      post({ t: 'print', launch, printed })
+      printed = []
+      printedChars = 0
+    }
+  })
 
   const hooks = {
     fault(i: number, a: number | bigint | undefined, what: string): never { throw new WorkerFault(i, a, what) },
-    print(text: string) {
-      printed.push([block, text])
-      printedChars += text.length
-      if (printedChars > FLUSH_CHARS) {
-        post({ t: 'print', launch, printed })
-        printed = []
-        printedChars = 0
-      }
-    },
+    print(text: string, t: number, b: number, site: number) { order.add(text, t, b, site) },
   }
 
   function run(m: Extract<ToWorker, { t: 'run' }>): void {
     launch = m.launch
     printed = []
     printedChars = 0
-    const end = (extra: Partial<Extract<FromWorker, { t: 'end' }>> = {}) => post({ t: 'end', launch: m.launch, printed, ...extra })
+    const end = (extra: Partial<Extract<FromWorker, { t: 'end' }>> = {}) => {
+      order.flush()
+      post({ t: 'end', launch: m.launch, printed, ...extra })
+    }
     try {
       const wm = modules.get(m.mod)
       if (memory) heap = memory.buffer as unknown as SharedArrayBuffer
@@ -65,8 +70,8 @@ export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => voi
         if (Atomics.load(ctrl, CTRL_STOP) !== 0) break
         const b0 = Atomics.add(ctrl, CTRL_NEXT, 1) * m.chunk
         if (b0 >= m.nblocks) break
-        block = b0
         runner.run(b0, Math.min(b0 + m.chunk, m.nblocks))
+        order.flush()
       }
       end()
     } catch (e) {

@@ -9,7 +9,8 @@
 // blocks: hazards across blocks are out of scope, as they are for racecheck) never conflict. Two accesses of
 // one interval conflict when different threads made them, at least one wrote, not both are strong operations
 // (atomics, mbarrier operations, and loads/stores with .relaxed/.acquire/.release: PTX ISA, "Memory
-// Consistency Model", morally strong operations do not race; `.volatile` is not taken as one, so warp-
+// Consistency Model", morally strong operations do not race; the plain read of a compare-and-swap loop counts
+// as one too, issue 32, since a stale value only makes the CAS retry; `.volatile` is not taken as one, so warp-
 // synchronous code without __syncwarp is reported as racecheck does), and nothing orders them: a warp
 // collective both threads took part in, or a release by the first thread that the second acquired (an
 // mbarrier arrive and a completed wait, st/red/atom.release and ld/atom.acquire on the same address). Each
@@ -453,7 +454,9 @@ export class Sanitizer {
         const r1 = pg[3 * 4096 + o]!
         if (r1 >>> 10 !== E || (r1 & 1023) === t) { pg[3 * 4096 + o] = self; pg[4 * 4096 + o] = ci; pg[5 * 4096 + o] = si }
         else { pg[6 * 4096 + o] = self; pg[7 * 4096 + o] = ci; pg[8 * 4096 + o] = si }
-      } else {
+      } else if (!(strong && pg[o] === self && (pg[8192 + o]! & ATOMIC) === 0)) {
+        // a thread's own atomic does not hide its plain store of the interval, which still races with the
+        // other threads' atomics (a sum cleared by one thread while the others add to it; issue 32)
         pg[o] = self; pg[4096 + o] = ci; pg[8192 + o] = si
       }
     }

@@ -17,7 +17,7 @@
 import {
   analyzeAffine, definedRegisters, assignRegisterClasses, buildCfg, structureFunction, typeSize,
   collectiveOf,
-  type AffineFacts, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
+  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, append, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
@@ -128,6 +128,9 @@ export interface WasmKernelInput {
   suspends: boolean
   /** The JS tier's thread-loop plan (kernels with barriers or warp collectives), if it has one. */
   plan?: ThreadLoopPlan
+  /** The adds ptxas fuses with a product (@kernelpack/ptx analyzeContraction), as the JS tier computes them;
+   *  absent with `fmad: false` (issue 32). */
+  contraction?: ReadonlyMap<number, Contraction>
 }
 
 /** Writes one wasm module holding a function for every kernel that lowers. `shared`: the heap's memory is
@@ -1413,6 +1416,16 @@ class KernelWriter {
       case 'add': case 'sub': case 'mul': {
         if (ins.flags.cc) return this.fail('carry arithmetic is not lowered')
         const op = ins.op
+        const fused = op !== 'mul' && (t === 'f32' || t === 'f64') ? this.k.contraction?.get(ins.index) : undefined
+        if (fused) {
+          // one fma with the product it reads, as ptxas computes it (issue 32): add(p, c) = fma(a, b, c),
+          // sub(p, c) = fma(a, b, -c), sub(c, p) = fma(-a, b, c)
+          const m = this.fn.instructions[fused.mul]!
+          const other = A[fused.operand === 1 ? 2 : 1]
+          const negA = op === 'sub' && fused.operand === 2, negC = op === 'sub' && fused.operand === 1
+          if (t === 'f32') return wr(A[0], 'f32', () => { f32In(m.operands[1]); if (negA) b.op(Op.f32_neg); f32In(m.operands[2]); f32In(other); if (negC) b.op(Op.f32_neg); this.fma32(); f32Out() })
+          return wr(A[0], 'f64', () => { rd(m.operands[1], 'f64'); if (negA) b.op(Op.f64_neg); rd(m.operands[2], 'f64'); rd(other, 'f64'); if (negC) b.op(Op.f64_neg); b.call(this.funcs.fma64) })
+        }
         if (t === 'f32') {
           if (!rn) return wr(A[0], 'f32', () => { f32In(A[1]); b.op(Op.f64_promote_f32); f32In(A[2]); b.op(Op.f64_promote_f32).f64(0); this.directed('32', op, ins.rounding!); b.op(Op.f32_demote_f64); f32Out() })
           return wr(A[0], 'f32', () => { f32In(A[1]); f32In(A[2]); b.op(op === 'add' ? Op.f32_add : op === 'sub' ? Op.f32_sub : Op.f32_mul); f32Out() })

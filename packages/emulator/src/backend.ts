@@ -501,7 +501,11 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
         return `${describeThreadLoops(lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized)}\n  ${tierLine}`
       }
-      if (debugEnabled()) for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)
+      if (debugEnabled()) {
+        for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)
+        const w = lm.wasmBuild
+        if (w) console.error(`[kernelpack emulator] WebAssembly module: ${w.kernels} kernel${w.kernels === 1 ? '' : 's'}, ${w.bytes} bytes, written in ${w.writeMs.toFixed(1)} ms${w.compileMs === undefined ? '' : `, compiled in ${w.compileMs.toFixed(1)} ms`}`)
+      }
       return {
         getFunction(name: string) {
           return new KernelHandle(name, lm, entry(name), modId)

@@ -41,6 +41,8 @@ export interface LoadedModule {
   tiers: Map<string, { tier: 'wasm' | 'js'; why?: string }>
   /** Milliseconds spent writing and compiling the wasm module. */
   wasmMs?: number
+  /** What writing the wasm module cost (KERNELPACK_EMULATOR_DEBUG prints it; issue 24 item 6). */
+  wasmBuild?: { kernels: number; bytes: number; writeMs: number; compileMs?: number }
   /** Set once a WebAssembly module compiled asynchronously (a browser's main thread refuses the synchronous
    *  compile of a large one) is ready: binds it. The backend calls it before a launch of the module, when
    *  none runs, and then has the workers load the module again (with its wasm). */
@@ -201,6 +203,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
     return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
   })
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
+  lm.wasmBuild = { kernels: code.kernels.size, bytes: code.bytes.length, writeMs: code.ms }
   const refusedWhy = (r: WasmRefusal) => r.message
   for (const [name, r] of code.refused) {
     lm.tiers.set(name, { tier: 'js', why: refusedWhy(r) })
@@ -226,6 +229,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
     }, failed)
     return
   }
+  lm.wasmBuild.compileMs = performance.now() - t0 - code.ms
   bindWasm(lm, code, module)
   lm.wasmMs = performance.now() - t0
 }

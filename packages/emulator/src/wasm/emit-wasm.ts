@@ -19,7 +19,7 @@ import {
   collectiveOf,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
-import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, append, type ValType } from './encoder.js'
+import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
 import { RESERVED_SMEM } from '../js-values.js'
 
@@ -300,14 +300,14 @@ class KernelWriter {
     // the hoisted sites are found while writing the checked copy; the per-block test and the unchecked copy
     // are written after it, into a body of their own, and spliced in front
     const checked = this.plan ? this.blockSchedule(this.plan, false) : this.threadLoop(T0, T1, false)
-    if (this.hoisted.size === 0) append(b.code, checked)
+    if (this.hoisted.size === 0) b.code.append(checked)
     else {
       const unchecked = this.plan ? this.blockSchedule(this.plan, true) : this.threadLoop(T0, T1, true)
       this.blockTest(T0, T1)
       b.begin('if')
-      append(b.code, unchecked)
+      b.code.append(unchecked)
       b.else()
-      append(b.code, checked)
+      b.code.append(checked)
       b.end()
     }
     // next block
@@ -327,13 +327,13 @@ class KernelWriter {
       this.loadAt(p.mt, p.off)
       b.set(p.local)
     }
-    append(b.code, rest)
+    b.code.append(rest)
     return b
   }
 
   /** Code of the loop over threads t0 … t1-1 of one block (unchecked: the hoisted sites' copy), written
    *  apart and returned (the body's depth bookkeeping covers it: it is spliced in at the same depth). */
-  private threadLoop(T0: number, T1: number, unchecked: boolean): number[] {
+  private threadLoop(T0: number, T1: number, unchecked: boolean): Uint8Array {
     const { b, L } = this
     const at = b.code.length
     this.unchecked = unchecked
@@ -365,7 +365,7 @@ class KernelWriter {
   // --- thread loops (kernels with barriers: @kernelpack/ptx's plan, as emit-thread-loops.ts renders it) ---
 
   /** The code of one block of a thread-loop kernel, written apart and returned. */
-  private blockSchedule(plan: ThreadLoopSchedule, unchecked: boolean): number[] {
+  private blockSchedule(plan: ThreadLoopSchedule, unchecked: boolean): Uint8Array {
     const { b, L } = this
     const at = b.code.length
     this.unchecked = unchecked

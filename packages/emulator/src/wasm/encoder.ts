@@ -8,8 +8,54 @@ export type ValType = 'i32' | 'i64' | 'f32' | 'f64'
 
 const VALTYPE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x7c }
 
+/** Something bytes are appended to: a number[] or a Bytes. */
+interface Sink { push(b: number): unknown }
+
+/** A growable byte buffer (a Uint8Array that doubles): what the writer appends code to. */
+export class Bytes {
+  private buf = new Uint8Array(1024)
+  length = 0
+  push(b: number): void {
+    if (this.length === this.buf.length) this.grow(this.length + 1)
+    this.buf[this.length++] = b
+  }
+  /** Appends every byte of xs. */
+  append(xs: Uint8Array | readonly number[]): void {
+    if (this.length + xs.length > this.buf.length) this.grow(this.length + xs.length)
+    if (xs instanceof Uint8Array) this.buf.set(xs, this.length)
+    else for (let i = 0; i < xs.length; i++) this.buf[this.length + i] = xs[i]!
+    this.length += xs.length
+  }
+  /** Removes the bytes from `at` on and returns them. */
+  splice(at: number): Uint8Array {
+    const out = this.buf.slice(at, this.length)
+    this.length = at
+    return out
+  }
+  /** A copy of the bytes. */
+  bytes(): Uint8Array { return this.buf.slice(0, this.length) }
+  private grow(need: number): void {
+    let n = this.buf.length * 2
+    while (n < need) n *= 2
+    const nb = new Uint8Array(n)
+    nb.set(this.buf.subarray(0, this.length))
+    this.buf = nb
+  }
+}
+
+/** Appends the signed LEB128 encoding of a 32-bit integer. */
+export function sleb32(out: Sink, v: number): void {
+  v |= 0
+  for (;;) {
+    const b = v & 0x7f
+    v >>= 7
+    if ((v === 0 && (b & 0x40) === 0) || (v === -1 && (b & 0x40) !== 0)) { out.push(b); return }
+    out.push(b | 0x80)
+  }
+}
+
 /** Appends the unsigned LEB128 encoding of n (0 ≤ n < 2^32). */
-export function uleb(out: number[], n: number): void {
+export function uleb(out: Sink, n: number): void {
   if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new RangeError(`uleb: ${n} is not a u32`)
   do {
     let b = n & 0x7f
@@ -20,7 +66,8 @@ export function uleb(out: number[], n: number): void {
 }
 
 /** Appends the signed LEB128 encoding of v (any bigint; the caller keeps it within the type's range). */
-export function sleb(out: number[], v: bigint): void {
+export function sleb(out: Sink, v: bigint): void {
+  if (v >= -2147483648n && v <= 2147483647n) return sleb32(out, Number(v))
   for (;;) {
     const b = Number(v & 0x7fn)
     v >>= 7n
@@ -101,7 +148,7 @@ export type BlockType = 'void' | ValType
 
 /** A function body under construction: locals, then instructions as bytes. */
 export class FunctionBody {
-  readonly code: number[] = []
+  readonly code = new Bytes()
   private readonly locals: ValType[] = []
   /** Open structured instructions (block/loop/if), innermost last, for branch depths. */
   private depth = 0
@@ -117,7 +164,8 @@ export class FunctionBody {
   op(b: number): this { this.code.push(b); return this }
   /** Opens a block/loop/if: returns its nesting level (for br depths: `depthOf`). */
   open(kind: 'block' | 'loop' | 'if', bt: BlockType = 'void'): number {
-    this.code.push(Op[kind], bt === 'void' ? 0x40 : VALTYPE[bt])
+    this.code.push(Op[kind])
+    this.code.push(bt === 'void' ? 0x40 : VALTYPE[bt])
     return ++this.depth
   }
   /** Opens a block/loop/if, chainable (when nothing branches to it by level). */
@@ -136,7 +184,7 @@ export class FunctionBody {
   tee(i: number): this { this.code.push(Op.local_tee); uleb(this.code, i); return this }
   gget(i: number): this { this.code.push(Op.global_get); uleb(this.code, i); return this }
   call(f: number): this { this.code.push(Op.call); uleb(this.code, f); return this }
-  i32(v: number): this { this.code.push(Op.i32_const); sleb(this.code, BigInt(v | 0)); return this }
+  i32(v: number): this { this.code.push(Op.i32_const); sleb32(this.code, v); return this }
   i64(v: bigint): this { this.code.push(Op.i64_const); sleb(this.code, BigInt.asIntN(64, v)); return this }
   /** An f32 constant from its bits. */
   f32bits(bits: number): this {
@@ -160,7 +208,7 @@ export class FunctionBody {
   atomic(op: number, alignLog2: number, offset = 0): this { this.code.push(0xfe); uleb(this.code, op); uleb(this.code, alignLog2); uleb(this.code, offset); return this }
 
   /** The body as the code section holds it: size, locals (run-length grouped), code, `end`. */
-  encode(): number[] {
+  encode(): Uint8Array {
     if (this.depth !== 0) throw new Error(`internal error: ${this.depth} structured instruction(s) left open`)
     const body: number[] = []
     const groups: Array<[number, ValType]> = []
@@ -171,12 +219,13 @@ export class FunctionBody {
     }
     uleb(body, groups.length)
     for (const [n, t] of groups) { uleb(body, n); body.push(VALTYPE[t]) }
-    append(body, this.code)
-    body.push(Op.end)
-    const out: number[] = []
-    uleb(out, body.length)
-    append(out, body)
-    return out
+    const size = body.length + this.code.length + 1
+    const out = new Bytes()
+    uleb(out, size)
+    out.append(body)
+    out.append(this.code.bytes())
+    out.push(Op.end)
+    return out.bytes()
   }
 }
 
@@ -264,9 +313,18 @@ export class ModuleBuilder {
     vec(fs, this.funcs.map((f) => { const e: number[] = []; uleb(e, f.type); return e }))
     section(3, fs)
     if (this.exports.length) { const s: number[] = []; vec(s, this.exports); section(7, s) }
-    const code: number[] = []
-    vec(code, this.funcs.map((f) => f.body.encode()))
-    section(10, code)
-    return Uint8Array.from(out)
+    const bodies = this.funcs.map((f) => f.body.encode())
+    const code = new Bytes()
+    uleb(code, bodies.length)
+    for (const x of bodies) code.append(x)
+    const tail = code.bytes()
+    const head: number[] = []
+    uleb(head, tail.length)
+    const all = new Bytes()
+    all.append(out)
+    all.push(10)
+    all.append(head)
+    all.append(tail)
+    return all.bytes()
   }
 }

@@ -76,9 +76,11 @@ tl('KERNELPACK_EMULATOR_DEBUG prints every kernel\'s plan at load', () => {
     console.error = error
     delete process.env.KERNELPACK_EMULATOR_DEBUG
   }
-  assert.is(lines.length, 2)
+  // one line per kernel, then the module's WebAssembly build (issue 24: its size and time)
+  assert.is(lines.length, 3)
   assert.match(lines[0]!, /^\[kernelpack emulator\] kernel tiles: thread loops/)
   assert.match(lines[1]!, /^\[kernelpack emulator\] kernel skip: continuation scheme/)
+  assert.match(lines[2]!, /^\[kernelpack emulator\] WebAssembly module: 1 kernel, \d+ bytes, written in [\d.]+ ms, compiled in [\d.]+ ms$/)
 })
 
 // a shfl.down whose lane offset is the same in every lane (a per-block loop variable) and a shfl.idx whose

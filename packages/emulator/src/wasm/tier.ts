@@ -22,7 +22,7 @@ export type Codegen = 'auto' | 'wasm' | 'js'
 
 /** The instance `inst` with the kernels of `code` running as wasm once the heap (a WebAssembly.Memory,
  *  `memory()`) is bound; `fault` throws the tier's fault for (row, address, kind). */
-export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: () => WebAssembly.Memory | undefined, fault: (i: number, a: number, what: string) => never): ModuleInstance {
+export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: () => WebAssembly.Memory | undefined, fault: (i: number, a: number | undefined, what: string) => never): ModuleInstance {
   const G: Record<string, WebAssembly.Global> = {}
   for (const g of LAUNCH_GLOBALS) G[g] = new WebAssembly.Global({ value: 'i32', mutable: true }, 0)
   G.RL = new WebAssembly.Global({ value: 'f64', mutable: true }, 0)
@@ -89,7 +89,8 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
     const imports = {
       e: {
         ...G, mem,
-        fault: (row: number, a: number, space: number) => fault(row, a, SPACES[space]!),
+        // a trap has no address (the JS tier passes none; emit-wasm.ts passes 0 for it)
+        fault: (row: number, a: number, space: number) => fault(row, SPACES[space] === 'trap' ? undefined : a, SPACES[space]!),
         miss, probe,
         fma32, fma64,
         sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,

@@ -284,20 +284,26 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
   const be = createEmulatorBackend({ workers: 1 })
   const k = await KernelRunner.load(be, ptx, target, w.entry)
   const args = await w.setup(k)
+  // the JavaScript tier beside it (issue 24: the tiers' figures in the same run), also on 1 worker
+  const beJs = createEmulatorBackend({ workers: 1, codegen: 'js' })
+  const kj = await KernelRunner.load(beJs, ptx, target, `${w.entry} (JS tier)`)
+  const argsJs = await w.setup(kj)
   const nk = await NativeKernel.start(native.exe, w.entry, w.native)
   // a few untimed runs of each side first, so V8 has tiered both up (a 5-10 ms launch is a handful of calls
   // of the kernel; with one warm-up the reduction's median was 0.32 in one run in five, 0.55-0.64 otherwise)
   // and the native side has its pages touched and its caches warm
   for (let i = 0; i < WARMUP; i++) {
     await k.launch(w.entry, w.grid, w.block, args, w.shared)
+    await kj.launch(w.entry, w.grid, w.block, argsJs, w.shared)
     w.js()
     await nk.time()
   }
   // interleaved A B C, C B A, … (bench/lib.ts) so load drift hits every side alike; the checksum passes run
   // outside the timed region on every side. The native side's time is measured in its own process, around
   // the kernel's loop only (CLOCK_PROCESS_CPUTIME_ID).
-  const times = await interleaved(REPS, ['emulator', 'js', 'native'] as const, async (side) =>
+  const times = await interleaved(REPS, ['emulator', 'jsTier', 'js', 'native'] as const, async (side) =>
     side === 'emulator' ? timeRun(() => k.launch(w.entry, w.grid, w.block, args, w.shared))
+      : side === 'jsTier' ? timeRun(() => kj.launch(w.entry, w.grid, w.block, argsJs, w.shared))
       : side === 'js' ? timeRun(() => w.js())
         : { wall: NaN, cpu: await nk.time() })
   // The figure is CPU time: on this project's shared 2-core machine a 10 ms launch is preempted where a 2 ms
@@ -306,9 +312,14 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
   const emuTimes = times.emulator.map((t) => t.cpu)
   const jsTimes = times.js.map((t) => t.cpu)
   const nativeTimes = times.native.map((t) => t.cpu)
+  const jsTierTimes = times.jsTier.map((t) => t.cpu)
+  console.error(`    ${w.entry}: JS tier ${fmt(median(jsTierTimes) * 1e3)} ms, ${k.tier(w.entry)}`)
   console.error(`    ${w.entry}: CPU-time ratio ${fmt(median(jsTimes) / median(emuTimes))}, wall-clock ratio ${fmt(median(times.js.map((t) => t.wall)) / median(times.emulator.map((t) => t.wall)))}; native/emulator CPU time ${fmt(median(nativeTimes) / median(emuTimes))} (native ${fmt(median(nativeTimes) * 1e3)} ms, emulator ${fmt(median(emuTimes) * 1e3)} ms, JS ${fmt(median(jsTimes) * 1e3)} ms)`)
   const got = await w.check(k, args)
+  const gotJs = await w.check(kj, argsJs)
   be.dispose()
+  beJs.dispose()
+  if (gotJs !== got) throw new Error(`${w.name}: JS-tier checksum ${gotJs}, default tiers ${got}`)
   const nativeSum = await nk.checksum()
   await nk.close()
   const want = w.jsSum()
@@ -325,6 +336,16 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
     referenceValue: threadInstr / js,
     ratio: js / emu,
     target: w.target,
+  })
+  const jt = median(jsTierTimes)
+  results.push({
+    name: `emulator default tiers vs JS tier: ${w.name}`,
+    value: threadInstr / emu,
+    unit: 'thread-instr/s',
+    reference: "the same kernel with codegen: 'js' (the JavaScript tier), interleaved; both on 1 worker, CPU time",
+    referenceValue: threadInstr / jt,
+    ratio: jt / emu,
+    target: 'report (issue 24: the JS tier\'s figures beside the WebAssembly tier\'s)',
   })
   const nat = median(nativeTimes)
   results.push({

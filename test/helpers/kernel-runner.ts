@@ -115,6 +115,13 @@ export class KernelRunner implements KernelHost {
     return new KernelRunner(backend, module, ptx, label, printed)
   }
 
+  /** The tier line of an emulator kernel (`tier: WebAssembly`, or `tier: JavaScript (…)`), from its module's
+   *  inspect(); '-' for another backend. */
+  tier(name: string): string {
+    const m = this.module as BackendModule & { inspect?: (k: string) => string }
+    return m.inspect ? (m.inspect(this.entry(name)).split('\n').find((l) => l.includes('tier:'))?.trim() ?? '-') : '-'
+  }
+
   entry(name: string): string {
     return pickEntry([...this.entries.keys()], name, this.label)
   }

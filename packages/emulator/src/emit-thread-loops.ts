@@ -10,7 +10,7 @@
 // target, 0 none); a warp collective k collects each arriving lane's inputs in W<k>_<j>[lane] and its
 // arrival in A<k> (bit per lane), and the lanes take their results in the next loop (q0, q1, then the
 // instruction's own writes).
-import { definedRegisters as definedRegistersOf, type Collective, type Departure, type IrFunction, type IrOperand, type ScheduleItem, type StructNode, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule } from '@kernelpack/ptx'
+import { threadLoopTxRange, type TxEnd, type Collective, type Departure, type IrFunction, type IrOperand, type ScheduleItem, type StructNode, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule } from '@kernelpack/ptx'
 import type { FunctionEmitter } from './emit-js.js'
 import { usesName } from './js-values.js'
 
@@ -248,68 +248,11 @@ export class ThreadLoopWriter {
    *  only compute that predicate (`if (tid < s) …` in a tree reduction, `if (tid == 0) …`). */
   private narrow(it: ThreadLoop): { lo: string; hi: string } | undefined {
     const E = this.E
-    const ins = E.fn.instructions
-    if (it.gather !== undefined || it.scatter !== undefined || !E.affine || E.structure.kind !== 'structured') return undefined
-    let k = 0
-    while (k < it.nodes.length && it.nodes[k]!.kind === 'instr') k++
-    const R = it.nodes[k]
-    // (a return after it ends the skipped threads, which have nothing left to do either)
-    const trailing = it.nodes.slice(k + 1).every((x) => x.kind === 'instr' && (ins[x.index]!.op === 'ret' || ins[x.index]!.op === 'exit') && !ins[x.index]!.guard)
-    if (!R || R.kind !== 'block' && R.kind !== 'if' || !trailing) return undefined
-    const first = R.body[0]
-    if (first?.kind !== 'instr') return undefined
-    const br = ins[first.index]!
-    const t = E.structure.branches.get(first.index)
-    if (br.op !== 'bra' || !br.guard || t?.kind !== 'break' || t.node !== R.id || this.plan.departures.has(first.index)) return undefined
-    // before the branch: nothing the skipped threads would have left behind
-    let setp: number | undefined
-    for (let i = it.start; i < first.index; i++) {
-      const x = ins[i]!
-      if (!['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'].includes(x.op) || x.op === 'ld' && x.space !== 'param') return undefined
-      if (definedRegistersOf(x).some((r) => it.stores.includes(r))) return undefined
-      if (definedRegistersOf(x).includes(br.guard.reg)) setp = i
-    }
-    if (setp === undefined) return undefined
-    const sp = ins[setp]!
-    const cmp0 = sp.cmp
-    const type = sp.type ?? ''
-    if (sp.op !== 'setp' || sp.guard || sp.boolOp || !cmp0 || sp.operands[0]?.kind !== 'reg' || !['u32', 's32', 'b32'].includes(type)) return undefined
-    const isTx = (o: IrOperand | undefined) => {
-      if (o?.kind === 'special') return o.name === '%tid.x'
-      if (o?.kind !== 'reg') return false
-      const f = E.affine!.register.get(o.id)
-      return !!f && f.c === 1 && !f.iv && f.conds.length === 0 && f.inv.kind === 'const' && f.inv.value === 0
-    }
-    const flip: Record<string, string> = { lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' }
-    let cmp: string = cmp0
-    let y = sp.operands[2]!
-    if (!isTx(sp.operands[1])) {
-      if (!isTx(sp.operands[2])) return undefined
-      cmp = flip[cmp0]!
-      y = sp.operands[1]!
-    }
-    // y: an immediate, or a register the same for the whole block that the loop does not set before the branch
-    if (y.kind === 'reg') {
-      if (!['grid', 'block'].includes(this.plan.uniformity.register[y.id]!)) return undefined
-      for (let i = it.start; i < first.index; i++) if (definedRegistersOf(ins[i]!).includes(y.id)) return undefined
-    } else if (y.kind !== 'imm') return undefined
-    const Y = E.rd(y, type === 's32' ? 'i32' : 'u32')
-    // the threads that hold the comparison: an interval [a, b) (∞ as NTX), or `ne` (not one)
-    const holds: Record<string, [string, string]> = {
-      lt: ['0', Y], lo: ['0', Y], le: ['0', `${Y}+1`], ls: ['0', `${Y}+1`], gt: [`${Y}+1`, 'NTX'], hi: [`${Y}+1`, 'NTX'],
-      ge: [Y, 'NTX'], hs: [Y, 'NTX'], eq: [Y, `${Y}+1`],
-    }
-    // they branch (are skipped) where p is true (`@p bra`) or false (`@!p bra`)
-    const runWhenHolds = br.guard.negate
-    if (runWhenHolds) return holds[cmp] ? { lo: holds[cmp]![0], hi: holds[cmp]![1] } : undefined
-    switch (cmp) {
-      case 'lt': case 'lo': return { lo: Y, hi: 'NTX' }
-      case 'le': case 'ls': return { lo: `${Y}+1`, hi: 'NTX' }
-      case 'gt': case 'hi': return { lo: '0', hi: `${Y}+1` }
-      case 'ge': case 'hs': return { lo: '0', hi: Y }
-      case 'ne': return { lo: Y, hi: `${Y}+1` }
-      default: return undefined
-    }
+    const r = threadLoopTxRange(E.fn, it, this.plan, E.structure, E.affine)
+    if (!r) return undefined
+    const Y = E.rd(r.y, r.signed ? 'i32' : 'u32')
+    const end = (e: TxEnd) => (e === 'Y' ? Y : e === 'Y1' ? `${Y}+1` : e)
+    return { lo: end(r.lo), hi: end(r.hi) }
   }
 
   private warps(it: Extract<ScheduleItem, { kind: 'warps' }>): string {

@@ -15,9 +15,9 @@
 // range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
-  analyzeAffine, definedRegisters, assignRegisterClasses, buildCfg, structureFunction, typeSize,
+  analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, structureFunction, typeSize,
   collectiveOf,
-  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
+  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
@@ -289,9 +289,7 @@ class KernelWriter {
     for (const g of LAUNCH_GLOBALS) b.gget(this.globals[g]!).set(L[g]!)
     b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
     // cx, cy, cz of b0 (the JS tier's block loop starts the same way)
-    b.get(B0).get(L.NCX!).op(Op.i32_rem_u).set(L.cx!)
-    b.get(B0).get(L.NCX!).op(Op.i32_div_u).get(L.NCY!).op(Op.i32_rem_u).set(L.cy!)
-    b.get(B0).get(L.NCX!).get(L.NCY!).op(Op.i32_mul).op(Op.i32_div_u).set(L.cz!)
+    this.split3(B0, 'cx', 'cy', 'cz', 'NCX', 'NCY')
     b.get(B0).set(L.b!)
     const entry = b.code.length
     const done = b.open('block')
@@ -312,12 +310,7 @@ class KernelWriter {
     }
     // next block
     b.get(L.b!).i32(1).op(Op.i32_add).set(L.b!)
-    b.get(L.cx!).i32(1).op(Op.i32_add).tee(L.cx!).get(L.NCX!).op(Op.i32_eq)
-    b.open('if')
-    b.i32(0).set(L.cx!)
-    b.get(L.cy!).i32(1).op(Op.i32_add).tee(L.cy!).get(L.NCY!).op(Op.i32_eq)
-    b.begin('if').i32(0).set(L.cy!).get(L.cz!).i32(1).op(Op.i32_add).set(L.cz!).end()
-    b.end()
+    this.step3('cx', 'cy', 'cz', 'NCX', 'NCY')
     b.br(blocks)
     b.end().end()
     // the kernel parameters the body reads, loaded once at entry
@@ -331,15 +324,32 @@ class KernelWriter {
     return b
   }
 
+  /** x, y, z of the linear index in local v over an NX × NY × … shape (block or thread indices). */
+  private split3(v: number, x: string, y: string, z: string, NX: string, NY: string): void {
+    const { b, L } = this
+    b.get(v).get(L[NX]!).op(Op.i32_rem_u).set(L[x]!)
+    b.get(v).get(L[NX]!).op(Op.i32_div_u).get(L[NY]!).op(Op.i32_rem_u).set(L[y]!)
+    b.get(v).get(L[NX]!).get(L[NY]!).op(Op.i32_mul).op(Op.i32_div_u).set(L[z]!)
+  }
+
+  /** The next linear index's x, y, z, incrementally (no divisions): x first, carrying into y, then z. */
+  private step3(x: string, y: string, z: string, NX: string, NY: string): void {
+    const { b, L } = this
+    b.get(L[x]!).i32(1).op(Op.i32_add).tee(L[x]!).get(L[NX]!).op(Op.i32_eq)
+    b.open('if')
+    b.i32(0).set(L[x]!)
+    b.get(L[y]!).i32(1).op(Op.i32_add).tee(L[y]!).get(L[NY]!).op(Op.i32_eq)
+    b.begin('if').i32(0).set(L[y]!).get(L[z]!).i32(1).op(Op.i32_add).set(L[z]!).end()
+    b.end()
+  }
+
   /** Code of the loop over threads t0 … t1-1 of one block (unchecked: the hoisted sites' copy), written
    *  apart and returned (the body's depth bookkeeping covers it: it is spliced in at the same depth). */
   private threadLoop(T0: number, T1: number, unchecked: boolean): Uint8Array {
     const { b, L } = this
     const at = b.code.length
     this.unchecked = unchecked
-    b.get(T0).get(L.NTX!).op(Op.i32_rem_u).set(L.tx!)
-    b.get(T0).get(L.NTX!).op(Op.i32_div_u).get(L.NTY!).op(Op.i32_rem_u).set(L.ty!)
-    b.get(T0).get(L.NTX!).get(L.NTY!).op(Op.i32_mul).op(Op.i32_div_u).set(L.tz!)
+    this.split3(T0, 'tx', 'ty', 'tz', 'NTX', 'NTY')
     b.get(T0).set(L.t!)
     const tdone = b.open('block')
     const threads = b.open('loop')
@@ -350,12 +360,7 @@ class KernelWriter {
     b.end()
     // next thread: t, and tx/ty/tz incrementally
     b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
-    b.get(L.tx!).i32(1).op(Op.i32_add).tee(L.tx!).get(L.NTX!).op(Op.i32_eq)
-    b.open('if')
-    b.i32(0).set(L.tx!)
-    b.get(L.ty!).i32(1).op(Op.i32_add).tee(L.ty!).get(L.NTY!).op(Op.i32_eq)
-    b.begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
-    b.end()
+    this.step3('tx', 'ty', 'tz', 'NTX', 'NTY')
     b.br(threads)
     b.end().end()
     this.unchecked = false
@@ -527,14 +532,24 @@ class KernelWriter {
     if (it.gather !== undefined) this.gatherReset(it.gather)
     const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
     b.get(L.W0!).set(L.t!)
-    b.get(L.W0!).get(L.NTX!).op(Op.i32_rem_u).set(L.tx!)
-    b.get(L.W0!).get(L.NTX!).op(Op.i32_div_u).get(L.NTY!).op(Op.i32_rem_u).set(L.ty!)
-    b.get(L.W0!).get(L.NTX!).get(L.NTY!).op(Op.i32_mul).op(Op.i32_div_u).set(L.tz!)
+    this.split3(L.W0!, 'tx', 'ty', 'tz', 'NTX', 'NTY')
     const done = b.open('block'), lp = b.open('loop')
     b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(done)
+    this.turn(it, saved, true)
+    b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+    this.step3('tx', 'ty', 'tz', 'NTX', 'NTY')
+    b.br(lp)
+    b.end().end()
+  }
+
+  /** Thread t's turn in a loop (t set): its LB; skipped when it no longer runs (`skipEnded`); the block-wide
+   *  values it starts from, its per-thread registers, a collective's results; the loop's code (a departure
+   *  leaves the R block), a collective's inputs; its per-thread registers back. A return leaves the turn. */
+  private turn(it: ThreadLoop, saved: ReadonlyArray<readonly [number, number]>, skipEnded: boolean): void {
+    const { b, L } = this
     this.threadLevel = b.open('block')
     b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
-    b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
+    if (skipEnded) b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
     for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
     for (const r of it.loads) this.slotLoad(r)
     if (it.scatter !== undefined) this.scatter(it.scatter)
@@ -544,14 +559,6 @@ class KernelWriter {
     b.end()
     for (const r of it.stores) this.slotStore(r)
     b.end()
-    b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
-    b.get(L.tx!).i32(1).op(Op.i32_add).tee(L.tx!).get(L.NTX!).op(Op.i32_eq)
-    b.begin('if').i32(0).set(L.tx!)
-    b.get(L.ty!).i32(1).op(Op.i32_add).tee(L.ty!).get(L.NTY!).op(Op.i32_eq)
-    b.begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
-    b.end()
-    b.br(lp)
-    b.end().end()
   }
 
   // --- collectives between loops (emit-thread-loops.ts gather/scatter, the same rules) ---
@@ -797,18 +804,7 @@ class KernelWriter {
     const lp = b.open('loop')
     b.get(L.tx!).get(HI).op(Op.i32_ge_s).brIf(done)
     b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
-    this.threadLevel = b.open('block')
-    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
-    if (plan.threadsEnd || plan.warps) b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
-    for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
-    for (const r of it.loads) this.slotLoad(r)
-    if (it.scatter !== undefined) this.scatter(it.scatter)
-    this.rLevel = b.open('block')
-    this.nodes(it.nodes)
-    if (it.gather !== undefined) this.gather(it.gather)
-    b.end()
-    for (const r of it.stores) this.slotStore(r)
-    b.end()
+    this.turn(it, saved, plan.threadsEnd || plan.warps)
     b.get(L.tx!).i32(1).op(Op.i32_add).set(L.tx!)
     b.br(lp)
     b.end().end()
@@ -825,63 +821,15 @@ class KernelWriter {
    *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
    *  rule. Returns code that pushes an i64 holding LO (low 32 bits, signed) and HI (high 32 bits). */
   private txRange(it: ThreadLoop): (() => void) | undefined {
-    const ins = this.fn.instructions
-    const st = this.structure
-    if (st.kind !== 'structured' || it.gather !== undefined || it.scatter !== undefined) return undefined
-    let k = 0
-    while (k < it.nodes.length && it.nodes[k]!.kind === 'instr') k++
-    const R = it.nodes[k]
-    const trailing = it.nodes.slice(k + 1).every((x) => x.kind === 'instr' && (ins[x.index]!.op === 'ret' || ins[x.index]!.op === 'exit') && !ins[x.index]!.guard)
-    if (!R || (R.kind !== 'block' && R.kind !== 'if') || !trailing) return undefined
-    const first = R.body[0]
-    if (first?.kind !== 'instr') return undefined
-    const br = ins[first.index]!
-    const t = st.branches.get(first.index)
-    if (br.op !== 'bra' || !br.guard || t?.kind !== 'break' || t.node !== R.id || this.plan!.departures.has(first.index)) return undefined
-    let setp: number | undefined
-    for (let i = it.start; i < first.index; i++) {
-      const x = ins[i]!
-      if (!['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'].includes(x.op) || (x.op === 'ld' && x.space !== 'param')) return undefined
-      if (definedRegisters(x).some((r) => it.stores.includes(r))) return undefined
-      if (definedRegisters(x).includes(br.guard.reg)) setp = i
-    }
-    if (setp === undefined) return undefined
-    const sp = ins[setp]!
-    const cmp0 = sp.cmp
-    const type = sp.type ?? ''
-    if (sp.op !== 'setp' || sp.guard || sp.boolOp || !cmp0 || sp.operands[0]?.kind !== 'reg' || !['u32', 's32', 'b32'].includes(type)) return undefined
-    const isTx = (o: IrOperand | undefined) => {
-      if (o?.kind === 'special') return o.name === '%tid.x'
-      if (o?.kind !== 'reg') return false
-      const f = this.affine.register.get(o.id)
-      return !!f && f.c === 1 && !f.iv && f.conds.length === 0 && f.inv.kind === 'const' && f.inv.value === 0
-    }
-    const flip: Record<string, string> = { lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' }
-    let cmp: string = cmp0
-    let y = sp.operands[2]!
-    if (!isTx(sp.operands[1])) {
-      if (!isTx(sp.operands[2])) return undefined
-      cmp = flip[cmp0]!
-      y = sp.operands[1]!
-    }
-    if (y.kind === 'reg') {
-      if (!['grid', 'block'].includes(this.plan!.uniformity.register[y.id]!)) return undefined
-      for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id)) return undefined
-    } else if (y.kind !== 'imm') return undefined
-    // the threads that hold the comparison: [a, b) with ends Y, Y + 1, 0 or NTX (as i64: no wrap)
-    type End = '0' | 'Y' | 'Y1' | 'NTX'
-    const holds: Record<string, [End, End]> = { lt: ['0', 'Y'], lo: ['0', 'Y'], le: ['0', 'Y1'], ls: ['0', 'Y1'], gt: ['Y1', 'NTX'], hi: ['Y1', 'NTX'], ge: ['Y', 'NTX'], hs: ['Y', 'NTX'], eq: ['Y', 'Y1'] }
-    const skipped: Record<string, [End, End]> = { lt: ['Y', 'NTX'], lo: ['Y', 'NTX'], le: ['Y1', 'NTX'], ls: ['Y1', 'NTX'], gt: ['0', 'Y1'], hi: ['0', 'Y1'], ge: ['0', 'Y'], hs: ['0', 'Y'], ne: ['Y', 'Y1'] }
-    const pair = br.guard.negate ? holds[cmp] : skipped[cmp]
-    if (!pair) return undefined
+    const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine)
+    if (!r) return undefined
     const b = this.b, L = this.L
-    const signed = type === 's32'
     const yv = (): void => {
       // y as the comparison reads it: s32 sign-extended, u32/b32 zero-extended (LO/HI are clamped to [0, NTX])
-      this.rd(y, 'i32')
-      b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u)
+      this.rd(r.y, 'i32')
+      b.op(r.signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u)
     }
-    const end = (e: End) => {
+    const end = (e: TxEnd) => {
       switch (e) {
         case '0': b.i64(0n); break
         case 'Y': yv(); break
@@ -895,8 +843,8 @@ class KernelWriter {
       b.get(x).get(L.NTX!).op(Op.i64_extend_i32_u).get(x).get(L.NTX!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s).op(Op.select)
     }
     return () => {
-      end(pair[0]); b.i64(0xffffffffn).op(Op.i64_and)
-      end(pair[1]); b.i64(32n).op(Op.i64_shl).op(Op.i64_or)
+      end(r.lo); b.i64(0xffffffffn).op(Op.i64_and)
+      end(r.hi); b.i64(32n).op(Op.i64_shl).op(Op.i64_or)
     }
   }
 

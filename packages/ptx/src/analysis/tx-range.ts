@@ -1,0 +1,79 @@
+// The tx interval of a block-level thread loop that does more than branch past its code: a loop whose first
+// act is `@p bra` past the rest of its body, with p from `setp.cmp p, %tid.x, y` (y the same for the whole
+// block and not set in the loop before the branch) — a tree reduction's `if (tid < s)`, an `if (tid == 0)`.
+// The other threads only compute that predicate, so a writer runs the loop over [lo, hi) of tid.x alone
+// (both clamped to [0, ntid.x]). One rule, rendered by each of the emulator's writers (JavaScript and
+// WebAssembly).
+import { definedRegisters, type IrFunction, type Operand } from '../ir.js'
+import type { Structure } from '../structure.js'
+import type { AffineFacts } from './affine.js'
+import type { ThreadLoop, ThreadLoopSchedule } from './thread-loops.js'
+
+/** An end of the interval: 0, y, y + 1, or %ntid.x. */
+export type TxEnd = '0' | 'Y' | 'Y1' | 'NTX'
+
+export interface TxRange {
+  /** The bound the threads are compared with, as the setp reads it (`signed`: .s32, else .u32/.b32). */
+  y: Operand
+  signed: boolean
+  lo: TxEnd
+  hi: TxEnd
+}
+
+const LOOP_OPS = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'])
+
+/** The interval of `it`, or undefined when the loop is not of that shape. */
+export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts | undefined): TxRange | undefined {
+  const ins = fn.instructions
+  if (it.gather !== undefined || it.scatter !== undefined || !affine || structure.kind !== 'structured') return undefined
+  let k = 0
+  while (k < it.nodes.length && it.nodes[k]!.kind === 'instr') k++
+  const R = it.nodes[k]
+  // (a return after it ends the skipped threads, which have nothing left to do either)
+  const trailing = it.nodes.slice(k + 1).every((x) => x.kind === 'instr' && (ins[x.index]!.op === 'ret' || ins[x.index]!.op === 'exit') && !ins[x.index]!.guard)
+  if (!R || (R.kind !== 'block' && R.kind !== 'if') || !trailing) return undefined
+  const first = R.body[0]
+  if (first?.kind !== 'instr') return undefined
+  const br = ins[first.index]!
+  const t = structure.branches.get(first.index)
+  if (br.op !== 'bra' || !br.guard || t?.kind !== 'break' || t.node !== R.id || plan.departures.has(first.index)) return undefined
+  // before the branch: nothing the skipped threads would have left behind
+  let setp: number | undefined
+  for (let i = it.start; i < first.index; i++) {
+    const x = ins[i]!
+    if (!LOOP_OPS.has(x.op) || (x.op === 'ld' && x.space !== 'param')) return undefined
+    if (definedRegisters(x).some((r) => it.stores.includes(r))) return undefined
+    if (definedRegisters(x).includes(br.guard.reg)) setp = i
+  }
+  if (setp === undefined) return undefined
+  const sp = ins[setp]!
+  const cmp0 = sp.cmp
+  const type = sp.type ?? ''
+  if (sp.op !== 'setp' || sp.guard || sp.boolOp || !cmp0 || sp.operands[0]?.kind !== 'reg' || !['u32', 's32', 'b32'].includes(type)) return undefined
+  const isTx = (o: Operand | undefined) => {
+    if (o?.kind === 'special') return o.name === '%tid.x'
+    if (o?.kind !== 'reg') return false
+    const f = affine.register.get(o.id)
+    return !!f && f.c === 1 && !f.iv && f.conds.length === 0 && f.inv.kind === 'const' && f.inv.value === 0
+  }
+  const flip: Record<string, string> = { lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' }
+  let cmp: string = cmp0
+  let y = sp.operands[2]!
+  if (!isTx(sp.operands[1])) {
+    if (!isTx(sp.operands[2])) return undefined
+    cmp = flip[cmp0]!
+    y = sp.operands[1]!
+  }
+  // y: an immediate, or a register the same for the whole block that the loop does not set before the branch
+  if (y.kind === 'reg') {
+    if (!['grid', 'block'].includes(plan.uniformity.register[y.id]!)) return undefined
+    for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id)) return undefined
+  } else if (y.kind !== 'imm') return undefined
+  // the threads that hold the comparison, and those that branch past the code: they branch where p is true
+  // (`@p bra`) and run where it is false, or the other way round for `@!p bra`
+  const holds: Record<string, [TxEnd, TxEnd]> = { lt: ['0', 'Y'], lo: ['0', 'Y'], le: ['0', 'Y1'], ls: ['0', 'Y1'], gt: ['Y1', 'NTX'], hi: ['Y1', 'NTX'], ge: ['Y', 'NTX'], hs: ['Y', 'NTX'], eq: ['Y', 'Y1'] }
+  const fails: Record<string, [TxEnd, TxEnd]> = { lt: ['Y', 'NTX'], lo: ['Y', 'NTX'], le: ['Y1', 'NTX'], ls: ['Y1', 'NTX'], gt: ['0', 'Y1'], hi: ['0', 'Y1'], ge: ['0', 'Y'], hs: ['0', 'Y'], ne: ['Y', 'Y1'] }
+  const pair = br.guard.negate ? holds[cmp] : fails[cmp]
+  if (!pair) return undefined
+  return { y, signed: type === 's32', lo: pair[0], hi: pair[1] }
+}

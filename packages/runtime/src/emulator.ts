@@ -23,6 +23,10 @@ export interface EmulatorLoadOptions {
    *  contracting them into fma where ptxas would (PTX from `nvcc --fmad=false` carries `.rn`, which never
    *  contracts, so it needs no option). @default true */
   fmad?: boolean
+  /** Which of the emulator's writers runs the kernels (issue 24): `'auto'` WebAssembly for every kernel with a
+   *  lowering and JavaScript for the rest, `'wasm'` the same but a kernel without a lowering is refused, `'js'`
+   *  JavaScript only. @default 'auto' */
+  codegen?: 'auto' | 'wasm' | 'js'
 }
 
 const backends = new Map<string, Promise<Backend>>()
@@ -39,12 +43,13 @@ function idOf(f: object | undefined): string {
 /** The emulator for these options; with `check` (resolved by the entry: the option, or KERNELPACK_CHECK in
  *  Node) one of its own, since a checked backend tracks its heap from the first allocation on (issue 19). */
 export function emulatorBackend(options: EmulatorLoadOptions, check?: ResolvedCheck): Promise<Backend> {
-  const { workers, workerUrl, timeoutMs, print, fmad } = options
+  const { workers, workerUrl, timeoutMs, print, fmad, codegen } = options
   if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0)) throw new TypeError(`loadModule: workers must be a non-negative integer, got ${String(workers)}`)
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`loadModule: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
   if (print !== undefined && typeof print !== 'function') throw new TypeError(`loadModule: print must be a function, got ${typeof print}`)
   if (fmad !== undefined && typeof fmad !== 'boolean') throw new TypeError(`loadModule: fmad must be a boolean, got ${String(fmad)}`)
-  const key = `${workers ?? ''}|${String(workerUrl ?? '')}|${check ? JSON.stringify(check) : ''}|${idOf(print)}|${fmad === false ? 'nofmad' : ''}`
+  if (codegen !== undefined && codegen !== 'auto' && codegen !== 'wasm' && codegen !== 'js') throw new TypeError(`loadModule: codegen must be 'auto', 'wasm' or 'js', got ${JSON.stringify(codegen)}`)
+  const key = `${workers ?? ''}|${String(workerUrl ?? '')}|${check ? JSON.stringify(check) : ''}|${idOf(print)}|${fmad === false ? 'nofmad' : ''}|${codegen ?? 'auto'}`
   let b = backends.get(key)
   if (!b) {
     // EmulatorBackend extends Backend (@kernelpack/ptx): type-checked here, no cast
@@ -56,7 +61,7 @@ export function emulatorBackend(options: EmulatorLoadOptions, check?: ResolvedCh
       // (the emulator's describeExecution(), issue 24 item 5)
       const evaluate = m.codeGenerationRefusal() !== undefined ? await m.loadInterpreter() : undefined
       // on the calling thread, launches give the event loop a turn every 20 ms (the page stays responsive)
-      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20, evaluate, check, print, fmad })
+      return m.createEmulatorBackend({ workers, workerUrl, yieldMs: 20, evaluate, check, print, fmad, codegen })
     })
     backends.set(key, b)
     b.catch(() => backends.delete(key))

@@ -118,4 +118,12 @@ createEmulatorBackendSuite('implements the runtime Backend interface; memory ope
   await be.dispose()
 })
 
+createEmulatorBackendSuite('memoryLimit past 4 GiB is refused by name (the heap is a 32-bit WebAssembly memory); 4 GiB itself works', () => {
+  assert.throws(() => createEmulatorBackend({ memoryLimit: 2 ** 32 + 65536, workers: 0 }), (e: Error) => e instanceof RangeError && e.message === `memoryLimit: at most 4 GiB (2^32 bytes: 32-bit device addresses), got ${2 ** 32 + 65536}`)
+  const be = createEmulatorBackend({ memoryLimit: 2 ** 32, workers: 0 })
+  const a = be.alloc(1 << 20)
+  assert.ok(typeof a === 'bigint' && a > 0n)
+  be.dispose()
+})
+
 createEmulatorBackendSuite.run()

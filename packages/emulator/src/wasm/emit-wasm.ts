@@ -1389,6 +1389,7 @@ class KernelWriter {
         }
         if (op === 'mul' && ins.part === 'hi') {
           if (t === 's32' || t === 'u32') return wr(A[0], 'i32', () => this.mulHi32(A[1], A[2], signed))
+          if (is64) return wr(A[0], 'i64', () => this.mulHi64(A[1], A[2], signed))
           return this.fail('mul.hi of this type')
         }
         if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); rd(A[2], 'i64'); b.op(op === 'add' ? Op.i64_add : op === 'sub' ? Op.i64_sub : Op.i64_mul) })
@@ -1459,6 +1460,27 @@ class KernelWriter {
       case 'shl': case 'shr': return this.shift(ins)
       case 'popc': return wr(A[0], 'i32', () => { if (is64) { rd(A[1], 'i64'); b.op(Op.i64_popcnt).op(Op.i32_wrap_i64) } else { rd(A[1], 'i32'); b.op(Op.i32_popcnt) } })
       case 'clz': return wr(A[0], 'i32', () => { if (is64) { rd(A[1], 'i64'); b.op(Op.i64_clz).op(Op.i32_wrap_i64) } else { rd(A[1], 'i32'); b.op(Op.i32_clz) } })
+      case 'bfind': {
+        // the position of the most significant 1 (of ~a for a negative signed a), −1 for none; .shiftamt: the
+        // left shift that brings it to the top (numeric.ts bfind32/bfind64)
+        const w = is64 ? 64 : 32
+        if (!is64 && t !== 'u32' && t !== 's32') return this.fail(`bfind of type .${t}`)
+        return wr(A[0], 'i32', () => {
+          const x = this.tmp(is64 ? 'bfx64' : 'bfx32', is64 ? 'i64' : 'i32'), p = this.tmp('bfp', 'i32')
+          rd(A[1], is64 ? 'i64' : 'i32'); b.set(x)
+          if (signed) {
+            if (is64) b.get(x).i64(-1n).op(Op.i64_xor).get(x).get(x).i64(0n).op(Op.i64_lt_s).op(Op.select).set(x)
+            else b.get(x).i32(-1).op(Op.i32_xor).get(x).get(x).i32(0).op(Op.i32_lt_s).op(Op.select).set(x)
+          }
+          b.i32(w - 1)
+          if (is64) b.get(x).op(Op.i64_clz).op(Op.i32_wrap_i64); else b.get(x).op(Op.i32_clz)
+          b.op(Op.i32_sub).set(p)
+          if (ins.flags.shiftamt) b.i32(w - 1).get(p).op(Op.i32_sub); else b.get(p)
+          b.i32(-1)
+          if (is64) b.get(x).op(Op.i64_eqz); else b.get(x).op(Op.i32_eqz)
+          b.op(Op.i32_eqz).op(Op.select)
+        })
+      }
       case 'brev': if (is64) return this.fail('brev.b64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); b.call(this.funcs.brev32!) })
       case 'bfe': if (is64) return this.fail('bfe.64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(this.funcs[signed ? 'bfe32s' : 'bfe32u']!) })
       case 'bfi': if (is64) return this.fail('bfi.b64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.bfi32!) })
@@ -1571,6 +1593,32 @@ class KernelWriter {
     this.rd(x, 'i32'); b.op(ext)
     this.rd(y, 'i32'); b.op(ext)
     b.op(Op.i64_mul).i64(32n).op(signed ? Op.i64_shr_s : Op.i64_shr_u).op(Op.i32_wrap_i64)
+  }
+
+  /** The high 64 bits of a 64×64 product (numeric.ts mulhi64), from 32-bit limbs: the unsigned high part,
+   *  then for a signed product minus b where a < 0 and minus a where b < 0 (mod 2^64). */
+  private mulHi64(x: IrOperand | undefined, y: IrOperand | undefined, signed: boolean): void {
+    const b = this.b
+    const a = this.tmp('ha', 'i64'), c = this.tmp('hb', 'i64'), lh = this.tmp('hlh', 'i64'), hl = this.tmp('hhl', 'i64'), mid = this.tmp('hmid', 'i64')
+    const M = 0xffffffffn
+    this.rd(x, 'i64'); b.set(a)
+    this.rd(y, 'i64'); b.set(c)
+    const lo = (v: number) => b.get(v).i64(M).op(Op.i64_and)
+    const hi = (v: number) => b.get(v).i64(32n).op(Op.i64_shr_u)
+    lo(a); hi(c); b.op(Op.i64_mul).set(lh)
+    hi(a); lo(c); b.op(Op.i64_mul).set(hl)
+    // (lo a · lo b) >> 32 + low halves of the cross products
+    lo(a); lo(c); b.op(Op.i64_mul).i64(32n).op(Op.i64_shr_u)
+    b.get(lh).i64(M).op(Op.i64_and).op(Op.i64_add)
+    b.get(hl).i64(M).op(Op.i64_and).op(Op.i64_add).set(mid)
+    hi(a); hi(c); b.op(Op.i64_mul)
+    b.get(lh).i64(32n).op(Op.i64_shr_u).op(Op.i64_add)
+    b.get(hl).i64(32n).op(Op.i64_shr_u).op(Op.i64_add)
+    b.get(mid).i64(32n).op(Op.i64_shr_u).op(Op.i64_add)
+    if (signed) {
+      b.get(c).i64(0n).get(a).i64(0n).op(Op.i64_lt_s).op(Op.select).op(Op.i64_sub)
+      b.get(a).i64(0n).get(c).i64(0n).op(Op.i64_lt_s).op(Op.select).op(Op.i64_sub)
+    }
   }
 
   /** An i64 on the stack clamped to int32 (numeric.ts satS32). */

@@ -40,7 +40,7 @@ import {
 } from '@kernelpack/ptx'
 import { emitInstruction, type Suspension } from './emit-instruction.js'
 import { ThreadLoopWriter, regionLabel, type CollectiveUse } from './emit-thread-loops.js'
-import { isGridWorkspaceRegister, jsNumber, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from './js-values.js'
+import { isGridWorkspaceRegister, jsNumber, memTypeFor, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from './js-values.js'
 
 /** Warp collectives whose lanes exchange matrix fragments (tensor-core.ts): kernels with them run in the
  *  continuation scheme, where the scheduler resolves them. */
@@ -623,13 +623,9 @@ export class FunctionEmitter {
   /** The memory type a load/store of type t uses for register operand o: a float-class register moves its
    *  float, an integer-class one its bits. */
   memType(t: string, o: IrOperand): string {
-    const c = this.cls(o)
-    if (t === 'b32' && c === 'f32') return 'f32'
-    if (t === 'b64' && c === 'f64') return 'f64'
-    if (t === 'f32' && c === 'i32') return 'b32'
-    if (t === 'f64' && c === 'i64') return 'b64'
-    return t
+    return memTypeFor(t, this.cls(o))
   }
+
 
   /** A kernel parameter load hoisted before the thread loop: the variable's name. */
   hoistParam(am: Extract<IrOperand, { kind: 'addr' }>, tt: string, size: number): Hoisted {

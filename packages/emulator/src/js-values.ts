@@ -31,6 +31,16 @@ export function kindOf(type: string, fail: Fail): Kind {
   }
 }
 
+/** The memory type a load/store of PTX type t uses for a register of class c: a float-class register moves
+ *  its float, an integer-class one its bits (both of the emulator's writers). */
+export function memTypeFor(t: string, c: RegisterClass | undefined): string {
+  if (t === 'b32' && c === 'f32') return 'f32'
+  if (t === 'b64' && c === 'f64') return 'f64'
+  if (t === 'f32' && c === 'i32') return 'b32'
+  if (t === 'f64' && c === 'i64') return 'b64'
+  return t
+}
+
 /** A number as JavaScript source, bare (`-7`, `NaN`, `-0`): only where no operator precedes it. */
 export function jsNumber(x: number): string {
   if (x !== x) return 'NaN'

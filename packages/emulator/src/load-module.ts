@@ -39,8 +39,6 @@ export interface LoadedModule {
   wasm?: WasmCode
   /** Which tier runs each kernel, with why a kernel is not on the wasm tier. */
   tiers: Map<string, { tier: 'wasm' | 'js'; why?: string }>
-  /** Milliseconds spent writing and compiling the wasm module. */
-  wasmMs?: number
   /** What writing the wasm module cost (KERNELPACK_EMULATOR_DEBUG prints it; issue 24 item 6). */
   wasmBuild?: { kernels: number; bytes: number; writeMs: number; compileMs?: number }
   /** Set once a WebAssembly module compiled asynchronously (a browser's main thread refuses the synchronous
@@ -209,7 +207,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
     lm.tiers.set(name, { tier: 'js', why: refusedWhy(r) })
     if (codegen === 'wasm') lm.refused.set(name, new PtxError(`it has no WebAssembly lowering (codegen: 'wasm'): ${r.message}`, r.line))
   }
-  if (code.kernels.size === 0) { lm.wasmMs = performance.now() - t0; return }
+  if (code.kernels.size === 0) return
   const bytes = code.bytes as Uint8Array<ArrayBuffer>
   const failed = (e: unknown) => {
     for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module could not be compiled here (${(e as Error).message})` })
@@ -218,7 +216,6 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   try {
     module = new WebAssembly.Module(bytes)
   } catch (e) {
-    lm.wasmMs = performance.now() - t0
     // a browser's main thread refuses a synchronous compile over its limit with a RangeError (chromium: 8 MB):
     // WebAssembly.compile there, the kernels on the JavaScript tier until it is done (issue 24 item 5)
     if (!(e instanceof RangeError) || typeof WebAssembly.compile !== 'function') return failed(e)
@@ -231,7 +228,6 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   }
   lm.wasmBuild.compileMs = performance.now() - t0 - code.ms
   bindWasm(lm, code, module)
-  lm.wasmMs = performance.now() - t0
 }
 
 /** Binds the compiled wasm kernels of `code` into `lm.inst` (a new instance object; setHeap binds them). */

@@ -21,7 +21,7 @@ import {
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
-import { RESERVED_SMEM } from '../js-values.js'
+import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 export class WasmRefusal extends Error {
@@ -103,8 +103,8 @@ const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
  *  block-wide decision, 2 + 2k / 3 + 2k waiting at the end / for the next trip of warp-level region k. */
 const LEFT = 1
 
-/** The module's helpers defined in wasm (after the imports): ftz, sat, fma.rn.f32. */
-interface Helpers { ftz: number; sat: number; fma32: number }
+/** The module's helpers defined in wasm (after the imports): ftz and sat. */
+interface Helpers { ftz: number; sat: number }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -181,23 +181,9 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Help
   sat.get(0).get(0).op(Op.f64_ne).begin('if', 'f64').f64(0).else()
   sat.get(0).f64(0).op(Op.f64_lt).begin('if', 'f64').f64(0).else()
   sat.get(0).f64(1).op(Op.f64_gt).begin('if', 'f64').f64(1).else().get(0).end().end().end()
-  // fma.rn.f32 exactly: the f64 sum x·y + z (the product is exact) rounded to f32, unless that double
-  // rounding could differ from one rounding (the sum is not an f32 and lies on an f32 midpoint), then the JS
-  // helper (numeric.ts fma32) decides — the very test emit-instruction.ts writes inline
-  const fma = new FunctionBody(['f32', 'f32', 'f32'])
-  const fs = fma.local('f64'), fg = fma.local('f32'), m = fma.local('f64')
-  fma.get(0).op(Op.f64_promote_f32).get(1).op(Op.f64_promote_f32).op(Op.f64_mul).get(2).op(Op.f64_promote_f32).op(Op.f64_add).tee(fs)
-  fma.op(Op.f32_demote_f64).set(fg)
-  fma.get(fg).op(Op.f64_promote_f32).get(fs).op(Op.f64_eq)
-  fma.get(fs).f64(2).op(Op.f64_mul).get(fg).op(Op.f64_promote_f32).op(Op.f64_sub).tee(m).op(Op.f32_demote_f64).op(Op.f64_promote_f32).get(m).op(Op.f64_ne)
-  fma.op(Op.i32_or)
-  fma.get(fg).get(fg).op(Op.f32_sub).f32bits(0).op(Op.f32_eq).op(Op.i32_and)
-  fma.begin('if', 'f32').get(fg).else()
-  fma.get(0).op(Op.f64_promote_f32).get(1).op(Op.f64_promote_f32).get(2).op(Op.f64_promote_f32).call(funcs.fma32).op(Op.f32_demote_f64).end()
   const ftzI = mb.addFunc(ftz, ['f32'])
   const satI = mb.addFunc(sat, ['f64'])
-  const fmaI = mb.addFunc(fma, ['f32'])
-  return { ftz: ftzI, sat: satI, fma32: fmaI }
+  return { ftz: ftzI, sat: satI }
 }
 
 /** Writes one kernel. Throws WasmRefusal for what it cannot lower. */
@@ -223,6 +209,8 @@ class KernelWriter {
   slotBytes = 0
   /** Slot offset (from the thread's LB) of each per-thread register, and of the thread's state. */
   private readonly slotOf = new Map<number, number>()
+  /** Slot offset of each collective input a lane leaves (`in:<instruction>:<input>`). */
+  private readonly inputSlots = new Map<string, number>()
   private stateOff = 0
   /** Level of the current thread's `R` block (a uniform departure leaves it) and its decision local X. */
   private rLevel = 0
@@ -584,9 +572,9 @@ class KernelWriter {
 
   /** The slot (offset from LB) of input j of collective i. */
   private inputSlot(i: number, j: number): number {
-    const key = `in:${i}:${j}`
-    let off = this.slotOf.get(key as unknown as number)
-    if (off === undefined) { off = this.nextSlot(); this.slotOf.set(key as unknown as number, off) }
+    const key = `${i}:${j}`
+    let off = this.inputSlots.get(key)
+    if (off === undefined) { off = this.nextSlot(); this.inputSlots.set(key, off) }
     return off
   }
 
@@ -953,6 +941,24 @@ class KernelWriter {
       b.end()
     }
     b.get(ok)
+  }
+
+  /** An access every thread of the block makes at inv + off + c·tx (hoistable): recorded for the per-block
+   *  range test (blockTest); in the unchecked copy its address is the block's lowest (hv, tested) + c·tx,
+   *  straight to the heap, and this returns true (the register chain that computed the address is left to
+   *  the engine's dead-code elimination). */
+  private hoistSite(o: Extract<IrOperand, { kind: 'addr' }>, space: Space, n: number, al: number, slot: number, cls: readonly RegisterClass[]): boolean {
+    const f = this.hoistable(o, al, cls)
+    if (!f) return false
+    const { b, L } = this
+    const key = `${this.cur.index}:${slot}`
+    let h = this.hoisted.get(key)
+    if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32') }; this.hoisted.set(key, h) }
+    if (!this.unchecked) return false
+    b.get(h.hv)
+    if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
+    b.set(L.a32!)
+    return true
   }
 
   /** The affine form of an access's address when every thread that makes it uses inv + c·tid.x (emit-js.ts
@@ -1737,18 +1743,7 @@ class KernelWriter {
       case 'shared': case 'local': {
         if (space === 'shared') {
           // every thread of the block at inv + off + c·tx: one test of both ends against the window per block
-          const f = this.hoistable(o, al, ['i32', 'i64'])
-          if (f) {
-            const key = `${this.cur.index}:${slot}`
-            let h = this.hoisted.get(key)
-            if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32') }; this.hoisted.set(key, h) }
-            if (this.unchecked) {
-              b.get(h.hv)
-              if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
-              b.set(L.a32!)
-              return
-            }
-          }
+          if (this.hoistSite(o, space, n, al, slot, ['i32', 'i64'])) return
         }
         // a = window offset: 0 ≤ a ≤ size − n, aligned; the heap byte is at window base + a
         const size = space === 'shared' ? L.SHN! : L.LSZ!
@@ -1784,19 +1779,7 @@ class KernelWriter {
         // call) with the distance d to the heap byte; a miss asks the instance (granule check, generic
         // windows, fault)
         const key = `${this.cur.index}:${slot}`
-        const f = this.hoistable(o, al)
-        if (f) {
-          let h = this.hoisted.get(key)
-          if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32') }; this.hoisted.set(key, h) }
-          // every thread's address was tested with the block's: the block's lowest address + c·tx, straight to
-          // the heap (the register chain that computed it is left to the engine's dead-code elimination)
-          if (this.unchecked) {
-            b.get(h.hv)
-            if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
-            b.set(L.a32!)
-            return
-          }
-        }
+        if (this.hoistSite(o, space, n, al, slot, ['i64'])) return
         let s = this.sites.get(key)
         if (!s) {
           s = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }
@@ -1868,14 +1851,9 @@ class KernelWriter {
     })
   }
 
-  /** The memory type of a load/store of type t for register operand o (emit-js.ts memType). */
+  /** The memory type of a load/store of type t for register operand o (js-values.ts memTypeFor). */
   private memType(t: string, o: IrOperand): string {
-    const c = this.cls(o)
-    if (t === 'b32' && c === 'f32') return 'f32'
-    if (t === 'b64' && c === 'f64') return 'f64'
-    if (t === 'f32' && c === 'i32') return 'b32'
-    if (t === 'f64' && c === 'i64') return 'b64'
-    return t
+    return memTypeFor(t, this.cls(o))
   }
 
   private loadKind(t: string): WKind {
@@ -2303,6 +2281,3 @@ class KernelWriter {
     return this.fail(`conversion .${dt}.${st}`)
   }
 }
-
-/** The fault kinds' names (SPACES) for messages. */
-export function spaceName(i: number): string { return SPACES[i] ?? 'global' }

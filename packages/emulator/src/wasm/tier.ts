@@ -45,15 +45,9 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
     const aligned = (a % (al + 1)) === 0
     const mapped = a >= 0 && a < hn && ok[a >>> 2] === 1 && (n <= 4 || ok[(a + n - 4) >>> 2] === 1)
     if (mapped && aligned) {
-      // the allocation holding a (rng in emit-js.ts)
-      let lo = 0, hi = (ar.length >>> 1) - 1
-      G.RL!.value = 1; G.RH!.value = 0
-      while (lo <= hi) {
-        const m = (lo + hi) >>> 1
-        if (a < ar[2 * m]!) hi = m - 1
-        else if (a >= ar[2 * m + 1]!) lo = m + 1
-        else { G.RL!.value = ar[2 * m]!; G.RH!.value = ar[2 * m + 1]! - n; break }
-      }
+      // the allocation holding a (rng in emit-js.ts): its start addresses for an n-byte access
+      if (probe(a)) G.RH!.value = (G.RH!.value as number) - n
+      else { G.RL!.value = 1; G.RH!.value = 0 }
       G.RD!.value = 0
       return a
     }
@@ -70,8 +64,8 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
     return fault(row, a, what)
   }
 
-  /** The hoisted-range test's lookup (emit-wasm.ts blockTest): 1 and the allocation's [RL, RH = end] when an
-   *  allocation holds `a`, else 0; never faults. */
+  /** The allocation holding `a` (binary search over the launch's ranges): 1 and its [RL, RH = end), else 0;
+   *  never faults (the hoisted-range test's lookup, emit-wasm.ts blockTest, and the miss's). */
   function probe(a: number): number {
     let lo = 0, hi = (ar.length >>> 1) - 1
     while (lo <= hi) {

@@ -1,6 +1,6 @@
 // shfl.sync from a source lane that is not in the member mask or not active reads 0 on WebGPU too, as on
-// NVIDIA GPUs and in the emulator (issue 24 item 8): test/fixtures/emulator/shfl-inactive.cu and cuda-samples'
-// reduce7 on floats (reduce7-float.cu), built by nvcc (compute_80, compute_90) and clang 22 (sm_80),
+// NVIDIA GPUs and in the emulator (issue 24 item 8): test/fixtures/emulator/shfl-inactive.cu (reduce7's shape,
+// written here), built by nvcc (compute_80, compute_90) and clang 22 (sm_80),
 // translated by emit-wgsl and run in headless chromium (SwiftShader), against the same references as
 // test/emulator/shfl-inactive.test.ts.
 import { suite } from 'uvu'
@@ -9,9 +9,9 @@ import { basename } from 'node:path'
 import { compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
-import { reduce7Cases, reduce7Source, shflInactiveCases, shflInactiveSource, type ShflCase } from '../fixtures/emulator/shfl-inactive.js'
+import { shflInactiveCases, shflInactiveSource, type ShflCase } from '../fixtures/emulator/shfl-inactive.js'
 
-const groups: Array<{ source: string; cases: ShflCase[] }> = [{ source: shflInactiveSource, cases: shflInactiveCases }, { source: reduce7Source, cases: reduce7Cases }]
+const groups: Array<{ source: string; cases: ShflCase[] }> = [{ source: shflInactiveSource, cases: shflInactiveCases }]
 // clang needs the toolkit's CCCL headers for cooperative_groups.h (nvcc adds them itself)
 const flags = (compiler: string) => (compiler === 'nvcc' ? [] : ['-isystem', '/usr/local/cuda/include/cccl'])
 const requests = corpusConfigs.flatMap((config) => groups.map((g) => ({ source: g.source, config, extraArgs: flags(config.compiler) })))

@@ -2,7 +2,7 @@
 // uvu's totals. Ends with the plain line `N passed, N failed` that CI reads; lines a passing file prints starting
 // with `!!!` are shown anyway, and again above the totals.
 import { spawn } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { cpus } from 'node:os'
 
@@ -22,7 +22,15 @@ function list(dir: string): string[] {
   return out
 }
 
-const files = list(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+// Longest first (from test/durations.json: each file's seconds in a cold CI run), so that no long file starts
+// last and runs alone at the end; files it does not list count as 10 s. KP_TEST_DURATIONS_OUT=<path> writes
+// this run's figures in the same form.
+const durationsFile = join(root, 'test', 'durations.json')
+const durations: Record<string, number> = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {}
+const expected = (f: string) => durations[relative(root, f)] ?? 10
+const files = list(join(root, 'test'))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort((a, b) => expected(b) - expected(a) || (a < b ? -1 : 1))
 // eslint-disable-next-line no-control-regex
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '')
 
@@ -86,6 +94,10 @@ async function worker() {
 const notices: string[] = []
 const t0 = Date.now()
 await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker))
+if (process.env.KP_TEST_DURATIONS_OUT) {
+  const out = Object.fromEntries([...results].sort((a, b) => b.ms - a.ms).map((r) => [relative(root, r.file), Math.round(r.ms / 1000)]))
+  writeFileSync(process.env.KP_TEST_DURATIONS_OUT, JSON.stringify(out, null, 1) + '\n')
+}
 const passed = results.reduce((n, r) => n + r.passed, 0)
 const failed = results.reduce((n, r) => n + r.failed, 0)
 const skipped = results.reduce((n, r) => n + r.skipped, 0)

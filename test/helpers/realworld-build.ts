@@ -1,6 +1,6 @@
 // Builds the real-world corpus (test/fixtures/realworld) with nvcc and clang 22 through @kernelpack/toolchain, as
 // a user's build does, cached under test/.out/realworld-cache; a compile error is an outcome, not an exception.
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile, BuildSession, CompileError, Pool } from '@kernelpack/toolchain'
 import type { KernelManifest } from '@kernelpack/offload'
@@ -22,6 +22,40 @@ const session = new BuildSession()
 /** PTX of one fixture by one compiler, through the toolchain and its disk cache; a compile error is an
  *  outcome (its first error line), not an exception. */
 export async function buildRealworld(f: RealworldFile, compiler: Compiler): Promise<BuildOutcome> {
+  // three test files build this corpus and may run at the same time: one builds each (file, compiler) pair
+  // while the others wait for it and then read the shared cache, instead of all of them running the compiler
+  const release = await lockPair(`${compiler}-${f.file.replace(/[^A-Za-z0-9_.-]/g, '_')}`)
+  try {
+    return await buildPair(f, compiler)
+  } finally {
+    release()
+  }
+}
+
+/** A directory lock under the cache, holding the owner's pid; a lock whose owner has died is taken over. */
+async function lockPair(name: string): Promise<() => void> {
+  const dir = join(realworldCacheDir, 'locks', `${name}.lock`)
+  mkdirSync(join(realworldCacheDir, 'locks'), { recursive: true })
+  for (;;) {
+    try {
+      mkdirSync(dir)
+      writeFileSync(join(dir, 'pid'), String(process.pid))
+      return () => rmSync(dir, { recursive: true, force: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    let owner = NaN
+    try { owner = Number(readFileSync(join(dir, 'pid'), 'utf8')) } catch { /* being created or removed */ }
+    if (owner > 0 && !alive(owner)) rmSync(dir, { recursive: true, force: true })
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM' }
+}
+
+async function buildPair(f: RealworldFile, compiler: Compiler): Promise<BuildOutcome> {
   const path = join(realworldDir, f.file)
   try {
     const r = await buildCudaFile(path, {

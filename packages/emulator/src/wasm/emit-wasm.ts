@@ -22,6 +22,7 @@ import {
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
 import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
+import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 export class WasmRefusal extends Error {
@@ -224,6 +225,10 @@ class KernelWriter {
   private readonly hoisted = new Map<string, { index: number; space: Space; n: number; al: number; inv: InvExpr; off: number; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }>; hv: number }>()
   /** Kernel parameter loads, read once per call at entry: local by `offset:memory type`. */
   private readonly params = new Map<string, { local: number; off: number; mt: string }>()
+  /** Shared/local accesses checked together at the start of their run (window-groups.ts). */
+  private readonly windows: WindowGroups
+  /** Window limits by space, size and alignment (windowLimit). */
+  private readonly limits = new Map<string, number>()
 
   constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers) {
     this.fn = k.fn
@@ -239,7 +244,9 @@ class KernelWriter {
     this.classes = assignRegisterClasses(this.fn)
     this.structure = structureFunction(this.fn)
     if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
-    this.affine = analyzeAffine(this.fn, buildCfg(this.fn), this.classes, { wideParams: true })
+    const cfg = buildCfg(this.fn)
+    this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
+    this.windows = planWindowGroups(this.fn, cfg, this.classes)
     this.b = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'i32'])
     this.regs = this.classes.map((c) => this.b.local(classType(c)))
     for (const g of LAUNCH_GLOBALS) this.L[g] = this.b.local('i32')
@@ -307,6 +314,14 @@ class KernelWriter {
       b.get(FB).set(L.a32!)
       this.loadAt(p.mt, p.off)
       b.set(p.local)
+    }
+    for (const [key, l] of this.limits) {
+      const [space, n, al] = key.split(':')
+      const size = space === 'shared' ? L.SHN! : L.LSZ!
+      b.get(size).i32(Number(n)).op(Op.i32_sub).i32(Math.log2(Number(al) + 1)).op(Op.i32_shr_u).i32(1).op(Op.i32_add)
+      b.i32(0)
+      b.get(size).i32(Number(n)).op(Op.i32_ge_u)
+      b.op(Op.select).set(l)
     }
     b.code.append(rest)
     return b
@@ -1580,15 +1595,16 @@ class KernelWriter {
   private fma32(): void {
     const b = this.b
     const z = this.tmp('fz', 'f32'), y = this.tmp('fy', 'f32'), x = this.tmp('fx', 'f32')
-    const fs = this.tmp('fs', 'f64'), fg = this.tmp('fg', 'f32'), m = this.tmp('fm', 'f64')
+    const fs = this.tmp('fs', 'f64')
     b.set(z).set(y).set(x)
+    // x·y is exact in binary64 (24 + 24 bits), so s = x·y + z is rounded once; rounding s to binary32 then
+    // gives the correctly rounded fma unless s lies exactly on a binary32 midpoint (its 29 bits below
+    // binary32's precision are 1000…0), where the first rounding may have made the tie, or is below the
+    // normal binary32 range (coarser spacing) and not 0: those take the exact helper
     b.get(x).op(Op.f64_promote_f32).get(y).op(Op.f64_promote_f32).op(Op.f64_mul).get(z).op(Op.f64_promote_f32).op(Op.f64_add).tee(fs)
-    b.op(Op.f32_demote_f64).set(fg)
-    b.get(fg).op(Op.f64_promote_f32).get(fs).op(Op.f64_eq)
-    b.get(fs).f64(2).op(Op.f64_mul).get(fg).op(Op.f64_promote_f32).op(Op.f64_sub).tee(m).op(Op.f32_demote_f64).op(Op.f64_promote_f32).get(m).op(Op.f64_ne)
-    b.op(Op.i32_or)
-    b.get(fg).get(fg).op(Op.f32_sub).f32bits(0).op(Op.f32_eq).op(Op.i32_and)
-    b.begin('if', 'f32').get(fg).else()
+    b.op(Op.i64_reinterpret_f64).i64(0x1fffffffn).op(Op.i64_and).i64(0x10000000n).op(Op.i64_ne)
+    b.get(fs).op(Op.f64_abs).f64(2 ** -126).op(Op.f64_ge).get(fs).f64(0).op(Op.f64_eq).op(Op.i32_or).op(Op.i32_and)
+    b.begin('if', 'f32').get(fs).op(Op.f32_demote_f64).else()
     b.get(x).op(Op.f64_promote_f32).get(y).op(Op.f64_promote_f32).get(z).op(Op.f64_promote_f32).call(this.funcs.fma32).op(Op.f32_demote_f64).end()
   }
 
@@ -1741,6 +1757,8 @@ class KernelWriter {
     const misaligned = () => { if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or) }
     switch (space) {
       case 'shared': case 'local': {
+        const run = this.windows.at.get(this.cur.index)
+        if (run) this.windowRun(run)
         if (space === 'shared') {
           // every thread of the block at inv + off + c·tx: one test of both ends against the window per block
           if (this.hoistSite(o, space, n, al, slot, ['i32', 'i64'])) return
@@ -1748,14 +1766,17 @@ class KernelWriter {
         // a = window offset: 0 ≤ a ≤ size − n, aligned; the heap byte is at window base + a
         const size = space === 'shared' ? L.SHN! : L.LSZ!
         if (base?.kind === 'reg' && this.classes[base.id] !== 'i64') {
-          // a 32-bit offset (zero-extended, so never negative): one unsigned compare against size − n, which
-          // is negative (every access faults) only when the window is smaller than the access
-          const a32 = L.a32!, lim = this.tmp(`lim${n}`, 'i32')
+          // a 32-bit offset (zero-extended, so never negative): rotated right by the alignment's bits, so that
+          // a misaligned offset becomes larger than any limit, then one unsigned compare against the window's
+          // limit for this size, computed once per call (windowLimit)
+          const a32 = L.a32!
           b.get(a).op(Op.i32_wrap_i64).set(a32)
-          b.get(size).i32(n).op(Op.i32_sub).set(lim)
-          b.get(a32).get(lim).op(Op.i32_gt_u).get(lim).i32(0).op(Op.i32_lt_s).op(Op.i32_or)
-          if (al > 0) b.get(a32).i32(al).op(Op.i32_and).op(Op.i32_or)
-          b.open('if'); this.fault(space === 'shared' ? 1 : 2, () => b.get(a32).op(Op.f64_convert_i32_u)); b.end()
+          if (!this.windows.covered.has(this.cur.index)) {
+            b.get(a32)
+            if (al > 0) b.i32(Math.log2(al + 1)).op(Op.i32_rotr)
+            b.get(this.windowLimit(space, n, al)).op(Op.i32_ge_u)
+            b.open('if'); this.fault(space === 'shared' ? 1 : 2, () => b.get(a32).op(Op.f64_convert_i32_u)); b.end()
+          }
           b.get(a32).get(space === 'shared' ? L.SB! : L.LB!).op(Op.i32_add).set(a32)
           return
         }
@@ -1799,6 +1820,44 @@ class KernelWriter {
         b.set(L.a32!)
       }
     }
+  }
+
+  /** The checks of a run's window accesses (window-groups.ts), at its first: each group's hull of offsets at
+   *  once; if one does not fit, every access of the run in program order (cold), which faults at the first
+   *  that would have. */
+  private windowRun(groups: readonly WindowGroup[]): void {
+    const b = this.b
+    const v = this.tmp('wv', 'i32'), bad = this.tmp('wbad', 'i32')
+    const rot = (al: number) => { if (al > 0) b.i32(Math.log2(al + 1)).op(Op.i32_rotr) }
+    b.i32(0).set(bad)
+    for (const g of groups) {
+      const lo = Math.min(...g.members.map((m) => m.offset))
+      const span = Math.max(...g.members.map((m) => m.offset + m.n)) - lo
+      b.get(this.regs[g.reg]!).i32(lo).op(Op.i32_add)
+      rot(g.al)
+      b.get(this.windowLimit(g.space, span, g.al)).op(Op.i32_ge_u).get(bad).op(Op.i32_or).set(bad)
+    }
+    b.get(bad).begin('if')
+    const members = groups.flatMap((g) => g.members.map((m) => ({ ...m, g }))).sort((x, y) => x.index - y.index)
+    for (const m of members) {
+      b.get(this.regs[m.g.reg]!).i32(m.offset).op(Op.i32_add).tee(v)
+      rot(m.g.al)
+      b.get(this.windowLimit(m.g.space, m.n, m.g.al)).op(Op.i32_ge_u)
+      b.begin('if')
+      b.i32(this.k.rowBase + m.index).get(v).op(Op.f64_convert_i32_u).i32(m.g.space === 'shared' ? 1 : 2).call(this.funcs.fault).op(Op.unreachable)
+      b.end()
+    }
+    b.end()
+  }
+
+  /** The local holding, for accesses of n bytes aligned to al + 1 in the shared or local window, the bound
+   *  the rotated offset must stay under: size ≥ n ? ((size − n) >> log2(al + 1)) + 1 : 0 (0: every access
+   *  faults). Computed at entry, once per call (write). */
+  private windowLimit(space: 'shared' | 'local', n: number, al: number): number {
+    const key = `${space}:${n}:${al}`
+    let l = this.limits.get(key)
+    if (l === undefined) { l = this.b.local('i32'); this.limits.set(key, l) }
+    return l
   }
 
   private load(ins: Instruction): void {

@@ -1,0 +1,272 @@
+// Two shortcuts of the emulator's WebAssembly tier (issue 24) where being fast must not cost exactness, checked
+// against references computed here, not taken from either tier:
+// 1. fma.rn.f32 is x·y + z in binary64 rounded once more to binary32, with the exact helper only where that
+//    second rounding can go wrong (the binary64 sum lies on a binary32 midpoint, or the result is below the
+//    normal range). The inputs are the cases that tell: products that are exact binary32 midpoints with a
+//    tiny addend of either sign (rounding twice would land on the tie), ties that are real (addend 0),
+//    results near and below the subnormal boundary, signed zeros, infinities and NaN, and random triples.
+//    Each result is compared bit for bit with an exact BigInt evaluation, on both tiers.
+// 2. The shared-memory loads of a straight-line run through one register at constant offsets are checked
+//    once, as a hull; when the hull does not fit, the loads are checked one by one, so the fault names the
+//    first load that is outside the window, with its address, as the JavaScript tier does.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
+import { download, marshal, ptxBytes, upload } from './helpers.js'
+
+const f32 = new Float32Array(1)
+const u32 = new Uint32Array(f32.buffer)
+const bitsOf = (x: number) => { f32[0] = x; return u32[0]! }
+const fromBits = (b: number) => { u32[0] = b >>> 0; return f32[0]! }
+
+/** x = (−1)^neg · m · 2^e with m an integer (x a finite binary32 value). */
+function parts(x: number): { neg: boolean; m: bigint; e: number } {
+  const b = bitsOf(x)
+  const neg = b >>> 31 === 1
+  const be = (b >>> 23) & 0xff
+  const frac = b & 0x7fffff
+  return be === 0 ? { neg, m: BigInt(frac), e: -149 } : { neg, m: BigInt(frac | 0x800000), e: be - 150 }
+}
+
+/** fma(x, y, z) rounded once to binary32, nearest-even (x, y, z binary32 values), from exact integers. */
+export function exactFma32(x: number, y: number, z: number): number {
+  if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) return Math.fround(x * y + z)
+  const a = parts(x), b = parts(y), c = parts(z)
+  const pe = a.e + b.e
+  const E = Math.min(pe, c.e)
+  const p = (a.m * b.m) << BigInt(pe - E)
+  const q = c.m << BigInt(c.e - E)
+  const t = (a.neg !== b.neg ? -p : p) + (c.neg ? -q : q)
+  if (t === 0n) {
+    // an exact zero: −0 only when both addends are −0 (or −0 + −0), else +0 under round-to-nearest
+    const pneg = a.neg !== b.neg
+    return (p === 0n && q === 0n && pneg && c.neg) ? -0 : 0
+  }
+  const neg = t < 0n
+  const mag = neg ? -t : t
+  const len = mag.toString(2).length
+  const ulpExp = Math.max(E + len - 24, -149)
+  let mant: bigint
+  if (ulpExp <= E) mant = mag << BigInt(E - ulpExp)
+  else {
+    const s = BigInt(ulpExp - E)
+    mant = mag >> s
+    const rem = mag & ((1n << s) - 1n)
+    const half = 1n << (s - 1n)
+    if (rem > half || (rem === half && (mant & 1n) === 1n)) mant += 1n
+  }
+  const v = Number(mant) * 2 ** ulpExp
+  const r = v >= 2 ** 128 ? Infinity : v
+  return neg ? -r : r
+}
+
+// --- inputs ---
+
+function rng(seed: number) {
+  let s = seed >>> 0
+  return () => { s = (s + 0x6d2b79f5) >>> 0; let t = s; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32 }
+}
+
+function fmaInputs(): Array<[number, number, number]> {
+  const out: Array<[number, number, number]> = []
+  const r = rng(24)
+  // (1 + 2^-12)² = 1 + 2^-11 + 2^-24: a binary32 midpoint; ±2^-80 decides the rounding, which rounding twice loses
+  const m = Math.fround(1 + 2 ** -12)
+  for (const scale of [1, 2 ** 20, 2 ** -60, 2 ** -63, 2 ** 63]) for (const tiny of [2 ** -80, -(2 ** -80), 0, 2 ** -100, -(2 ** -149)]) {
+    const x = Math.fround(m * scale)
+    out.push([x, m, Math.fround(tiny * scale * scale)], [-x, m, Math.fround(-tiny * scale * scale)])
+  }
+  // random products that are binary32 midpoints (13-bit significands), with tiny addends of either sign
+  for (let n = 0; out.length < 400 && n < 200000; n++) {
+    const ma = 4096 + Math.floor(r() * 4096), mb = 4096 + Math.floor(r() * 4096)
+    const prod = ma * mb // 25 or 26 bits
+    const bits = prod.toString(2).length
+    if (bits < 25 || (prod >> (bits - 25)) * 2 ** (bits - 25) !== prod || ((prod >> (bits - 25)) & 1) === 0) continue
+    const ea = Math.floor(r() * 40) - 20
+    const x = Math.fround(ma * 2 ** ea), y = Math.fround(mb * 2 ** -12)
+    const p = x * y
+    const k = 30 + Math.floor(r() * 40)
+    out.push([x, y, Math.fround((r() < 0.5 ? -1 : 1) * Math.abs(p) * 2 ** -k)], [x, y, 0])
+  }
+  // results around and below the smallest normal (2^-126) and subnormal ties
+  for (let i = 0; i < 60; i++) {
+    const x = Math.fround((1 + r()) * 2 ** (-60 - Math.floor(r() * 20)))
+    const y = Math.fround((1 + r()) * 2 ** (-60 - Math.floor(r() * 20)))
+    const z = Math.fround((r() - 0.5) * 2 ** (-120 - Math.floor(r() * 30)))
+    out.push([x, y, z], [x, -y, z], [fromBits(1 + Math.floor(r() * 1000)), Math.fround(0.5 + r()), 0])
+  }
+  out.push([fromBits(3), 0.5, 0], [fromBits(1), 0.5, 0], [fromBits(1), -0.5, fromBits(1)], [fromBits(0x7fffff), 1, fromBits(1)])
+  // signed zeros, infinities, NaN, overflow
+  for (const [x, y, z] of [[0, 5, -0], [-0, 5, -0], [-0, -5, -0], [0, -5, 0], [3, 0, -0], [Infinity, 0, 1], [Infinity, 2, -Infinity], [Infinity, 2, 1], [NaN, 1, 2], [2, 3, NaN],
+    [3.4e38, 2, 0], [3.4e38, 1, 3.4e38], [-3.4e38, 2, 3.4e38], [Math.fround(2 ** 64), Math.fround(2 ** 64), -1], [1.5, 2 ** -24, 1], [1, 1 + 2 ** -23, 2 ** -24]] as const) out.push([Math.fround(x), Math.fround(y), Math.fround(z)])
+  // random triples of every magnitude
+  for (let i = 0; i < 400; i++) {
+    const v = () => fromBits(Math.floor(r() * 2 ** 32) & 0xf7ffffff) // exponents below 0x7f: finite
+    out.push([v(), v(), v()])
+  }
+  return out
+}
+
+const FMA_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry fma32(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n)
+{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %a<5>;
+  ld.param.u64 %a0, [p_in];
+  ld.param.u64 %a1, [p_out];
+  ld.param.u32 %r3, [p_n];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mad.lo.s32 %r0, %r1, %r2, %r0;
+  setp.ge.u32 %p, %r0, %r3;
+  @%p bra DONE;
+  mul.wide.u32 %a2, %r0, 12;
+  add.s64 %a3, %a0, %a2;
+  ld.global.f32 %f0, [%a3];
+  ld.global.f32 %f1, [%a3+4];
+  ld.global.f32 %f2, [%a3+8];
+  fma.rn.f32 %f3, %f0, %f1, %f2;
+  mul.wide.u32 %a2, %r0, 4;
+  add.s64 %a4, %a1, %a2;
+  st.global.f32 [%a4], %f3;
+DONE:
+  ret;
+}
+`
+
+function tierLine(be: EmulatorBackend, ptx: string, kernel: string): string {
+  const mod = be.loadModule(ptxBytes(ptx))
+  try { return mod.inspect(kernel).split('\n').pop()! } finally { mod.unload() }
+}
+
+const fma = suite('wasm tier: fma.rn.f32 rounded once, on the inputs where rounding twice goes wrong')
+
+fma('every result equals the exact BigInt fma, bit for bit, on the wasm tier and the JavaScript tier', () => {
+  const cases = fmaInputs()
+  assert.ok(cases.length > 900, `${cases.length} cases`)
+  // the reference itself: the midpoint case rounds up with +2^-80 and down with −2^-80; two-step rounding ties
+  const mid = Math.fround(1 + 2 ** -12)
+  assert.is(exactFma32(mid, mid, 2 ** -80), Math.fround(1 + 2 ** -11 + 2 ** -23))
+  assert.is(exactFma32(mid, mid, -(2 ** -80)), Math.fround(1 + 2 ** -11))
+  assert.is(Math.fround(mid * mid + 2 ** -80), Math.fround(1 + 2 ** -11), 'rounding twice loses the addend (the case the test needs)')
+  const input = new Float32Array(cases.flat())
+  for (const codegen of ['wasm', 'js'] as const) {
+    const be = createEmulatorBackend({ codegen, workers: 0 })
+    try {
+      assert.is(tierLine(be, FMA_PTX, 'fma32'), codegen === 'wasm' ? '  tier: WebAssembly' : "  tier: JavaScript (not WebAssembly: codegen: 'js' was asked for)")
+      const mod = be.loadModule(ptxBytes(FMA_PTX))
+      const din = upload(be, input), dout = be.alloc(cases.length * 4)
+      be.launch(mod.getFunction('fma32'), { grid: [Math.ceil(cases.length / 128), 1, 1], block: [128, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u32: cases.length }]))
+      const got = download(be, dout, new Float32Array(cases.length))
+      let wrong = 0
+      const first: string[] = []
+      cases.forEach(([x, y, z], i) => {
+        const want = exactFma32(x, y, z)
+        const ok = Number.isNaN(want) ? Number.isNaN(got[i]!) : bitsOf(got[i]!) === bitsOf(want)
+        if (!ok && first.length < 5) first.push(`fma(${x}, ${y}, ${z}) = ${got[i]} (0x${bitsOf(got[i]!).toString(16)}), exact ${want} (0x${bitsOf(want).toString(16)})`)
+        if (!ok) wrong++
+      })
+      assert.is(wrong, 0, `${codegen} tier: ${wrong} of ${cases.length} wrong:\n${first.join('\n')}`)
+      mod.unload()
+    } finally {
+      be.dispose()
+    }
+  }
+})
+
+fma.run()
+
+// --- 2. grouped shared-memory checks ---
+
+// Each thread reads sm[k/4 + 0], [+2], [+4] and [+6] (words) through one register at offsets 0, 8, 16 and 24
+// (a group of four checked once), and stores their sum; k (bytes) comes from the parameter.
+const WINDOW_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry window_run(.param .u64 p_out, .param .u32 p_k)
+{
+  .reg .b32 %r<12>;
+  .reg .b64 %a<3>;
+  .shared .align 4 .b8 sm[64];
+  ld.param.u64 %a0, [p_out];
+  ld.param.u32 %r1, [p_k];
+  mov.u32 %r0, %tid.x;
+  shl.b32 %r2, %r0, 2;
+  mov.u32 %r3, sm;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r0;
+  bar.sync 0;
+  add.s32 %r5, %r3, %r1;
+  ld.shared.u32 %r6, [%r5];
+  ld.shared.u32 %r7, [%r5+8];
+  add.s32 %r10, %r6, %r7;
+  ld.shared.u32 %r8, [%r5+16];
+  ld.shared.u32 %r9, [%r5+24];
+  add.s32 %r10, %r10, %r8;
+  add.s32 %r10, %r10, %r9;
+  mul.wide.u32 %a1, %r0, 4;
+  add.s64 %a2, %a0, %a1;
+  st.global.u32 [%a2], %r10;
+  ret;
+}
+`
+
+type WindowRun = { sums?: Uint32Array; fault?: EmulatorFault }
+
+async function runWindow(codegen: 'wasm' | 'js', k: number): Promise<WindowRun> {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    if (codegen === 'wasm') assert.is(tierLine(be, WINDOW_PTX, 'window_run'), '  tier: WebAssembly')
+    const mod = be.loadModule(ptxBytes(WINDOW_PTX))
+    const dout = be.alloc(16 * 4)
+    try {
+      await be.launch(mod.getFunction('window_run'), { grid: [1, 1, 1], block: [16, 1, 1], sharedBytes: 0 }, marshal([{ u64: dout }, { u32: k >>> 0 }]))
+    } catch (e) {
+      if (e instanceof EmulatorFault) return { fault: e }
+      throw e
+    }
+    return { sums: download(be, dout, new Uint32Array(16)) }
+  } finally {
+    be.dispose()
+  }
+}
+
+const win = suite('wasm tier: shared loads checked as a group fault where the JavaScript tier does')
+
+win('in the window: the loads read what the threads stored', async () => {
+  for (const k of [0, 4, 20]) {
+    const wasm = await runWindow('wasm', k), js = await runWindow('js', k)
+    assert.ok(wasm.sums && js.sums, `k=${k}: ${wasm.fault?.message ?? js.fault?.message}`)
+    const w = k / 4
+    assert.equal([...wasm.sums!], Array.from({ length: 16 }, () => 4 * w + 12), `k=${k}`)
+    assert.equal(wasm.sums, js.sums)
+  }
+})
+
+win('the first load outside the window faults, with its own instruction and address, on both tiers', async () => {
+  // k = 36: [+0] and [+8] fit (36, 44 < 64), [+16] at 52 fits, [+24] at 60 fits: no fault; k = 44: [+24] at
+  // 68 is the first outside; k = 52: [+16] at 68; k = 60: [+8] at 68; k = -4: [+0] wraps to 0xfffffffc;
+  // k = 2: [+0] misaligned
+  const cases: Array<{ k: number; offset: number | null }> = [{ k: 36, offset: null }, { k: 44, offset: 24 }, { k: 52, offset: 16 }, { k: 60, offset: 8 }, { k: -4, offset: 0 }, { k: 2, offset: 0 }]
+  for (const { k, offset } of cases) {
+    const wasm = await runWindow('wasm', k), js = await runWindow('js', k)
+    if (offset === null) { assert.ok(wasm.sums && js.sums, `k=${k}`); assert.equal(wasm.sums, js.sums); continue }
+    assert.ok(js.fault, `k=${k}: the JavaScript tier must fault`)
+    assert.ok(wasm.fault, `k=${k}: the wasm tier must fault`)
+    const want = offset === 0 ? '[%r5]' : `[%r5 + ${offset}]`
+    assert.ok(js.fault!.instruction.includes(want), `k=${k}: ${js.fault!.instruction}`)
+    assert.match(js.fault!.message, /^out-of-bounds or misaligned shared memory access in kernel window_run/)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.instruction, js.fault!.instruction)
+    assert.is(wasm.fault!.address, js.fault!.address)
+  }
+})
+
+win.run()

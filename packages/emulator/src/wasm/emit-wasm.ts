@@ -280,6 +280,10 @@ class KernelWriter {
       L.X = b.local('i32')
       L.W0 = b.local('i32')
       L.W1 = b.local('i32')
+      // tid.x/y/z of the warp's first lane, split once per warp for its lane loops
+      L.wx = b.local('i32')
+      L.wy = b.local('i32')
+      L.wz = b.local('i32')
     }
     for (const g of LAUNCH_GLOBALS) b.gget(this.globals[g]!).set(L[g]!)
     b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
@@ -456,6 +460,7 @@ class KernelWriter {
     b.get(L.W0!).get(L.NT!).op(Op.i32_ge_u).brIf(done)
     b.get(L.W0!).i32(32).op(Op.i32_add).get(L.NT!).get(L.W0!).i32(32).op(Op.i32_add).get(L.NT!).op(Op.i32_lt_u).op(Op.select).set(L.W1!)
     for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
+    this.split3(L.W0!, 'wx', 'wy', 'wz', 'NTX', 'NTY')
     const was = this.warpLevel
     this.warpLevel = true
     this.items(it.body)
@@ -535,7 +540,7 @@ class KernelWriter {
     if (it.gather !== undefined) this.gatherReset(it.gather)
     const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
     b.get(L.W0!).set(L.t!)
-    this.split3(L.W0!, 'tx', 'ty', 'tz', 'NTX', 'NTY')
+    b.get(L.wx!).set(L.tx!).get(L.wy!).set(L.ty!).get(L.wz!).set(L.tz!)
     const done = b.open('block'), lp = b.open('loop')
     b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(done)
     this.turn(it, saved, true)
@@ -570,8 +575,23 @@ class KernelWriter {
   private collectiveInputs(ins: Instruction): Array<{ k: WKind; push: () => void; direct: boolean }> {
     const A = ins.operands
     // an immediate (or an absent mask) is the same in every lane: read where it is used, no slot (emit-thread-loops.ts direct)
-    const mask = (o: IrOperand | undefined) => ({ k: 'i32' as WKind, push: () => (o ? this.rd(o, 'i32') : this.b.i32(-1)), direct: !o || o.kind === 'imm' })
-    const reg = (o: IrOperand | undefined, k: WKind) => ({ k, push: () => this.rd(o, k), direct: o?.kind === 'imm' })
+    // so is a 32-bit register that holds one constant wherever the collective reads it (nvcc's `mov.u32 %r12,
+    // 16;` before `shfl.sync.down.b32 … %r12, %r11, %r13`): the constant is pushed where it is used
+    const constant = (o: IrOperand | undefined): number | undefined => {
+      if (o?.kind !== 'reg' || this.classes[o.id] !== 'i32') return undefined
+      const f = this.affine.formAt(o.id, ins.index)
+      return f && f.c === 0 && !f.iv && f.inv.kind === 'const' && f.conds.length === 0 ? f.inv.value | 0 : undefined
+    }
+    const mask = (o: IrOperand | undefined) => {
+      const v = constant(o)
+      if (v !== undefined) return { k: 'i32' as WKind, push: () => { this.b.i32(v) }, direct: true }
+      return { k: 'i32' as WKind, push: () => (o ? this.rd(o, 'i32') : this.b.i32(-1)), direct: !o || o.kind === 'imm' }
+    }
+    const reg = (o: IrOperand | undefined, k: WKind) => {
+      const v = k === 'i32' ? constant(o) : undefined
+      if (v !== undefined) return { k, push: () => { this.b.i32(v) }, direct: true }
+      return { k, push: () => this.rd(o, k), direct: o?.kind === 'imm' }
+    }
     const c = collectiveOf(ins)!
     switch (c.kind) {
       case 'shfl': return [reg(A[1], 'i32'), reg(A[2], 'i32'), reg(A[3], 'i32'), mask(A[4])]

@@ -1845,8 +1845,11 @@ class KernelWriter {
   /** The checks of a run's window accesses (window-groups.ts), at its first: each group's hull of offsets at
    *  once; if one does not fit, every access of the run in program order (cold), which faults at the first
    *  that would have. */
-  private windowRun(groups: readonly WindowGroup[]): void {
+  private windowRun(all: readonly WindowGroup[]): void {
     const b = this.b
+    // in the unchecked copy, accesses the per-block test covers (hoistSite) need no check here
+    const groups = this.unchecked ? all.map((g) => ({ ...g, members: g.members.filter((m) => !this.hoistedShared(m.index)) })).filter((g) => g.members.length) : all
+    if (!groups.length) return
     const v = this.tmp('wv', 'i32'), bad = this.tmp('wbad', 'i32')
     const rot = (al: number) => { if (al > 0) b.i32(Math.log2(al + 1)).op(Op.i32_rotr) }
     b.i32(0).set(bad)
@@ -1867,7 +1870,20 @@ class KernelWriter {
       b.i32(this.k.rowBase + m.index).get(v).op(Op.f64_convert_i32_u).i32(m.g.space === 'shared' ? 1 : 2).call(this.funcs.fault).op(Op.unreachable)
       b.end()
     }
+    // (a hull that does not fit has a member that does not, so a fault above ends the call)
     b.end()
+  }
+
+  /** Whether window access `index` is one hoistSite takes (shared, every thread at inv + c·tx). */
+  private hoistedShared(index: number): boolean {
+    const ins = this.fn.instructions[index]!
+    if (ins.space !== 'shared') return false
+    const o = ins.operands[ins.op === 'ld' ? 1 : 0]
+    if (o?.kind !== 'addr') return false
+    const n = typeSize(ins.type ?? '')! * (ins.vector ?? 1)
+    const cur = this.cur
+    this.cur = ins
+    try { return this.hoistable(o, n >= 16 ? 15 : n - 1, ['i32', 'i64']) !== undefined } finally { this.cur = cur }
   }
 
   /** The local holding, for accesses of n bytes aligned to al + 1 in the shared or local window, the bound

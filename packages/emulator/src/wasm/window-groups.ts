@@ -72,8 +72,10 @@ export function planWindowGroups(fn: IrFunction, cfg: Cfg, classes: readonly Reg
           const key = `${a.space}:${a.reg}:${a.al}`
           let g = groups.get(key)
           if (!g) { g = { space: a.space, reg: a.reg, al: a.al, members: [] }; groups.set(key, g) }
-          // every member's offset keeps the first member's alignment
+          // every member's offset keeps the first member's alignment, and the offsets span less than 64 KiB
+          // (so that no member's address wraps past a window: emit-wasm.ts windowRun relies on it)
           if (g.members.length && ((a.offset - g.members[0]!.offset) & a.al) !== 0) break
+          if (g.members.some((m) => Math.abs(m.offset - a.offset) >= 0x10000)) break
           g.members.push({ index: j, offset: a.offset, n: a.n })
         } else if (!PURE.has(x.op)) break
         for (const r of definedRegisters(x)) written.add(r)

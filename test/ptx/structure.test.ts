@@ -1,7 +1,7 @@
 // structure.ts: branches as a tree of blocks, loops and ifs, each branch resolved; fallback when ranges cross.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { structureFunction, type StructNode } from '@kernelpack/ptx'
+import { relayoutFunction, structureFunction, type StructNode } from '@kernelpack/ptx'
 import { kernel } from './helpers.js'
 
 /** The tree in a compact notation: instruction indices, `if#id(…)`, `block#id(…)`, `loop#id(…)`, added jumps as
@@ -73,6 +73,42 @@ $out:
   // the exit jump leaves a block that ends where the loop ends, so it falls off the loop
   assert.is(show(s.body), '0 block#0(1) loop#1(4 block#2(if#3(5 jump→break#2) 7 block#4(8) 2 3 jump→continue#1)) block#5(6) 9')
   assert.equal([...s.branches], [[1, { kind: 'break', node: 0 }], [5, { kind: 'break', node: 3 }], [8, { kind: 'break', node: 4 }], [6, { kind: 'break', node: 5 }]])
+})
+
+st('relayoutFunction: the rotated loop as plain IR, in loop order, with the jumps as bra.uni; nesting code is left alone', () => {
+  const { fn } = kernel(`  mov.u32 %r1, 0;
+  bra.uni $head;
+$latch:
+  bar.sync 0;
+  add.s32 %r1, %r1, 1;
+$head:
+  setp.lt.s32 %p1, %r1, 10;
+  @%p1 bra $body;
+  bra.uni $out;
+$body:
+  add.s32 %r2, %r2, %r1;
+  bra.uni $latch;
+$out:
+  ret;`)
+  const g = relayoutFunction(fn)
+  if (!g) throw new Error('expected a re-laid-out function')
+  // the order of structureFunction's re-layout, each added jump a bra.uni to its label, renumbered
+  assert.equal(g.instructions.map((x) => x.text), [0, 1, 4, 5, 'bra.uni $kp.block3', 7, 8, 2, 3, 'bra.uni $head', 6, 9].map((x) => (typeof x === 'number' ? fn.instructions[x]!.text : x)))
+  assert.equal(g.instructions.map((x) => x.index), g.instructions.map((_, i) => i))
+  // labels moved with their blocks (the block without one named), lines kept
+  assert.equal([...g.labels].sort(), [['$kp.block0', 0], ['$head', 2], ['$body', 5], ['$latch', 7], ['$kp.block3', 10], ['$out', 11], ['$kp.end', 12]].sort())
+  assert.is(g.instructions[4]!.line, fn.instructions[5]!.line)
+  const s = structureFunction(g)
+  assert.is(s.kind, 'structured', 'as written, the new function nests')
+  assert.is(fn.instructions.length, 10, 'the function it came from is unchanged')
+  // written order that nests: nothing to do
+  const { fn: plain } = kernel(`  mov.u32 %r1, %tid.x;
+  setp.ge.s32 %p1, %r1, 10;
+  @%p1 bra $end;
+  add.s32 %r1, %r1, 2;
+$end:
+  ret;`)
+  assert.is(relayoutFunction(plain), undefined)
 })
 
 st('crossing ranges (a jump into a loop) fall back, saying why', () => {

@@ -5,7 +5,7 @@
 import { EmulatorFault, PtxError, type FaultSource } from './errors.js'
 import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
 import type { Heap } from './heap.js'
-import { decodeModule, formatSourcePosition, parsePtx, sourcePosition, typeSize, type Contraction, type IrFunction, type IrModule, type PtxVariable } from '@kernelpack/ptx'
+import { decodeModule, formatSourcePosition, parsePtx, relayoutFunction, sourcePosition, typeSize, type Contraction, type IrFunction, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
 import { instantiate, type Evaluate, type ModuleInstance } from './instance.js'
 import { defaultPrint, PrintfOrder } from './printf.js'
@@ -103,7 +103,10 @@ function writeInit(heap: Heap, at: number, v: PtxVariable, addrOf: (s: string) =
 export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {}): LoadedModule {
   // every opcode, qualifier and operand name checked against the PTX front end's rules; a function that
   // fails them is refused alone (ModuleEmitter.refused), when it is looked up
-  const ptx = inlineSuspendingCalls(decodeModule(parsePtx(text), { perFunction: true }))
+  const inlined = inlineSuspendingCalls(decodeModule(parsePtx(text), { perFunction: true }))
+  // branches whose ranges cross as written (clang rotates loops and places exits inside them) are laid out
+  // again so that they nest, when the flow is reducible: thread loops and the wasm tier then take them
+  const ptx = { ...inlined, functions: inlined.functions.map((f) => relayoutFunction(f) ?? f) }
   if (ptx.addressSize !== undefined && ptx.addressSize !== 64) throw new PtxError(`.address_size ${ptx.addressSize} is not supported (64-bit only)`)
   const globals = new Map<string, number>()
   const globalInfo = new Map<string, { address: number; size: number }>()

@@ -19,7 +19,7 @@ export {
 export { definedRegisters, usedRegisters } from './ir.js'
 export { writesFirstOperand } from './opcodes.js'
 export { buildCfg, cfgWithoutEdges, controlDependence, dominates, type Cfg, type BasicBlock, type Loop } from './cfg.js'
-export { structureFunction, type Structure, type StructureOptions, type StructNode, type StructRegion, type BranchTarget, type SequenceItem } from './structure.js'
+export { relayoutFunction, structureFunction, type Structure, type StructureOptions, type StructNode, type StructRegion, type BranchTarget, type SequenceItem } from './structure.js'
 export { collectiveOf, collectiveScope, waitOf, type Collective } from './collectives.js'
 export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
 export { analyzeLiveness, type Liveness } from './analysis/liveness.js'

@@ -16,7 +16,7 @@
 // an unconditional `jump` node wherever a block's fall-through successor no longer follows it; `order` then
 // lists the sequence (on request: `relayout`, which emit-wgsl uses). Irreducible flow still falls back.
 import { buildCfg, type Cfg } from './cfg.js'
-import type { IrFunction } from './ir.js'
+import type { Instruction, IrFunction } from './ir.js'
 
 export type StructNode =
   | { kind: 'instr'; index: number }
@@ -72,6 +72,27 @@ export function structureFunction(fn: IrFunction, options: StructureOptions = {}
   const again = structureSequence(fn, laid.items, laid.labels)
   if (again.kind !== 'structured') return written
   return { ...again, order: laid.items }
+}
+
+/** The function with its basic blocks in the re-layout's order (structureFunction, `relayout`) as plain IR:
+ *  an unconditional `bra.uni` (its line that of the instruction before it) wherever a block's fall-through
+ *  successor moved away, labels moved with their blocks (blocks without one get `$kp.block<n>`), every
+ *  instruction renumbered. Undefined when the written order nests already, or the flow cannot be re-laid
+ *  (irreducible, indirect branches). A code generator that only handles nesting flow runs this instead:
+ *  the same instructions, branching the same way. */
+export function relayoutFunction(fn: IrFunction): IrFunction | undefined {
+  if (!fn.defined || !fn.instructions.length || fn.refused) return undefined
+  if (structureSequence(fn, fn.instructions.map((_, index) => ({ index })), fn.labels).kind === 'structured') return undefined
+  if (fn.instructions.some((i) => i.op === 'brx')) return undefined
+  const laid = relayout(fn, buildCfg(fn))
+  if (!laid || structureSequence(fn, laid.items, laid.labels).kind !== 'structured') return undefined
+  const instructions: Instruction[] = laid.items.map((it, index) => {
+    if ('index' in it) return { ...fn.instructions[it.index]!, index }
+    const prev = laid.items[index - 1]
+    const line = prev && 'index' in prev ? fn.instructions[prev.index]!.line : fn.line
+    return { index, op: 'bra', qualifiers: ['uni'], types: [], flags: { uni: true }, operands: [{ kind: 'label', name: it.jump }], line, text: `bra.uni ${it.jump}` } as Instruction
+  })
+  return { ...fn, instructions, labels: new Map(laid.labels) }
 }
 
 /** The basic blocks in an order where each natural loop is contiguous and starts at its header: a reverse

@@ -9,9 +9,14 @@
 // 2. The shared-memory loads of a straight-line run through one register at constant offsets are checked
 //    once, as a hull; when the hull does not fit, the loads are checked one by one, so the fault names the
 //    first load that is outside the window, with its address, as the JavaScript tier does.
+// 3. cp.async (zero-filling past src-size) and match.any/.all in a thread loop: the JavaScript tier's bytes,
+//    and the copies and masks checked by hand.
+// 4. A rotated loop with barriers (branch ranges that cross as written) runs, laid out again, as thread loops
+//    on the wasm tier, with the bytes of the continuation scheme and of a hand computation.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
+import { decodeModule, parsePtx, structureFunction } from '@kernelpack/ptx'
 import { download, marshal, ptxBytes, upload } from './helpers.js'
 
 const f32 = new Float32Array(1)
@@ -270,3 +275,183 @@ win('the first load outside the window faults, with its own instruction and addr
 })
 
 win.run()
+
+// --- 3. cp.async and match.sync on the wasm tier, against the JavaScript tier and by hand ---
+
+// Each block copies 32 words from `in` to shared memory with cp.async (4 bytes a thread; threads with tid.x % 4
+// == 3 give src-size 0, which zero-fills, and tid.x % 4 == 2 a 16-byte copy of which only the first 8 come
+// from the source), then every lane asks match.any and match.all about in[tid] % 5 and stores the masks.
+const ASYNC_MATCH_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry async_match(.param .u64 p_in, .param .u64 p_out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<20>;
+  .reg .b64 %a<6>;
+  .shared .align 16 .b8 tile[512];
+  ld.param.u64 %a0, [p_in];
+  ld.param.u64 %a1, [p_out];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, %ctaid.x;
+  shl.b32 %r2, %r1, 5;
+  add.s32 %r3, %r2, %r0;
+  mul.wide.u32 %a2, %r3, 4;
+  add.s64 %a3, %a0, %a2;
+  mov.u32 %r4, tile;
+  shl.b32 %r5, %r0, 4;
+  add.s32 %r6, %r4, %r5;
+  and.b32 %r7, %r0, 3;
+  setp.eq.u32 %p0, %r7, 3;
+  selp.u32 %r8, 0, 4, %p0;
+  setp.eq.u32 %p1, %r7, 2;
+  @%p1 bra WIDE;
+  cp.async.ca.shared.global [%r6], [%a3], 4, %r8;
+  bra.uni DONE;
+WIDE:
+  and.b64 %a4, %a3, -16;
+  cp.async.cg.shared.global [%r6], [%a4], 16, 8;
+DONE:
+  cp.async.commit_group;
+  cp.async.wait_all;
+  bar.sync 0;
+  ld.shared.u32 %r9, [%r6];
+  ld.shared.u32 %r10, [%r6+4];
+  ld.shared.u32 %r11, [%r6+8];
+  ld.shared.u32 %r12, [%r6+12];
+  rem.u32 %r13, %r9, 5;
+  match.any.sync.b32 %r14, %r13, -1;
+  and.b32 %r15, %r9, 0;
+  match.all.sync.b32 %r16|%p2, %r15, -1;
+  match.all.sync.b32 %r17|%p3, %r13, -1;
+  selp.u32 %r18, 1, 0, %p3;
+  mul.wide.u32 %a5, %r3, 32;
+  add.s64 %a5, %a1, %a5;
+  st.global.v4.u32 [%a5], {%r9, %r10, %r11, %r12};
+  st.global.v4.u32 [%a5+16], {%r14, %r16, %r17, %r18};
+  ret;
+}
+`
+
+const am = suite('wasm tier: cp.async and match.sync')
+
+am('cp.async copies (zero-filling past src-size) and match.any/all give the JavaScript tier\'s bytes, on the wasm tier', async () => {
+  const BLOCKS = 3
+  const input = Uint32Array.from({ length: 32 * BLOCKS + 8 }, (_, i) => (i * 2654435761) >>> 7)
+  const outs: Record<string, Uint32Array> = {}
+  for (const codegen of ['wasm', 'js'] as const) {
+    const be = createEmulatorBackend({ codegen, workers: 0 })
+    try {
+      if (codegen === 'wasm') assert.is(tierLine(be, ASYNC_MATCH_PTX, 'async_match'), '  tier: WebAssembly')
+      const mod = be.loadModule(ptxBytes(ASYNC_MATCH_PTX))
+      const din = upload(be, input), dout = be.alloc(32 * BLOCKS * 32)
+      await be.launch(mod.getFunction('async_match'), { grid: [BLOCKS, 1, 1], block: [32, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }]))
+      outs[codegen] = download(be, dout, new Uint32Array(32 * BLOCKS * 8))
+    } finally {
+      be.dispose()
+    }
+  }
+  assert.equal(outs.wasm, outs.js)
+  // by hand, for block 1: the copied words and the match masks
+  const o = outs.wasm!
+  for (let t = 0; t < 32; t++) {
+    const g = 32 + t, row = o.subarray(g * 8, g * 8 + 8)
+    const m = t & 3
+    const src = m === 2 ? ((g * 4) & ~15) / 4 : g
+    // a 4-byte copy writes word 0 only (the rest of its 16 bytes of the tile is not compared)
+    if (m === 3) assert.equal([...row.subarray(0, 4)], [0, 0, 0, 0], `thread ${t}: src-size 0 zero-fills`)
+    else if (m === 2) assert.equal([...row.subarray(0, 4)], [input[src]!, input[src + 1]!, 0, 0], `thread ${t}: 8 of 16 bytes from the source`)
+    else assert.is(row[0], input[g], `thread ${t}`)
+    const mine = row[0]! % 5
+    let any = 0
+    for (let u = 0; u < 32; u++) {
+      const r = o.subarray((32 + u) * 8, (32 + u) * 8 + 8)
+      if (r[0]! % 5 === mine) any |= 1 << u
+    }
+    assert.is(row[4]! | 0, any, `match.any of thread ${t}`)
+    assert.is(row[5]! | 0, -1, 'match.all of a value every lane shares: the member mask')
+    const allSame = any === -1
+    assert.is(row[6]! | 0, allSame ? -1 : 0, `match.all of thread ${t}`)
+    assert.is(row[7], allSame ? 1 : 0)
+  }
+})
+
+am.run()
+
+// --- 4. control flow that nests only when laid out again ---
+
+// clang's rotated loop: entered by a jump to its test in the middle, a barrier in the body. As written the
+// branch ranges cross (the thread loops and the wasm tier need nesting flow); the emulator lays the blocks
+// out again (@kernelpack/ptx relayoutFunction), so the kernel runs as thread loops on the wasm tier, with
+// the bytes the continuation scheme gives for the written order.
+const ROTATED_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry rotated(.param .u64 p_out, .param .u32 p_n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<12>;
+  .reg .b64 %a<3>;
+  .shared .align 4 .b8 acc[128];
+  ld.param.u64 %a0, [p_out];
+  ld.param.u32 %r9, [p_n];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r3, acc;
+  shl.b32 %r4, %r0, 2;
+  add.s32 %r5, %r3, %r4;
+  st.shared.u32 [%r5], %r0;
+  mov.u32 %r1, 0;
+  bra.uni HEAD;
+LATCH:
+  bar.sync 0;
+  xor.b32 %r6, %r0, %r1;
+  and.b32 %r6, %r6, 31;
+  shl.b32 %r7, %r6, 2;
+  add.s32 %r8, %r3, %r7;
+  ld.shared.u32 %r10, [%r8];
+  bar.sync 0;
+  add.s32 %r10, %r10, %r1;
+  st.shared.u32 [%r5], %r10;
+  add.s32 %r1, %r1, 1;
+HEAD:
+  setp.lt.u32 %p0, %r1, %r9;
+  @%p0 bra LATCH;
+  bar.sync 0;
+  ld.shared.u32 %r11, [%r5];
+  mul.wide.u32 %a1, %r0, 4;
+  add.s64 %a2, %a0, %a1;
+  st.global.u32 [%a2], %r11;
+  ret;
+}
+`
+
+const rl = suite('relaid-out control flow')
+
+rl('a rotated loop with barriers runs as thread loops on the wasm tier, with the continuation scheme\'s bytes', async () => {
+  const run = async (opts: Parameters<typeof createEmulatorBackend>[0]) => {
+    const be = createEmulatorBackend({ workers: 0, ...opts })
+    try {
+      const mod = be.loadModule(ptxBytes(ROTATED_PTX))
+      const inspect = mod.inspect('rotated')
+      const dout = be.alloc(32 * 4)
+      await be.launch(mod.getFunction('rotated'), { grid: [1, 1, 1], block: [32, 1, 1], sharedBytes: 0 }, marshal([{ u64: dout }, { u32: 7 }]))
+      return { out: download(be, dout, new Uint32Array(32)), inspect }
+    } finally {
+      be.dispose()
+    }
+  }
+  const written = decodeModule(parsePtx(ROTATED_PTX)).functions[0]!
+  assert.is(structureFunction(written).kind, 'fallback', 'the written order must not nest for this test to mean anything')
+  const wasm = await run({ codegen: 'auto' })
+  const cont = await run({ codegen: 'js', threadLoops: false })
+  assert.ok(wasm.inspect.endsWith('  tier: WebAssembly'), wasm.inspect)
+  assert.equal(wasm.out, cont.out)
+  // by hand: each trip every lane reads the value of lane (tid ^ trip) & 31 and adds the trip
+  let v = Array.from({ length: 32 }, (_, i) => i)
+  for (let t = 0; t < 7; t++) v = v.map((_, i) => (v[(i ^ t) & 31]! + t) >>> 0)
+  assert.equal([...wasm.out], v)
+})
+
+rl.run()

@@ -55,6 +55,7 @@ for (const [b, c] of [['b16', 'h'], ['b32', 'r'], ['b64', 'd']] as const) {
 }
 fam('and.pred p p p', 'or.pred p p p', 'xor.pred p p p', 'not.pred p p')
 fam('popc.b32 r r', 'popc.b64 r d', 'clz.b32 r r', 'clz.b64 r d')
+fam('bfe.u32 r r r r?', 'bfe.s32 r r r r?', 'bfe.u64 d d r r?', 'bfe.s64 d d r r?', 'bfi.b32 r r r r r?', 'bfi.b64 d d d r r?')
 // comparisons: every comparison of every type, one and two destinations, with a boolean operation
 const INT_CMP = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'lo', 'ls', 'hi', 'hs']
 const FLOAT_CMP = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'equ', 'neu', 'ltu', 'leu', 'gtu', 'geu', 'num', 'nan']
@@ -96,6 +97,13 @@ fam('abs.f32 f f', 'abs.ftz.f32 f f', 'neg.f32 f f', 'neg.ftz.f32 f f')
 // f64 arithmetic
 fam(...['add', 'sub', 'mul'].flatMap((o) => [`${o}.f64 g g g?`, `${o}.rn.f64 g g g?`]), 'fma.rn.f64 g g g? g', 'div.rn.f64 g g g?')
 fam('sqrt.rn.f64 g g', 'rcp.rn.f64 g g', 'min.f64 g g g?', 'max.f64 g g g?', 'abs.f64 g g', 'neg.f64 g g')
+// half-precision arithmetic, single and packed (each half in binary64, rounded once; .sat)
+fam(...['add', 'sub', 'mul'].flatMap((o) => combos([o], opt('.rn'), opt('.sat')).flatMap((m) => [`${m}.f16 h h h`, `${m}.f16x2 r r r`])))
+fam(...combos(['fma.rn'], opt('.sat')).flatMap((m) => [`${m}.f16 h h h h`, `${m}.f16x2 r r r r`]), 'fma.rn.bf16 h h h h', 'fma.rn.bf16x2 r r r r')
+fam(...FLOAT_CMP.flatMap((k) => [`setp.${k}.f16 p h h`, `setp.${k}.bf16 p h h`]))
+fam('cvt.rn.f16x2.f32 r f f', 'cvt.rn.bf16x2.f32 r f f', 'abs.f16 h h', 'neg.f16 h h', 'abs.bf16 h h', 'neg.bf16 h h', 'abs.f16x2 r r', 'neg.f16x2 r r')
+fam('rcp.approx.f64 g g', 'rcp.approx.ftz.f64 g g')
+fam(...combos(['shf.l', 'shf.r'], ['.wrap', '.clamp']).map((m) => `${m}.b32 r r r r?`))
 // moves: packing and unpacking, bits between the integer and float files, immediates
 fam('mov.b64 d {r r}', 'mov.b64 {r r} d', 'mov.b32 r {h h}', 'mov.b32 {h h} r')
 fam('mov.b32 r f', 'mov.b32 f r', 'mov.b64 d g', 'mov.b64 g d', 'mov.f32 f f?', 'mov.f64 g g?', 'mov.u32 r r?', 'mov.u64 d d?', 'mov.u16 h h?')

@@ -67,6 +67,11 @@ export const IMPORTED_FUNCS = {
   bf16ToNum: [['i32'], ['f64']],
   numToF16: [['f64'], ['i32']],
   numToBf16: [['f64'], ['i32']],
+  fmaH: [['f64', 'f64', 'f64'], ['i32']],
+  bfe64u: [['i64', 'i32', 'i32'], ['i64']],
+  bfe64s: [['i64', 'i32', 'i32'], ['i64']],
+  bfi64: [['i64', 'i64', 'i32', 'i32'], ['i64']],
+  fmaB: [['f64', 'f64', 'f64'], ['i32']],
   ...Object.fromEntries(PRMT_MODES.map((m) => [`prmt${m}`, [['i32', 'i32', 'i32'], ['i32']]])),
   ...Object.fromEntries(ROUND_OPS.flatMap((op) => DIRECTED.flatMap((m) => [[`fop32${op}${m}`, [['f64', 'f64', 'f64'], ['f64']]], [`fop64${op}${m}`, [['f64', 'f64', 'f64'], ['f64']]]]))),
   ...Object.fromEntries(DIRECTED.map((m) => [`cvt32${m}`, [['f64'], ['f64']]])),
@@ -236,7 +241,7 @@ class KernelWriter {
     if (k.suspends) throw new WasmRefusal(`its threads suspend at barriers or collectives in the continuation scheme${k.plan?.kind === 'fallback' ? ` (${k.plan.reason})` : ''}, which only the JavaScript tier has`)
     if (k.plan?.kind === 'fallback') throw new WasmRefusal(`it runs in the continuation scheme: ${k.plan.reason}`)
     if (k.plan?.kind === 'loops') {
-      const lowered = new Set(['bar', 'shfl', 'vote', 'activemask', 'elect', 'redux', 'warpsync'])
+      const lowered = new Set(['bar', 'shfl', 'vote', 'activemask', 'elect', 'redux', 'warpsync', 'match'])
       const c = this.fn.instructions.find((x) => { const k2 = collectiveOf(x); return k2 !== undefined && !lowered.has(k2.kind) })
       if (c) throw new WasmRefusal(`\`${c.text}\` (PTX line ${c.line}) is a collective the wasm thread loops do not compute yet`, c.line, c.text)
       this.plan = k.plan
@@ -598,6 +603,9 @@ class KernelWriter {
       case 'vote': return [reg(A[1], 'pred'), mask(A[2])]
       case 'elect': return [reg(A[1], 'i32')]
       case 'redux': return [reg(A[1], 'i32'), reg(A[2], 'i32')]
+      case 'match':
+        if (!['b32', 'u32', 's32'].includes(ins.type ?? '')) throw new WasmRefusal(`\`${ins.text}\` (PTX line ${ins.line}): match on 64-bit values is not lowered`, ins.line, ins.text)
+        return [reg(A[1], 'i32'), mask(A[2])]
       case 'warpsync': return [mask(A[0])]
       case 'activemask': return []
       case 'bar': return c.red ? [reg(A[A.length - 1], 'pred')] : []
@@ -739,6 +747,27 @@ class KernelWriter {
         break
       }
       case 'activemask': b.get(Ai).set(q0); this.wr(A[0], 'i32', () => b.get(q0)); break
+      case 'match': {
+        // the member lanes that arrived with the same value (any), or all of them when every one did (all)
+        const m = this.tmp('mm', 'i32'), x = this.tmp('mx2', 'i32'), k = this.tmp('mk2', 'i32'), eq = this.tmp('meq', 'i32'), all = this.tmp('mall', 'i32'), v = this.tmp('mv', 'i32')
+        this.input(i, 1, l); b.get(Ai).op(Op.i32_and).set(m)
+        this.input(i, 0, l); b.set(v)
+        b.i32(0).set(eq).i32(1).set(all).get(m).set(x)
+        const dn = b.open('block'), lp = b.open('loop')
+        b.get(x).op(Op.i32_eqz).brIf(dn)
+        b.get(x).op(Op.i32_ctz).set(k)
+        this.input(i, 0, k); b.get(v).op(Op.i32_eq)
+        b.begin('if').get(eq).i32(1).get(k).op(Op.i32_shl).op(Op.i32_or).set(eq).else().i32(0).set(all).end()
+        b.get(x).get(x).i32(1).op(Op.i32_sub).op(Op.i32_and).set(x)
+        b.br(lp)
+        b.end().end()
+        const [dst, p] = split(A[0]!)
+        if (c.mode === 'any') b.get(eq).set(q0)
+        else { b.get(m).i32(0).get(all).op(Op.select).set(q0); b.get(all).set(q1) }
+        this.wr(dst, 'i32', () => b.get(q0))
+        if (p) this.wr(p, 'pred', () => b.get(q1))
+        break
+      }
       case 'elect': {
         const m = this.tmp('em', 'i32')
         this.input(i, 0, l); b.get(Ai).op(Op.i32_and).set(m)
@@ -1397,6 +1426,7 @@ class KernelWriter {
       if (ftz) b.call(this.helpers.ftz)
       if (sat) b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64)
     }
+    if (['add', 'sub', 'mul', 'fma', 'mad'].includes(ins.op) && ['f16', 'bf16', 'f16x2', 'bf16x2'].includes(t)) return this.half(ins)
     switch (ins.op) {
       case 'mov': return this.mov(ins)
       case 'ld': case 'ldu': return this.load(ins)
@@ -1467,6 +1497,8 @@ class KernelWriter {
         const ab = ins.op === 'abs'
         if (t === 'f32') return wr(A[0], 'f32', () => { f32In(A[1]); b.op(ab ? Op.f32_abs : Op.f32_neg); if (ftz) b.call(this.helpers.ftz) })
         if (t === 'f64') return wr(A[0], 'f64', () => { rd(A[1], 'f64'); b.op(ab ? Op.f64_abs : Op.f64_neg) })
+        if (t === 'f16' || t === 'bf16') return wr(A[0], 'u16', () => { rd(A[1], 'u16'); b.i32(ab ? 0x7fff : 0x8000).op(ab ? Op.i32_and : Op.i32_xor) })
+        if (t === 'f16x2' || t === 'bf16x2') return wr(A[0], 'i32', () => { rd(A[1], 'i32'); b.i32(ab ? 0x7fff7fff : 0x80008000 | 0).op(ab ? Op.i32_and : Op.i32_xor) })
         if (is64) return wr(A[0], 'i64', () => {
           const x = this.tmp('x', 'i64')
           if (ab) { rd(A[1], 'i64'); b.set(x); b.i64(0n).get(x).op(Op.i64_sub).get(x).get(x).i64(0n).op(Op.i64_lt_s).op(Op.select); return }
@@ -1523,8 +1555,12 @@ class KernelWriter {
         })
       }
       case 'brev': if (is64) return this.fail('brev.b64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); b.call(this.funcs.brev32!) })
-      case 'bfe': if (is64) return this.fail('bfe.64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(this.funcs[signed ? 'bfe32s' : 'bfe32u']!) })
-      case 'bfi': if (is64) return this.fail('bfi.b64'); return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.bfi32!) })
+      case 'bfe':
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(this.funcs[signed ? 'bfe64s' : 'bfe64u']!) })
+        return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(this.funcs[signed ? 'bfe32s' : 'bfe32u']!) })
+      case 'bfi':
+        if (is64) return wr(A[0], 'i64', () => { rd(A[1], 'i64'); rd(A[2], 'i64'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.bfi64!) })
+        return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.bfi32!) })
       case 'lop3':
         if (A[0]?.kind === 'pair') return this.fail('lop3 with a predicate output')
         return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); rd(A[4], 'i32'); b.call(this.funcs.lop3!) })
@@ -1576,7 +1612,7 @@ class KernelWriter {
           })
         }
         if (t === 'f64') {
-          if (ins.op === 'rcp' && (approx || ftz)) return this.fail('rcp.approx.f64')
+          // rcp.approx{.ftz}.f64 as the JavaScript tier computes it: 1/x, correctly rounded (within the ISA's bound)
           return wr(A[0], 'f64', () => {
             switch (ins.op) {
               case 'rcp': b.f64(1); rd(A[1], 'f64'); b.op(Op.f64_div); break
@@ -1589,7 +1625,7 @@ class KernelWriter {
         return this.fail(`${ins.op} of type .${t}`)
       }
       case 'ret': case 'exit': this.endThread(); return
-      case 'bar': case 'barrier': case 'shfl': case 'vote': case 'activemask': case 'elect': case 'redux':
+      case 'bar': case 'barrier': case 'shfl': case 'vote': case 'activemask': case 'elect': case 'redux': case 'match':
         // a thread-loop kernel's collectives: the loops end there, and the writer gathers their inputs and
         // hands out their results (gather, scatter); nothing runs at the instruction itself
         if (this.plan && collectiveOf(ins)) return
@@ -1598,6 +1634,22 @@ class KernelWriter {
       case 'membar': case 'fence': case 'nanosleep': case 'prefetch': case 'prefetchu': case 'pmevent': case 'brkpt': case 'discard': case 'applypriority': case 'griddepcontrol': case 'setmaxnreg':
         return
       case 'atom': case 'red': return this.atomic(ins)
+      case 'cp': return this.cpAsync(ins)
+      case 'shf': {
+        // funnel shift of b:a (numeric.ts shf): n = c & 31 (.wrap) or min(c, 32) (.clamp, unsigned)
+        if (t !== 'b32') return this.fail(`shf of type .${t}`)
+        const n = this.tmp('shn', 'i64')
+        this.rd(A[3], 'i32')
+        if (ins.flags.clamp) { const c = this.tmp('shc', 'i32'); b.set(c).get(c).i32(32).get(c).i32(32).op(Op.i32_lt_u).op(Op.select) } else b.i32(31).op(Op.i32_and)
+        b.op(Op.i64_extend_i32_u).set(n)
+        return this.wr(A[0], 'i32', () => {
+          this.rd(A[2], 'i32'); b.op(Op.i64_extend_i32_u).i64(32n).op(Op.i64_shl)
+          this.rd(A[1], 'i32'); b.op(Op.i64_extend_i32_u).op(Op.i64_or)
+          if (ins.mode === 'l') b.get(n).op(Op.i64_shl).i64(32n).op(Op.i64_shr_u)
+          else b.get(n).op(Op.i64_shr_u)
+          b.op(Op.i32_wrap_i64)
+        })
+      }
       default: return this.fail(`${ins.op} has no WebAssembly lowering yet`)
     }
   }
@@ -1839,6 +1891,53 @@ class KernelWriter {
         b.end()
         b.set(L.a32!)
       }
+    }
+  }
+
+  /** add/sub/mul/fma on f16, bf16 and their packed pairs, as the JavaScript tier computes them
+   *  (emit-instruction.ts half): each half widened exactly (f16ToNum), the operation in binary64, rounded
+   *  once to the half type (numToF16; fma through numeric.ts fmaH/fmaB), .sat as a clamp of that. */
+  private half(ins: Instruction): void {
+    const b = this.b, A = ins.operands, t = ins.type!
+    if (ins.flags.relu || ins.flags.ftz || (ins.rounding && ins.rounding !== 'rn')) return this.fail(`${[ins.op, ...ins.qualifiers].join('.')} is not lowered`)
+    const bf = t.startsWith('bf')
+    const from = this.funcs[bf ? 'bf16ToNum' : 'f16ToNum']!, to = this.funcs[bf ? 'numToBf16' : 'numToF16']!
+    const isFma = ins.op === 'fma' || ins.op === 'mad'
+    const n = isFma ? 3 : 2
+    // one half: the operands' halves pushed as binary64 by x(k); leaves the result's 16 bits
+    const one = (x: (k: number) => void) => {
+      for (let k = 0; k < n; k++) x(k)
+      if (isFma) b.call(this.funcs[bf ? 'fmaB' : 'fmaH']!)
+      else b.op(ins.op === 'add' ? Op.f64_add : ins.op === 'sub' ? Op.f64_sub : Op.f64_mul).call(to)
+      if (ins.flags.sat) b.call(from).call(this.helpers.sat).call(to)
+    }
+    if (t === 'f16' || t === 'bf16') return this.wr(A[0], 'u16', () => one((k) => { this.rd(A[1 + k], 'u16'); b.call(from) }))
+    const h = [0, 1, 2].slice(0, n).map((k) => this.tmp(`hh${k}`, 'i32'))
+    this.wr(A[0], 'i32', () => {
+      h.forEach((l, k) => { this.rd(A[1 + k], 'i32'); b.set(l) })
+      one((k) => { b.get(h[k]!).i32(0xffff).op(Op.i32_and).call(from) })
+      one((k) => { b.get(h[k]!).i32(16).op(Op.i32_shr_u).call(from) })
+      b.i32(16).op(Op.i32_shl).op(Op.i32_or)
+    })
+  }
+
+  /** cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once (emit-instruction.ts),
+   *  bytes past src-size zero, so commit_group/wait_group/wait_all have nothing left to wait for. */
+  private cpAsync(ins: Instruction): void {
+    const b = this.b, A = ins.operands
+    if (!ins.flags.async) return this.fail(`${[ins.op, ...ins.qualifiers].join('.')} is not lowered`)
+    if (ins.mode === 'commit_group' || ins.mode === 'wait_group' || ins.mode === 'wait_all') return
+    if (ins.flags.bulk || ins.hints?.includes('mbarrier')) return this.fail('bulk copies and mbarrier arrivals of cp.async are not lowered')
+    const sz = A[2]?.kind === 'imm' && A[2].imm.kind === 'int' ? Number(A[2].imm.value) : this.fail('cp.async size must be an immediate')
+    if (![4, 8, 16].includes(sz)) return this.fail(`cp.async of ${sz} bytes`)
+    const dst = this.tmp('cpd', 'i32'), n = this.tmp('cpn', 'i32')
+    if (A[3]) this.rd(A[3], 'i32'); else b.i32(sz)
+    b.set(n)
+    this.address(A[0], 'shared', sz, 0)
+    b.get(this.L.a32!).set(dst)
+    this.address(A[1], 'global', sz, 1)
+    for (let k = 0; k < sz; k++) {
+      b.get(dst).get(this.L.a32!).mem(Op.i32_load8_u, 0, k).i32(0).i32(k).get(n).op(Op.i32_lt_u).op(Op.select).mem(Op.i32_store8, 0, k)
     }
   }
 
@@ -2220,11 +2319,14 @@ class KernelWriter {
     const t = ins.type ?? ''
     const b = this.b
     const cmp = ins.cmp ?? this.fail('setp without a comparison')
-    const isF = t === 'f32' || t === 'f64'
+    // f16/bf16: both widened exactly to binary64 (f16ToNum, as the JavaScript tier compares them)
+    const halfT = t === 'f16' || t === 'bf16'
+    const isF = t === 'f32' || t === 'f64' || halfT
     const is64 = t === 'u64' || t === 's64' || t === 'b64'
     const signedCmp = t.startsWith('s') && !['lo', 'ls', 'hi', 'hs'].includes(cmp)
     let kk: WKind
-    if (isF) kk = t
+    if (halfT) kk = 'f64'
+    else if (t === 'f32' || t === 'f64') kk = t
     else if (is64) kk = 'i64'
     else if (t === 'u32' || t === 'b32' || t === 's32') kk = 'i32'
     else if (t === 'u16' || t === 'b16') kk = signedCmp ? 's16' : 'u16'
@@ -2232,11 +2334,15 @@ class KernelWriter {
     else return this.fail(`setp of type .${t}`)
     const vt = wasmType(kk)
     const x = this.tmp('cx', vt), y = this.tmp('cy', vt)
-    this.rd(A[1], kk); if (ins.flags.ftz && t === 'f32') b.call(this.helpers.ftz); b.set(x)
-    this.rd(A[2], kk); if (ins.flags.ftz && t === 'f32') b.call(this.helpers.ftz); b.set(y)
+    const operand = (o: IrOperand | undefined) => {
+      if (halfT) { this.rd(o, 'u16'); b.call(this.funcs[t === 'f16' ? 'f16ToNum' : 'bf16ToNum']!); return }
+      this.rd(o, kk); if (ins.flags.ftz && t === 'f32') b.call(this.helpers.ftz)
+    }
+    operand(A[1]); b.set(x)
+    operand(A[2]); b.set(y)
     const c = this.tmp('cmp', 'i32')
     if (isF) {
-      const F = t === 'f32'
+      const F = kk === 'f32'
         ? { eq: Op.f32_eq, ne: Op.f32_ne, lt: Op.f32_lt, le: Op.f32_le, gt: Op.f32_gt, ge: Op.f32_ge }
         : { eq: Op.f64_eq, ne: Op.f64_ne, lt: Op.f64_lt, le: Op.f64_le, gt: Op.f64_gt, ge: Op.f64_ge }
       const nan = () => { b.get(x).get(x).op(F.ne).get(y).get(y).op(F.ne).op(Op.i32_or) }
@@ -2284,6 +2390,14 @@ class KernelWriter {
     const ftz = ins.flags.ftz === true
     const sat = ins.flags.sat === true
     if (ins.flags.relu || ins.flags.satfinite) return this.fail('cvt .relu/.satfinite')
+    if ((dt === 'f16x2' || dt === 'bf16x2') && st === 'f32' && frnd === 'rn' && !irnd && !ftz && !sat) {
+      // cvt.rn.f16x2.f32 d, a, b: d = {a → high half, b → low half}, each rounded once (numeric.ts numToF16)
+      const to = this.funcs[dt === 'f16x2' ? 'numToF16' : 'numToBf16']!
+      return this.wr(A[0], 'i32', () => {
+        this.rd(A[2], 'f32'); b.op(Op.f64_promote_f32).call(to)
+        this.rd(A[1], 'f32'); b.op(Op.f64_promote_f32).call(to).i32(16).op(Op.i32_shl).op(Op.i32_or)
+      })
+    }
     const isF = (x: string) => x === 'f32' || x === 'f64'
     const isI = (x: string) => /^[sub](8|16|32|64)$/.test(x)
     const bits = (x: string) => Number(x.slice(1))

@@ -5,7 +5,7 @@
 // and the validity map reach `miss`, which does for a wasm access site what emit-js.ts's globalCheck and
 // rng() do for a JS one, so both tiers fault alike and cache alike.
 import type { LaunchState, ModuleInstance } from '../instance.js'
-import { bf16ToNum, bfe32, bfi32, brev32, cvt32, f16ToNum, fma32, fma64, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
+import { bf16ToNum, bfe32, bfe64, bfi32, bfi64, brev32, cvt32, f16ToNum, fma32, fma64, fmaB, fmaH, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
 import { DIRECTED, LAUNCH_GLOBALS, PRMT_MODES, ROUND_OPS, SPACES } from './emit-wasm.js'
 
 /** A compiled wasm module of kernels and where each lives in the instance's function table. */
@@ -86,11 +86,15 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
         // a trap has no address (the JS tier passes none; emit-wasm.ts passes 0 for it)
         fault: (row: number, a: number, space: number) => fault(row, SPACES[space] === 'trap' ? undefined : a, SPACES[space]!),
         miss, probe,
-        fma32, fma64,
+        fma32, fma64, fmaH, fmaB,
         sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,
         brev32, bfi32, lop3, f16ToNum, bf16ToNum,
         bfe32u: (a: number, p: number, l: number) => bfe32(a, p, l, false),
         bfe32s: (a: number, p: number, l: number) => bfe32(a, p, l, true),
+        // 64-bit values cross as BigInt both ways (the JS tier's helpers may answer a number)
+        bfe64u: (a: bigint, p: number, l: number) => BigInt.asIntN(64, BigInt(bfe64(a, p, l, false))),
+        bfe64s: (a: bigint, p: number, l: number) => BigInt.asIntN(64, BigInt(bfe64(a, p, l, true))),
+        bfi64: (a: bigint, b: bigint, p: number, l: number) => BigInt.asIntN(64, BigInt(bfi64(a, b, p, l))),
         numToF16: (x: number) => numToF16(x), numToBf16: (x: number) => numToBf16(x),
         ...Object.fromEntries(PRMT_MODES.map((m) => [`prmt${m}`, (a: number, b: number, c: number) => prmt(a, b, c, m)])),
         ...Object.fromEntries(ROUND_OPS.flatMap((op) => DIRECTED.flatMap((m) => [

@@ -13,6 +13,8 @@
 //    and the copies and masks checked by hand.
 // 4. A rotated loop with barriers (branch ranges that cross as written) runs, laid out again, as thread loops
 //    on the wasm tier, with the bytes of the continuation scheme and of a hand computation.
+// 5. A recursive device function with a .local frame, called from a kernel on the wasm tier: the JS tier's
+//    results (and a hand computation's), and the same call-stack overflow fault past the stack's end.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
@@ -455,3 +457,76 @@ rl('a rotated loop with barriers runs as thread loops on the wasm tier, with the
 })
 
 rl.run()
+
+// --- 5. device-function calls ---
+
+const CALLS_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.func (.param .b32 ret) tri(.param .b32 n)
+{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .local .align 4 .b8 depot[8];
+  ld.param.u32 %r1, [n];
+  st.local.u32 [depot], %r1;
+  setp.eq.u32 %p, %r1, 0;
+  @%p bra DONE;
+  sub.s32 %r2, %r1, 1;
+  { .param .b32 param0; .param .b32 retval0; st.param.b32 [param0], %r2; call.uni (retval0), tri, (param0); ld.param.b32 %r3, [retval0]; }
+  ld.local.u32 %r1, [depot];
+  add.s32 %r1, %r1, %r3;
+DONE:
+  st.param.b32 [ret], %r1;
+  ret;
+}
+
+.visible .entry calls(.param .u64 p_out, .param .u32 p_depth, .param .u32 p_base)
+{
+  .reg .b32 %r<6>;
+  .reg .b64 %a<3>;
+  ld.param.u64 %a0, [p_out];
+  ld.param.u32 %r3, [p_depth];
+  mov.u32 %r0, %tid.x;
+  rem.u32 %r1, %r0, %r3;
+  ld.param.u32 %r4, [p_base];
+  add.s32 %r1, %r1, %r4;
+  { .param .b32 param0; .param .b32 retval0; st.param.b32 [param0], %r1; call.uni (retval0), tri, (param0); ld.param.b32 %r2, [retval0]; }
+  mul.wide.u32 %a1, %r0, 4;
+  add.s64 %a2, %a0, %a1;
+  st.global.u32 [%a2], %r2;
+  ret;
+}
+`
+
+const dc = suite('wasm tier: device-function calls')
+
+dc('a recursive device function with its own .local frame: the JS tier\'s results, and the same call-stack fault', async () => {
+  const run = async (codegen: 'wasm' | 'js', depth: number, base = 0) => {
+    const be = createEmulatorBackend({ codegen, workers: 0 })
+    try {
+      if (codegen === 'wasm') assert.is(tierLine(be, CALLS_PTX, 'calls'), '  tier: WebAssembly')
+      const mod = be.loadModule(ptxBytes(CALLS_PTX))
+      const dout = be.alloc(64 * 4)
+      try {
+        await be.launch(mod.getFunction('calls'), { grid: [1, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: dout }, { u32: depth }, { u32: base }]))
+      } catch (e) { return { fault: e as Error } }
+      return { out: download(be, dout, new Uint32Array(64)) }
+    } finally {
+      be.dispose()
+    }
+  }
+  const wasm = await run('wasm', 20), js = await run('js', 20)
+  assert.ok(wasm.out && js.out, `${wasm.fault?.message ?? wasm.fault} / ${js.fault?.message ?? js.fault}`)
+  assert.equal([...wasm.out!], Array.from({ length: 64 }, (_, t) => ((t % 20) * ((t % 20) + 1)) / 2), 'each thread gets tri(tid % 20), through its own frames')
+  assert.equal(wasm.out, js.out)
+  // past the call stack: the same fault on both tiers
+  const deepW = await run('wasm', 20, 1 << 20), deepJ = await run('js', 20, 1 << 20)
+  assert.ok(deepJ.fault instanceof EmulatorFault, String(deepJ.fault))
+  assert.match(deepJ.fault!.message, /call stack overflow/)
+  assert.ok(deepW.fault instanceof EmulatorFault, String(deepW.fault))
+  assert.is(deepW.fault!.message, deepJ.fault!.message)
+})
+
+dc.run()

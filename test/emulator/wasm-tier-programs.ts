@@ -35,6 +35,10 @@ for (const t of ['s32', 'u32']) {
   fam(`min.${t} r r r?`, `max.${t} r r r?`)
 }
 fam('add.sat.s32 r r r?', 'sub.sat.s32 r r r?')
+// carry chains (the flag starts at 0 in every call and passes from one instruction to the next)
+fam('add.cc.u32 r r r?', 'addc.u32 r r r?', 'addc.cc.u32 r r r?', 'sub.cc.u32 r r r?', 'subc.u32 r r r?', 'subc.cc.s32 r r r?',
+  'mad.lo.cc.u32 r r r r?', 'madc.lo.u32 r r r r?', 'madc.hi.cc.u32 r r r r?', 'madc.hi.cc.s32 r r r r?', 'mad.hi.cc.u32 r r r r?')
+fam('add.cc.u64 d d d?', 'addc.cc.u64 d d d?', 'sub.cc.u64 d d d?', 'subc.cc.s64 d d d?', 'mad.lo.cc.u64 d d d d?', 'madc.hi.cc.u64 d d d d?', 'madc.lo.u64 d d d d?')
 fam('abs.s32 r r', 'neg.s32 r r', 'abs.s64 d d', 'neg.s64 d d')
 // 64 bits
 for (const t of ['s64', 'u64']) {

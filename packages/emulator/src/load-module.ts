@@ -198,15 +198,17 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').F
   const t0 = performance.now()
   const rowBase = new Map<string, number>()
   lm.instrs.forEach((r, i) => { if (!rowBase.has(r.fn)) rowBase.set(r.fn, i) })
-  const inputs: WasmKernelInput[] = kernels.map((cf) => {
+  // kernels and the device functions they may call (each gets a wasm function of its own)
+  const inputs: WasmKernelInput[] = [...lm.functions.values()].filter((cf) => cf.kind === 'entry' || lm.ir.functions[cf.index]?.defined).map((cf) => {
     const fn = lm.ir.functions[cf.index]!
     const c = contraction(fn)
-    return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
+    return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, allFunctions: lm.ir.functions, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
   })
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
   lm.wasmBuild = { kernels: code.kernels.size, bytes: code.bytes.length, writeMs: code.ms }
   const refusedWhy = (r: WasmRefusal) => r.message
   for (const [name, r] of code.refused) {
+    if (lm.functions.get(name)?.kind !== 'entry') continue
     lm.tiers.set(name, { tier: 'js', why: refusedWhy(r) })
     if (codegen === 'wasm') lm.refused.set(name, new PtxError(`it has no WebAssembly lowering (codegen: 'wasm'): ${r.message}`, r.line))
   }

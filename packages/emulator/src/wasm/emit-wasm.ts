@@ -31,13 +31,15 @@ export class WasmRefusal extends Error {
 
 /** Launch values the kernels read, as imported mutable i32 globals (set per launch and per block by the
  *  instance, wasm/tier.ts), in this order. */
-export const LAUNCH_GLOBALS = ['NTX', 'NTY', 'NTZ', 'NCX', 'NCY', 'NCZ', 'SB', 'SHN', 'DYN', 'LB0', 'LN', 'LSZ', 'PB', 'PE', 'RSV', 'GWS'] as const
+export const LAUNCH_GLOBALS = ['NTX', 'NTY', 'NTZ', 'NCX', 'NCY', 'NCZ', 'SB', 'SHN', 'DYN', 'LB0', 'LN', 'LSZ', 'PB', 'PE', 'RSV', 'GWS', 'PSP', 'PSEND'] as const
 /** What `miss` leaves for the access site: the lowest and highest address (f64) at which an access of its
  *  size stays inside the range it found, and the distance from the address to the heap byte (i32). */
 export const MISS_GLOBALS = ['RL', 'RH', 'RD'] as const
 
 /** Memory spaces as the imported `fault` and `miss` functions receive them. */
-export const SPACES = ['global', 'shared', 'local', 'param', 'generic', 'const', 'trap'] as const
+export const SPACES = ['global', 'shared', 'local', 'param', 'generic', 'const', 'trap', 'callstack', 'assert'] as const
+/** Fault kinds without an address. */
+export const NO_ADDRESS: ReadonlySet<string> = new Set(['trap', 'callstack', 'assert'])
 type Space = (typeof SPACES)[number]
 
 /** prmt's modes (PTX ISA "prmt"; '' is the default byte selection). */
@@ -137,6 +139,8 @@ export interface WasmKernelInput {
   /** The adds ptxas fuses with a product (@kernelpack/ptx analyzeContraction), as the JS tier computes them;
    *  absent with `fmad: false` (issue 32). */
   contraction?: ReadonlyMap<number, Contraction>
+  /** The module's functions (a call's callee: its parameters and returns). */
+  allFunctions?: readonly IrFunction[]
 }
 
 /** Writes one wasm module holding a function for every kernel that lowers. `shared`: the heap's memory is
@@ -156,9 +160,38 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
+  // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
+  // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
+  const devices = kernels.filter((k) => k.fn.kind === 'func')
+  const frames = new Map(kernels.map((k) => [k.fn.name, k.frame]))
+  const base = mb.functionCount()
+  let ok = new Set(devices.map((k) => k.fn.name))
+  for (let changed = true; changed;) {
+    changed = false
+    const order = [...ok]
+    const calls: Callees = { index: (n) => (ok.has(n) ? base + order.indexOf(n) : undefined), frames, why: refused }
+    for (const k of devices) {
+      if (!ok.has(k.fn.name)) continue
+      try { new KernelWriter(k, layout, funcs, globals, helpers, calls).write() } catch (e) {
+        if (!(e instanceof WasmRefusal)) throw e
+        refused.set(k.fn.name, e)
+        ok.delete(k.fn.name)
+        changed = true
+      }
+    }
+  }
+  const order = [...ok]
+  const calls: Callees = { index: (n) => (ok.has(n) ? base + order.indexOf(n) : undefined), frames, why: refused }
+  for (const name of order) {
+    const k = devices.find((d) => d.fn.name === name)!
+    const idx = mb.addFunc(new KernelWriter(k, layout, funcs, globals, helpers, calls).write())
+    if (idx !== calls.index(name)) throw new Error('internal: device function index')
+  }
+  ok = new Set(order)
   kernels.forEach((k, i) => {
+    if (k.fn.kind !== 'entry') return
     try {
-      const w = new KernelWriter(k, layout, funcs, globals, helpers)
+      const w = new KernelWriter(k, layout, funcs, globals, helpers, calls)
       const body = w.write()
       const idx = mb.addFunc(body)
       const name = `k${i}`
@@ -192,7 +225,18 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Help
   return { ftz: ftzI, sat: satI }
 }
 
-/** Writes one kernel. Throws WasmRefusal for what it cannot lower. */
+/** The device functions a kernel may call: their function index (undefined: no wasm lowering, with the
+ *  reason in `why`) and frames (parameter and return offsets, frame size). */
+interface Callees {
+  index(name: string): number | undefined
+  frames: ReadonlyMap<string, Frame>
+  why: ReadonlyMap<string, WasmRefusal>
+}
+
+/** The parameters of a device function's wasm function, as locals: FB at 2, as in a kernel's. */
+const FUNC_PARAMS = ['LB', 'LF', 'FB', 'PSP', 't', 'tx', 'ty', 'tz', 'cx', 'cy', 'cz'] as const
+
+/** Writes one kernel, or one device function. Throws WasmRefusal for what it cannot lower. */
 class KernelWriter {
   private readonly fn: IrFunction
   private readonly classes: RegisterClass[]
@@ -235,9 +279,8 @@ class KernelWriter {
   /** Window limits by space, size and alignment (windowLimit). */
   private readonly limits = new Map<string, number>()
 
-  constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers) {
+  constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers, private readonly callees: Callees) {
     this.fn = k.fn
-    if (this.fn.kind !== 'entry') throw new WasmRefusal('only kernels (.entry) get wasm functions')
     if (k.suspends) throw new WasmRefusal(`its threads suspend at barriers or collectives in the continuation scheme${k.plan?.kind === 'fallback' ? ` (${k.plan.reason})` : ''}, which only the JavaScript tier has`)
     if (k.plan?.kind === 'fallback') throw new WasmRefusal(`it runs in the continuation scheme: ${k.plan.reason}`)
     if (k.plan?.kind === 'loops') {
@@ -252,10 +295,12 @@ class KernelWriter {
     const cfg = buildCfg(this.fn)
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.windows = planWindowGroups(this.fn, cfg, this.classes)
-    this.b = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'i32'])
+    const isFunc = this.fn.kind === 'func'
+    this.b = new FunctionBody(isFunc ? FUNC_PARAMS.map(() => 'i32' as const) : ['i32', 'i32', 'i32', 'i32', 'i32'])
+    if (isFunc) FUNC_PARAMS.forEach((n, i) => { this.L[n] = i })
     this.regs = this.classes.map((c) => this.b.local(classType(c)))
-    for (const g of LAUNCH_GLOBALS) this.L[g] = this.b.local('i32')
-    for (const n of ['b', 'cx', 'cy', 'cz', 't', 'tx', 'ty', 'tz', 'LB', 'a32', 'NT']) this.L[n] = this.b.local('i32')
+    for (const g of LAUNCH_GLOBALS) if (!(isFunc && g === 'PSP')) this.L[g] = this.b.local('i32')
+    for (const n of ['b', 'cx', 'cy', 'cz', 't', 'tx', 'ty', 'tz', 'LB', 'a32', 'NT', 'LF']) if (this.L[n] === undefined) this.L[n] = this.b.local('i32')
     this.L.a = this.b.local('i64')
   }
 
@@ -274,6 +319,7 @@ class KernelWriter {
   private row(): number { return this.k.rowBase + this.cur.index }
 
   write(): FunctionBody {
+    if (this.fn.kind === 'func') return this.writeFunction()
     const { b, L } = this
     const [T0, T1, FB, B0, B1] = [0, 1, 2, 3, 4]
     if (this.plan) {
@@ -324,6 +370,35 @@ class KernelWriter {
       this.loadAt(p.mt, p.off)
       b.set(p.local)
     }
+    this.emitLimits()
+    b.code.append(rest)
+    return b
+  }
+
+  /** A device function: its body once, for the calling thread (FUNC_PARAMS), `ret` leaving it. */
+  private writeFunction(): FunctionBody {
+    const { b, L } = this
+    if (this.structure.kind !== 'structured') throw new WasmRefusal('its control flow does not nest')
+    for (const g of LAUNCH_GLOBALS) if (g !== 'PSP') b.gget(this.globals[g]!).set(L[g]!)
+    b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
+    const entry = b.code.length
+    this.threadLevel = b.open('block')
+    this.nodes(this.structure.body)
+    b.end()
+    const rest = b.code.splice(entry)
+    for (const p of this.params.values()) {
+      b.get(2).set(L.a32!)
+      this.loadAt(p.mt, p.off)
+      b.set(p.local)
+    }
+    this.emitLimits()
+    b.code.append(rest)
+    return b
+  }
+
+  /** The window limits windowLimit asked for, computed once at entry. */
+  private emitLimits(): void {
+    const { b, L } = this
     for (const [key, l] of this.limits) {
       const [space, n, al] = key.split(':')
       const size = space === 'shared' ? L.SHN! : L.LSZ!
@@ -332,8 +407,60 @@ class KernelWriter {
       b.get(size).i32(Number(n)).op(Op.i32_ge_u)
       b.op(Op.select).set(l)
     }
-    b.code.append(rest)
-    return b
+  }
+
+  /** call(.uni) (rets), f, (args) to a device function with a wasm lowering (emit-instruction.ts call): the
+   *  arguments copied into a frame at the parameter stack pointer, the function called with the next frame
+   *  after it, the returns copied back; past the call stack's end, a `callstack` fault. */
+  private call(ins: Instruction): void {
+    const b = this.b, L = this.L, A = ins.operands
+    let i = 0
+    let rets: IrOperand[] = []
+    if (A[0]?.kind === 'list') { rets = A[0].items; i = 1 }
+    const target = A[i]
+    if (target?.kind !== 'sym' || target.target !== 'function') return this.fail('indirect calls are not lowered')
+    const name = target.name
+    const args = A[i + 1]?.kind === 'list' ? (A[i + 1] as Extract<IrOperand, { kind: 'list' }>).items : []
+    if (name === '__assertfail') { this.fault(SPACES.indexOf('assert'), () => b.f64(0)); return }
+    if (name === 'vprintf') return this.fail('printf is not lowered')
+    const idx = this.callees.index(name)
+    if (idx === undefined) {
+      const why = this.callees.why.get(name)
+      return this.fail(why ? `it calls ${name}, which has no WebAssembly lowering (${why.message})` : `a call to ${name}, which has no body in this module`)
+    }
+    const callee = this.callees.frames.get(name)!
+    const fn = (this.k.allFunctions ?? []).find((f) => f.name === name)
+    if (!fn) return this.fail(`a call to ${name}, which has no body in this module`)
+    const argAddr = (o: IrOperand): void => {
+      if (o.kind !== 'sym') this.fail('call arguments must be .param variables')
+      const v = this.k.frame.vars.get((o as { name: string }).name)
+      if (!v || v.v.space !== 'param') this.fail(`call argument ${(o as { name: string }).name} is not a .param variable`)
+      b.get(this.k.frame.localParams.has(v!.v.name) ? L.LB! : 2).i32(v!.off).op(Op.i32_add)
+    }
+    const nf = this.tmp('nf', 'i32')
+    b.get(L.PSP!).set(nf)
+    b.get(nf).i32(callee.frameSize).op(Op.i32_add).get(L.PSEND!).op(Op.i32_gt_u)
+    b.begin('if'); this.fault(SPACES.indexOf('callstack'), () => b.f64(0)); b.end()
+    const copy = (to: () => void, from: () => void, size: number) => {
+      const dst = this.tmp('cd', 'i32'), src = this.tmp('cs', 'i32')
+      to(); b.set(dst); from(); b.set(src)
+      let k = 0
+      for (; k + 8 <= size; k += 8) b.get(dst).get(src).mem(Op.i64_load, 0, k).mem(Op.i64_store, 0, k)
+      for (; k + 4 <= size; k += 4) b.get(dst).get(src).mem(Op.i32_load, 0, k).mem(Op.i32_store, 0, k)
+      for (; k < size; k++) b.get(dst).get(src).mem(Op.i32_load8_u, 0, k).mem(Op.i32_store8, 0, k)
+    }
+    args.forEach((o, j) => {
+      if (j >= fn.params.length) this.fail(`too many arguments for ${name}`)
+      copy(() => b.get(nf).i32(callee.paramOffsets[j]!).op(Op.i32_add), () => argAddr(o), fn.params[j]!.size)
+    })
+    // LB, LF (the callee's locals after this function's), FB, PSP, t, tid, ctaid
+    b.get(L.LB!).get(L.LF!).i32(this.k.frame.localSize).op(Op.i32_add).get(nf).get(nf).i32(callee.frameSize).op(Op.i32_add)
+    for (const n of ['t', 'tx', 'ty', 'tz', 'cx', 'cy', 'cz']) b.get(L[n]!)
+    b.call(idx)
+    rets.forEach((o, j) => {
+      if (j >= fn.returns.length) this.fail(`too many return values for ${name}`)
+      copy(() => argAddr(o), () => b.get(nf).i32(callee.retOffsets[j]!).op(Op.i32_add), fn.returns[j]!.size)
+    })
   }
 
   /** x, y, z of the linear index in local v over an NX × NY × … shape (block or thread indices). */
@@ -1093,6 +1220,13 @@ class KernelWriter {
       case 'special': return this.special(o.name, k)
       case 'sym': {
         if (o.target === 'function') return this.fail('function addresses are not lowered')
+        const fl = this.frameLocal(o.name)
+        if (fl !== undefined) {
+          if (k === 'f32' || k === 'f64' || k === 'pred') return this.fail('a symbol read as a float or predicate')
+          b.get(this.L.LF!).i32(fl).op(Op.i32_add)
+          if (k === 'i64') b.op(Op.i64_extend_i32_u); else this.narrow(k)
+          return
+        }
         const a = this.symAddr(o.name)
         if (a === undefined) return this.fail(`unknown symbol ${o.name}`)
         if (k === 'i64') { b.i64(BigInt(a)); return }
@@ -1336,7 +1470,15 @@ class KernelWriter {
   }
 
   /** Address of a symbol in its own state space (emit-js.ts symAddr). */
+  /** A device function's .local variable: its offset in the thread's local window is LF (where the caller's
+   *  locals end) + its frame offset, known at run time only. */
+  private frameLocal(name: string): number | undefined {
+    const v = this.k.frame.vars.get(name)
+    return this.fn.kind === 'func' && v?.v.space === 'local' ? v.off : undefined
+  }
+
   private symAddr(name: string): number | undefined {
+    if (this.frameLocal(name) !== undefined) throw new WasmRefusal(`the address of the device function's local ${name} as a constant`)
     const v = this.k.frame.vars.get(name)
     if (v) {
       if (v.v.space === 'param') return undefined
@@ -1427,6 +1569,7 @@ class KernelWriter {
       if (sat) b.op(Op.f64_promote_f32).call(this.helpers.sat).op(Op.f32_demote_f64)
     }
     if (['add', 'sub', 'mul', 'fma', 'mad'].includes(ins.op) && ['f16', 'bf16', 'f16x2', 'bf16x2'].includes(t)) return this.half(ins)
+    if (((ins.op === 'add' || ins.op === 'sub' || ins.op === 'mad') && ins.flags.cc) || ins.op === 'addc' || ins.op === 'subc' || ins.op === 'madc') return this.carry(ins)
     switch (ins.op) {
       case 'mov': return this.mov(ins)
       case 'ld': case 'ldu': return this.load(ins)
@@ -1635,6 +1778,7 @@ class KernelWriter {
         return
       case 'atom': case 'red': return this.atomic(ins)
       case 'cp': return this.cpAsync(ins)
+      case 'call': return this.call(ins)
       case 'shf': {
         // funnel shift of b:a (numeric.ts shf): n = c & 31 (.wrap) or min(c, 32) (.clamp, unsigned)
         if (t !== 'b32') return this.fail(`shf of type .${t}`)
@@ -1713,6 +1857,51 @@ class KernelWriter {
       b.get(c).i64(0n).get(a).i64(0n).op(Op.i64_lt_s).op(Op.select).op(Op.i64_sub)
       b.get(a).i64(0n).get(c).i64(0n).op(Op.i64_lt_s).op(Op.select).op(Op.i64_sub)
     }
+  }
+
+  /** add.cc / addc(.cc) / sub.cc / subc(.cc) / mad.lo.cc / madc.{lo,hi}(.cc) with the carry flag in a local
+   *  (emit-instruction.ts carry): carry out of an unsigned sum, borrow out of a difference. */
+  private carry(ins: Instruction): void {
+    const b = this.b, A = ins.operands, t = ins.type ?? ''
+    const CF = this.tmp('CF', 'i32')
+    const setCC = ins.flags.cc === true
+    const useC = ins.op === 'addc' || ins.op === 'subc' || ins.op === 'madc'
+    const isSub = ins.op === 'sub' || ins.op === 'subc'
+    const isMad = ins.op === 'mad' || ins.op === 'madc'
+    if (isMad && ins.part !== 'lo' && ins.part !== 'hi') return this.fail(`${ins.op} without .lo or .hi`)
+    if (t === 'u64' || t === 's64' || t === 'b64') {
+      const x = this.tmp('cx64', 'i64'), y = this.tmp('cy64', 'i64'), s1 = this.tmp('cs64', 'i64'), c1 = this.tmp('cc1', 'i32')
+      if (isMad) {
+        if (ins.part === 'hi') this.mulHi64(A[1], A[2], false)
+        else { this.rd(A[1], 'i64'); this.rd(A[2], 'i64'); b.op(Op.i64_mul) }
+        b.set(x); this.rd(A[3], 'i64'); b.set(y)
+      } else { this.rd(A[1], 'i64'); b.set(x); this.rd(A[2], 'i64'); b.set(y) }
+      if (isSub) {
+        // borrow: a < b, or a − b = 0 with a borrow in
+        b.get(x).get(y).op(Op.i64_lt_u).set(c1)
+        b.get(x).get(y).op(Op.i64_sub).set(s1)
+        if (useC) { b.get(s1).op(Op.i64_eqz).get(CF).op(Op.i32_and).get(c1).op(Op.i32_or).set(c1); b.get(s1).get(CF).op(Op.i64_extend_i32_u).op(Op.i64_sub).set(s1) }
+      } else {
+        b.get(x).get(y).op(Op.i64_add).tee(s1).get(x).op(Op.i64_lt_u).set(c1)
+        if (useC) { b.get(s1).i64(-1n).op(Op.i64_eq).get(CF).op(Op.i32_and).get(c1).op(Op.i32_or).set(c1); b.get(s1).get(CF).op(Op.i64_extend_i32_u).op(Op.i64_add).set(s1) }
+      }
+      if (setCC) b.get(c1).set(CF)
+      return this.wr(A[0], 'i64', () => { b.get(s1) })
+    }
+    if (t !== 'u32' && t !== 's32' && t !== 'b32') return this.fail(`carry arithmetic on .${t}`)
+    const u = this.tmp('cu', 'i64')
+    if (isMad) {
+      if (ins.part === 'hi') this.mulHi32(A[1], A[2], t === 's32'); else { this.rd(A[1], 'i32'); this.rd(A[2], 'i32'); b.op(Op.i32_mul) }
+      b.op(Op.i64_extend_i32_u)
+      this.rd(A[3], 'i32'); b.op(Op.i64_extend_i32_u).op(Op.i64_add)
+    } else {
+      this.rd(A[1], 'i32'); b.op(Op.i64_extend_i32_u)
+      this.rd(A[2], 'i32'); b.op(Op.i64_extend_i32_u).op(isSub ? Op.i64_sub : Op.i64_add)
+    }
+    if (useC) b.get(CF).op(Op.i64_extend_i32_u).op(isSub ? Op.i64_sub : Op.i64_add)
+    b.set(u)
+    if (setCC) { b.get(u); if (isSub) b.i64(0n).op(Op.i64_lt_s); else b.i64(32n).op(Op.i64_shr_u).op(Op.i64_eqz).op(Op.i32_eqz); b.set(CF) }
+    this.wr(A[0], 'i32', () => { b.get(u).op(Op.i32_wrap_i64) })
   }
 
   /** An i64 on the stack clamped to int32 (numeric.ts satS32). */
@@ -1812,13 +2001,23 @@ class KernelWriter {
       else return this.fail('address register must be an integer')
     } else if (base.kind === 'sym') {
       const v = this.k.frame.vars.get(base.name)
+      if (v?.v.space === 'param' && !this.fn.params.some((p) => p.name === base.name)) {
+        // a return value or a call sequence's variable, in the frame (FB + its offset) or, for kernels whose
+        // threads take turns at collectives, in the thread's local memory (Frame.localParams): checked here
+        if (space !== 'param') return this.fail('the address of a parameter in another state space')
+        if (o.offset < 0 || o.offset + n > v.v.size) return this.fail('an access past its parameter')
+        b.get(this.k.frame.localParams.has(base.name) ? L.LB! : 2).i32(v.off + o.offset).op(Op.i32_add).set(L.a32!)
+        return
+      }
       if (v?.v.space === 'param') {
-        if (space !== 'param' || !this.fn.params.some((p) => p.name === base.name)) return this.fail('call-sequence parameters are not lowered')
+        if (space !== 'param') return this.fail('the address of a parameter in another state space')
         // a kernel parameter: FB + its offset, inside the launch's parameter frame, which holds every
         // parameter the kernel declares (the launch checks the size): no check to make
         if (o.offset < 0 || o.offset + n > v.v.size) return this.fail('an access past its parameter')
         b.get(2).i32(v.off + o.offset).op(Op.i32_add).set(L.a32!)
         return
+      } else if (this.frameLocal(base.name) !== undefined) {
+        b.get(L.LF!).op(Op.i64_extend_i32_u).i64(BigInt(this.frameLocal(base.name)! + o.offset)).op(Op.i64_add)
       } else {
         const s = this.symAddr(base.name)
         if (s === undefined) return this.fail(`unknown symbol ${base.name}`)
@@ -2003,7 +2202,7 @@ class KernelWriter {
     const sz = typeSize(t)
     if (!sz || t === 'b128' || sz > 8) return this.fail(`load of type .${t}`)
     const am = A[1]
-    if (space === 'param' && vec === 1 && am?.kind === 'addr' && am.base?.kind === 'sym' && A[0]?.kind === 'reg') {
+    if (this.fn.kind === 'entry' && space === 'param' && vec === 1 && am?.kind === 'addr' && am.base?.kind === 'sym' && A[0]?.kind === 'reg') {
       const pv = this.k.frame.vars.get(am.base.name)
       if (pv?.v.space === 'param' && this.fn.params.some((p) => p.name === pv.v.name) && am.offset >= 0 && am.offset + sz <= pv.v.size) {
         // kernel parameters are read-only for the whole launch: loaded once per call (emit-js.ts hoistParam)

@@ -278,6 +278,9 @@ export class ModuleBuilder {
     return this.importedGlobals++
   }
 
+  /** The index the next defined function gets. */
+  functionCount(): number { return this.importedFuncs + this.funcs.length }
+
   /** Defines a function: its function index (after the imported ones). */
   addFunc(body: FunctionBody, results: readonly ValType[] = []): number {
     this.funcs.push({ type: this.typeIndex({ params: body.params, results }), body })

@@ -6,7 +6,7 @@
 // rng() do for a JS one, so both tiers fault alike and cache alike.
 import type { LaunchState, ModuleInstance } from '../instance.js'
 import { bf16ToNum, bfe32, bfe64, bfi32, bfi64, brev32, cvt32, f16ToNum, fma32, fma64, fmaB, fmaH, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
-import { DIRECTED, LAUNCH_GLOBALS, PRMT_MODES, ROUND_OPS, SPACES } from './emit-wasm.js'
+import { DIRECTED, LAUNCH_GLOBALS, NO_ADDRESS, PRMT_MODES, ROUND_OPS, SPACES } from './emit-wasm.js'
 
 /** A compiled wasm module of kernels and where each lives in the instance's function table. */
 export interface WasmCode {
@@ -83,8 +83,8 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
     const imports = {
       e: {
         ...G, mem,
-        // a trap has no address (the JS tier passes none; emit-wasm.ts passes 0 for it)
-        fault: (row: number, a: number, space: number) => fault(row, SPACES[space] === 'trap' ? undefined : a, SPACES[space]!),
+        // a trap, a call past the call stack and an assertion have no address (the JS tier passes none; emit-wasm.ts passes 0)
+        fault: (row: number, a: number, space: number) => fault(row, NO_ADDRESS.has(SPACES[space]!) ? undefined : a, SPACES[space]!),
         miss, probe,
         fma32, fma64, fmaH, fmaB,
         sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,

@@ -2,13 +2,9 @@
 // 2 bad usage (DESIGN.md, "Contracts").
 import { UsageError, UserError } from './errors.js'
 
-export interface CliIO {
-  stdout: (text: string) => void
-  stderr: (text: string) => void
-  cwd: string
-}
+import type { CliIO, Command } from './io.js'
 
-export type Command = (args: string[], io: CliIO) => Promise<number>
+export type { CliIO, Command } from './io.js'
 
 const commands: Record<string, { summary: string; load: () => Promise<{ run: Command }> }> = {
   pack: { summary: 'pack images into an offload binary (llvm-offload-binary -o OUT --image=…)', load: () => import('./commands/pack.js') },

@@ -11,7 +11,7 @@ import { emitHostRefs, emitWrapperC, hostRefSymbolsFromManifest, type WrapperFla
 import {
   buildCudaFile, BuildSession, CompileError, DEFAULT_ARCH, formatDiagnostic, parseCacheSize, Pool, type BuildOptions, type BuildResult, type Diagnostic,
 } from '@kernelpack/toolchain'
-import type { CliIO } from '../main.js'
+import type { CliIO } from '../io.js'
 import { parseCommandArgs } from '../parse-args.js'
 import { UsageError, UserError } from '../errors.js'
 import { buildFatbin } from '../fatbinary.js'

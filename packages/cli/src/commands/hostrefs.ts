@@ -5,7 +5,7 @@ import { writeFileAtomic } from '@kernelpack/toolchain/atomic-write'
 import { resolve } from 'node:path'
 import { emitHostRefs, hostRefSymbolsFromManifest } from '@kernelpack/codegen'
 import { readPtxManifest } from '@kernelpack/toolchain'
-import type { CliIO } from '../main.js'
+import type { CliIO } from '../io.js'
 import { parseCommandArgs } from '../parse-args.js'
 import { UsageError, UserError } from '../errors.js'
 

@@ -5,7 +5,7 @@
 import { closeSync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { imageKindName, offloadKindName } from '@kernelpack/offload/core'
-import type { CliIO } from '../main.js'
+import type { CliIO } from '../io.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseOptions } from '../image-args.js'
 import { scanOffloadFile } from '../offload-file.js'

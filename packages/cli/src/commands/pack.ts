@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { encodeV1Prefix, imageKindOfFile, offloadKindFromName } from '@kernelpack/offload/core'
-import type { CliIO } from '../main.js'
+import type { CliIO } from '../io.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseImageArgs, parseOptions } from '../image-args.js'
 import { CHUNK, copyRange, newBuffer, writeAll, writeAtomically } from '../offload-file.js'

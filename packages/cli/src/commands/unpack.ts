@@ -8,7 +8,7 @@
 import { closeSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { imageKindName, offloadKindFromName, stemOf } from '@kernelpack/offload/core'
-import type { CliIO } from '../main.js'
+import type { CliIO } from '../io.js'
 import { UsageError, UserError } from '../errors.js'
 import { parseImageArgs, parseOptions } from '../image-args.js'
 import { extractImage, imageBytes, scanOffloadFile, writeAll, writeAtomically } from '../offload-file.js'

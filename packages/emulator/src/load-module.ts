@@ -242,7 +242,7 @@ function bindWasm(lm: LoadedModule, code: ReturnType<typeof writeWasmModule>, mo
   // the wasm thread loops keep per-thread registers after each thread's local memory
   for (const [name, n] of code.slotBytes) lm.functions.get(name)!.slotBytes = n
   const heap = lm.heap
-  lm.inst = withWasmKernels(lm.inst, lm.wasm, () => heap.memory, (i, a, what) => { throw faultOf(lm, i, a, what) })
+  lm.inst = withWasmKernels(lm.inst, lm.wasm, () => heap.memory, (i, a, what) => { throw faultOf(lm, i, a, what) }, (text, t, b, site) => lm.printf.add(text, t, b, site))
 }
 
 /** The EmulatorFault for a kernel's `fault(i, a, what)` call: the instruction i of the module's table, the

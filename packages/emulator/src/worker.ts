@@ -97,7 +97,7 @@ export function serveWorker(post: (m: FromWorker) => void): (m: ToWorker) => voi
       case 'load':
         try {
           let inst = instantiate(m.source, hooks)
-          if (m.wasm) inst = withWasmKernels(inst, m.wasm, () => memory, (i, a, what) => hooks.fault(i, a, what))
+          if (m.wasm) inst = withWasmKernels(inst, m.wasm, () => memory, (i, a, what) => hooks.fault(i, a, what), (text, t, b, site) => hooks.print(text, t, b, site))
           modules.set(m.mod, { inst, boundHeap: -1, boundOk: -1 })
         } catch (e) {
           // e.g. a worker script served with a Content Security Policy without 'unsafe-eval'

@@ -70,6 +70,7 @@ export const IMPORTED_FUNCS = {
   numToF16: [['f64'], ['i32']],
   numToBf16: [['f64'], ['i32']],
   fmaH: [['f64', 'f64', 'f64'], ['i32']],
+  vprintf: [['i32', 'f64', 'f64', 'i32', 'i32'], ['i32']],
   bfe64u: [['i64', 'i32', 'i32'], ['i64']],
   bfe64s: [['i64', 'i32', 'i32'], ['i64']],
   bfi64: [['i64', 'i64', 'i32', 'i32'], ['i64']],
@@ -422,7 +423,28 @@ class KernelWriter {
     const name = target.name
     const args = A[i + 1]?.kind === 'list' ? (A[i + 1] as Extract<IrOperand, { kind: 'list' }>).items : []
     if (name === '__assertfail') { this.fault(SPACES.indexOf('assert'), () => b.f64(0)); return }
-    if (name === 'vprintf') return this.fail('printf is not lowered')
+    if (name === 'vprintf') {
+      // the format's and the argument buffer's generic addresses (the two .b64 arguments), formatted by the
+      // instance as the JS tier's E.vprintf does, with the thread, the block and this call's row
+      const argAt = (o: IrOperand | undefined) => {
+        if (!o) { b.f64(0); return }
+        if (o.kind !== 'sym') this.fail('call arguments must be .param variables')
+        const v = this.k.frame.vars.get((o as { name: string }).name)
+        if (!v || v.v.space !== 'param') this.fail('a vprintf argument that is not a .param variable')
+        b.get(this.k.frame.localParams.has(v!.v.name) ? L.LB! : 2).mem(Op.i64_load, 0, v!.off).op(Op.f64_convert_i64_s)
+      }
+      b.i32(this.row()); argAt(args[0]); argAt(args[1]); b.get(L.t!)
+      b.get(L.cx!).get(L.NCX!).get(L.cy!).get(L.NCY!).get(L.cz!).op(Op.i32_mul).op(Op.i32_add).op(Op.i32_mul).op(Op.i32_add)
+      b.call(this.funcs.vprintf!)
+      const r = this.tmp('pr', 'i32')
+      b.set(r)
+      const ret = rets[0]
+      if (ret?.kind === 'sym') {
+        const v = this.k.frame.vars.get(ret.name)
+        if (v?.v.space === 'param') b.get(this.k.frame.localParams.has(v.v.name) ? L.LB! : 2).get(r).mem(Op.i32_store, 0, v.off)
+      }
+      return
+    }
     const idx = this.callees.index(name)
     if (idx === undefined) {
       const why = this.callees.why.get(name)
@@ -1946,7 +1968,16 @@ class KernelWriter {
     let kk = kindOfType(t) ?? this.fail(`mov of type .${t}`)
     if (t === 'b32' || t === 'u32' || t === 's32') kk = d === 'f32' ? 'f32' : 'i32'
     if (t === 'b64' || t === 'u64' || t === 's64') kk = d === 'f64' ? 'f64' : 'i64'
-    if (src?.kind === 'sym' && this.k.frame.vars.get(src.name)?.v.space === 'param') return this.fail('the address of a parameter')
+    const pv = src?.kind === 'sym' ? this.k.frame.vars.get(src.name) : undefined
+    if (pv?.v.space === 'param') {
+      // a parameter's address (emit-js.ts symAddr): where it is in the heap, FB + its offset (LB + it for a
+      // call sequence's variable in the thread's local memory); ld.param through it checks [PB, PE)
+      if (kk !== 'i64' && kk !== 'i32') return this.fail('a parameter\'s address as a float')
+      return this.wr(dst, kk, () => {
+        this.b.get(this.k.frame.localParams.has(pv.v.name) ? this.L.LB! : 2).i32(pv.off).op(Op.i32_add)
+        if (kk === 'i64') this.b.op(Op.i64_extend_i32_u)
+      })
+    }
     this.wr(dst, kk, () => this.rd(src, kk))
   }
 
@@ -2354,6 +2385,25 @@ class KernelWriter {
       b.begin('if').get(seen).set(old).br(again).end()
       b.end()
       if (dst) this.wr(dst, t === 'f32' ? 'f32' : 'i32', () => { b.get(old); if (t === 'f32') b.op(Op.f32_reinterpret_i32) })
+      return
+    }
+    if (((op === 'min' || op === 'max') && (t === 'u64' || t === 's64')) || (op === 'add' && t === 'f64')) {
+      // the same loop on 64 bits
+      this.address(am, space, 8, 0)
+      const old = this.tmp('old64', 'i64'), nv = this.tmp('nv64', 'i64'), val = this.tmp('val64', 'i64'), seen = this.tmp('seen64', 'i64')
+      if (t === 'f64') { this.rd(v, 'f64'); b.op(Op.i64_reinterpret_f64) } else this.rd(v, 'i64')
+      b.set(val)
+      b.get(this.L.a32!).atomic(AtomicOp.i64_atomic_load, 3).set(old)
+      const again = b.open('loop')
+      const s = t === 's64'
+      if (op === 'add') b.get(old).op(Op.f64_reinterpret_i64).get(val).op(Op.f64_reinterpret_i64).op(Op.f64_add).op(Op.i64_reinterpret_f64)
+      else b.get(old).get(val).get(old).get(val).op(op === 'min' ? (s ? Op.i64_lt_s : Op.i64_lt_u) : (s ? Op.i64_gt_s : Op.i64_gt_u)).op(Op.select)
+      b.set(nv)
+      b.get(this.L.a32!).get(old).get(nv).atomic(AtomicOp.i64_atomic_rmw_cmpxchg, 3)
+      b.tee(seen).get(old).op(Op.i64_ne)
+      b.begin('if').get(seen).set(old).br(again).end()
+      b.end()
+      if (dst) this.wr(dst, t === 'f64' ? 'f64' : 'i64', () => { b.get(old); if (t === 'f64') b.op(Op.f64_reinterpret_i64) })
       return
     }
     return this.fail(`${ins.op}.${op}.${t} is not lowered`)

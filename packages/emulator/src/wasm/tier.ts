@@ -6,6 +6,7 @@
 // rng() do for a JS one, so both tiers fault alike and cache alike.
 import type { LaunchState, ModuleInstance } from '../instance.js'
 import { bf16ToNum, bfe32, bfe64, bfi32, bfi64, brev32, cvt32, f16ToNum, fma32, fma64, fmaB, fmaH, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
+import { formatPrintf } from '../printf.js'
 import { DIRECTED, LAUNCH_GLOBALS, NO_ADDRESS, PRMT_MODES, ROUND_OPS, SPACES } from './emit-wasm.js'
 
 /** A compiled wasm module of kernels and where each lives in the instance's function table. */
@@ -22,7 +23,7 @@ export type Codegen = 'auto' | 'wasm' | 'js'
 
 /** The instance `inst` with the kernels of `code` running as wasm once the heap (a WebAssembly.Memory,
  *  `memory()`) is bound; `fault` throws the tier's fault for (row, address, kind). */
-export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: () => WebAssembly.Memory | undefined, fault: (i: number, a: number | undefined, what: string) => never): ModuleInstance {
+export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: () => WebAssembly.Memory | undefined, fault: (i: number, a: number | undefined, what: string) => never, print: (text: string, t: number, b: number, site: number) => void): ModuleInstance {
   const G: Record<string, WebAssembly.Global> = {}
   for (const g of LAUNCH_GLOBALS) G[g] = new WebAssembly.Global({ value: 'i32', mutable: true }, 0)
   G.RL = new WebAssembly.Global({ value: 'f64', mutable: true }, 0)
@@ -87,6 +88,12 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
         fault: (row: number, a: number, space: number) => fault(row, NO_ADDRESS.has(SPACES[space]!) ? undefined : a, SPACES[space]!),
         miss, probe,
         fma32, fma64, fmaH, fmaB,
+        // device printf (instance.ts vprintf): the text from the format and the argument buffer in the heap
+        vprintf: (row: number, fmt: number, args: number, t: number, b: number) => {
+          const text = formatPrintf(new Uint8Array(mem.buffer), fmt, args, (x) => inst.heapAt(x))
+          print(text, t, b, row)
+          return text.length
+        },
         sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,
         brev32, bfi32, lop3, f16ToNum, bf16ToNum,
         bfe32u: (a: number, p: number, l: number) => bfe32(a, p, l, false),

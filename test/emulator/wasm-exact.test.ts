@@ -530,3 +530,145 @@ dc('a recursive device function with its own .local frame: the JS tier\'s result
 })
 
 dc.run()
+
+// --- 6. SIMD across threads ---
+
+// Barrier-free kernels whose threads run 4 at a time as f32x4/i32x4 (emit-wasm.ts vectorGroup): each the
+// JavaScript tier's bytes on launches whose groups all agree, whose last group is cut by n, whose rows end
+// inside a group (ntid.x not a multiple of 4), and whose lanes part at a per-thread branch before any store
+// (the group runs again one thread at a time). mod.inspect says when a kernel has the 4-lane path.
+const SIMD_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry saxpyish(.param .u64 p_x, .param .u64 p_y, .param .u64 p_out, .param .f32 p_a, .param .u32 p_n)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<12>;
+  .reg .f32 %f<12>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [p_x];
+  ld.param.u64 %rd2, [p_y];
+  ld.param.u64 %rd3, [p_out];
+  ld.param.f32 %f1, [p_a];
+  ld.param.u32 %r1, [p_n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.s32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd4, %rd1;
+  mul.wide.s32 %rd5, %r5, 4;
+  add.s64 %rd6, %rd4, %rd5;
+  ld.global.f32 %f2, [%rd6];
+  cvta.to.global.u64 %rd7, %rd2;
+  add.s64 %rd8, %rd7, %rd5;
+  ld.global.u32 %r6, [%rd8];
+  fma.rn.f32 %f3, %f1, %f2, 0f3F000000;
+  cvt.rn.f32.s32 %f4, %r6;
+  mul.f32 %f5, %f3, %f4;
+  sub.f32 %f6, %f5, %f2;
+  setp.lt.f32 %p2, %f6, 0f00000000;
+  neg.f32 %f7, %f6;
+  selp.f32 %f8, %f7, %f6, %p2;
+  setp.ne.f32 %p3, %f2, %f2;
+  @%p3 mov.f32 %f8, 0f7FC00000;
+  shl.b32 %r7, %r6, 3;
+  shr.s32 %r8, %r7, 1;
+  xor.b32 %r9, %r8, %r5;
+  cvt.rzi.s32.f32 %r10, %f8;
+  add.s32 %r11, %r9, %r10;
+  cvta.to.global.u64 %rd9, %rd3;
+  add.s64 %rd10, %rd9, %rd5;
+  st.global.f32 [%rd10], %f8;
+  add.s64 %rd11, %rd10, 16384;
+  st.global.u32 [%rd11], %r11;
+DONE:
+  ret;
+}
+
+.visible .entry parted(.param .u64 p_x, .param .u64 p_out, .param .u32 p_n)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_x];
+  ld.param.u64 %rd2, [p_out];
+  ld.param.u32 %r1, [p_n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd3, %rd1;
+  mul.wide.u32 %rd4, %r5, 4;
+  add.s64 %rd5, %rd3, %rd4;
+  ld.global.f32 %f1, [%rd5];
+  setp.gt.f32 %p2, %f1, 0f41200000;
+  @%p2 bra BIG;
+  mul.f32 %f2, %f1, 0f40000000;
+  bra.uni OUT;
+BIG:
+  add.f32 %f2, %f1, 0f3F800000;
+OUT:
+  cvta.to.global.u64 %rd6, %rd2;
+  add.s64 %rd7, %rd6, %rd4;
+  st.global.f32 [%rd7], %f2;
+DONE:
+  ret;
+}
+`
+
+const simd = suite('wasm tier: SIMD across threads')
+
+simd('4-lane kernels give the JavaScript tier\'s bytes: whole groups, a cut last group, rows that end inside a group, lanes that part', async () => {
+  const r = rng(7)
+  const N = 4096
+  const x = Float32Array.from({ length: N }, (_, i) => (i % 97 === 5 ? NaN : (r() - 0.4) * 30))
+  const y = Int32Array.from({ length: N }, () => Math.floor((r() - 0.5) * 2e6))
+  const runs: Array<{ kernel: string; block: number; n: number }> = [
+    { kernel: 'saxpyish', block: 256, n: N }, { kernel: 'saxpyish', block: 256, n: N - 3 }, { kernel: 'saxpyish', block: 30, n: 3001 },
+    { kernel: 'parted', block: 128, n: N }, { kernel: 'parted', block: 36, n: N - 1 },
+  ]
+  for (const run of runs) {
+    const outs: Record<string, Uint8Array> = {}
+    for (const codegen of ['wasm', 'js'] as const) {
+      const be = createEmulatorBackend({ codegen, workers: 0 })
+      try {
+        const mod = be.loadModule(ptxBytes(SIMD_PTX))
+        if (codegen === 'wasm') assert.ok(mod.inspect(run.kernel).includes('\n  SIMD across threads: 4 consecutive threads'), `${run.kernel} must get the 4-lane path:\n${mod.inspect(run.kernel)}`)
+        const dx = upload(be, x), dy = upload(be, y), dout = be.alloc(2 * 16384 + 16)
+        be.memset(dout, 0, 2 * 16384 + 16)
+        const grid: [number, number, number] = [Math.ceil(run.n / run.block), 1, 1]
+        const args = run.kernel === 'saxpyish' ? [{ u64: dx }, { u64: dy }, { u64: dout }, { f32: 1.75 }, { u32: run.n }] : [{ u64: dx }, { u64: dout }, { u32: run.n }]
+        await be.launch(mod.getFunction(run.kernel), { grid, block: [run.block, 1, 1], sharedBytes: 0 }, marshal(args as never))
+        outs[codegen] = download(be, dout, new Uint8Array(2 * 16384 + 16))
+      } finally {
+        be.dispose()
+      }
+    }
+    // NaNs may differ in payload only (the JS tier's numbers drop it); every other byte the same
+    const w = new Float32Array(outs.wasm!.buffer), j = new Float32Array(outs.js!.buffer)
+    const wi = new Uint32Array(outs.wasm!.buffer), ji = new Uint32Array(outs.js!.buffer)
+    let diff = -1
+    for (let i = 0; i < wi.length; i++) if (wi[i] !== ji[i] && !(i < 4096 && Number.isNaN(w[i]!) && Number.isNaN(j[i]!))) { diff = i; break }
+    assert.is(diff, -1, `${run.kernel} block ${run.block} n ${run.n}: word ${diff} is 0x${wi[diff]?.toString(16)} on wasm, 0x${ji[diff]?.toString(16)} on JS`)
+    assert.ok(ji.some((v) => v !== 0), 'the kernel wrote something')
+  }
+})
+
+simd('a kernel with an instruction without a 4-lane form keeps its scalar loop (and says nothing of SIMD)', () => {
+  const be = createEmulatorBackend({ codegen: 'wasm', workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(FMA_PTX.replace('fma.rn.f32 %f3, %f0, %f1, %f2;', 'div.rn.f32 %f3, %f0, %f1;')))
+    assert.ok(!mod.inspect('fma32').includes('SIMD'), mod.inspect('fma32'))
+    assert.ok(mod.inspect('fma32').endsWith('  tier: WebAssembly'))
+  } finally {
+    be.dispose()
+  }
+})
+
+simd.run()

@@ -499,7 +499,8 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
         const cf = entry(name)
         const tier = lm.tiers.get(name)
         const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
-        return `${describeThreadLoops(lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized)}\n  ${tierLine}`
+        const simd = tier?.simd ? '\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) in blocks whose accesses pass the block test' : ''
+        return `${describeThreadLoops(lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized)}${simd}\n  ${tierLine}`
       }
       if (debugEnabled()) {
         for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)

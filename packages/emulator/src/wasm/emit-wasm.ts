@@ -16,15 +16,19 @@
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
   analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, structureFunction, typeSize,
-  collectiveOf,
+  collectiveOf, definedRegisters,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
-import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, type ValType } from './encoder.js'
+import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
 import type { Frame, ModuleLayout } from '../emit-js.js'
 import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
+import { planSimd, type SimdPlan } from './simd-plan.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
+/** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
+class NotVectorizable extends Error {}
+
 export class WasmRefusal extends Error {
   constructor(message: string, readonly line?: number, readonly text?: string) { super(message) }
 }
@@ -124,6 +128,8 @@ export interface WasmModuleCode {
    *  the thread's state), by kernel: the launch makes each thread's local window that much larger. */
   slotBytes: Map<string, number>
   refused: Map<string, WasmRefusal>
+  /** Kernels whose unchecked loop runs 4 threads a step as f32x4/i32x4 (simd-plan.ts). */
+  simd: Set<string>
   /** Milliseconds spent writing the module (issue 24 item 6). */
   ms: number
 }
@@ -161,6 +167,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
+  const simd = new Set<string>()
   // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
   // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
   const devices = kernels.filter((k) => k.fn.kind === 'func')
@@ -199,13 +206,14 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       mb.exportFunc(name, idx)
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
+      if (w.vectorized) simd.add(k.fn.name)
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
       refused.set(k.fn.name, e)
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Helpers {
@@ -277,6 +285,15 @@ class KernelWriter {
   private readonly params = new Map<string, { local: number; off: number; mt: string }>()
   /** Shared/local accesses checked together at the start of their run (window-groups.ts). */
   private readonly windows: WindowGroups
+  /** SIMD across threads (simd-plan.ts): the plan while a 4-lane path may still be written, the 4-lane
+   *  registers, and the levels a group leaves by (done, or its lanes parted). */
+  private simd?: SimdPlan
+  private vmode = false
+  /** The 4-lane path was written. */
+  vectorized = false
+  private readonly vregs = new Map<number, number>()
+  private vDone = 0
+  private vFail = 0
   /** Window limits by space, size and alignment (windowLimit). */
   private readonly limits = new Map<string, number>()
 
@@ -349,6 +366,7 @@ class KernelWriter {
     // the hoisted sites are found while writing the checked copy; the per-block test and the unchecked copy
     // are written after it, into a body of their own, and spliced in front
     const checked = this.plan ? this.blockSchedule(this.plan, false) : this.threadLoop(T0, T1, false)
+    if (!this.plan && this.hoisted.size > 0) this.simd = planSimd(this.fn, this.classes, this.structure, (i) => this.testedStride(i) !== undefined)
     if (this.hoisted.size === 0) b.code.append(checked)
     else {
       const unchecked = this.plan ? this.blockSchedule(this.plan, true) : this.threadLoop(T0, T1, true)
@@ -485,6 +503,281 @@ class KernelWriter {
     })
   }
 
+  // --- SIMD across threads (simd-plan.ts) ---
+
+  /** The stride in tid.x (bytes) of memory access i when the per-block test covers it, else undefined. */
+  private testedStride(index: number): number | undefined {
+    const h = this.hoisted.get(`${index}:0`)
+    return h && h.space !== 'shared' && (h.c === 0 || h.c === 4) ? h.c : undefined
+  }
+
+  /** In the unchecked thread loop: threads t … t+3 (tid.x a multiple of 4, all in one row) as one 4-lane run
+   *  of the kernel; when their lanes part at a branch, nothing has been stored yet (simd-plan.ts), and the
+   *  loop goes on with thread t alone. If an instruction has no 4-lane form, no 4-lane code is written. */
+  private vectorGroup(T1: number, threads: number): void {
+    const { b, L } = this
+    const mark = b.mark()
+    const levels = new Map(this.level)
+    try {
+      b.get(L.tx!).i32(3).op(Op.i32_and).op(Op.i32_eqz)
+      b.get(L.tx!).i32(4).op(Op.i32_add).get(L.NTX!).op(Op.i32_le_u).op(Op.i32_and)
+      b.get(L.t!).i32(4).op(Op.i32_add).get(T1).op(Op.i32_le_u).op(Op.i32_and)
+      b.begin('if')
+      this.vFail = b.open('block')
+      this.vDone = b.open('block')
+      b.get(L.tx!).simd(SimdOp.i32x4_splat).i32x4([0, 1, 2, 3]).simd(SimdOp.i32x4_add).set(this.vlocal(-1))
+      this.vmode = true
+      this.nodes(this.structure.kind === 'structured' ? this.structure.body : [])
+      this.vmode = false
+      b.br(this.vDone)
+      b.end()
+      // the four threads ran: t += 4, tid.x += 4 (into the next row when that ends the row)
+      b.get(L.t!).i32(4).op(Op.i32_add).set(L.t!)
+      b.get(L.tx!).i32(4).op(Op.i32_add).tee(L.tx!).get(L.NTX!).op(Op.i32_eq)
+      b.begin('if').i32(0).set(L.tx!)
+      b.get(L.ty!).i32(1).op(Op.i32_add).tee(L.ty!).get(L.NTY!).op(Op.i32_eq)
+      b.begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
+      b.end()
+      b.br(threads)
+      b.end()
+      b.end()
+      this.vectorized = true
+    } catch (e) {
+      if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
+      this.vmode = false
+      b.rewind(mark)
+      this.level.clear()
+      for (const [k, v] of levels) this.level.set(k, v)
+      this.simd = undefined
+    }
+  }
+
+  /** The v128 local of register r (-1: tid.x of the four lanes). */
+  private vlocal(r: number): number {
+    let l = this.vregs.get(r)
+    if (l === undefined) { l = this.b.local('v128'); this.vregs.set(r, l) }
+    return l
+  }
+
+  private vfail(what: string): never { throw new NotVectorizable(`${this.cur.text}: ${what}`) }
+
+  /** Pushes operand o for the four lanes (i32 lanes; f32 values as their bits). */
+  private vrd(o: IrOperand | undefined): void {
+    const b = this.b, L = this.L
+    if (!o) return this.vfail('a missing operand')
+    switch (o.kind) {
+      case 'reg': {
+        const c = this.classes[o.id]
+        if (c !== 'i32' && c !== 'f32' && c !== 'pred') return this.vfail('a register that is not 32 bits wide')
+        b.get(this.vlocal(o.id)); return
+      }
+      case 'imm': {
+        const im = o.imm
+        if (im.kind === 'int') b.i32(Number(BigInt.asIntN(32, im.value)))
+        else if (im.kind === 'f32') b.i32(Number(BigInt.asIntN(32, im.bits)))
+        else return this.vfail('an immediate of this kind')
+        b.simd(SimdOp.i32x4_splat); return
+      }
+      case 'special': {
+        if (o.name === '%tid.x') { b.get(this.vlocal(-1)); return }
+        if (!['%tid.y', '%tid.z', '%ntid.x', '%ntid.y', '%ntid.z', '%ctaid.x', '%ctaid.y', '%ctaid.z', '%nctaid.x', '%nctaid.y', '%nctaid.z'].includes(o.name)) return this.vfail(`${o.name} in 4 lanes`)
+        this.special(o.name, 'i32'); b.simd(SimdOp.i32x4_splat)
+        void L
+        return
+      }
+      default: return this.vfail('an operand of this kind')
+    }
+  }
+
+  /** Writes the v128 `push` leaves to register o (a guarded instruction: only in the lanes whose guard holds). */
+  private vwr(o: IrOperand | undefined, push: () => void): void {
+    const b = this.b, ins = this.cur
+    if (o?.kind !== 'reg') return this.vfail('a destination that is not a register')
+    const c = this.classes[o.id]
+    if (c !== 'i32' && c !== 'f32' && c !== 'pred') return this.vfail('a destination that is not 32 bits wide')
+    const d = this.vlocal(o.id)
+    push()
+    if (ins.guard) {
+      // bitselect(new, old, mask)
+      b.get(d)
+      this.vguard(ins.guard)
+      b.simd(SimdOp.v128_bitselect)
+    }
+    b.set(d)
+  }
+
+  /** The lanes where guard g holds, as a mask. */
+  private vguard(g: { reg: number; negate: boolean }): void {
+    if (this.classes[g.reg] !== 'pred') this.vfail('a guard that is not a predicate register')
+    this.b.get(this.vlocal(g.reg))
+    if (g.negate) this.b.simd(SimdOp.v128_not)
+  }
+
+  private vinstruction(ins: Instruction): void {
+    const b = this.b, A = ins.operands, t = ins.type ?? ''
+    const defs = definedRegisters(ins)
+    // the address-only 64-bit registers are not computed (the accesses use the tested base)
+    if (defs.length && defs.every((r) => this.simd!.addressOnly.has(r))) return
+    const i32 = t === 's32' || t === 'u32' || t === 'b32'
+    const f32 = t === 'f32'
+    const rn = ins.rounding === undefined || ins.rounding === 'rn'
+    const plainF = f32 && rn && !ins.flags.ftz && !ins.flags.sat
+    const bin = (op: number) => this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.simd(op) })
+    switch (ins.op) {
+      case 'bra': {
+        const st = this.structure
+        const target = st.kind === 'structured' ? st.branches.get(ins.index) : undefined
+        const lv = target ? this.level.get(target.node) : undefined
+        if (lv === undefined) return this.vfail('a branch the structure does not resolve')
+        if (!ins.guard) { b.br(lv); return }
+        return this.vdecide(ins.guard, lv)
+      }
+      case 'ret': case 'exit':
+        if (!ins.guard) { b.br(this.vDone); return }
+        return this.vdecide(ins.guard, this.vDone)
+      case 'ld': return this.vload(ins)
+      case 'st': return this.vstore(ins)
+      case 'mov':
+        if (!i32 && !f32 && t !== 'pred') return this.vfail(`mov.${t}`)
+        return this.vwr(A[0], () => this.vrd(A[1]))
+      case 'add': case 'sub': case 'mul': {
+        if (ins.flags.cc || ins.flags.sat) return this.vfail('carry or saturation')
+        if (i32 && (ins.op !== 'mul' || ins.part === 'lo')) return bin(ins.op === 'add' ? SimdOp.i32x4_add : ins.op === 'sub' ? SimdOp.i32x4_sub : SimdOp.i32x4_mul)
+        const fused = plainF && ins.op !== 'mul' ? this.k.contraction?.get(ins.index) : undefined
+        if (fused) {
+          // one fma with the product it reads, as ptxas computes it (the scalar path's rule)
+          const m = this.fn.instructions[fused.mul]!
+          const other = A[fused.operand === 1 ? 2 : 1]
+          const negA = ins.op === 'sub' && fused.operand === 2, negC = ins.op === 'sub' && fused.operand === 1
+          return this.vwr(A[0], () => this.vfma(() => { this.vrd(m.operands[1]); if (negA) b.simd(SimdOp.f32x4_neg) }, () => this.vrd(m.operands[2]), () => { this.vrd(other); if (negC) b.simd(SimdOp.f32x4_neg) }))
+        }
+        if (plainF) return bin(ins.op === 'add' ? SimdOp.f32x4_add : ins.op === 'sub' ? SimdOp.f32x4_sub : SimdOp.f32x4_mul)
+        return this.vfail(`${ins.op}.${t}`)
+      }
+      case 'mad': case 'fma': {
+        if (ins.flags.cc || ins.flags.sat) return this.vfail('carry or saturation')
+        if (i32 && ins.op === 'mad' && ins.part === 'lo') return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.simd(SimdOp.i32x4_mul); this.vrd(A[3]); b.simd(SimdOp.i32x4_add) })
+        if (plainF) return this.vwr(A[0], () => this.vfma(() => this.vrd(A[1]), () => this.vrd(A[2]), () => this.vrd(A[3])))
+        return this.vfail(`${ins.op}.${t}`)
+      }
+      case 'and': case 'or': case 'xor':
+        if (!i32 && t !== 'pred') return this.vfail(`${ins.op}.${t}`)
+        return bin(ins.op === 'and' ? SimdOp.v128_and : ins.op === 'or' ? SimdOp.v128_or : SimdOp.v128_xor)
+      case 'not':
+        if (!i32 && t !== 'pred') return this.vfail(`not.${t}`)
+        return this.vwr(A[0], () => { this.vrd(A[1]); b.simd(SimdOp.v128_not) })
+      case 'shl': case 'shr': {
+        const k = A[2]?.kind === 'imm' && A[2].imm.kind === 'int' ? Number(A[2].imm.value) : -1
+        if (!i32 || k < 0 || k > 31) return this.vfail('a shift by a register or by 32 or more')
+        const op = ins.op === 'shl' ? SimdOp.i32x4_shl : t === 's32' ? SimdOp.i32x4_shr_s : SimdOp.i32x4_shr_u
+        return this.vwr(A[0], () => { this.vrd(A[1]); b.i32(k).simd(op) })
+      }
+      case 'neg': case 'abs':
+        if (t === 's32') return this.vwr(A[0], () => { this.vrd(A[1]); b.simd(ins.op === 'neg' ? SimdOp.i32x4_neg : SimdOp.i32x4_abs) })
+        if (f32 && !ins.flags.ftz) return this.vwr(A[0], () => { this.vrd(A[1]); b.simd(ins.op === 'neg' ? SimdOp.f32x4_neg : SimdOp.f32x4_abs) })
+        return this.vfail(`${ins.op}.${t}`)
+      case 'selp':
+        if (!i32 && !f32) return this.vfail(`selp.${t}`)
+        return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); this.vrd(A[3]); b.simd(SimdOp.v128_bitselect) })
+      case 'setp': return this.vsetp(ins)
+      case 'cvt': {
+        const [dt, st] = ins.types as [string, string]
+        if (ins.flags.ftz || ins.flags.sat || ins.flags.relu || ins.flags.satfinite) return this.vfail('cvt with .ftz/.sat')
+        let op: number | undefined
+        if (dt === 'f32' && (st === 's32' || st === 'u32') && rn && !ins.intRounding) op = st === 's32' ? SimdOp.f32x4_convert_i32x4_s : SimdOp.f32x4_convert_i32x4_u
+        else if ((dt === 's32' || dt === 'u32') && st === 'f32' && ins.intRounding === 'rzi') op = dt === 's32' ? SimdOp.i32x4_trunc_sat_f32x4_s : SimdOp.i32x4_trunc_sat_f32x4_u
+        if (op === undefined) return this.vfail(`cvt.${dt}.${st}`)
+        return this.vwr(A[0], () => { this.vrd(A[1]); b.simd(op) })
+      }
+      default: return this.vfail(`${ins.op} in 4 lanes`)
+    }
+  }
+
+  /** fma.rn.f32 of three 4-lane values, lane by lane, exactly as one thread does it (fma32). */
+  private vfma(px: () => void, py: () => void, pz: () => void): void {
+    const b = this.b
+    const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128'), r = this.tmp('vr', 'v128')
+    px(); b.set(x); py(); b.set(y); pz(); b.set(z)
+    b.get(x).set(r)
+    for (let j = 0; j < 4; j++) {
+      b.get(r)
+      b.get(x).simdLane(SimdOp.f32x4_extract_lane, j).get(y).simdLane(SimdOp.f32x4_extract_lane, j).get(z).simdLane(SimdOp.f32x4_extract_lane, j)
+      this.fma32()
+      b.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
+    }
+    b.get(r)
+  }
+
+  /** A guarded branch (or return) to level lv in 4 lanes: taken by all, or by none, or the group parts. */
+  private vdecide(g: { reg: number; negate: boolean }, lv: number): void {
+    const b = this.b
+    const m = this.tmp('vm', 'v128')
+    this.vguard(g)
+    b.tee(m).simd(SimdOp.i32x4_all_true).brIf(lv)
+    b.get(m).simd(SimdOp.v128_any_true).brIf(this.vFail)
+  }
+
+  private vsetp(ins: Instruction): void {
+    const b = this.b, A = ins.operands, t = ins.type ?? ''
+    const cmp = ins.cmp
+    if (ins.boolOp || A[0]?.kind === 'pair' || ins.flags.ftz || !cmp) return this.vfail('setp with two results, a boolean op or .ftz')
+    if (t === 'f32') {
+      const F: Record<string, number> = { eq: SimdOp.f32x4_eq, lt: SimdOp.f32x4_lt, le: SimdOp.f32x4_le, gt: SimdOp.f32x4_gt, ge: SimdOp.f32x4_ge }
+      if (F[cmp] !== undefined) return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.simd(F[cmp]!) })
+      if (cmp === 'ne') {
+        // ordered: both numbers and different
+        const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128')
+        return this.vwr(A[0], () => {
+          this.vrd(A[1]); b.set(x); this.vrd(A[2]); b.set(y)
+          b.get(x).get(x).simd(SimdOp.f32x4_eq).get(y).get(y).simd(SimdOp.f32x4_eq).simd(SimdOp.v128_and)
+          b.get(x).get(y).simd(SimdOp.f32x4_eq).simd(SimdOp.v128_andnot)
+        })
+      }
+      return this.vfail(`setp.${cmp}.f32`)
+    }
+    if (t !== 's32' && t !== 'u32' && t !== 'b32') return this.vfail(`setp.${t}`)
+    const s = t === 's32' && !['lo', 'ls', 'hi', 'hs'].includes(cmp)
+    const I: Record<string, number> = {
+      eq: SimdOp.i32x4_eq, ne: SimdOp.i32x4_ne,
+      lt: s ? SimdOp.i32x4_lt_s : SimdOp.i32x4_lt_u, le: s ? SimdOp.i32x4_le_s : SimdOp.i32x4_le_u,
+      gt: s ? SimdOp.i32x4_gt_s : SimdOp.i32x4_gt_u, ge: s ? SimdOp.i32x4_ge_s : SimdOp.i32x4_ge_u,
+      lo: SimdOp.i32x4_lt_u, ls: SimdOp.i32x4_le_u, hi: SimdOp.i32x4_gt_u, hs: SimdOp.i32x4_ge_u,
+    }
+    if (I[cmp] === undefined) return this.vfail(`setp.${cmp}.${t}`)
+    return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.simd(I[cmp]!) })
+  }
+
+  /** ld.param of a kernel parameter (one value, splat), or ld.global at a tested address (4 consecutive
+   *  words, or one word every lane reads). */
+  private vload(ins: Instruction): void {
+    const b = this.b, A = ins.operands, t = ins.type ?? ''
+    if (ins.guard || (ins.vector ?? 1) !== 1 || !['f32', 'u32', 's32', 'b32'].includes(t)) return this.vfail('a load of this kind')
+    if (ins.space === 'param') {
+      const local = this.paramLocal(ins)
+      if (local === undefined) return this.vfail('a parameter load that is not hoisted')
+      const c = this.cls(A[0])
+      return this.vwr(A[0], () => { b.get(local.local); if (local.f32) b.op(Op.i32_reinterpret_f32); b.simd(SimdOp.i32x4_splat); void c })
+    }
+    const stride = ins.space === 'global' ? this.testedStride(ins.index) : undefined
+    if (stride === undefined) return this.vfail('a load whose address the block test does not cover')
+    const h = this.hoisted.get(`${ins.index}:0`)!
+    return this.vwr(A[0], () => {
+      b.get(h.hv)
+      if (stride) { b.get(this.L.tx!).i32(stride).op(Op.i32_mul).op(Op.i32_add); b.simdMem(SimdOp.v128_load, 2) } else b.mem(Op.i32_load, 2).simd(SimdOp.i32x4_splat)
+    })
+  }
+
+  /** st.global at a tested address: 4 consecutive words, or the last lane's word where all lanes store to one. */
+  private vstore(ins: Instruction): void {
+    const b = this.b, A = ins.operands, t = ins.type ?? ''
+    if (ins.guard || (ins.vector ?? 1) !== 1 || !['f32', 'u32', 's32', 'b32'].includes(t) || ins.space !== 'global') return this.vfail('a store of this kind')
+    const stride = this.testedStride(ins.index)
+    if (stride === undefined) return this.vfail('a store whose address the block test does not cover')
+    const h = this.hoisted.get(`${ins.index}:0`)!
+    b.get(h.hv)
+    if (stride) { b.get(this.L.tx!).i32(stride).op(Op.i32_mul).op(Op.i32_add); this.vrd(A[1]); b.simdMem(SimdOp.v128_store, 2) } else { this.vrd(A[1]); b.simdLane(SimdOp.i32x4_extract_lane, 3).mem(Op.i32_store, 2) }
+  }
+
   /** x, y, z of the linear index in local v over an NX × NY × … shape (block or thread indices). */
   private split3(v: number, x: string, y: string, z: string, NX: string, NY: string): void {
     const { b, L } = this
@@ -515,6 +808,7 @@ class KernelWriter {
     const tdone = b.open('block')
     const threads = b.open('loop')
     b.get(L.t!).get(T1).op(Op.i32_ge_u).brIf(tdone)
+    if (unchecked && this.simd) this.vectorGroup(T1, threads)
     b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
     this.threadLevel = b.open('block')
     if (this.structure.kind === 'structured') this.nodes(this.structure.body)
@@ -1515,6 +1809,7 @@ class KernelWriter {
 
   private instruction(ins: Instruction): void {
     this.cur = ins
+    if (this.vmode) return this.vinstruction(ins)
     const b = this.b
     if (ins.op === 'bra') return this.branch(ins)
     if (ins.guard) {
@@ -2233,18 +2528,8 @@ class KernelWriter {
     const sz = typeSize(t)
     if (!sz || t === 'b128' || sz > 8) return this.fail(`load of type .${t}`)
     const am = A[1]
-    if (this.fn.kind === 'entry' && space === 'param' && vec === 1 && am?.kind === 'addr' && am.base?.kind === 'sym' && A[0]?.kind === 'reg') {
-      const pv = this.k.frame.vars.get(am.base.name)
-      if (pv?.v.space === 'param' && this.fn.params.some((p) => p.name === pv.v.name) && am.offset >= 0 && am.offset + sz <= pv.v.size) {
-        // kernel parameters are read-only for the whole launch: loaded once per call (emit-js.ts hoistParam)
-        const mt = this.memType(t, A[0])
-        const key = `${pv.off + am.offset}:${mt}`
-        let p = this.params.get(key)
-        if (!p) { p = { local: this.b.local(wasmType(this.loadKind(mt))), off: pv.off + am.offset, mt }; this.params.set(key, p) }
-        const local = p.local
-        return this.wr(A[0], this.loadKind(mt), () => this.b.get(local))
-      }
-    }
+    const hp = this.paramLocal(ins)
+    if (hp) return this.wr(A[0], hp.kind, () => this.b.get(hp.local))
     if (!SPACES.includes(space)) return this.fail(`loads from .${space}`)
     this.address(A[1], space, sz * vec, 0)
     const dsts = vec > 1 ? (A[0]?.kind === 'vec' ? A[0].items : this.fail('vector load needs a vector destination')) : [A[0]!]
@@ -2253,6 +2538,22 @@ class KernelWriter {
       const mt = this.memType(t, dst)
       this.wr(dst, this.loadKind(mt), () => this.loadAt(mt, i * sz))
     })
+  }
+
+  /** A kernel parameter's load, loaded once per call (kernel parameters are read-only for the whole launch:
+   *  emit-js.ts hoistParam): its local and kind, or undefined for any other load. */
+  private paramLocal(ins: Instruction): { local: number; kind: WKind; f32: boolean } | undefined {
+    const A = ins.operands, t = ins.type ?? '', am = A[1]
+    const sz = typeSize(t)
+    if (this.fn.kind !== 'entry' || ins.space !== 'param' || (ins.vector ?? 1) !== 1 || !sz || am?.kind !== 'addr' || am.base?.kind !== 'sym' || A[0]?.kind !== 'reg') return undefined
+    const pv = this.k.frame.vars.get(am.base.name)
+    if (pv?.v.space !== 'param' || !this.fn.params.some((p) => p.name === pv.v.name) || am.offset < 0 || am.offset + sz > pv.v.size) return undefined
+    const mt = this.memType(t, A[0])
+    const key = `${pv.off + am.offset}:${mt}`
+    let p = this.params.get(key)
+    if (!p) { p = { local: this.b.local(wasmType(this.loadKind(mt))), off: pv.off + am.offset, mt }; this.params.set(key, p) }
+    const kind = this.loadKind(mt)
+    return { local: p.local, kind, f32: kind === 'f32' }
   }
 
   private store(ins: Instruction): void {

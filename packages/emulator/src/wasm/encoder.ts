@@ -4,9 +4,9 @@
 // types, instruction encodings); the threads proposal for the atomic opcodes (0xfe prefix). Nothing here
 // knows about PTX: emit-wasm.ts decides what to write.
 
-export type ValType = 'i32' | 'i64' | 'f32' | 'f64'
+export type ValType = 'i32' | 'i64' | 'f32' | 'f64' | 'v128'
 
-const VALTYPE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x7c }
+const VALTYPE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x7c, v128: 0x7b }
 
 /** Something bytes are appended to: a number[] or a Bytes. */
 interface Sink { push(b: number): unknown }
@@ -143,6 +143,20 @@ export const AtomicOp = {
   i32_atomic_rmw_cmpxchg: 0x48, i64_atomic_rmw_cmpxchg: 0x49,
 } as const
 
+/** The 128-bit SIMD instructions the writers use (after the 0xfd prefix, as LEB128). */
+export const SimdOp = {
+  v128_load: 0x00, v128_store: 0x0b, v128_const: 0x0c, i32x4_splat: 0x11, f32x4_splat: 0x13,
+  i32x4_extract_lane: 0x1b, i32x4_replace_lane: 0x1c, f32x4_extract_lane: 0x1f, f32x4_replace_lane: 0x20,
+  i32x4_eq: 0x37, i32x4_ne: 0x38, i32x4_lt_s: 0x39, i32x4_lt_u: 0x3a, i32x4_gt_s: 0x3b, i32x4_gt_u: 0x3c,
+  i32x4_le_s: 0x3d, i32x4_le_u: 0x3e, i32x4_ge_s: 0x3f, i32x4_ge_u: 0x40,
+  f32x4_eq: 0x41, f32x4_ne: 0x42, f32x4_lt: 0x43, f32x4_gt: 0x44, f32x4_le: 0x45, f32x4_ge: 0x46,
+  v128_not: 0x4d, v128_and: 0x4e, v128_andnot: 0x4f, v128_or: 0x50, v128_xor: 0x51, v128_bitselect: 0x52, v128_any_true: 0x53,
+  i32x4_abs: 0xa0, i32x4_neg: 0xa1, i32x4_all_true: 0xa3, i32x4_shl: 0xab, i32x4_shr_s: 0xac, i32x4_shr_u: 0xad,
+  i32x4_add: 0xae, i32x4_sub: 0xb1, i32x4_mul: 0xb5,
+  f32x4_abs: 0xe0, f32x4_neg: 0xe1, f32x4_add: 0xe4, f32x4_sub: 0xe5, f32x4_mul: 0xe6,
+  i32x4_trunc_sat_f32x4_s: 0xf8, i32x4_trunc_sat_f32x4_u: 0xf9, f32x4_convert_i32x4_s: 0xfa, f32x4_convert_i32x4_u: 0xfb,
+} as const
+
 /** Block types: no result, or one value. */
 export type BlockType = 'void' | ValType
 
@@ -205,6 +219,21 @@ export class FunctionBody {
   /** A load or store with its alignment (log2 bytes) and constant offset. */
   mem(op: number, alignLog2: number, offset = 0): this { this.code.push(op); uleb(this.code, alignLog2); uleb(this.code, offset); return this }
   sat(op: number): this { this.code.push(0xfc); uleb(this.code, op); return this }
+  /** A SIMD instruction without immediates. */
+  simd(op: number): this { this.code.push(0xfd); uleb(this.code, op); return this }
+  /** v128.load / v128.store with their memory argument. */
+  simdMem(op: number, alignLog2: number, offset = 0): this { this.code.push(0xfd); uleb(this.code, op); uleb(this.code, alignLog2); uleb(this.code, offset); return this }
+  /** extract_lane / replace_lane with the lane. */
+  simdLane(op: number, lane: number): this { this.code.push(0xfd); uleb(this.code, op); this.code.push(lane); return this }
+  /** v128.const of four i32 lanes. */
+  i32x4(lanes: readonly [number, number, number, number]): this {
+    this.code.push(0xfd); uleb(this.code, SimdOp.v128_const)
+    for (const v of lanes) for (let i = 0; i < 4; i++) this.code.push((v >>> (8 * i)) & 0xff)
+    return this
+  }
+  /** Where the body is now, to go back to (rewind) when code written after it is dropped. */
+  mark(): { at: number; depth: number } { return { at: this.code.length, depth: this.depth } }
+  rewind(m: { at: number; depth: number }): void { this.code.splice(m.at); this.depth = m.depth }
   atomic(op: number, alignLog2: number, offset = 0): this { this.code.push(0xfe); uleb(this.code, op); uleb(this.code, alignLog2); uleb(this.code, offset); return this }
 
   /** The body as the code section holds it: size, locals (run-length grouped), code, `end`. */

@@ -289,6 +289,9 @@ class KernelWriter {
    *  registers, and the levels a group leaves by (done, or its lanes parted). */
   private simd?: SimdPlan
   private vmode = false
+  /** Writing the block-uniform instructions (writeVectorPrologue); set when that succeeded. */
+  private vprologue = false
+  private vectorPrologue: true | undefined
   /** The 4-lane path was written. */
   vectorized = false
   private readonly vregs = new Map<number, number>()
@@ -552,6 +555,26 @@ class KernelWriter {
     }
   }
 
+  /** The block-uniform instructions (simd-plan.ts) as 4-lane values, once per block before the thread loop;
+   *  on an instruction without a 4-lane form, nothing (and no 4-lane path). */
+  private writeVectorPrologue(): void {
+    const b = this.b
+    const mark = b.mark()
+    try {
+      this.vmode = true
+      this.vprologue = true
+      for (const i of this.simd!.uniform) this.instruction(this.fn.instructions[i]!)
+      this.vectorPrologue = true
+    } catch (e) {
+      if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
+      b.rewind(mark)
+      this.simd = undefined
+    } finally {
+      this.vmode = false
+      this.vprologue = false
+    }
+  }
+
   /** The v128 local of register r (-1: tid.x of the four lanes). */
   private vlocal(r: number): number {
     let l = this.vregs.get(r)
@@ -616,8 +639,10 @@ class KernelWriter {
   private vinstruction(ins: Instruction): void {
     const b = this.b, A = ins.operands, t = ins.type ?? ''
     const defs = definedRegisters(ins)
-    // the address-only 64-bit registers are not computed (the accesses use the tested base)
+    // the address-only 64-bit registers are not computed (the accesses use the tested base); the
+    // block-uniform values were computed before the groups
     if (defs.length && defs.every((r) => this.simd!.addressOnly.has(r))) return
+    if (!this.vprologue && this.simd!.uniform.has(ins.index)) return
     const i32 = t === 's32' || t === 'u32' || t === 'b32'
     const f32 = t === 'f32'
     const rn = ins.rounding === undefined || ins.rounding === 'rn'
@@ -711,10 +736,11 @@ class KernelWriter {
   /** A guarded branch (or return) to level lv in 4 lanes: taken by all, or by none, or the group parts. */
   private vdecide(g: { reg: number; negate: boolean }, lv: number): void {
     const b = this.b
-    const m = this.tmp('vm', 'v128')
+    // one lane mask (x86: movmskps): 15 all lanes, 0 none
+    const m = this.tmp('vmask', 'i32')
     this.vguard(g)
-    b.tee(m).simd(SimdOp.i32x4_all_true).brIf(lv)
-    b.get(m).simd(SimdOp.v128_any_true).brIf(this.vFail)
+    b.simd(SimdOp.i32x4_bitmask).tee(m).i32(15).op(Op.i32_eq).brIf(lv)
+    b.get(m).brIf(this.vFail)
   }
 
   private vsetp(ins: Instruction): void {
@@ -803,12 +829,14 @@ class KernelWriter {
     const { b, L } = this
     const at = b.code.length
     this.unchecked = unchecked
+    this.vectorPrologue = undefined
+    if (unchecked && this.simd) this.writeVectorPrologue()
     this.split3(T0, 'tx', 'ty', 'tz', 'NTX', 'NTY')
     b.get(T0).set(L.t!)
     const tdone = b.open('block')
     const threads = b.open('loop')
     b.get(L.t!).get(T1).op(Op.i32_ge_u).brIf(tdone)
-    if (unchecked && this.simd) this.vectorGroup(T1, threads)
+    if (unchecked && this.simd && this.vectorPrologue !== undefined) this.vectorGroup(T1, threads)
     b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
     this.threadLevel = b.open('block')
     if (this.structure.kind === 'structured') this.nodes(this.structure.body)

@@ -151,7 +151,7 @@ export const SimdOp = {
   i32x4_le_s: 0x3d, i32x4_le_u: 0x3e, i32x4_ge_s: 0x3f, i32x4_ge_u: 0x40,
   f32x4_eq: 0x41, f32x4_ne: 0x42, f32x4_lt: 0x43, f32x4_gt: 0x44, f32x4_le: 0x45, f32x4_ge: 0x46,
   v128_not: 0x4d, v128_and: 0x4e, v128_andnot: 0x4f, v128_or: 0x50, v128_xor: 0x51, v128_bitselect: 0x52, v128_any_true: 0x53,
-  i32x4_abs: 0xa0, i32x4_neg: 0xa1, i32x4_all_true: 0xa3, i32x4_shl: 0xab, i32x4_shr_s: 0xac, i32x4_shr_u: 0xad,
+  i32x4_abs: 0xa0, i32x4_neg: 0xa1, i32x4_all_true: 0xa3, i32x4_bitmask: 0xa4, i32x4_shl: 0xab, i32x4_shr_s: 0xac, i32x4_shr_u: 0xad,
   i32x4_add: 0xae, i32x4_sub: 0xb1, i32x4_mul: 0xb5,
   f32x4_abs: 0xe0, f32x4_neg: 0xe1, f32x4_add: 0xe4, f32x4_sub: 0xe5, f32x4_mul: 0xe6,
   i32x4_trunc_sat_f32x4_s: 0xf8, i32x4_trunc_sat_f32x4_u: 0xf9, f32x4_convert_i32x4_s: 0xfa, f32x4_convert_i32x4_u: 0xfb,

@@ -15,7 +15,14 @@ import { definedRegisters, operandRegisters, type Instruction, type IrFunction, 
 export interface SimdPlan {
   /** 64-bit registers the 4-lane code leaves out: every use is an address of a tested access, or feeds one. */
   addressOnly: ReadonlySet<number>
+  /** Instructions whose result is the same in every lane of every group of a block (pure arithmetic on
+   *  kernel parameters, immediates, %ctaid, %ntid, %nctaid and such results, each register defined once): the
+   *  writer computes them once per block, before the groups. */
+  uniform: ReadonlySet<number>
 }
+
+const PURE = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'and', 'or', 'xor', 'not', 'shl', 'shr', 'cvt', 'setp', 'selp', 'neg', 'abs'])
+const BLOCK_UNIFORM = new Set(['%ntid.x', '%ntid.y', '%ntid.z', '%ctaid.x', '%ctaid.y', '%ctaid.z', '%nctaid.x', '%nctaid.y', '%nctaid.z'])
 
 /** The registers an instruction reads, with those read as an address operand's base apart. */
 function reads(ins: Instruction): { plain: number[]; bases: number[] } {
@@ -58,5 +65,20 @@ export function planSimd(fn: IrFunction, classes: readonly RegisterClass[], stru
       if (c !== 'i32' && c !== 'f32' && c !== 'pred') return undefined
     }
   }
-  return { addressOnly }
+  // block-uniform instructions, in order (a register read before its one definition is not uniform)
+  const defs = new Map<number, number>()
+  for (const x of ins) for (const r of definedRegisters(x)) defs.set(r, (defs.get(r) ?? 0) + 1)
+  const uniformReg = new Set<number>()
+  const uniform = new Set<number>()
+  for (const x of ins) {
+    const d = definedRegisters(x)
+    if (x.guard || d.length !== 1 || defs.get(d[0]!) !== 1 || addressOnly.has(d[0]!)) continue
+    const param = x.op === 'ld' && x.space === 'param' && x.operands[1]?.kind === 'addr' && x.operands[1].base?.kind === 'sym'
+    if (!param && !PURE.has(x.op)) continue
+    const ok = param || x.operands.slice(1).every((o) => o.kind === 'imm' || (o.kind === 'special' && BLOCK_UNIFORM.has(o.name)) || (o.kind === 'reg' && uniformReg.has(o.id)))
+    if (!ok) continue
+    uniformReg.add(d[0]!)
+    uniform.add(x.index)
+  }
+  return { addressOnly, uniform }
 }

@@ -49,8 +49,8 @@ $out:
   assert.equal([...s.branches], [[3, { kind: 'break', node: 0 }], [5, { kind: 'continue', node: 1 }], [6, { kind: 'break', node: 0 }]])
 })
 
-st('a rotated loop (entered by a jump into its middle, as clang lays it out) is laid out again, header first', () => {
-  const { fn } = kernel(`  mov.u32 %r1, 0;
+/** A rotated loop (clang's layout): the header after the latch, entered by a jump into the middle. */
+const ROTATED = `  mov.u32 %r1, 0;
   bra.uni $head;
 $latch:
   bar.sync 0;
@@ -63,7 +63,10 @@ $body:
   add.s32 %r2, %r2, %r1;
   bra.uni $latch;
 $out:
-  ret;`)
+  ret;`
+
+st('a rotated loop (entered by a jump into its middle, as clang lays it out) is laid out again, header first', () => {
+  const { fn } = kernel(ROTATED)
   assert.is(structureFunction(fn).kind, 'fallback', 'the written order does not nest')
   const s = structureFunction(fn, { relayout: true })
   if (s.kind !== 'structured') throw new Error(s.reason)
@@ -76,20 +79,7 @@ $out:
 })
 
 st('relayoutFunction: the rotated loop as plain IR, in loop order, with the jumps as bra.uni; nesting code is left alone', () => {
-  const { fn } = kernel(`  mov.u32 %r1, 0;
-  bra.uni $head;
-$latch:
-  bar.sync 0;
-  add.s32 %r1, %r1, 1;
-$head:
-  setp.lt.s32 %p1, %r1, 10;
-  @%p1 bra $body;
-  bra.uni $out;
-$body:
-  add.s32 %r2, %r2, %r1;
-  bra.uni $latch;
-$out:
-  ret;`)
+  const { fn } = kernel(ROTATED)
   const g = relayoutFunction(fn)
   if (!g) throw new Error('expected a re-laid-out function')
   // the order of structureFunction's re-layout, each added jump a bra.uni to its label, renumbered

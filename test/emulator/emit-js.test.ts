@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeModule, parsePtx } from '@kernelpack/ptx'
-import { ModuleEmitter } from '../../packages/emulator/src/emit-js.js'
+import { ModuleEmitter } from '../../packages/emulator/src/js/emit-js.js'
 import { inlineSuspendingCalls } from '../../packages/emulator/src/inline.js'
 import { repoRoot } from '../helpers/tools.js'
 
@@ -16,7 +16,7 @@ const emit = suite('emit-js')
 
 emit('no .replace() over generated JavaScript anywhere in the emulator', () => {
   const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith('.ts'))
-  assert.ok(files.includes('emit-js.ts') && files.includes('emit-instruction.ts'))
+  assert.ok(files.includes(join('js', 'emit-js.ts')) && files.includes(join('js', 'emit-instruction.ts')), files.join(' '))
   // printf.ts formats device printf output at run time (a format string, not code)
   const offenders = files.filter((f) => f !== 'printf.ts' && /\.replace(All)?\(/.test(readFileSync(join(src, f), 'utf8')))
   assert.equal(offenders, [])

@@ -14,8 +14,8 @@
 // calling thread, whatever `workers` says: the sanitizer's shadow state lives there.
 import { resolveCheck, type Backend, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
-import type { CompiledFunction } from './emit-js.js'
-import { describeThreadLoops } from './emit-thread-loops.js'
+import type { CompiledFunction } from './js/emit-js.js'
+import { describeThreadLoops } from './js/emit-thread-loops.js'
 import { Heap, wasmMemoryUnavailable } from './heap.js'
 import { codeGenerationRefusal, wasmCompileRefusal, type Evaluate } from './instance.js'
 import { describeRow, faultOf, loadPtxModule, type LoadedModule } from './load-module.js'

@@ -5,7 +5,7 @@
 // of the grid barrier, an mbarrier, a flag), then the next; a pass in which no block moved is a deadlock.
 // Blocks run in index order each pass, which is one of the orders a GPU may give.
 import { StalledBlock, STALL_LIMIT, Step, newThreadStates, resetBlock, stepBlock, type KernelFn, type ThreadState } from './scheduler.js'
-import type { CompiledFunction } from './emit-js.js'
+import type { CompiledFunction } from './js/emit-js.js'
 import type { Sanitizer } from './sanitizer/checker.js'
 
 /** Runs the blocks 0 … nblocks-1 of a cooperative launch; `enter(b)` points the module's shared and local

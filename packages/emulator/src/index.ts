@@ -16,7 +16,7 @@ export { codeGenerationRefusal, type Evaluate } from './instance.js'
  *  Content-Security-Policy without 'unsafe-eval'): pass it as createEmulatorBackend's `evaluate`. Loaded
  *  on demand, so pages that can compile never download it. */
 export function loadInterpreter(): Promise<Evaluate> {
-  return import('./interpret.js').then((m) => m.interpretFactory)
+  return import('./js/interpret.js').then((m) => m.interpretFactory)
 }
 
 /** Creates the PTX emulator backend; launches run on `workers` Web Workers where the page is cross-origin

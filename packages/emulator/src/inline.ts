@@ -6,7 +6,7 @@
 // parameters the caller's return variables (the same .param bytes a real call would pass); `ret` becomes a
 // branch to the end of the inlined body.
 import { PtxError, collectiveOf, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
-import { calleeOf } from './emit-js.js'
+import { calleeOf } from './js/emit-js.js'
 
 function suspendsItself(f: IrFunction): boolean {
   return f.instructions.some((s) => collectiveOf(s) !== undefined)

@@ -3,7 +3,7 @@
 // memory (with initializers), lays out static shared memory, and emits every function as JavaScript once
 // (emit-js.ts), compiled with `new Function`.
 import { EmulatorFault, PtxError, type FaultSource } from './errors.js'
-import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './emit-js.js'
+import { ModuleEmitter, type CompiledFunction, type InstrInfo, type ModuleLayout } from './js/emit-js.js'
 import type { Heap } from './heap.js'
 import { decodeModule, formatSourcePosition, parsePtx, relayoutFunction, sourcePosition, typeSize, type Contraction, type IrFunction, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import { inlineSuspendingCalls } from './inline.js'
@@ -189,7 +189,7 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
 /** Writes and compiles the module's WebAssembly kernels (issue 24) and binds them into `lm.inst`; records
  *  each kernel's tier. A kernel that does not lower keeps its JavaScript code (`codegen: 'wasm'` refuses it
  *  instead, in `lm.refused`). */
-function addWasmTier(lm: LoadedModule, frames: readonly import('./emit-js.js').Frame[], codegen: Codegen, checked: boolean, contraction: (fn: IrFunction) => ReadonlyMap<number, Contraction> | undefined): void {
+function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Frame[], codegen: Codegen, checked: boolean, contraction: (fn: IrFunction) => ReadonlyMap<number, Contraction> | undefined): void {
   const kernels = [...lm.functions.values()].filter((cf) => cf.kind === 'entry')
   const jsOnly = (why: string) => { for (const cf of kernels) lm.tiers.set(cf.name, { tier: 'js', why }) }
   if (codegen === 'js') return jsOnly('codegen: \'js\' was asked for')

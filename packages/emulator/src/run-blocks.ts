@@ -3,7 +3,7 @@
 // lays a launch out once: the parameter block, and for each lane (a thread of execution that runs blocks)
 // its own shared-memory window, local memory and parameter stack, since lanes run different blocks at the
 // same time. A lane binds its instance to that state, then runs ranges of blocks.
-import type { CompiledFunction } from './emit-js.js'
+import type { CompiledFunction } from './js/emit-js.js'
 import type { LaunchState, ModuleInstance } from './instance.js'
 import { runCooperative } from './cooperative.js'
 import { RESERVED_SMEM } from './js-values.js'

@@ -3,7 +3,7 @@
 // collectives of @kernelpack/ptx's registry, and at yield points) run here block by block, resuming the
 // threads after each barrier and resolving warp collectives for the lanes of a warp that reached one.
 import type { Collective } from '@kernelpack/ptx'
-import type { CompiledFunction } from './emit-js.js'
+import type { CompiledFunction } from './js/emit-js.js'
 import type { Sanitizer } from './sanitizer/checker.js'
 
 /** One thread's saved state. st: 0 runnable, 1 waiting at a barrier, 2 at a warp collective, 3 done, 4 stepped

@@ -27,7 +27,7 @@
 // collective names) did when the scheduler resolves a barrier (or collective).
 import { SanitizerError, sourcePosition, type Dim3, type ResolvedCheck, type SanitizerAccess, type SanitizerAllocation, type SanitizerReport } from '@kernelpack/ptx'
 import type { Heap } from '../heap.js'
-import type { InstrInfo } from '../emit-js.js'
+import type { InstrInfo } from '../js/emit-js.js'
 import { formatReport } from './report.js'
 import { RaceShadow, ATOMIC, EPOCH_LIMIT } from './shadow.js'
 

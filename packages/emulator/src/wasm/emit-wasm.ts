@@ -20,7 +20,8 @@ import {
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
-import type { Frame, ModuleLayout } from '../emit-js.js'
+import type { ModuleLayout } from '../js/emit-js.js'
+import type { Frame } from '../frame.js'
 import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, type SimdPlan } from './simd-plan.js'

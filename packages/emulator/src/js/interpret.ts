@@ -15,7 +15,7 @@
 // created inside loops, which would need a binding per iteration) is a SyntaxError naming it and its offset,
 // so a new construct in the emitters fails loudly in the interpreter test rather than running wrong.
 
-import type { Evaluate } from './instance.js'
+import type { Evaluate } from '../instance.js'
 
 /** `evaluate(param, body)` of instance.ts: the function `function (param) { body }`, interpreted. */
 export const interpretFactory: Evaluate = (param, body) => {

@@ -38,16 +38,19 @@ import {
   type AffineFacts, type Cfg, type Collective, type Contraction, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
-import { emitInstruction, type Suspension } from './emit-instruction.js'
-import { ThreadLoopWriter, regionLabel, type CollectiveUse } from './emit-thread-loops.js'
-import { isGridWorkspaceRegister, jsNumber, memTypeFor, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from './js-values.js'
+import { emitInstruction } from './emit-instruction.js'
+import { ThreadLoopWriter, regionLabel } from './emit-thread-loops.js'
+import type { AccessKind, CollectiveUse, Hoisted, InstructionEmitter, Suspension } from './emitter.js'
+import { layoutFrame, type Frame } from '../frame.js'
+import { isGridWorkspaceRegister, jsNumber, memTypeFor, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from '../js-values.js'
 
 /** Warp collectives whose lanes exchange matrix fragments (tensor-core.ts): kernels with them run in the
  *  continuation scheme, where the scheduler resolves them. */
 const TENSOR_CORE_COLLECTIVES = new Set(['mma', 'ldmatrix', 'stmatrix', 'movmatrix'])
 
 /** How an access uses memory, for the checked variant: a read, a write, or an atomic read-modify-write. */
-export type AccessKind = 'r' | 'w' | 'a'
+export type { AccessKind } from './emitter.js'
+export { layoutFrame, type Frame } from '../frame.js'
 
 /** What fault messages say about an instruction (the table index is what the generated code passes). */
 export interface InstrInfo { fn: string; text: string; line: number; loc?: SourceLoc }
@@ -100,60 +103,14 @@ export interface ModuleLayout {
 
 /** Where a function keeps its parameters, return values, call-site `.param` variables and locals: laid out
  *  once per function before any code is emitted (the kernel parameters by @kernelpack/ptx's layout). */
-export interface Frame {
-  vars: Map<string, { v: PtxVariable; off: number }>
-  paramOffsets: number[]
-  paramEnd: number
-  retOffsets: number[]
-  /** Bytes of the parameter frame (16-aligned). */
-  frameSize: number
-  /** Bytes of local memory (16-aligned), and as declared. */
-  localSize: number
-  localExact: number
-  /** `.param` variables of the body (call sequences) kept in the thread's local memory instead of the
-   *  parameter frame, which all threads of a launch share: a kernel that runs its threads in loops writes
-   *  an argument in one loop and reads it (in an inlined callee) in another. */
-  localParams: Set<string>
-}
 
-export function layoutFrame(fn: IrFunction, paramsPerThread = false): Frame {
-  const localParams = new Set<string>()
-  const vars = new Map<string, { v: PtxVariable; off: number }>()
-  const pl = layoutParams(fn.params)
-  fn.params.forEach((p, i) => vars.set(p.name, { v: p, off: pl.offsets[i]! }))
-  let off = pl.end
-  const retOffsets: number[] = []
-  for (const p of fn.returns) {
-    off = alignTo(off, Math.max(1, p.align))
-    vars.set(p.name, { v: p, off })
-    retOffsets.push(off)
-    off += p.size
-  }
-  let loff = 0
-  for (const v of fn.vars) {
-    if (v.space === 'param' && !paramsPerThread) {
-      off = alignTo(off, Math.max(1, v.align))
-      vars.set(v.name, { v, off })
-      off += v.size
-    } else if (v.space === 'local' || v.space === 'param') {
-      if (v.space === 'param') localParams.add(v.name)
-      loff = alignTo(loff, Math.max(1, v.align))
-      vars.set(v.name, { v, off: loff })
-      loff += v.size
-    } else if (v.space === 'shared') {
-      // laid out module-wide (load-module.ts)
-    } else vars.set(v.name, { v, off: 0 })
-  }
-  return { vars, paramOffsets: pl.offsets, paramEnd: pl.end, retOffsets, frameSize: alignTo(off, 16), localSize: alignTo(loff, 16), localExact: loff, localParams }
-}
 
 /** A kernel parameter read once per block, before the thread loop (kernel parameters are read-only). */
 /** A kernel parameter loaded once per call: `check` (the parameter window check), then `name` = `e`. */
-interface Hoisted { name: string; check: string; e: string; kind: Kind }
 
 /** One function's code generator; `speculative` emits the variant that assumes small 64-bit parameters
  *  (`slowName` is the generic variant it falls back to). */
-export class FunctionEmitter {
+export class FunctionEmitter implements InstructionEmitter {
   readonly classes: RegisterClass[]
   readonly regJs: string[]
   readonly frame: Frame

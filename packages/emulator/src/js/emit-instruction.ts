@@ -3,13 +3,12 @@
 // the semantics; numeric.ts for the exact helpers); emit-js.ts decides where the code goes (structure,
 // thread loops, variants) and how registers and memory are reached (rd/wr/addr/load/store).
 import { collectiveOf, typeSize, type Instruction, type IrOperand } from '@kernelpack/ptx'
-import type { FunctionEmitter } from './emit-js.js'
-import { kindOf, type Kind } from './js-values.js'
-import { elemBytes, mmaSpec, perRegister, wmmaFragment, type ElemType } from './tensor-core.js'
+import type { InstructionEmitter as FunctionEmitter, Suspension } from './emitter.js'
+import { kindOf, type Kind } from '../js-values.js'
+import { elemBytes, mmaSpec, perRegister, wmmaFragment, type ElemType } from '../tensor-core.js'
 
 /** A suspension point: the code that suspends (inputs, resume pc, saved registers), the resume pc, and the
  *  code that takes the results on resume. */
-export interface Suspension { pc: number; pre: string; post: string }
 
 /** `ftz(e)` when the instruction flushes subnormals. */
 const ftzIf = (ftz: boolean, e: string) => (ftz ? `ftz(${e})` : e)

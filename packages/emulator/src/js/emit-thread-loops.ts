@@ -11,12 +11,11 @@
 // arrival in A<k> (bit per lane), and the lanes take their results in the next loop (q0, q1, then the
 // instruction's own writes).
 import { threadLoopTxRange, type TxEnd, type Collective, type Departure, type IrFunction, type IrOperand, type ScheduleItem, type StructNode, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule } from '@kernelpack/ptx'
-import type { FunctionEmitter } from './emit-js.js'
-import { usesName } from './js-values.js'
+import type { CollectiveUse, InstructionEmitter as FunctionEmitter } from './emitter.js'
+import { usesName } from '../js-values.js'
 
 /** A collective as emit-instruction.ts describes it: its inputs (JS expressions) and the statements that
  *  write its results (reading q0, q1). */
-export interface CollectiveUse { c: Collective; inputs: string[]; outputs: string[] }
 
 const LEFT = 1
 const DEAD = -1

@@ -671,4 +671,22 @@ simd('a kernel with an instruction without a 4-lane form keeps its scalar loop (
   }
 })
 
+
+simd('where the engine has no SIMD the module has no 4-lane path and still validates; here it has SIMD', async () => {
+  const { writeWasmModule, wasmSimdSupported } = await import('../../packages/emulator/src/wasm/emit-wasm.js')
+  const { layoutFrame } = await import('../../packages/emulator/src/frame.js')
+  assert.is(wasmSimdSupported(), true, 'Node 20 compiles 128-bit SIMD')
+  const fns = decodeModule(parsePtx(SIMD_PTX)).functions
+  const inputs = fns.map((fn) => ({ fn, frame: layoutFrame(fn), rowBase: 0, suspends: false }))
+  const layout = { globals: new Map<string, number>(), shared: new Map<string, number>(), sharedStatic: 0 }
+  const withSimd = writeWasmModule(inputs, layout as never, false, true)
+  const without = writeWasmModule(inputs, layout as never, false, false)
+  assert.equal([...withSimd.simd].sort(), ['parted', 'saxpyish'])
+  assert.is(without.simd.size, 0)
+  assert.equal([...without.kernels.keys()].sort(), ['parted', 'saxpyish'], 'both kernels still lower, one thread at a time')
+  assert.ok(WebAssembly.validate(without.bytes as Uint8Array<ArrayBuffer>))
+  assert.ok(WebAssembly.validate(withSimd.bytes as Uint8Array<ArrayBuffer>))
+  assert.ok(without.bytes.length < withSimd.bytes.length)
+})
+
 simd.run()

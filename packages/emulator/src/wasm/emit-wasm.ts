@@ -118,7 +118,7 @@ const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
 const LEFT = 1
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { ftz: number; sat: number }
+interface Helpers { ftz: number; sat: number; simd?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -153,10 +153,24 @@ export interface WasmKernelInput {
 
 /** Writes one wasm module holding a function for every kernel that lowers. `shared`: the heap's memory is
  *  a shared one (workers). */
-export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: ModuleLayout, shared: boolean): WasmModuleCode {
+let simdProbe: boolean | undefined
+
+/** Whether this engine compiles 128-bit SIMD (every current one does; a module with it would not compile
+ *  at all where it does not, so the writer leaves the 4-lane paths out there). */
+export function wasmSimdSupported(): boolean {
+  if (simdProbe === undefined) {
+    const mb = new ModuleBuilder()
+    mb.addFunc(new FunctionBody([]).i32x4([0, 0, 0, 0]), ['v128'])
+    try { simdProbe = WebAssembly.validate(mb.encode() as Uint8Array<ArrayBuffer>) } catch { simdProbe = false }
+  }
+  return simdProbe
+}
+
+export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: ModuleLayout, shared: boolean, simd = wasmSimdSupported()): WasmModuleCode {
   const t0 = performance.now()
   const mb = new ModuleBuilder()
   const funcs = {} as Record<Imported, number>
+  const helpersSimd = simd
   for (const [n, [p, r]] of Object.entries(IMPORTED_FUNCS)) funcs[n as Imported] = mb.importFunc('e', n, p, r)
   mb.importMemory('e', 'mem', 65536, shared)
   const globals: Record<string, number> = {}
@@ -164,11 +178,11 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   globals.RL = mb.importGlobal('e', 'RL', 'f64')
   globals.RH = mb.importGlobal('e', 'RH', 'f64')
   globals.RD = mb.importGlobal('e', 'RD', 'i32')
-  const helpers = defineHelpers(mb, funcs)
+  const helpers: Helpers = { ...defineHelpers(mb, funcs), simd: helpersSimd }
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
-  const simd = new Set<string>()
+  const vectorized = new Set<string>()
   // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
   // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
   const devices = kernels.filter((k) => k.fn.kind === 'func')
@@ -207,14 +221,14 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       mb.exportFunc(name, idx)
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
-      if (w.vectorized) simd.add(k.fn.name)
+      if (w.vectorized) vectorized.add(k.fn.name)
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
       refused.set(k.fn.name, e)
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, simd, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Helpers {
@@ -370,7 +384,7 @@ class KernelWriter {
     // the hoisted sites are found while writing the checked copy; the per-block test and the unchecked copy
     // are written after it, into a body of their own, and spliced in front
     const checked = this.plan ? this.blockSchedule(this.plan, false) : this.threadLoop(T0, T1, false)
-    if (!this.plan && this.hoisted.size > 0) this.simd = planSimd(this.fn, this.classes, this.structure, (i) => this.testedStride(i) !== undefined)
+    if (this.helpers.simd && !this.plan && this.hoisted.size > 0) this.simd = planSimd(this.fn, this.classes, this.structure, (i) => this.testedStride(i) !== undefined)
     if (this.hoisted.size === 0) b.code.append(checked)
     else {
       const unchecked = this.plan ? this.blockSchedule(this.plan, true) : this.threadLoop(T0, T1, true)
@@ -587,7 +601,7 @@ class KernelWriter {
 
   /** Pushes operand o for the four lanes (i32 lanes; f32 values as their bits). */
   private vrd(o: IrOperand | undefined): void {
-    const b = this.b, L = this.L
+    const b = this.b
     if (!o) return this.vfail('a missing operand')
     switch (o.kind) {
       case 'reg': {
@@ -606,7 +620,6 @@ class KernelWriter {
         if (o.name === '%tid.x') { b.get(this.vlocal(-1)); return }
         if (!['%tid.y', '%tid.z', '%ntid.x', '%ntid.y', '%ntid.z', '%ctaid.x', '%ctaid.y', '%ctaid.z', '%nctaid.x', '%nctaid.y', '%nctaid.z'].includes(o.name)) return this.vfail(`${o.name} in 4 lanes`)
         this.special(o.name, 'i32'); b.simd(SimdOp.i32x4_splat)
-        void L
         return
       }
       default: return this.vfail('an operand of this kind')

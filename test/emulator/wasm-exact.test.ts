@@ -660,17 +660,34 @@ simd('4-lane kernels give the JavaScript tier\'s bytes: whole groups, a cut last
   }
 })
 
-simd('a kernel with an instruction without a 4-lane form keeps its scalar loop (and says nothing of SIMD)', () => {
-  const be = createEmulatorBackend({ codegen: 'wasm', workers: 0 })
-  try {
-    const mod = be.loadModule(ptxBytes(FMA_PTX.replace('fma.rn.f32 %f3, %f0, %f1, %f2;', 'div.rn.f32 %f3, %f0, %f1;')))
-    assert.ok(!mod.inspect('fma32').includes('SIMD'), mod.inspect('fma32'))
-    assert.ok(mod.inspect('fma32').endsWith('  tier: WebAssembly'))
-  } finally {
-    be.dispose()
+simd('a kernel with an instruction without a 4-lane form keeps its scalar loop (and says nothing of SIMD)', async () => {
+  const mul = 'mul.f32 %f2, %f1, 0f40000000;'
+  assert.ok(SIMD_PTX.includes(mul))
+  // div.rn.f32 has no 4-lane form
+  for (const [what, line, first] of [['div.rn.f32', 'div.rn.f32 %f2, %f1, 0f40000000;', -2.25]] as const) {
+    const ptx = SIMD_PTX.replace(mul, line)
+    const outs: Float32Array[] = []
+    for (const codegen of ['wasm', 'js'] as const) {
+      const be = createEmulatorBackend({ codegen, workers: 0 })
+      try {
+        const mod = be.loadModule(ptxBytes(ptx))
+        if (codegen === 'wasm') {
+          assert.ok(!mod.inspect('parted').includes('SIMD'), `${what}: ${mod.inspect('parted')}`)
+          assert.ok(mod.inspect('parted').endsWith('  tier: WebAssembly'))
+          assert.ok(mod.inspect('saxpyish').includes('SIMD across threads'), 'the module\'s other kernel keeps its 4-lane path')
+        }
+        const x = Float32Array.from({ length: 256 }, (_, i) => (i % 23) - 4.5)
+        const dx = upload(be, x), dout = be.alloc(256 * 4)
+        await be.launch(mod.getFunction('parted'), { grid: [2, 1, 1], block: [128, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dout }, { u32: 256 }]))
+        outs.push(download(be, dout, new Float32Array(256)))
+      } finally {
+        be.dispose()
+      }
+    }
+    assert.equal(outs[0], outs[1], what)
+    assert.is(outs[1]![0], first, `${what}: x = -4.5`)
   }
 })
-
 
 simd('where the engine has no SIMD the module has no 4-lane path and still validates; here it has SIMD', async () => {
   const { writeWasmModule, wasmSimdSupported } = await import('../../packages/emulator/src/wasm/emit-wasm.js')

@@ -400,15 +400,7 @@ class KernelWriter {
     this.step3('cx', 'cy', 'cz', 'NCX', 'NCY')
     b.br(blocks)
     b.end().end()
-    // the kernel parameters the body reads, loaded once at entry
-    const rest = b.code.splice(entry)
-    for (const p of this.params.values()) {
-      b.get(FB).set(L.a32!)
-      this.loadAt(p.mt, p.off)
-      b.set(p.local)
-    }
-    this.emitLimits()
-    b.code.append(rest)
+    this.prependEntry(entry)
     return b
   }
 
@@ -422,20 +414,20 @@ class KernelWriter {
     this.threadLevel = b.open('block')
     this.nodes(this.structure.body)
     b.end()
+    this.prependEntry(entry)
+    return b
+  }
+
+  /** Puts, before the code written since `entry`, what it asked to have computed once per call: the kernel
+   *  parameters it reads (FB is local 2) and the window limits windowLimit handed out. */
+  private prependEntry(entry: number): void {
+    const { b, L } = this
     const rest = b.code.splice(entry)
     for (const p of this.params.values()) {
       b.get(2).set(L.a32!)
       this.loadAt(p.mt, p.off)
       b.set(p.local)
     }
-    this.emitLimits()
-    b.code.append(rest)
-    return b
-  }
-
-  /** The window limits windowLimit asked for, computed once at entry. */
-  private emitLimits(): void {
-    const { b, L } = this
     for (const [key, l] of this.limits) {
       const [space, n, al] = key.split(':')
       const size = space === 'shared' ? L.SHN! : L.LSZ!
@@ -444,6 +436,7 @@ class KernelWriter {
       b.get(size).i32(Number(n)).op(Op.i32_ge_u)
       b.op(Op.select).set(l)
     }
+    b.code.append(rest)
   }
 
   /** call(.uni) (rets), f, (args) to a device function with a wasm lowering (emit-instruction.ts call): the

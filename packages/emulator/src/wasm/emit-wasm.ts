@@ -170,7 +170,6 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const t0 = performance.now()
   const mb = new ModuleBuilder()
   const funcs = {} as Record<Imported, number>
-  const helpersSimd = simd
   for (const [n, [p, r]] of Object.entries(IMPORTED_FUNCS)) funcs[n as Imported] = mb.importFunc('e', n, p, r)
   mb.importMemory('e', 'mem', 65536, shared)
   const globals: Record<string, number> = {}
@@ -178,7 +177,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   globals.RL = mb.importGlobal('e', 'RL', 'f64')
   globals.RH = mb.importGlobal('e', 'RH', 'f64')
   globals.RD = mb.importGlobal('e', 'RD', 'i32')
-  const helpers: Helpers = { ...defineHelpers(mb, funcs), simd: helpersSimd }
+  const helpers: Helpers = { ...defineHelpers(mb, funcs), simd }
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()

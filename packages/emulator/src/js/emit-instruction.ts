@@ -520,7 +520,7 @@ function vecItems(E: FunctionEmitter, o: IrOperand | undefined, n: number, what:
 
 /** wmma.load.{a,b,c} / wmma.store.d: each lane moves its own fragment elements (the layout of tensor-core.ts)
  *  between registers and a row- or column-major matrix at the address with the given stride (in elements;
- *  without one, the matrix is contiguous). Every element access is checked. */
+ *  without one, the matrix is contiguous). Every element access is checked (and reported to the sanitizer). */
 function wmmaMove(E: FunctionEmitter, ins: Instruction): string {
   const A = ins.operands
   const opcode = [ins.op, ...ins.qualifiers].join('.')
@@ -540,19 +540,19 @@ function wmmaMove(E: FunctionEmitter, ins: Instruction): string {
   let code = `{const TP=tcLayout('${shape}:${matrix}:${t}'),TL=(t&31)*TP.count,TB=${E.addrExpr(store ? A[0]! : A[1]!)},TS=${stride};`
   regs.forEach((r, j) => {
     if (per === 1) {
-      code += E.checkAt(at(j), space, esz)
-      code += store ? E.store(mem, E.rd(r, fragKind(t))) : E.wr(r, fragKind(t), E.load(mem).e)
+      code += E.checkedAccess(at(j), space, esz, store ? 'w' : 'r')
+      code += store ? E.store(mem, E.rd(r, fragKind(t))) + E.stored() : E.wr(r, fragKind(t), E.load(mem).e)
       return
     }
     const bits = esz * 8
     if (store) {
       code += `u=${E.rd(r, 'i32')};`
-      for (let s = 0; s < per; s++) code += E.checkAt(at(j * per + s), space, esz) + E.store(mem, `(u>>>${bits * s})&${(1 << bits) - 1}`)
+      for (let s = 0; s < per; s++) code += E.checkedAccess(at(j * per + s), space, esz, 'w') + E.store(mem, `(u>>>${bits * s})&${(1 << bits) - 1}`) + E.stored()
       return
     }
     const parts: string[] = []
     for (let s = 0; s < per; s++) {
-      code += E.checkAt(at(j * per + s), space, esz) + `const TV${j}_${s}=${E.load(mem).e};`
+      code += E.checkedAccess(at(j * per + s), space, esz, 'r') + `const TV${j}_${s}=${E.load(mem).e};`
       parts.push(s ? `(TV${j}_${s}<<${bits * s})` : `TV${j}_${s}`)
     }
     code += E.wr(r, 'i32', `(${parts.join('|')})`)
@@ -600,12 +600,13 @@ function matrixRows(E: FunctionEmitter, ins: Instruction): Suspension | string {
   regs.forEach((r, j) => {
     const v = store ? `S.c1[${j}]` : ''
     if (!ins.flags.trans) {
-      post += E.checkAt(`TG[${8 * j}+(TL>>2)]+4*(TL&3)`, space, 4)
-      post += store ? E.store('b32', v) : E.wr(r, 'i32', E.load('b32').e)
+      post += E.checkedAccess(`TG[${8 * j}+(TL>>2)]+4*(TL&3)`, space, 4, store ? 'w' : 'r')
+      post += store ? E.store('b32', v) + E.stored() : E.wr(r, 'i32', E.load('b32').e)
       return
     }
-    const lo = E.checkAt(`TG[${8 * j}+2*(TL&3)]+2*(TL>>2)`, space, 2), hi = E.checkAt(`TG[${8 * j + 1}+2*(TL&3)]+2*(TL>>2)`, space, 2)
-    if (store) post += `u=${v};${lo}${E.store('u16', 'u&65535')}${hi}${E.store('u16', 'u>>>16')}`
+    const rw = store ? 'w' : 'r'
+    const lo = E.checkedAccess(`TG[${8 * j}+2*(TL&3)]+2*(TL>>2)`, space, 2, rw), hi = E.checkedAccess(`TG[${8 * j + 1}+2*(TL&3)]+2*(TL>>2)`, space, 2, rw)
+    if (store) post += `u=${v};${lo}${E.store('u16', 'u&65535')}${E.stored()}${hi}${E.store('u16', 'u>>>16')}${E.stored()}`
     else post += `${lo}u=${E.load('u16').e};${hi}${E.wr(r, 'i32', `u|(${E.load('u16').e}<<16)`)}`
   })
   const inputs = [E.addrExpr(store ? A[0]! : A[1]!)]

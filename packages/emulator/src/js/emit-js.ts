@@ -336,6 +336,16 @@ export class FunctionEmitter implements InstructionEmitter {
     }
   }
 
+  checkedAccess(w: string, space: string, n: number, rw: 'r' | 'w'): string {
+    const code = this.checkAt(w, space, n, rw)
+    if (!this.checked || (space !== 'shared' && space !== 'global' && space !== 'generic')) return code
+    return `${code}CK.${rw === 'r' ? 'ld' : 'st'}(${this.curIdx},a,${n},t);`
+  }
+
+  stored(): string {
+    return this.checked ? 'if(CK.p)CK.fin();' : ''
+  }
+
   /** The granule check of an n-byte global/generic/const access at `a` (issue 17 item 3: only user allocations
    *  and module variables are global memory); a generic address may also name the block's shared window,
    *  the thread's local memory or the parameter frame, which lie at GSH, GLO, GPA (2^34, 2^35, 2^36, cvta),
@@ -655,7 +665,7 @@ export class FunctionEmitter implements InstructionEmitter {
       case 'elect': return `CK.col(${at},${val(A[1])});`
       case 'activemask': return `CK.arrive(${at});`
       // tensor cores (mma, wmma, ldmatrix, stmatrix, movmatrix): .aligned warp-wide operations with no member
-      // mask; their own memory accesses are not reported to the sanitizer (checkAt, no hooks)
+      // mask; each lane's element accesses report themselves (checkedAccess)
       default: return `CK.arrive(${at});`
     }
   }

@@ -51,6 +51,12 @@ export interface InstructionEmitter {
   symAddr(name: string): string | undefined
   addrExpr(o: IrOperand): string
   checkAt(w: string, space: string, n: number, rw?: AccessKind): string
+  /** checkAt, and in the checked variant the sanitizer's hook for the access (shared/global/generic), for the
+   *  element accesses of one instruction that moves several (wmma.load/store, ldmatrix, stmatrix). A store's
+   *  code goes between this and `stored()`. */
+  checkedAccess(w: string, space: string, n: number, rw: 'r' | 'w'): string
+  /** After a store of checkedAccess: the checked variant decides its value-dependent hazard. */
+  stored(): string
   addr(o: IrOperand, space: string, n: number, slot?: number, rw?: AccessKind, indexed?: boolean): string
   contracted(): { mul: Instruction; operand: 1 | 2 } | undefined
   rematerialize(r: number): string | undefined

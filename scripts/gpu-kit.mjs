@@ -6,7 +6,7 @@
 //                                source), with `import.meta.dirname` of each bundled file mapped back into the repository
 //   node_modules/koffi, node_modules/@koromix/koffi-linux-x64   the FFI, not bundled (a native module)
 //   node.gz                      this machine's Node (official build, glibc >= 2.28), used when the GPU machine has none
-//   cache/                       the suite's PTX and real-world build caches (compile time saved there)
+//   cache/                       the suite's PTX and kernel-corpus build caches (compile time saved there)
 //   run-on-gpu.sh                the one command: test:gpu, then the bench; copies the report, the bench results
 //                                and the recorded fixtures (a .tgz) to $OUT
 // On the GPU machine, from the repository root: `sh .gpu-kit/run-on-gpu.sh` (arguments go to test:gpu).
@@ -82,7 +82,7 @@ if (!args.includes('--no-node')) {
 }
 
 // the build caches: a GPU run then compiles only what changed since
-for (const c of args.includes('--no-cache') ? [] : ['ptx-cache', 'realworld-cache']) {
+for (const c of args.includes('--no-cache') ? [] : ['ptx-cache', 'kernels-cache']) {
   const from = join(root, 'test', '.out', c)
   if (existsSync(from)) cpSync(from, join(kit, 'cache', c), { recursive: true, filter: (p) => !/\.(lock|tmp)$/.test(p) })
 }
@@ -106,7 +106,7 @@ fi
 echo "node: $("$NODE" --version) ($NODE); nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo missing)"
 export KP_REPO_ROOT="$PWD"
 mkdir -p test/.out
-for c in ptx-cache realworld-cache; do
+for c in ptx-cache kernels-cache; do
   if [ -d "$KIT/cache/$c" ] && [ ! -d "test/.out/$c" ]; then cp -r "$KIT/cache/$c" "test/.out/$c"; fi
 done
 # a device command may run 10 minutes: sections stop at 4 (a hung case at 1), so the report is always written

@@ -12,7 +12,7 @@ import { buildCudaFile, BuildSession, Pool } from '@kernelpack/toolchain'
 import { SanitizerError, type SanitizerReport } from '@kernelpack/runtime'
 import { RuntimeKernelHost } from '../helpers/runtime-kernel-host.js'
 import { fixturesDir, repoRoot, tool } from '../helpers/tools.js'
-import { compilers, type Compiler } from '../helpers/realworld.js'
+import { compilers, type Compiler } from '../helpers/kernel-corpus.js'
 import { seededBugs, type SeededBug, type SeededFile } from '../fixtures/sanitizer/cases.js'
 
 const dir = join(fixturesDir, 'sanitizer')

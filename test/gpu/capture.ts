@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { parsePtx, typeSize, type PtxFunction } from '@kernelpack/ptx'
 import type { DeviceBuffer, KernelArg, View, ViewCtor } from '../helpers/kernel-runner.js'
-import type { LaunchExtras, Numeric, RealworldHost } from '../helpers/realworld.js'
+import type { CorpusHost, LaunchExtras, Numeric } from '../helpers/kernel-corpus.js'
 import type { Dim3 } from '../../packages/runtime/src/backend.js'
 
 /** Element type of an output, as stored in a recorded fixture (PTX type names; sizes from @kernelpack/ptx). */
@@ -278,14 +278,14 @@ export interface CaseRun {
  * Wraps a host: forwards every call, keeps each `read` (as an output named `read<N>`) and hashes what goes in.
  * Buffers are named `#<n>` in the order they were made, so the hash is the same on every backend.
  */
-export class RecordingHost implements RealworldHost {
+export class RecordingHost implements CorpusHost {
   readonly reads: Output[] = []
   /** Entries launched through this recorder (the inner host's `launched` spans every case run on it). */
   readonly launchedHere = new Set<string>()
   private readonly hash = createHash('sha256')
   private readonly buffers: DeviceBuffer[] = []
   private readonly variables = new Map<DeviceBuffer, string>()
-  constructor(readonly inner: RealworldHost) {}
+  constructor(readonly inner: CorpusHost) {}
 
   get label() { return this.inner.label }
   get launched() { return this.inner.launched }

@@ -1,5 +1,5 @@
 // Section `corpus` of `pnpm test:gpu` (issue 18 item 1b/1c): every case of the emulator corpus and the
-// real-world corpus on the GPU. Each unit's PTX (the one the emulator suite runs) goes to the GPU twice: as a
+// kernel corpus on the GPU. Each unit's PTX (the one the emulator suite runs) goes to the GPU twice: as a
 // cubin ptxas made from it for the device's arch (packed with the PTX; the runtime must choose the cubin) and
 // as the PTX alone (the driver's JIT compiles it). Every case runs on both with its seeded inputs and is checked
 // against its TypeScript reference; the JIT run is compared with the cubin run and the emulator's run of the
@@ -167,13 +167,13 @@ export async function checkCorpus(o: GpuOptions, resumeAfter?: string): Promise<
     }
     for (const h of new Set([cubinHost, deviceHost, jitHost, emuHost])) if (h && typeof h !== 'string') await h.mod.unload().catch(() => {})
     // every .entry of the unit ran, unless some of its cases did not run (emulator-only, filtered, refused)
-    // (a real-world kernel no case declares has no inputs or reference yet: a gap of the corpus, named)
+    // (a corpus kernel no case declares has no inputs or reference yet: a gap of the corpus, named)
     const missing = b.manifest.kernels.map((k) => k.name).filter((k) => !launchedOnDevice.has(k))
-    const unclaimed = unit.group === 'realworld' ? missing.filter((k) => !unit.cases.some((c) => c.declaredKernels?.some((id) => k.includes(id)))) : []
+    const unclaimed = unit.group === 'kernels' ? missing.filter((k) => !unit.cases.some((c) => c.declaredKernels?.some((id) => k.includes(id)))) : []
     const unitRows = kernels.filter((k) => k.unit === unit.id)
     const incomplete = unitRows.some((k) => k.status === 'not-run') || o.cases.length > 0 || resumeAfter !== undefined
     const name = `${unit.id}: every kernel ran on the ${selfTest ? 'device (the emulator, self-test)' : 'GPU'}`
-    const unclaimedText = unclaimed.length ? `; no case of the corpus launches ${unclaimed.join(', ')} (no inputs or reference yet: add cases under test/fixtures/realworld)` : ''
+    const unclaimedText = unclaimed.length ? `; no case of the corpus launches ${unclaimed.join(', ')} (no inputs or reference yet: add cases under test/fixtures/kernels)` : ''
     const claimedMissing = missing.filter((k) => !unclaimed.includes(k))
     if (!missing.length) checks.add(name, 'pass', `${b.manifest.kernels.length} kernels`)
     else if (!claimedMissing.length) checks.add(name, 'not-run', unclaimedText.slice(2))

@@ -1,8 +1,8 @@
 // The corpora `pnpm test:gpu` runs on the GPU and the recorded-fixture check runs on the emulator, read from
 // their registries generically (issue 18): the emulator corpus (test/fixtures/emulator: its own kernels and
-// the reference corpus, one translation unit each) and the real-world corpus (test/fixtures/realworld/index.ts,
+// the reference corpus, one translation unit each) and the kernel corpus (test/fixtures/kernels/index.ts,
 // one unit per fixture file). Each unit is built to the very PTX the emulator suite runs (nvcc, compute_80 for
-// the emulator corpus, compute_<arch the file needs> for the real-world one); the GPU runs a cubin that ptxas
+// the emulator corpus, compute_<arch the file needs> for the kernel corpus); the GPU runs a cubin that ptxas
 // makes from that same PTX, so both sides execute one program.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -12,20 +12,20 @@ import { promisify } from 'node:util'
 import type { KernelManifest } from '@kernelpack/offload'
 import { readPtxManifest } from '@kernelpack/toolchain'
 import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
-import { caseRng, caseSeed, compareOutputs, type RealworldHost } from '../helpers/realworld.js'
-import { buildRealworld } from '../helpers/realworld-build.js'
+import { caseRng, caseSeed, compareOutputs, type CorpusHost } from '../helpers/kernel-corpus.js'
+import { buildCorpusFile } from '../helpers/kernel-corpus-build.js'
 import { repoRoot, tool } from '../helpers/tools.js'
 import { ownCases, ownSource, type CorpusCase } from '../fixtures/emulator/cases-own.js'
 import { referenceCases, referenceSource } from '../fixtures/emulator/cases-reference.js'
-import { expectedFailures, realworldCases, realworldFiles } from '../fixtures/realworld/index.js'
+import { corpusCases as kernelCases, corpusFiles, expectedFailures } from '../fixtures/kernels/index.js'
 import { RecordingHost, toOutput, type CaseRun } from './capture.js'
 
-export type Group = 'emulator-own' | 'emulator-reference' | 'realworld'
+export type Group = 'emulator-own' | 'emulator-reference' | 'kernels'
 
 export type UnitBuild = { ok: true; ptx: string; manifest: KernelManifest } | { ok: false; message: string }
 
 export interface CorpusUnit {
-  /** `emulator/corpus-own.cu`, `realworld/cuda-samples/matrixMul.cu`. */
+  /** `emulator/corpus-own.cu`, `kernels/basics/tiled_matmul.cu`. */
   id: string
   group: Group
   /** The compute capability its kernels need (80: any GPU from the A100 on). */
@@ -46,12 +46,12 @@ export interface UnitCase {
   seed: string
   /** Set for the cases that cannot run on hardware as written, with the reason. */
   emulatorOnly?: string
-  /** The kernels the case says it launches (identifiers in the PTX names; real-world cases declare them). */
+  /** The kernels the case says it launches (identifiers in the PTX names; kernel-corpus cases declare them). */
   declaredKernels?: string[]
-  /** The real-world corpus's expected emulator failure for nvcc (test/fixtures/realworld/expected-failures.ts). */
+  /** The kernel corpus's expected emulator failure for nvcc (the registry's expectedFailures). */
   expectedEmulatorFailure?: string
   /** Runs the case on a host, recording its outputs and checking them against the case's reference. */
-  run(host: RealworldHost): Promise<CaseRun>
+  run(host: CorpusHost): Promise<CaseRun>
 }
 
 /**
@@ -65,7 +65,7 @@ export const emulatorOnlyCases: Record<string, string> = {
     "checks the emulator's device printf text: on hardware the driver writes printf to the process's stdout when the context synchronizes, where the harness cannot attribute it to a launch",
 }
 
-/** A file-safe slug of a case key (`realworld-reduce4-int-256`); past 64 characters, cut and made unique by a
+/** A file-safe slug of a case key (`kernels-vector_add`); past 64 characters, cut and made unique by a
  *  hash of the whole key. */
 export function slugOf(key: string): string {
   const slug = key.replace(/[^A-Za-z0-9_]+/g, '-').replace(/^-+|-+$/g, '')
@@ -112,26 +112,26 @@ function emulatorUnit(group: 'emulator-own' | 'emulator-reference', source: stri
   return unit
 }
 
-function realworldUnits(): CorpusUnit[] {
-  return realworldFiles.map((f) => {
+function kernelUnits(): CorpusUnit[] {
+  return corpusFiles.map((f) => {
     const unit: CorpusUnit = {
-      id: `realworld/${f.file}`,
-      group: 'realworld',
+      id: `kernels/${f.file}`,
+      group: 'kernels',
       minArch: f.arch,
       ptxArch: `compute_${f.arch}`,
       cases: [],
       async build() {
-        const b = await buildRealworld(f, 'nvcc')
+        const b = await buildCorpusFile(f, 'nvcc')
         return b.ok ? { ok: true, ptx: b.ptx, manifest: b.manifest } : { ok: false, message: b.message }
       },
     }
-    unit.cases = realworldCases.filter((c) => c.file === f.file).map((c) => {
+    unit.cases = kernelCases.filter((c) => c.file === f.file).map((c) => {
       const expected = expectedFailures.find((e) => e.case === c.name && e.compiler === 'nvcc')
       return {
-        key: `realworld/${c.name}`,
+        key: `kernels/${c.name}`,
         name: c.name,
         unit,
-        seed: `caseRng(${JSON.stringify(c.name)}) = mulberry32 seeded with ${caseSeed(c.name)} (test/helpers/realworld.ts)`,
+        seed: `caseRng(${JSON.stringify(c.name)}) = mulberry32 seeded with ${caseSeed(c.name)} (test/helpers/kernel-corpus.ts)`,
         declaredKernels: c.kernels,
         expectedEmulatorFailure: expected ? `${expected.stage}: ${expected.reason}` : undefined,
         async run(host) {
@@ -159,7 +159,7 @@ function realworldUnits(): CorpusUnit[] {
 
 /** Every unit of every corpus, in a fixed order. */
 export function corpusUnits(): CorpusUnit[] {
-  return [emulatorUnit('emulator-own', ownSource, ownCases), emulatorUnit('emulator-reference', referenceSource, referenceCases), ...realworldUnits()]
+  return [emulatorUnit('emulator-own', ownSource, ownCases), emulatorUnit('emulator-reference', referenceSource, referenceCases), ...kernelUnits()]
 }
 
 /** Every case of every corpus. */

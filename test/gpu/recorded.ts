@@ -257,7 +257,7 @@ export async function checkRecordedFixtures(dir: string, options: CheckOptions =
         r('fail', (err as Error).message)
         continue
       }
-      if (c.expectedEmulatorFailure) { r('not-compared', `listed in test/fixtures/realworld/expected-failures.ts (${c.expectedEmulatorFailure}); compared once the emulator passes it`); continue }
+      if (c.expectedEmulatorFailure) { r('not-compared', `an expected failure of the kernel corpus (${c.expectedEmulatorFailure}); compared once the emulator passes it`); continue }
       const h = await hostFor(c.unit)
       if ('error' in h) { r('fail', `${c.unit.id} ${h.error}`); continue }
       if (ptxHash(h.ptx) !== f.ptxSha256) { r('stale', `the PTX of ${c.unit.id} (${c.unit.ptxArch}) differs from the one recorded: the kernel source or the compiler changed; re-record on a GPU`); continue }

@@ -6,7 +6,7 @@
 //   api           by-value structs of every layout, every scalar width, mod.global(), streams, events, async copies
 //   errors        a block too large, dynamic shared memory past the limit, an illegal address (sticky)
 //   after-sticky  a fresh process after the sticky error works
-//   corpus        the emulator corpus and the real-world corpus: GPU (cubin) vs the TypeScript references, the
+//   corpus        the emulator corpus and the kernel corpus: GPU (cubin) vs the TypeScript references, the
 //                 driver's JIT vs the cubin, the emulator vs the GPU with the largest ULP difference per kernel
 // It writes the report (report.md, report.json) and the GPU's outputs as fixtures with a manifest
 // (test/fixtures/gpu-recorded), which the normal suite compares the emulator with (test/gpu/recorded-fixtures.test.ts).

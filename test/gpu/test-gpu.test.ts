@@ -20,8 +20,8 @@ const runTs = join(repoRoot, 'test', 'gpu', 'run.ts')
 const cli = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', runTs, ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, ...env } })
 
-// One float kernel and one 64-bit integer kernel with no latitude, one with approximate math, one real-world case.
-const cases = ['emulator-own/vec_add', 'emulator-own/hash64', 'emulator-own/math_f32', 'realworld/vectorAdd']
+// One float kernel and one 64-bit integer kernel with no latitude, one with approximate math, one kernel-corpus case.
+const cases = ['emulator-own/vec_add', 'emulator-own/hash64', 'emulator-own/math_f32', 'kernels/vector_add']
 const temps: string[] = []
 process.on('exit', () => { for (const d of temps) rmSync(d, { recursive: true, force: true }) })
 const temp = (prefix: string) => { const d = tempDir(prefix); temps.push(d); return d }
@@ -118,9 +118,9 @@ Self('fixtures are written with a manifest naming the device, the seeds, the PTX
   assert.match(m.recorded.driver, /test double/)
   assert.match(m.recorded.cudaToolkit, /release 13\.\d/)
   assert.equal(m.fixtures.map((f) => cases.find((c) => f.case.startsWith(c))), [...cases].sort())
-  const vec = m.fixtures.find((f) => f.case === 'realworld/vectorAdd')!
-  assert.match(vec.seed, /caseRng\("vectorAdd"\) = mulberry32 seeded with \d+/)
-  assert.is(vec.file, 'realworld-vectorAdd.sm_90.bin')
+  const vec = m.fixtures.find((f) => f.case === 'kernels/vector_add')!
+  assert.match(vec.seed, /caseRng\("vector_add"\) = mulberry32 seeded with \d+/)
+  assert.is(vec.file, 'kernels-vector_add.sm_90.bin')
   for (const f of m.fixtures) {
     const bin = readFileSync(join(rec, f.file))
     assert.is(createHash('sha256').update(bin).digest('hex'), f.sha256)
@@ -201,8 +201,8 @@ Check('approximate math (math_f32): one ulp off passes as within while the GPU p
 })
 
 Check('a .bin that does not match its sha256 fails as corrupt', async () => {
-  const dir = tampered((m, bins) => { bins.get(entry(m, 'realworld/vectorAdd').file)![0] ^= 1 }, true)
-  const r = await resultOf(dir, 'realworld/vectorAdd')
+  const dir = tampered((m, bins) => { bins.get(entry(m, 'kernels/vector_add').file)![0] ^= 1 }, true)
+  const r = await resultOf(dir, 'kernels/vector_add')
   assert.is(r.status, 'fail')
   assert.match(r.detail, /sha256 .* differs from the manifest's .* \(corrupt or edited\)/)
 })

@@ -252,137 +252,324 @@ function wasmBesideInterpreter(options: EmulatorBackendOptions, checked: boolean
 
 /** Creates the PTX emulator backend over `threads` (the entries pass worker_threads or Web Workers). */
 export function createBackend(options: EmulatorBackendOptions, threads: ThreadHost): EmulatorBackend {
-  const wanted = options.workers ?? threads.cores()
-  if (!Number.isInteger(wanted) || wanted < 0) throw new TypeError(`createEmulatorBackend: workers must be a non-negative integer, got ${String(options.workers)}`)
-  const defaultTimeout = checkTimeout(options.timeoutMs, 'createEmulatorBackend')
-  if (options.yieldMs !== undefined && !(typeof options.yieldMs === 'number' && options.yieldMs > 0)) throw new TypeError(`createEmulatorBackend: yieldMs must be a positive number of milliseconds, got ${String(options.yieldMs)}`)
-  const check = resolveCheck(options.check, 'createEmulatorBackend: check')
-  // a context that refuses code generation from strings (a page's Content-Security-Policy without
-  // 'unsafe-eval') runs the modules' code through the interpreter (interpret.ts), on the calling thread
-  const refusal = codeGenerationRefusal()
-  const evaluate = options.evaluate
-  // why launches cannot run on workers here, if they cannot
-  let calling: string | undefined = evaluate
-    ? `kernels run through the emulator's interpreter (same results, slower)${refusal !== undefined ? ` because this context refuses to compile generated code (${refusal})` : ''}${wasmBesideInterpreter(options, check !== undefined)}`
-    : check ? 'checks (the sanitizer) run there' : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
-  const heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: calling === undefined })
-  const pool = calling === undefined ? new WorkerPool(threads, wanted, heap, options.workerUrl) : undefined
-  const print = options.print ?? defaultPrint()
-  const san = check ? new Sanitizer(check, heap) : undefined
-  const modules = new Set<LoadedModule>()
-  let nextModule = 1
-  let nextStream = 1
-  let disposed = false
-  const live = () => { if (disposed) throw new Error('the emulator backend was disposed') }
+  return new EmulatorBackendImpl(options, threads)
+}
 
-  // The queue: `pending` settles once everything queued so far has run; undefined while nothing runs.
-  let pending: Promise<void> | undefined
-  function track(p: Promise<unknown>): void {
+/** The backend's one stream: operations run in order behind a running launch, and at once when nothing runs. */
+class OpQueue {
+  /** Settles once everything queued so far has run; undefined while nothing runs. */
+  pending: Promise<void> | undefined
+
+  private track(p: Promise<unknown>): void {
     const t = p.then(() => {}, () => {})
-    pending = t
-    void t.then(() => { if (pending === t) pending = undefined })
+    this.pending = t
+    void t.then(() => { if (this.pending === t) this.pending = undefined })
   }
+
   /** Runs `op` now when nothing is running, else after what is queued. */
-  function schedule<T>(op: () => T | Promise<T>): T | Promise<T> {
-    if (!pending) {
+  schedule<T>(op: () => T | Promise<T>): T | Promise<T> {
+    if (!this.pending) {
       const r = op()
-      if (r instanceof Promise) track(r)
+      if (r instanceof Promise) this.track(r)
       return r
     }
-    const p = pending.then(op)
-    track(p)
+    const p = this.pending.then(op)
+    this.track(p)
     return p
   }
+}
 
-  function rebind(lm: LoadedModule): void {
-    if (lm.generation !== heap.generation) { lm.inst.setHeap(heap.buffer, heap.ok); lm.generation = heap.generation }
+/** A launch's memory on the heap: per lane, its shared, local and parameter memory (LaneLaunch), and the
+ *  grid workspace of a cooperative launch; `release` frees it all. */
+interface LaidOut { lanes: LaneLaunch[]; nlanes: number; onWorkers: boolean; release: () => void }
+
+/** A module loaded on the backend. Its methods are bound (callers may take `inspect` off the module). */
+class EmulatorModuleImpl implements EmulatorModule {
+  constructor(private readonly lm: LoadedModule, private readonly modId: number, private readonly unloadFrom: (lm: LoadedModule, modId: number) => MaybePromise<void>) {}
+
+  /** The compiled kernel `name`, or an error naming why the emulator refused it or which kernels there are. */
+  private entry(name: string): CompiledFunction {
+    const lm = this.lm
+    const cf = lm.functions.get(name)
+    const why = lm.refused.get(name)
+    if (why && lm.ir.functions.some((f) => f.name === name && f.kind === 'entry')) {
+      // one kernel the emulator cannot run leaves its neighbours usable (issue 14)
+      const reason = why.line === undefined ? why.message : why.message.slice(`PTX line ${why.line}: `.length)
+      throw new PtxError(`kernel ${name} cannot run on the emulator: ${reason}`, why.line)
+    }
+    if (!cf || cf.kind !== 'entry') {
+      const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
+      throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
+    }
+    return cf
   }
 
-  /** Runs blocks on the calling thread, in slices (see the top of this file). */
-  function runHere(plan: Plan, lane: LaneLaunch, ranges: Float64Array, deadline: number | undefined): void | Promise<void> {
-    const { fn } = plan
-    const lm = fn.mod
-    let runner: BlockRunner | undefined
-    let b = 0
-    // without slices, the whole grid in one chunk (the barrier-free fast path in one call); a cooperative
-    // launch's blocks take turns until all finished, so it is one chunk too
-    const sliceMs = plan.cooperative ? undefined : options.yieldMs ?? (plan.signal || deadline !== undefined ? SLICE_MS : undefined)
-    let chunk = sliceMs === undefined ? plan.nblocks : 1
-    const aborted = (): Error | undefined => {
-      if (plan.signal?.aborted) return launchAbortError(fn.name, 'the signal was aborted', plan.signal.reason)
-      if (deadline !== undefined && performance.now() > deadline) return launchAbortError(fn.name, `it ran longer than timeoutMs (${plan.timeoutMs} ms)`, timeoutReason(plan.timeoutMs!))
-      return undefined
+  readonly getFunction = (name: string): EmulatorFunction => new KernelHandle(name, this.lm, this.entry(name), this.modId)
+
+  readonly inspect = (name: string): string => {
+    const cf = this.entry(name)
+    const tier = this.lm.tiers.get(name)
+    const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
+    const simd = tier?.simd ? '\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) in blocks whose accesses pass the block test' : ''
+    return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized)}${simd}\n  ${tierLine}`
+  }
+
+  readonly getGlobal = (name: string): { address: bigint; size: number } => {
+    const g = this.lm.globals.get(name)
+    // clang removes a `static __constant__`/`static __device__` variable that only host code writes
+    // (issue 14); the build warns, and so does this
+    if (!g) throw new Error(`variable ${name} is not a .global/.const variable of this PTX module (clang removes a static __constant__ or __device__ variable that no device code writes: declare it without 'static')`)
+    return { address: BigInt(g.address), size: g.size }
+  }
+
+  readonly unload = (): MaybePromise<void> => this.unloadFrom(this.lm, this.modId)
+
+  /** KERNELPACK_EMULATOR_DEBUG: each kernel's plan and the module's WebAssembly build, on stderr. */
+  printDebug(): void {
+    for (const cf of this.lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${this.inspect(cf.name)}`)
+    const w = this.lm.wasmBuild
+    if (w) console.error(`[kernelpack emulator] WebAssembly module: ${w.kernels} kernel${w.kernels === 1 ? '' : 's'}, ${w.bytes} bytes, written in ${w.writeMs.toFixed(1)} ms${w.compileMs === undefined ? '' : `, compiled in ${w.compileMs.toFixed(1)} ms`}`)
+  }
+}
+
+/** The emulator backend (EmulatorBackend). Its public members are bound functions, as the object literal it
+ *  replaced had them: callers may pass `backend.launch` around. */
+class EmulatorBackendImpl implements EmulatorBackend {
+  readonly name = 'emulator'
+  readonly imageKinds: ReadonlyArray<'ptx'> = ['ptx']
+  readonly allocZeroFilled = true
+  private readonly wanted: number
+  private readonly defaultTimeout: number | undefined
+  /** Why this context cannot compile generated code (then kernels go through `evaluate`, the interpreter). */
+  private readonly refusal: string | undefined
+  private readonly evaluate: Evaluate | undefined
+  /** Why launches cannot run on workers here, if they cannot. */
+  private calling: string | undefined
+  private readonly heap: Heap
+  private readonly pool: WorkerPool | undefined
+  private readonly print: (text: string) => void
+  private readonly san: Sanitizer | undefined
+  private readonly modules = new Set<LoadedModule>()
+  private readonly queue = new OpQueue()
+  private nextModule = 1
+  private nextStream = 1
+  private disposed = false
+
+  constructor(private readonly options: EmulatorBackendOptions, private readonly threads: ThreadHost) {
+    const wanted = options.workers ?? threads.cores()
+    if (!Number.isInteger(wanted) || wanted < 0) throw new TypeError(`createEmulatorBackend: workers must be a non-negative integer, got ${String(options.workers)}`)
+    this.wanted = wanted
+    this.defaultTimeout = checkTimeout(options.timeoutMs, 'createEmulatorBackend')
+    if (options.yieldMs !== undefined && !(typeof options.yieldMs === 'number' && options.yieldMs > 0)) throw new TypeError(`createEmulatorBackend: yieldMs must be a positive number of milliseconds, got ${String(options.yieldMs)}`)
+    const check = resolveCheck(options.check, 'createEmulatorBackend: check')
+    // a context that refuses code generation from strings (a page's Content-Security-Policy without
+    // 'unsafe-eval') runs the modules' code through the interpreter (interpret.ts), on the calling thread
+    this.refusal = codeGenerationRefusal()
+    this.evaluate = options.evaluate
+    this.calling = this.evaluate
+      ? `kernels run through the emulator's interpreter (same results, slower)${this.refusal !== undefined ? ` because this context refuses to compile generated code (${this.refusal})` : ''}${wasmBesideInterpreter(options, check !== undefined)}`
+      : check ? 'checks (the sanitizer) run there' : wanted === 0 ? 'workers: 0 was asked for' : threads.unavailable()
+    this.heap = new Heap(options.initialMemory ?? 1 << 24, options.memoryLimit ?? 2 ** 31, { shared: this.calling === undefined })
+    this.pool = this.calling === undefined ? new WorkerPool(threads, wanted, this.heap, options.workerUrl) : undefined
+    this.print = options.print ?? defaultPrint()
+    this.san = check ? new Sanitizer(check, this.heap) : undefined
+  }
+
+  private live(): void {
+    if (this.disposed) throw new Error('the emulator backend was disposed')
+  }
+
+  get workers(): number {
+    return this.pool && !this.pool.broken ? this.wanted : 0
+  }
+
+  readonly device = (): EmulatorDeviceInfo => ({
+    name: 'kernelpack PTX emulator', computeCapability: [12, 0], totalMemory: this.options.memoryLimit ?? 2 ** 31,
+    ptxVersion: [9, 1], multiProcessorCount: 1, warpSize: 32,
+  })
+
+  readonly describeExecution = (): string => {
+    const pool = this.pool
+    if (pool && !pool.broken) return `launches run on ${this.wanted} worker thread${this.wanted === 1 ? '' : 's'} (${this.threads.kind}) sharing device memory`
+    return `launches run on the calling thread: ${pool?.broken ?? this.calling}`
+  }
+
+  readonly loadModule = (image: ImageToLoad): EmulatorModule => {
+    this.live()
+    if (image.kind !== 'ptx') throw new PtxError(`the emulator runs PTX only; got a ${image.kind} image for ${image.arch}`)
+    if (this.refusal !== undefined && !this.evaluate) {
+      throw new Error(`the emulator cannot compile kernels in this context: ${this.refusal}. Create the backend with { evaluate: await loadInterpreter() } (@kernelpack/runtime does where it has to) to run them through the interpreter, or allow 'unsafe-eval' in the page's Content-Security-Policy`)
     }
-    /** One slice; true once every block ran. */
-    const slice = (): boolean => {
-      rebind(lm)
-      lm.running = fn.name
-      try {
-        // a new runner after the first slice: other launches cannot run in between (the queue), but
-        // the heap may have grown, and the kernel reads its views at each call
-        if (!runner && san) {
-          san.begin({
-            kernel: fn.name, instrs: lm.instrs, files: lm.ir.files, sharedVars: sharedVariablesOf(lm.ir, fn.name, lm.sharedVars), globalVars: lm.globals,
-            grid: plan.grid, block: plan.block, sb: lane.state.SB, shn: lane.state.SHN, dynamicStart: lm.layout.sharedStatic,
-            lb0: lane.state.LB0, localBytes: lane.lnStride * (plan.cooperative ? plan.nblocks : 1), cooperative: plan.cooperative,
-          })
-        }
-        runner ??= new BlockRunner(lm.inst, fn.info, lane, ranges, () => new Uint8Array(heap.buffer), san)
-        const end = performance.now() + (sliceMs ?? Infinity)
-        while (b < plan.nblocks) {
-          const e = Math.min(b + chunk, plan.nblocks)
-          const t0 = performance.now()
-          runner.run(b, e)
-          const t1 = performance.now()
-          b = e
-          if (t1 - t0 < CHUNK_MS && chunk < 1 << 30) chunk *= 2
-          if (t1 >= end) break
-        }
-        if (b < plan.nblocks) return false
-        san?.finish()
-        san?.end()
-        return true
-      } catch (e) {
-        san?.end()
-        if (isJsStackOverflow(e)) throw callStackFault(fn.name)
-        if (e instanceof StalledBlock) throw deadlock(lm, fn.cf, fn.name, e, plan.grid, plan.block, plan.cooperative)
-        throw e
-      } finally {
-        lm.running = undefined
-        // a slice runs whole blocks: their printf records are complete
-        lm.printf.flush()
-      }
+    let end = image.bytes.length
+    while (end > 0 && image.bytes[end - 1] === 0) end--
+    const text = new TextDecoder().decode(image.bytes.subarray(0, end))
+    const o = this.options
+    const lm = loadPtxModule(text, this.heap, { print: this.print, threadLoops: o.threadLoops, fmad: o.fmad, evaluate: this.evaluate, sanitizer: this.san, codegen: o.codegen })
+    this.modules.add(lm)
+    // start the workers now, so that the first launch does not wait for them
+    this.pool?.warm()
+    const mod = new EmulatorModuleImpl(lm, this.nextModule++, (m, id) => this.unloadModule(m, id))
+    if (debugEnabled()) mod.printDebug()
+    return mod
+  }
+
+  private unloadModule(lm: LoadedModule, modId: number): MaybePromise<void> {
+    if (!this.modules.has(lm)) return
+    return this.queue.schedule(() => {
+      if (!this.modules.delete(lm)) return
+      for (const at of lm.owned) this.heap.free(at)
+      this.pool?.unload(modId)
+    })
+  }
+
+  readonly alloc = (byteLength: number): bigint => {
+    this.live()
+    // at once, even while a launch runs: a new allocation is memory no kernel can be using
+    return BigInt(this.heap.alloc(byteLength))
+  }
+
+  readonly free = (address: bigint): MaybePromise<void> => {
+    this.live()
+    const at = addr(address, 'free')
+    return this.queue.schedule(() => this.heap.free(at))
+  }
+
+  readonly copyToDevice = (dst: bigint, src: Uint8Array): MaybePromise<void> => {
+    this.live()
+    const at = addr(dst, 'copyToDevice')
+    const data = this.queue.pending ? src.slice() : src
+    return this.queue.schedule(() => {
+      this.heap.check(at, data.length, 'copyToDevice')
+      new Uint8Array(this.heap.buffer, at, data.length).set(data)
+      this.heap.markWritten(at, data.length)
+    })
+  }
+
+  readonly copyFromDevice = (dst: Uint8Array, src: bigint): MaybePromise<void> => {
+    this.live()
+    const at = addr(src, 'copyFromDevice')
+    return this.queue.schedule(() => {
+      this.heap.check(at, dst.length, 'copyFromDevice')
+      dst.set(new Uint8Array(this.heap.buffer, at, dst.length))
+    })
+  }
+
+  readonly memset = (dst: bigint, byte: number, byteLength: number): MaybePromise<void> => {
+    this.live()
+    const at = addr(dst, 'memset')
+    return this.queue.schedule(() => {
+      this.heap.check(at, byteLength, 'memset')
+      new Uint8Array(this.heap.buffer, at, byteLength).fill(byte & 0xff)
+      this.heap.markWritten(at, byteLength)
+    })
+  }
+
+  readonly createStream = (): BackendStream => ({ id: this.nextStream++ })
+  readonly destroyStream = (): void => {}
+  readonly synchronize = (): MaybePromise<void> => this.queue.pending
+
+  readonly launch = (fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): MaybePromise<void> => {
+    this.live()
+    const plan = this.planOf(fn, config, params)
+    return this.queue.schedule(() => this.run(plan))
+  }
+
+  readonly sanitizerReports = (): SanitizerReport[] => (this.san ? this.san.take() : [])
+
+  readonly dispose = (): void => {
+    this.disposed = true
+    this.modules.clear()
+    this.pool?.dispose()
+  }
+
+  /** A launch checked against the kernel and the device, with its parameter bytes copied (the caller may
+   *  reuse its buffer before the launch runs). */
+  private planOf(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): Plan {
+    if (!(fn instanceof KernelHandle)) throw new TypeError('launch: not a function of an emulator module')
+    const { mod, cf } = fn
+    if (!this.modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
+    const grid = dim(config.grid, 'grid')
+    const block = dim(config.block, 'block')
+    const nthreads = block[0] * block[1] * block[2]
+    if (nthreads > 1024) throw new RangeError(`launch ${fn.name}: ${nthreads} threads per block exceed the limit of 1024`)
+    const dyn = config.sharedBytes ?? 0
+    if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
+    if (params.bytes.length < cf.paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${cf.paramEnd}`)
+    const nblocks = grid[0] * grid[1] * grid[2]
+    const cooperative = config.cooperative === true
+    if (cf.gridSync && !cooperative) {
+      throw new Error(`launch ${fn.name}: the kernel synchronizes the whole grid (cg::this_grid().sync(): PTX line ${cf.gridSync.line} reads the grid workspace, \`${cf.gridSync.text}\`), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
     }
-    const stop = aborted()
-    if (stop) throw stop
-    if (slice()) return
-    return (async () => {
-      for (;;) {
-        await new Promise((r) => setTimeout(r, 0))
-        const err = aborted()
-        if (err) throw err
-        if (slice()) return
-      }
-    })()
+    if (cooperative) {
+      const { shn } = sharedLayout(mod, cf, dyn)
+      const fit = coResidentBlocks(nthreads, shn, this.device().multiProcessorCount ?? 1)
+      if (nblocks > fit) throw new RangeError(`launch ${fn.name}: a cooperative launch of ${nblocks} blocks of ${nthreads} threads${shn ? ` and ${shn} bytes of shared memory` : ''} does not fit on the emulated device at once (at most ${fit} blocks; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)`)
+    }
+    const timeoutMs = checkTimeout(config.timeoutMs, `launch ${fn.name}`) ?? this.defaultTimeout
+    const signal = config.signal ?? undefined
+    if (signal !== undefined && !(typeof signal === 'object' && 'aborted' in signal)) throw new TypeError(`launch ${fn.name}: signal must be an AbortSignal`)
+    return { fn, grid, block, nthreads, nblocks, dyn, params: params.bytes.slice(), signal, timeoutMs, cooperative }
+  }
+
+  private rebind(lm: LoadedModule): void {
+    if (lm.generation !== this.heap.generation) { lm.inst.setHeap(this.heap.buffer, this.heap.ok); lm.generation = this.heap.generation }
   }
 
   /** Lays the launch out (per-lane shared, local and parameter memory) and runs it. */
-  function run(plan: Plan): void | Promise<void> {
-    live()
+  private run(plan: Plan): void | Promise<void> {
+    this.live()
     const { fn } = plan
     const { mod, cf } = fn
-    if (!modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
+    if (!this.modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
     if (mod.upgrade) {
       // its WebAssembly, compiled asynchronously (load-module.ts), is ready: bind it, and have the workers
       // load the module again with it
       mod.upgrade()
       mod.upgrade = undefined
-      pool?.unload(fn.modId)
+      this.pool?.unload(fn.modId)
     }
     if (plan.signal?.aborted) throw launchAbortError(fn.name, 'the signal was aborted before it ran', plan.signal.reason)
-    const onWorkers = pool !== undefined && !pool.broken
+    const { lanes, nlanes, onWorkers, release } = this.layOut(plan)
+    const ranges = this.heap.ranges()
+    const deadline = () => (plan.timeoutMs === undefined ? undefined : performance.now() + plan.timeoutMs)
+    let r: void | Promise<void>
+    try {
+      if (!onWorkers) r = this.runHere(plan, lanes[0]!, ranges, deadline())
+      else {
+        mod.running = fn.name
+        r = this.pool!.run({
+          mod: fn.modId, source: mod.source, wasm: mod.wasm, kernel: fn.info, kernelName: fn.name, lanes, nblocks: plan.nblocks,
+          chunk: plan.cooperative ? plan.nblocks : Math.max(1, Math.floor(plan.nblocks / (nlanes * CHUNKS_PER_WORKER))), ranges, print: this.print,
+          fault: (i, a, what) => (what === 'jsstack' ? callStackFault(fn.name) : faultOf(mod, i, a, what)),
+          stalled: (e) => deadlock(mod, cf, fn.name, e, plan.grid, plan.block, plan.cooperative),
+          signal: plan.signal, timeoutMs: plan.timeoutMs,
+          abortError: (timedOut) => timedOut
+            ? launchAbortError(fn.name, `it ran longer than timeoutMs (${plan.timeoutMs} ms); its worker threads were stopped and are replaced`, timeoutReason(plan.timeoutMs!))
+            : launchAbortError(fn.name, 'the signal was aborted; its worker threads were stopped and are replaced', plan.signal?.reason),
+        }).catch((e: unknown) => {
+          if (!(e instanceof PoolUnavailable)) throw e
+          // the workers could not start (a worker script the bundle left out): this thread runs it
+          this.calling = e.message
+          return this.runHere(plan, lanes[0]!, ranges, deadline())
+        }).finally(() => { mod.running = undefined })
+      }
+    } catch (e) {
+      release()
+      throw e
+    }
+    if (r instanceof Promise) return r.finally(release)
+    release()
+  }
+
+  /** The launch's memory: one lane per worker that takes part (one on the calling thread, one for a
+   *  cooperative launch, which keeps every block resident on it), each with its shared, local and parameter
+   *  memory, and a cooperative launch's grid workspace. */
+  private layOut(plan: Plan): LaidOut {
+    const heap = this.heap
+    const { mod, cf } = plan.fn
+    const onWorkers = this.pool !== undefined && !this.pool.broken
     // a cooperative launch keeps every block resident on one lane; others spread blocks over the workers
-    const nlanes = onWorkers && !plan.cooperative ? Math.min(wanted, plan.nblocks) : 1
+    const nlanes = onWorkers && !plan.cooperative ? Math.min(this.wanted, plan.nblocks) : 1
     const { reserved, rsv, shn } = sharedLayout(mod, cf, plan.dyn)
     // each thread's local memory, then (WebAssembly thread loops) the registers it keeps between loops
     const ln = Math.ceil(cf.stackNeed / 16) * 16 + (cf.slotBytes ?? 0)
@@ -422,194 +609,75 @@ export function createBackend(options: EmulatorBackendOptions, threads: ThreadHo
       release()
       throw e
     }
-    const ranges = heap.ranges()
-    const deadline = () => (plan.timeoutMs === undefined ? undefined : performance.now() + plan.timeoutMs)
-    let r: void | Promise<void>
-    try {
-      if (!onWorkers) r = runHere(plan, lanes[0]!, ranges, deadline())
-      else {
-        mod.running = fn.name
-        r = pool.run({
-          mod: fn.modId, source: mod.source, wasm: mod.wasm, kernel: fn.info, kernelName: fn.name, lanes, nblocks: plan.nblocks,
-          chunk: plan.cooperative ? plan.nblocks : Math.max(1, Math.floor(plan.nblocks / (nlanes * CHUNKS_PER_WORKER))), ranges, print,
-          fault: (i, a, what) => (what === 'jsstack' ? callStackFault(fn.name) : faultOf(mod, i, a, what)),
-          stalled: (e) => deadlock(mod, cf, fn.name, e, plan.grid, plan.block, plan.cooperative),
-          signal: plan.signal, timeoutMs: plan.timeoutMs,
-          abortError: (timedOut) => timedOut
-            ? launchAbortError(fn.name, `it ran longer than timeoutMs (${plan.timeoutMs} ms); its worker threads were stopped and are replaced`, timeoutReason(plan.timeoutMs!))
-            : launchAbortError(fn.name, 'the signal was aborted; its worker threads were stopped and are replaced', plan.signal?.reason),
-        }).catch((e: unknown) => {
-          if (!(e instanceof PoolUnavailable)) throw e
-          // the workers could not start (a worker script the bundle left out): this thread runs it
-          calling = e.message
-          return runHere(plan, lanes[0]!, ranges, deadline())
-        }).finally(() => { mod.running = undefined })
-      }
-    } catch (e) {
-      release()
-      throw e
+    return { lanes, nlanes, onWorkers, release }
+  }
+
+  /** Runs blocks on the calling thread, in slices (see the top of this file). */
+  private runHere(plan: Plan, lane: LaneLaunch, ranges: Float64Array, deadline: number | undefined): void | Promise<void> {
+    const { fn } = plan
+    const lm = fn.mod
+    const san = this.san
+    let runner: BlockRunner | undefined
+    let b = 0
+    // without slices, the whole grid in one chunk (the barrier-free fast path in one call); a cooperative
+    // launch's blocks take turns until all finished, so it is one chunk too
+    const sliceMs = plan.cooperative ? undefined : this.options.yieldMs ?? (plan.signal || deadline !== undefined ? SLICE_MS : undefined)
+    let chunk = sliceMs === undefined ? plan.nblocks : 1
+    const aborted = (): Error | undefined => {
+      if (plan.signal?.aborted) return launchAbortError(fn.name, 'the signal was aborted', plan.signal.reason)
+      if (deadline !== undefined && performance.now() > deadline) return launchAbortError(fn.name, `it ran longer than timeoutMs (${plan.timeoutMs} ms)`, timeoutReason(plan.timeoutMs!))
+      return undefined
     }
-    if (r instanceof Promise) return r.finally(release)
-    release()
-  }
-
-  const backend: EmulatorBackend = {
-    name: 'emulator',
-    imageKinds: ['ptx'],
-    get workers() { return pool && !pool.broken ? wanted : 0 },
-    device() {
-      return {
-        name: 'kernelpack PTX emulator', computeCapability: [12, 0], totalMemory: options.memoryLimit ?? 2 ** 31,
-        ptxVersion: [9, 1], multiProcessorCount: 1, warpSize: 32,
-      }
-    },
-    describeExecution() {
-      if (pool && !pool.broken) return `launches run on ${wanted} worker thread${wanted === 1 ? '' : 's'} (${threads.kind}) sharing device memory`
-      return `launches run on the calling thread: ${pool?.broken ?? calling}`
-    },
-    loadModule(image) {
-      live()
-      if (image.kind !== 'ptx') throw new PtxError(`the emulator runs PTX only; got a ${image.kind} image for ${image.arch}`)
-      if (refusal !== undefined && !evaluate) {
-        throw new Error(`the emulator cannot compile kernels in this context: ${refusal}. Create the backend with { evaluate: await loadInterpreter() } (@kernelpack/runtime does where it has to) to run them through the interpreter, or allow 'unsafe-eval' in the page's Content-Security-Policy`)
-      }
-      let end = image.bytes.length
-      while (end > 0 && image.bytes[end - 1] === 0) end--
-      const text = new TextDecoder().decode(image.bytes.subarray(0, end))
-      const lm = loadPtxModule(text, heap, { print, threadLoops: options.threadLoops, fmad: options.fmad, evaluate, sanitizer: san, codegen: options.codegen })
-      const modId = nextModule++
-      modules.add(lm)
-      // start the workers now, so that the first launch does not wait for them
-      pool?.warm()
-      const entry = (name: string): CompiledFunction => {
-        const cf = lm.functions.get(name)
-        const why = lm.refused.get(name)
-        if (why && lm.ir.functions.some((f) => f.name === name && f.kind === 'entry')) {
-          // one kernel the emulator cannot run leaves its neighbours usable (issue 14)
-          const reason = why.line === undefined ? why.message : why.message.slice(`PTX line ${why.line}: `.length)
-          throw new PtxError(`kernel ${name} cannot run on the emulator: ${reason}`, why.line)
-        }
-        if (!cf || cf.kind !== 'entry') {
-          const names = [...lm.functions.values()].filter((f) => f.kind === 'entry').map((f) => f.name)
-          throw new Error(`kernel ${name} is not in this PTX module (kernels: ${names.join(', ') || 'none'})`)
-        }
-        return cf
-      }
-      const inspect = (name: string) => {
-        const cf = entry(name)
-        const tier = lm.tiers.get(name)
-        const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
-        const simd = tier?.simd ? '\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) in blocks whose accesses pass the block test' : ''
-        return `${describeThreadLoops(lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized)}${simd}\n  ${tierLine}`
-      }
-      if (debugEnabled()) {
-        for (const cf of lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${inspect(cf.name)}`)
-        const w = lm.wasmBuild
-        if (w) console.error(`[kernelpack emulator] WebAssembly module: ${w.kernels} kernel${w.kernels === 1 ? '' : 's'}, ${w.bytes} bytes, written in ${w.writeMs.toFixed(1)} ms${w.compileMs === undefined ? '' : `, compiled in ${w.compileMs.toFixed(1)} ms`}`)
-      }
-      return {
-        getFunction(name: string) {
-          return new KernelHandle(name, lm, entry(name), modId)
-        },
-        inspect,
-        getGlobal(name: string) {
-          const g = lm.globals.get(name)
-          // clang removes a `static __constant__`/`static __device__` variable that only host code writes
-          // (issue 14); the build warns, and so does this
-          if (!g) throw new Error(`variable ${name} is not a .global/.const variable of this PTX module (clang removes a static __constant__ or __device__ variable that no device code writes: declare it without 'static')`)
-          return { address: BigInt(g.address), size: g.size }
-        },
-        unload() {
-          if (!modules.has(lm)) return
-          return schedule(() => {
-            if (!modules.delete(lm)) return
-            for (const at of lm.owned) heap.free(at)
-            pool?.unload(modId)
+    /** One slice; true once every block ran. */
+    const slice = (): boolean => {
+      this.rebind(lm)
+      lm.running = fn.name
+      try {
+        // a new runner after the first slice: other launches cannot run in between (the queue), but
+        // the heap may have grown, and the kernel reads its views at each call
+        if (!runner && san) {
+          san.begin({
+            kernel: fn.name, instrs: lm.instrs, files: lm.ir.files, sharedVars: sharedVariablesOf(lm.ir, fn.name, lm.sharedVars), globalVars: lm.globals,
+            grid: plan.grid, block: plan.block, sb: lane.state.SB, shn: lane.state.SHN, dynamicStart: lm.layout.sharedStatic,
+            lb0: lane.state.LB0, localBytes: lane.lnStride * (plan.cooperative ? plan.nblocks : 1), cooperative: plan.cooperative,
           })
-        },
+        }
+        runner ??= new BlockRunner(lm.inst, fn.info, lane, ranges, () => new Uint8Array(this.heap.buffer), san)
+        const end = performance.now() + (sliceMs ?? Infinity)
+        while (b < plan.nblocks) {
+          const e = Math.min(b + chunk, plan.nblocks)
+          const t0 = performance.now()
+          runner.run(b, e)
+          const t1 = performance.now()
+          b = e
+          if (t1 - t0 < CHUNK_MS && chunk < 1 << 30) chunk *= 2
+          if (t1 >= end) break
+        }
+        if (b < plan.nblocks) return false
+        san?.finish()
+        san?.end()
+        return true
+      } catch (e) {
+        san?.end()
+        if (isJsStackOverflow(e)) throw callStackFault(fn.name)
+        if (e instanceof StalledBlock) throw deadlock(lm, fn.cf, fn.name, e, plan.grid, plan.block, plan.cooperative)
+        throw e
+      } finally {
+        lm.running = undefined
+        // a slice runs whole blocks: their printf records are complete
+        lm.printf.flush()
       }
-    },
-    allocZeroFilled: true,
-    alloc(byteLength) {
-      live()
-      // at once, even while a launch runs: a new allocation is memory no kernel can be using
-      return BigInt(heap.alloc(byteLength))
-    },
-    free(address) {
-      live()
-      const at = addr(address, 'free')
-      return schedule(() => heap.free(at))
-    },
-    copyToDevice(dst, src) {
-      live()
-      const at = addr(dst, 'copyToDevice')
-      const data = pending ? src.slice() : src
-      return schedule(() => {
-        heap.check(at, data.length, 'copyToDevice')
-        new Uint8Array(heap.buffer, at, data.length).set(data)
-        heap.markWritten(at, data.length)
-      })
-    },
-    copyFromDevice(dst, src) {
-      live()
-      const at = addr(src, 'copyFromDevice')
-      return schedule(() => {
-        heap.check(at, dst.length, 'copyFromDevice')
-        dst.set(new Uint8Array(heap.buffer, at, dst.length))
-      })
-    },
-    memset(dst, byte, byteLength) {
-      live()
-      const at = addr(dst, 'memset')
-      return schedule(() => {
-        heap.check(at, byteLength, 'memset')
-        new Uint8Array(heap.buffer, at, byteLength).fill(byte & 0xff)
-        heap.markWritten(at, byteLength)
-      })
-    },
-    createStream() { return { id: nextStream++ } },
-    destroyStream() {},
-    synchronize() {
-      return pending
-    },
-    launch(fn, config, params) {
-      live()
-      if (!(fn instanceof KernelHandle)) throw new TypeError('launch: not a function of an emulator module')
-      const { mod, cf } = fn
-      if (!modules.has(mod)) throw new Error(`launch: the module of ${fn.name} was unloaded`)
-      const grid = dim(config.grid, 'grid')
-      const block = dim(config.block, 'block')
-      const nthreads = block[0] * block[1] * block[2]
-      if (nthreads > 1024) throw new RangeError(`launch ${fn.name}: ${nthreads} threads per block exceed the limit of 1024`)
-      const dyn = config.sharedBytes ?? 0
-      if (!Number.isInteger(dyn) || dyn < 0) throw new RangeError(`launch ${fn.name}: sharedBytes must be a non-negative integer`)
-      if (params.bytes.length < cf.paramEnd) throw new TypeError(`launch ${fn.name}: the parameter block has ${params.bytes.length} bytes, the kernel's .param space needs ${cf.paramEnd}`)
-      const nblocks = grid[0] * grid[1] * grid[2]
-      const cooperative = config.cooperative === true
-      if (cf.gridSync && !cooperative) {
-        throw new Error(`launch ${fn.name}: the kernel synchronizes the whole grid (cg::this_grid().sync(): PTX line ${cf.gridSync.line} reads the grid workspace, \`${cf.gridSync.text}\`), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
+    }
+    const stop = aborted()
+    if (stop) throw stop
+    if (slice()) return
+    return (async () => {
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 0))
+        const err = aborted()
+        if (err) throw err
+        if (slice()) return
       }
-      if (cooperative) {
-        const { shn } = sharedLayout(mod, cf, dyn)
-        const fit = coResidentBlocks(nthreads, shn, backend.device().multiProcessorCount ?? 1)
-        if (nblocks > fit) throw new RangeError(`launch ${fn.name}: a cooperative launch of ${nblocks} blocks of ${nthreads} threads${shn ? ` and ${shn} bytes of shared memory` : ''} does not fit on the emulated device at once (at most ${fit} blocks; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)`)
-      }
-      const timeoutMs = checkTimeout(config.timeoutMs, `launch ${fn.name}`) ?? defaultTimeout
-      const signal = config.signal ?? undefined
-      if (signal !== undefined && !(typeof signal === 'object' && 'aborted' in signal)) throw new TypeError(`launch ${fn.name}: signal must be an AbortSignal`)
-      // the parameter bytes are copied now: the caller may reuse its buffer before the launch runs
-      const plan: Plan = { fn, grid, block, nthreads, nblocks, dyn, params: params.bytes.slice(), signal, timeoutMs, cooperative }
-      return schedule(() => run(plan))
-    },
-    sanitizerReports() {
-      return san ? san.take() : []
-    },
-    dispose() {
-      disposed = true
-      modules.clear()
-      pool?.dispose()
-    },
+    })()
   }
-  return backend
 }
-

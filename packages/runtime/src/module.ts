@@ -6,8 +6,8 @@ import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@ker
 import { isPtxType, layoutParams, readPtxInterface, typeSize, type PtxInterface } from '@kernelpack/ptx'
 import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch, SanitizerReport } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
-import { createPacker, createPackTarget, type KernelArg, type PackTarget } from './marshal.js'
-import { entryKind, selectImage, sniffKind } from './select-image.js'
+import { createPacker, createPackTarget, type KernelArg, type Packer, type PackTarget } from './marshal.js'
+import { entryKind, selectImage, sniffKind, type ImageChoice } from './select-image.js'
 
 /** Device memory the host reads and writes: what DeviceBuffer and DeviceGlobal have in common. */
 export interface DeviceMemory {
@@ -322,12 +322,422 @@ return function launch(o${n ? ', ' + list : ''}) {
   }
 }
 
+/** What a module shares with its kernels and variables: the backend and the loaded image, the CUDA limits
+ *  launches are checked against, its streams, and whether it was unloaded. */
+class ModuleState {
+  unloaded = false
+  readonly streams = new Map<Stream, BackendStream>()
+  // What each kernel's generated launch reads: cleared on unload so launches take the checked general path.
+  readonly fastStates: FastLaunchState[] = []
+
+  constructor(
+    readonly backend: Backend,
+    readonly bmod: BackendModule,
+    readonly sourceName: string,
+    readonly timeoutMs: number | undefined,
+    readonly limits: LaunchLimits,
+  ) {}
+
+  alive(what: string): void {
+    if (this.unloaded) throw new Error(`${this.sourceName}: ${what} after the module was unloaded`)
+  }
+}
+
+// The CUDA limits launches are checked against: the device's on cuda (its own opt-in shared memory size
+// when the driver reports it); for a backend that runs the image elsewhere (the emulator), those of the
+// architecture the image was built for, so what runs there also runs on that GPU.
+function limitsOf(backend: Backend, device: DeviceInfo, arch: string): LaunchLimits {
+  const limitsCC = backend.name === 'cuda' ? device.computeCapability : computeCapabilityOfArch(arch) ?? device.computeCapability
+  return launchLimitsFor(limitsCC, backend.name === 'cuda' ? device.maxSharedMemoryPerBlockOptin : undefined)
+}
+
+/** download/write/fill over `byteLength` bytes at `address`; `check` throws when the memory is gone. */
+abstract class MemoryImpl implements DeviceMemory {
+  readonly address: bigint
+  readonly byteLength: number
+  readonly #backend: Backend
+  // the memory the methods work on, whatever is later assigned to the public properties
+  readonly #address: bigint
+  readonly #byteLength: number
+
+  constructor(backend: Backend, address: bigint, byteLength: number) {
+    this.#backend = backend
+    this.address = this.#address = address
+    this.byteLength = this.#byteLength = byteLength
+  }
+
+  /** Throws when the memory is gone; `what` names the operation. */
+  protected abstract check(what: string): void
+
+  readonly download = (async <T extends ArrayBufferView>(into?: T): Promise<T | Uint8Array> => {
+    this.check('download')
+    const byteLength = this.#byteLength
+    if (into === undefined) {
+      const out = new Uint8Array(byteLength)
+      await this.#backend.copyFromDevice(out, this.#address)
+      return out
+    }
+    if (!ArrayBuffer.isView(into)) throw new TypeError('download(into): into must be a TypedArray, DataView or Buffer')
+    if (into.byteLength > byteLength) throw new RangeError(`download(into): into has ${into.byteLength} bytes but the memory holds ${byteLength}`)
+    await this.#backend.copyFromDevice(new Uint8Array(into.buffer, into.byteOffset, into.byteLength), this.#address)
+    return into
+  }) as DeviceMemory['download']
+
+  readonly write = async (data: ArrayBufferView): Promise<void> => {
+    this.check('write')
+    if (!ArrayBuffer.isView(data)) throw new TypeError('write(data): data must be a TypedArray, DataView or Buffer')
+    if (data.byteLength > this.#byteLength) throw new RangeError(`write: ${data.byteLength} bytes do not fit in ${this.#byteLength}`)
+    await this.#backend.copyToDevice(this.#address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+  }
+
+  readonly fill = async (byte: number): Promise<void> => {
+    this.check('fill')
+    await this.#backend.memset(this.#address, byte, this.#byteLength)
+  }
+}
+
+class DeviceBufferImpl extends MemoryImpl implements DeviceBuffer {
+  readonly #backend: Backend
+  readonly #address: bigint
+  readonly #hex: string
+  #freed = false
+
+  constructor(backend: Backend, address: bigint, byteLength: number) {
+    super(backend, address, byteLength)
+    this.#backend = backend
+    this.#address = address
+    this.#hex = `0x${address.toString(16)}`
+  }
+
+  protected override check(what: string): void {
+    // cuMemcpy*/cuMemset* on freed memory: the driver's CUDA_ERROR_INVALID_VALUE (or worse, someone else's data)
+    if (this.#freed) throw invalidValue(`DeviceBuffer ${this.#hex} ${what}`, `${what} after free(): the buffer's memory was freed`)
+  }
+
+  readonly free = async (): Promise<void> => {
+    // a second cuMemFree of the same pointer is CUDA_ERROR_INVALID_VALUE (and, once the address is reused, frees another buffer)
+    if (this.#freed) throw invalidValue(`DeviceBuffer ${this.#hex} free`, 'free() after free(): the buffer was already freed')
+    this.#freed = true
+    await this.#backend.free(this.#address)
+  }
+}
+
+class DeviceGlobalImpl extends MemoryImpl implements DeviceGlobal {
+  readonly name: string
+  readonly space: 'global' | 'const' | undefined
+  readonly size: number
+  readonly upload = this.write
+  readonly #module: ModuleState
+  readonly #name: string
+
+  constructor(module: ModuleState, name: string, found: { address: bigint; size: number }, info: VariableInfo | undefined) {
+    super(module.backend, found.address, found.size)
+    this.#module = module
+    this.name = this.#name = name
+    this.space = info?.space
+    this.size = found.size
+  }
+
+  protected override check(what: string): void {
+    this.#module.alive(`${this.#name}.${what}`)
+  }
+}
+
+/** Every name a kernel answers to (PTX name, demangled signature, the stub's export name), in a Map. */
+class KernelNames {
+  readonly #manifest: KernelManifest
+  readonly #sourceName: string
+  readonly #exportNames: Map<KernelInfo, string | undefined>
+  readonly #byName = new Map<string, KernelInfo>()
+
+  constructor(manifest: KernelManifest, sourceName: string) {
+    this.#manifest = manifest
+    this.#sourceName = sourceName
+    const kernelNames = nameKernels(manifest)
+    this.#exportNames = new Map<KernelInfo, string | undefined>(kernelNames.map((n) => [n.kernel, n.exportName]))
+    const byName = this.#byName
+    for (const k of manifest.kernels) if (!byName.has(k.name)) byName.set(k.name, k)
+    for (const k of manifest.kernels) if (!byName.has(k.demangled)) byName.set(k.demangled, k)
+    for (const n of kernelNames) if (n.exportName && !byName.has(n.exportName)) byName.set(n.exportName, n.kernel)
+  }
+
+  exportName(k: KernelInfo): string | undefined {
+    return this.#exportNames.get(k)
+  }
+
+  find(name: string): KernelInfo {
+    if (typeof name !== 'string') throw new TypeError(`${this.#sourceName}: kernel(name): name must be a string, got ${typeof name}`)
+    const exact = this.#byName.get(name)
+    if (exact) return exact
+    const kernels = this.#manifest.kernels
+    // a function name (`scale`, `ns::k`) or one with template arguments (`scale<float>`): unique or ambiguous
+    const byDemangled = kernels.filter((k) => {
+      if (k.demangled === k.name) return false
+      const q = splitSignature(k.demangled).qualified
+      const lt = q.indexOf('<')
+      return q === name || (lt > 0 && q.slice(0, lt) === name)
+    })
+    if (byDemangled.length === 1) return byDemangled[0]!
+    const list = kernels.map((k) => {
+      const aka = [k.demangled !== k.name ? k.demangled : '', this.exportName(k) !== k.name ? this.exportName(k) ?? '' : ''].filter(Boolean)
+      return aka.length ? `${k.name} (${aka.join('; ')})` : k.name
+    }).join(', ')
+    throw new Error(
+      `${this.#sourceName}: no kernel ${JSON.stringify(name)}` + (byDemangled.length > 1 ? ` (ambiguous: ${byDemangled.length} overloads; use the PTX name, the full signature or the stub's export name)` : '') +
+      `; kernels (PTX name (signature; export name)): ${list || 'none'}`,
+    )
+  }
+}
+
+class KernelImpl implements Kernel {
+  readonly name: string
+  readonly demangled: string
+  readonly exportName: string | undefined
+  readonly params: ParamInfo[]
+  readonly launch: Kernel['launch']
+
+  readonly setAttribute = (attr: KernelAttribute, value: number): void => {
+    this.#module.alive(`setAttribute on ${this.#label}`)
+    this.#config.maxDynamicSharedBytes = checkKernelAttribute(this.#label, attr, value, this.#module.limits)
+  }
+
+  readonly #module: ModuleState
+  readonly #info: KernelInfo
+  readonly #label: string
+  readonly #packer: Packer
+  readonly #config: LaunchConfig
+  readonly #state: FastLaunchState
+  #fn: BackendFunction | undefined
+  #prepared: PreparedLaunch | undefined
+  #target: PackTarget | undefined
+  #init: Promise<void> | undefined
+
+  constructor(module: ModuleState, info: KernelInfo, exportName: string | undefined) {
+    this.#module = module
+    this.#info = info
+    const label = this.#label = info.demangled && info.demangled !== info.name ? `${info.name} (${info.demangled})` : info.name
+    const packer = this.#packer = createPacker(label, info.params)
+    this.#config = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null, maxDynamicSharedBytes: module.limits.defaultDynamicShared }
+    const state = this.#state = { prepared: undefined, target: undefined, configure: this.#configure, general: this.#launchArgs }
+    module.fastStates.push(state)
+    this.name = info.name
+    this.demangled = info.demangled
+    this.exportName = exportName
+    this.params = info.params
+    this.launch = (packer.packFixed && generateFixedLaunch(info.params.length, state, packer.packFixed)) || ((o: LaunchOptions, ...args: KernelArg[]) => this.#launchArgs(o, args))
+  }
+
+  /** Checks the launch options and writes them into `config`. */
+  readonly #configure = (o: LaunchOptions): LaunchConfig => {
+    const config = this.#config
+    const label = this.#label
+    dim3(o.grid, 'grid', label, config.grid)
+    dim3(o.block, 'block', label, config.block)
+    const shared = o.sharedBytes ?? 0
+    if (!Number.isInteger(shared) || shared < 0) throw new TypeError(`kernel ${label}: sharedBytes must be a non-negative integer, got ${shared}`)
+    checkLaunchLimits(label, config.grid, config.block, shared, config.maxDynamicSharedBytes!, this.#module.limits)
+    config.sharedBytes = shared
+    config.cooperative = o.cooperative === true
+    config.stream = o.stream ? this.#module.streams.get(o.stream) ?? null : null
+    if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
+    config.signal = o.signal
+    if (o.signal?.aborted) throw notLaunched(label, o.signal)
+    const timeoutMs = o.timeoutMs ?? this.#module.timeoutMs
+    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`kernel ${label}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+    config.timeoutMs = timeoutMs
+    return config
+  }
+
+  #run(o: LaunchOptions, args: unknown[]): Promise<void> | void {
+    const config = this.#configure(o)
+    const packer = this.#packer
+    packer.pack(args, this.#target!)
+    if (this.#prepared) return this.#prepared.launch(config)
+    // Backends without a prepared block may run later (the emulator): give them their own copies.
+    return this.#module.backend.launch(this.#fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes, cooperative: config.cooperative, signal: config.signal, timeoutMs: config.timeoutMs },
+      { bytes: this.#target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
+  }
+
+  /** Looks the function up and prepares its block; publishes both to the generated launch unless unloaded. */
+  async #prepare(): Promise<void> {
+    const f = await this.#module.bmod.getFunction(this.#info.name)
+    const layout = this.#packer.layout
+    const prepared = this.#prepared = this.#module.bmod.prepareLaunch?.(f, layout)
+    const target = this.#target = createPackTarget(prepared ? prepared.bytes : new Uint8Array(layout.size))
+    this.#fn = f
+    if (!this.#module.unloaded && prepared) {
+      this.#state.target = target
+      this.#state.prepared = prepared
+    }
+  }
+
+  async #slowLaunch(o: LaunchOptions, args: unknown[]): Promise<void> {
+    this.#module.alive(`launching ${this.#label}`)
+    // The first launch looks the function up and prepares its block, once even if launches overlap.
+    this.#init ??= this.#prepare()
+    try {
+      await this.#init
+    } catch (err) {
+      this.#init = undefined
+      throw err
+    }
+    await this.#run(o, args)
+  }
+
+  /** The launch with its arguments in an array: the first launch, slices, other backends, every error. */
+  readonly #launchArgs = (o: LaunchOptions, args: unknown[]): Promise<void> => {
+    if (!this.#fn) return this.#slowLaunch(o, args)
+    try {
+      if (this.#module.unloaded) this.#module.alive(`launching ${this.#label}`)
+      const r = this.#run(o, args)
+      return r ? r : resolved
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+}
+
+class ModuleImpl implements Module {
+  readonly backend: BackendInfo
+  readonly manifest: KernelManifest
+  readonly image: { arch: string; kind: string; reason: string }
+
+  readonly #shared: ModuleState
+  readonly #names: KernelNames
+  readonly #kernels = new Map<string, Kernel>()
+  // Variables by PTX name; a Map, so that names like `__proto__` or `constructor` find nothing they should not.
+  readonly #variables: Map<string, VariableInfo>
+  readonly #globals = new Map<string, Promise<DeviceGlobal>>()
+
+  constructor(backend: Backend, device: DeviceInfo, manifest: KernelManifest, choice: ImageChoice, bmod: BackendModule, opts: { sourceName: string; reason: string; timeoutMs?: number }) {
+    // how the backend runs launches (the emulator: worker threads, or the calling thread and why) can change
+    // after loading (workers that fail to start), so it is read when asked
+    this.backend = { name: backend.name, device, get reason() { const how = backend.describeExecution?.(); return how ? `${opts.reason}; ${how}` : opts.reason } }
+    this.manifest = manifest
+    this.image = { arch: choice.arch, kind: choice.kind, reason: choice.reason }
+    this.#shared = new ModuleState(backend, bmod, opts.sourceName, opts.timeoutMs, limitsOf(backend, device, choice.arch))
+    this.#variables = new Map<string, VariableInfo>((manifest.variables ?? []).map((v) => [v.name, v]))
+    this.#names = new KernelNames(manifest, opts.sourceName)
+  }
+
+  readonly upload = async (data: ArrayBufferView): Promise<DeviceBuffer> => {
+    const { backend } = this.#shared
+    this.#shared.alive('upload')
+    if (!ArrayBuffer.isView(data)) throw new TypeError(`upload: expected a TypedArray, DataView or Buffer, got ${typeof data}`)
+    const address = await backend.alloc(data.byteLength)
+    await backend.copyToDevice(address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+    return new DeviceBufferImpl(backend, address, data.byteLength)
+  }
+
+  readonly alloc = async (byteLength: number): Promise<DeviceBuffer> => {
+    const { backend } = this.#shared
+    this.#shared.alive('alloc')
+    if (!Number.isSafeInteger(byteLength) || byteLength < 0) throw new RangeError(`alloc: byteLength must be a non-negative integer, got ${byteLength}`)
+    const address = await backend.alloc(byteLength)
+    if (!backend.allocZeroFilled) await backend.memset(address, 0, byteLength)
+    return new DeviceBufferImpl(backend, address, byteLength)
+  }
+
+  readonly kernel = (name: string): Kernel => {
+    this.#shared.alive('kernel()')
+    const kernels = this.#kernels
+    let k = kernels.get(name)
+    if (!k) {
+      const info = this.#names.find(name)
+      // one Kernel per kernel, whichever name it was asked by: its attributes and prepared block are shared
+      k = kernels.get(info.name) ?? new KernelImpl(this.#shared, info, this.#names.exportName(info))
+      kernels.set(info.name, k)
+      kernels.set(name, k)
+    }
+    return k
+  }
+
+  readonly createStream = async (): Promise<Stream> => {
+    const { backend, streams } = this.#shared
+    this.#shared.alive('createStream')
+    const bs = await backend.createStream()
+    const s: Stream = {
+      id: bs.id,
+      synchronize: async () => { await backend.synchronize(bs) },
+      destroy: async () => {
+        if (streams.delete(s)) await backend.destroyStream(bs)
+      },
+    }
+    streams.set(s, bs)
+    return s
+  }
+
+  readonly createEvent = async (): Promise<Event> => {
+    const { backend, streams } = this.#shared
+    this.#shared.alive('createEvent')
+    if (!backend.createEvent || !backend.recordEvent || !backend.elapsedMs || !backend.destroyEvent) {
+      throw new Error(`the ${backend.name} backend has no events`)
+    }
+    const be = await backend.createEvent()
+    const ev: Event & { be: typeof be } = {
+      be,
+      record: async (stream?: Stream) => { await backend.recordEvent!(be, stream ? streams.get(stream) ?? null : null) },
+      elapsedSince: async (start: Event) => backend.elapsedMs!((start as typeof ev).be, be),
+      destroy: async () => { await backend.destroyEvent!(be) },
+    }
+    return ev
+  }
+
+  readonly synchronize = async (stream?: Stream): Promise<void> => {
+    const { backend, streams } = this.#shared
+    await backend.synchronize(stream ? streams.get(stream) ?? null : null)
+  }
+
+  readonly global = async (name: string): Promise<DeviceGlobal> => {
+    this.#shared.alive('global')
+    if (typeof name !== 'string') throw new TypeError(`${this.#shared.sourceName}: global(name): name must be a string, got ${typeof name}`)
+    const globals = this.#globals
+    let g = globals.get(name)
+    if (!g) {
+      g = this.#makeGlobal(name)
+      globals.set(name, g)
+      g.catch(() => globals.delete(name))
+    }
+    return g
+  }
+
+  readonly sanitizerReports = (): SanitizerReport[] => {
+    return this.#shared.backend.sanitizerReports?.() ?? []
+  }
+
+  readonly unload = async (): Promise<void> => {
+    const m = this.#shared
+    if (m.unloaded) return
+    m.unloaded = true
+    for (const st of m.fastStates) st.prepared = st.target = undefined
+    for (const [, bs] of m.streams) await m.backend.destroyStream(bs)
+    m.streams.clear()
+    await m.bmod.unload()
+  }
+
+  async #makeGlobal(name: string): Promise<DeviceGlobal> {
+    const { backend, bmod, sourceName } = this.#shared
+    if (!bmod.getGlobal) throw new Error(`${sourceName}: the ${backend.name} backend cannot look up variables`)
+    let found: { address: bigint; size: number }
+    try {
+      found = await bmod.getGlobal(name)
+    } catch (err) {
+      const list = [...this.#variables.keys()].join(', ')
+      // a static device variable that only host code writes is not in clang's device code (issue 14)
+      const why = (err as Error).message
+      const hint = /static/.test(why) ? '' : '; note: clang removes a static __constant__ or __device__ variable that no device code writes: declare it without \'static\''
+      throw new Error(`${sourceName}: no variable ${JSON.stringify(name)} in the loaded image (${why}${hint}); variables: ${list || 'none'}`, { cause: err })
+    }
+    return new DeviceGlobalImpl(this.#shared, name, found, this.#variables.get(name))
+  }
+}
+
 /** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
 export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string; timeoutMs?: number }): Promise<Module> {
   checkManifest(manifest, opts.sourceName)
   const entries = readImages(bytes, opts.sourceName)
   const device = backend.device()
-  let choice
+  let choice: ImageChoice
   try {
     choice = selectImage(entries, device, backend.imageKinds)
   } catch (err) {
@@ -335,288 +745,5 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
   }
   checkManifestAgainstPtx(manifest, entries, choice.entry, opts.sourceName)
   const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image }, opts.sourceName)
-  const streams = new Map<Stream, BackendStream>()
-  let unloaded = false
-  const alive = (what: string) => {
-    if (unloaded) throw new Error(`${opts.sourceName}: ${what} after the module was unloaded`)
-  }
-
-  // The CUDA limits launches are checked against: the device's on cuda (its own opt-in shared memory size
-  // when the driver reports it); for a backend that runs the image elsewhere (the emulator), those of the
-  // architecture the image was built for, so what runs there also runs on that GPU.
-  const limitsCC = backend.name === 'cuda' ? device.computeCapability : computeCapabilityOfArch(choice.arch) ?? device.computeCapability
-  const limits: LaunchLimits = launchLimitsFor(limitsCC, backend.name === 'cuda' ? device.maxSharedMemoryPerBlockOptin : undefined)
-
-  /** download/write/fill over `byteLength` bytes at `address`; `check` throws when the memory is gone. */
-  function makeMemory(address: bigint, byteLength: number, check: (what: string) => void): DeviceMemory {
-    return {
-      address,
-      byteLength,
-      async download<T extends ArrayBufferView>(into?: T): Promise<T | Uint8Array> {
-        check('download')
-        if (into === undefined) {
-          const out = new Uint8Array(byteLength)
-          await backend.copyFromDevice(out, address)
-          return out
-        }
-        if (!ArrayBuffer.isView(into)) throw new TypeError('download(into): into must be a TypedArray, DataView or Buffer')
-        if (into.byteLength > byteLength) throw new RangeError(`download(into): into has ${into.byteLength} bytes but the memory holds ${byteLength}`)
-        await backend.copyFromDevice(new Uint8Array(into.buffer, into.byteOffset, into.byteLength), address)
-        return into
-      },
-      async write(data: ArrayBufferView) {
-        check('write')
-        if (!ArrayBuffer.isView(data)) throw new TypeError('write(data): data must be a TypedArray, DataView or Buffer')
-        if (data.byteLength > byteLength) throw new RangeError(`write: ${data.byteLength} bytes do not fit in ${byteLength}`)
-        await backend.copyToDevice(address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-      },
-      async fill(byte: number) {
-        check('fill')
-        await backend.memset(address, byte, byteLength)
-      },
-    } as DeviceMemory
-  }
-
-  function makeBuffer(address: bigint, byteLength: number): DeviceBuffer {
-    let freed = false
-    const hex = `0x${address.toString(16)}`
-    const buf = makeMemory(address, byteLength, (what) => {
-      // cuMemcpy*/cuMemset* on freed memory: the driver's CUDA_ERROR_INVALID_VALUE (or worse, someone else's data)
-      if (freed) throw invalidValue(`DeviceBuffer ${hex} ${what}`, `${what} after free(): the buffer's memory was freed`)
-    }) as DeviceBuffer
-    buf.free = async () => {
-      // a second cuMemFree of the same pointer is CUDA_ERROR_INVALID_VALUE (and, once the address is reused, frees another buffer)
-      if (freed) throw invalidValue(`DeviceBuffer ${hex} free`, 'free() after free(): the buffer was already freed')
-      freed = true
-      await backend.free(address)
-    }
-    return buf
-  }
-
-  // Variables by PTX name; a Map, so that names like `__proto__` or `constructor` find nothing they should not.
-  const variables = new Map<string, VariableInfo>((manifest.variables ?? []).map((v) => [v.name, v]))
-  const globals = new Map<string, Promise<DeviceGlobal>>()
-  async function makeGlobal(name: string): Promise<DeviceGlobal> {
-    if (!bmod.getGlobal) throw new Error(`${opts.sourceName}: the ${backend.name} backend cannot look up variables`)
-    let found: { address: bigint; size: number }
-    try {
-      found = await bmod.getGlobal(name)
-    } catch (err) {
-      const list = [...variables.keys()].join(', ')
-      // a static device variable that only host code writes is not in clang's device code (issue 14)
-      const why = (err as Error).message
-      const hint = /static/.test(why) ? '' : '; note: clang removes a static __constant__ or __device__ variable that no device code writes: declare it without \'static\''
-      throw new Error(`${opts.sourceName}: no variable ${JSON.stringify(name)} in the loaded image (${why}${hint}); variables: ${list || 'none'}`, { cause: err })
-    }
-    const mem = makeMemory(found.address, found.size, (what) => alive(`${name}.${what}`)) as DeviceGlobal
-    const info = variables.get(name)
-    return Object.assign(mem, { name, space: info?.space, size: found.size, upload: mem.write })
-  }
-
-  // Every name a kernel answers to (PTX name, demangled signature, the stub's export name), in a Map.
-  const kernelNames = nameKernels(manifest)
-  const exportNames = new Map<KernelInfo, string | undefined>(kernelNames.map((n) => [n.kernel, n.exportName]))
-  const byName = new Map<string, KernelInfo>()
-  for (const k of manifest.kernels) if (!byName.has(k.name)) byName.set(k.name, k)
-  for (const k of manifest.kernels) if (!byName.has(k.demangled)) byName.set(k.demangled, k)
-  for (const n of kernelNames) if (n.exportName && !byName.has(n.exportName)) byName.set(n.exportName, n.kernel)
-
-  const kernels = new Map<string, Kernel>()
-  function findKernel(name: string): KernelInfo {
-    if (typeof name !== 'string') throw new TypeError(`${opts.sourceName}: kernel(name): name must be a string, got ${typeof name}`)
-    const exact = byName.get(name)
-    if (exact) return exact
-    // a function name (`scale`, `ns::k`) or one with template arguments (`scale<float>`): unique or ambiguous
-    const byDemangled = manifest.kernels.filter((k) => {
-      if (k.demangled === k.name) return false
-      const q = splitSignature(k.demangled).qualified
-      const lt = q.indexOf('<')
-      return q === name || (lt > 0 && q.slice(0, lt) === name)
-    })
-    if (byDemangled.length === 1) return byDemangled[0]!
-    const list = manifest.kernels.map((k) => {
-      const aka = [k.demangled !== k.name ? k.demangled : '', exportNames.get(k) !== k.name ? exportNames.get(k) ?? '' : ''].filter(Boolean)
-      return aka.length ? `${k.name} (${aka.join('; ')})` : k.name
-    }).join(', ')
-    throw new Error(
-      `${opts.sourceName}: no kernel ${JSON.stringify(name)}` + (byDemangled.length > 1 ? ` (ambiguous: ${byDemangled.length} overloads; use the PTX name, the full signature or the stub's export name)` : '') +
-      `; kernels (PTX name (signature; export name)): ${list || 'none'}`,
-    )
-  }
-
-  // What each kernel's generated launch reads: cleared on unload so launches take the checked general path.
-  const fastStates: FastLaunchState[] = []
-
-  function makeKernel(info: KernelInfo): Kernel {
-    const label = info.demangled && info.demangled !== info.name ? `${info.name} (${info.demangled})` : info.name
-    const packer = createPacker(label, info.params)
-    let fn: BackendFunction | undefined
-    let prepared: PreparedLaunch | undefined
-    let target: PackTarget | undefined
-    const config: LaunchConfig = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null, maxDynamicSharedBytes: limits.defaultDynamicShared }
-
-    /** Checks the launch options and writes them into `config`. */
-    function configure(o: LaunchOptions): LaunchConfig {
-      dim3(o.grid, 'grid', label, config.grid)
-      dim3(o.block, 'block', label, config.block)
-      const shared = o.sharedBytes ?? 0
-      if (!Number.isInteger(shared) || shared < 0) throw new TypeError(`kernel ${label}: sharedBytes must be a non-negative integer, got ${shared}`)
-      checkLaunchLimits(label, config.grid, config.block, shared, config.maxDynamicSharedBytes!, limits)
-      config.sharedBytes = shared
-      config.cooperative = o.cooperative === true
-      config.stream = o.stream ? streams.get(o.stream) ?? null : null
-      if (o.stream && !config.stream) throw new TypeError(`kernel ${label}: the stream does not belong to this module`)
-      config.signal = o.signal
-      if (o.signal?.aborted) throw notLaunched(label, o.signal)
-      const timeoutMs = o.timeoutMs ?? opts.timeoutMs
-      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`kernel ${label}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
-      config.timeoutMs = timeoutMs
-      return config
-    }
-
-    function run(o: LaunchOptions, args: unknown[]): Promise<void> | void {
-      configure(o)
-      packer.pack(args, target!)
-      if (prepared) return prepared.launch(config)
-      // Backends without a prepared block may run later (the emulator): give them their own copies.
-      return backend.launch(fn!, { grid: [...config.grid], block: [...config.block], sharedBytes: config.sharedBytes, stream: config.stream, maxDynamicSharedBytes: config.maxDynamicSharedBytes, cooperative: config.cooperative, signal: config.signal, timeoutMs: config.timeoutMs },
-        { bytes: target!.bytes.slice(), offsets: packer.layout.offsets, sizes: packer.layout.sizes })
-    }
-
-    const state: FastLaunchState = { prepared: undefined, target: undefined, configure, general: launchArgs }
-    let init: Promise<void> | undefined
-    async function slowLaunch(o: LaunchOptions, args: unknown[]): Promise<void> {
-      alive(`launching ${label}`)
-      // The first launch looks the function up and prepares its block, once even if launches overlap.
-      init ??= (async () => {
-        const f = await bmod.getFunction(info.name)
-        prepared = bmod.prepareLaunch?.(f, packer.layout)
-        target = createPackTarget(prepared ? prepared.bytes : new Uint8Array(packer.layout.size))
-        fn = f
-        if (!unloaded && prepared) {
-          state.target = target
-          state.prepared = prepared
-        }
-      })()
-      try {
-        await init
-      } catch (err) {
-        init = undefined
-        throw err
-      }
-      await run(o, args)
-    }
-
-    /** The launch with its arguments in an array: the first launch, slices, other backends, every error. */
-    function launchArgs(o: LaunchOptions, args: unknown[]): Promise<void> {
-      if (!fn) return slowLaunch(o, args)
-      try {
-        if (unloaded) alive(`launching ${label}`)
-        const r = run(o, args)
-        return r ? r : resolved
-      } catch (err) {
-        return Promise.reject(err)
-      }
-    }
-
-    fastStates.push(state)
-    return {
-      name: info.name,
-      demangled: info.demangled,
-      exportName: exportNames.get(info),
-      params: info.params,
-      launch: (packer.packFixed && generateFixedLaunch(info.params.length, state, packer.packFixed)) || ((o: LaunchOptions, ...args: KernelArg[]) => launchArgs(o, args)),
-      setAttribute(attr: KernelAttribute, value: number) {
-        alive(`setAttribute on ${label}`)
-        config.maxDynamicSharedBytes = checkKernelAttribute(label, attr, value, limits)
-      },
-    }
-  }
-
-  const mod: Module = {
-    // how the backend runs launches (the emulator: worker threads, or the calling thread and why) can change
-    // after loading (workers that fail to start), so it is read when asked
-    backend: { name: backend.name, device, get reason() { const how = backend.describeExecution?.(); return how ? `${opts.reason}; ${how}` : opts.reason } },
-    manifest,
-    image: { arch: choice.arch, kind: choice.kind, reason: choice.reason },
-    async upload(data: ArrayBufferView) {
-      alive('upload')
-      if (!ArrayBuffer.isView(data)) throw new TypeError(`upload: expected a TypedArray, DataView or Buffer, got ${typeof data}`)
-      const address = await backend.alloc(data.byteLength)
-      await backend.copyToDevice(address, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-      return makeBuffer(address, data.byteLength)
-    },
-    async alloc(byteLength: number) {
-      alive('alloc')
-      if (!Number.isSafeInteger(byteLength) || byteLength < 0) throw new RangeError(`alloc: byteLength must be a non-negative integer, got ${byteLength}`)
-      const address = await backend.alloc(byteLength)
-      if (!backend.allocZeroFilled) await backend.memset(address, 0, byteLength)
-      return makeBuffer(address, byteLength)
-    },
-    kernel(name: string) {
-      alive('kernel()')
-      let k = kernels.get(name)
-      if (!k) {
-        const info = findKernel(name)
-        // one Kernel per kernel, whichever name it was asked by: its attributes and prepared block are shared
-        k = kernels.get(info.name) ?? makeKernel(info)
-        kernels.set(info.name, k)
-        kernels.set(name, k)
-      }
-      return k
-    },
-    async createStream() {
-      alive('createStream')
-      const bs = await backend.createStream()
-      const s: Stream = {
-        id: bs.id,
-        synchronize: async () => { await backend.synchronize(bs) },
-        destroy: async () => {
-          if (streams.delete(s)) await backend.destroyStream(bs)
-        },
-      }
-      streams.set(s, bs)
-      return s
-    },
-    async createEvent() {
-      alive('createEvent')
-      if (!backend.createEvent || !backend.recordEvent || !backend.elapsedMs || !backend.destroyEvent) {
-        throw new Error(`the ${backend.name} backend has no events`)
-      }
-      const be = await backend.createEvent()
-      const ev: Event & { be: typeof be } = {
-        be,
-        record: async (stream?: Stream) => { await backend.recordEvent!(be, stream ? streams.get(stream) ?? null : null) },
-        elapsedSince: async (start: Event) => backend.elapsedMs!((start as typeof ev).be, be),
-        destroy: async () => { await backend.destroyEvent!(be) },
-      }
-      return ev
-    },
-    async synchronize(stream?: Stream) {
-      await backend.synchronize(stream ? streams.get(stream) ?? null : null)
-    },
-    async global(name: string) {
-      alive('global')
-      if (typeof name !== 'string') throw new TypeError(`${opts.sourceName}: global(name): name must be a string, got ${typeof name}`)
-      let g = globals.get(name)
-      if (!g) {
-        g = makeGlobal(name)
-        globals.set(name, g)
-        g.catch(() => globals.delete(name))
-      }
-      return g
-    },
-    sanitizerReports() {
-      return backend.sanitizerReports?.() ?? []
-    },
-    async unload() {
-      if (unloaded) return
-      unloaded = true
-      for (const st of fastStates) st.prepared = st.target = undefined
-      for (const [, bs] of streams) await backend.destroyStream(bs)
-      streams.clear()
-      await bmod.unload()
-    },
-  }
-  return mod
+  return new ModuleImpl(backend, device, manifest, choice, bmod, opts)
 }

@@ -142,6 +142,10 @@ class Parser {
   scopes: Array<Map<string, string>> = []
   scopeCounter = 0
   loc: SourceLoc | undefined
+  /** nvcc's inline chains: each `.loc … inlined_at f l c` names the position of the enclosing inlined call,
+   *  itself a `.loc` with its own `inlined_at`; by position, the outermost call site (the user's code) that a
+   *  position inlined into resolves to. Reset per function body. */
+  inlineOuter = new Map<string, { file: number; line: number; column: number }>()
   constructor(public text: string, public opts: ParseOptions) {
     this.lexer = new PtxLexer(text)
   }
@@ -433,6 +437,7 @@ class Parser {
     fn.body = []
     this.scopes = [new Map()]
     this.loc = undefined
+    this.inlineOuter.clear()
     this.parseBody(fn)
     return fn
   }
@@ -506,7 +511,14 @@ class Parser {
       const eol = text.indexOf('\n', tok.at)
       const raw = text.slice(tok.at, eol < 0 ? text.length : eol)
       const nv = /\binlined_at\s+(\d+)\s+(\d+)\s+(\d+)/.exec(raw)
-      if (nv) loc.inlinedAt = { file: Number(nv[1]), line: Number(nv[2]), column: Number(nv[3]) }
+      if (nv) {
+        // a chain through headers (cuda_pipeline_primitives.h → cuda_pipeline_helpers.h → …) ends at the call
+        // in the user's code, as clang's comment chain does
+        const at = { file: Number(nv[1]), line: Number(nv[2]), column: Number(nv[3]) }
+        const outer = this.inlineOuter.get(`${at.file}:${at.line}:${at.column}`) ?? at
+        loc.inlinedAt = outer
+        this.inlineOuter.set(`${loc.file}:${loc.line}:${loc.column}`, outer)
+      }
       else {
         const at = raw.indexOf('@[', raw.indexOf('//'))
         const sites = at < 0 || raw.indexOf('//') < 0 ? [] : [...raw.slice(at).matchAll(/([^\s@[\]]+):(\d+):(\d+)/g)]

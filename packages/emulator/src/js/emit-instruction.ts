@@ -462,19 +462,22 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
       // commit/wait instructions have nothing left to wait for
       const opcode = [ins.op, ...ins.qualifiers].join('.')
       if (!ins.flags.async) return fail(`unsupported instruction ${opcode}`)
-      if (ins.mode === 'commit_group' || ins.mode === 'wait_group' || ins.mode === 'wait_all') return ''
+      // the checked variant tells the sanitizer which copies are still in flight (sanitizer/checker.ts cpa)
+      if (ins.mode === 'commit_group') return E.checked ? 'CK.cpc(t);' : ''
+      if (ins.mode === 'wait_group') return E.checked ? `CK.cpw(t,${isInt(A[0]) ? Number(intValue(A[0])) : fail('cp.async.wait_group needs an immediate')});` : ''
+      if (ins.mode === 'wait_all') return E.checked ? 'CK.cpc(t);CK.cpw(t,0);' : ''
       if (ins.flags.bulk) return fail(`unsupported instruction ${opcode} (bulk copies, TMA)`)
       if (ins.hints?.includes('mbarrier')) {
         // cp.async.mbarrier.arrive{.noinc} [mbar]: an arrive-on once this thread's earlier cp.async are
         // complete, which they are. Without .noinc the pending count is raised first (no net change).
-        const code = E.addr(A[0]!, ins.space === 'shared' ? 'shared' : 'generic', 8, 0, 'a')
+        const code = E.addr(A[0]!, ins.space === 'shared' ? 'shared' : 'generic', 8, 0, 'a') + (E.checked ? 'CK.cpm(t);' : '')
         return ins.hints.includes('noinc') ? `${code}mbarArrive(HI32,a>>>2,1,false);` : code
       }
       const size = isInt(A[2]) ? Number(intValue(A[2])) : fail('cp.async size must be an immediate')
       const srcSize = A[3] ? rd(A[3], 'u32') : String(size)
       let code = E.addr(A[0]!, 'shared', size, 0, 'w') + 'v=a;'
       code += E.addr(A[1]!, 'global', size, 1)
-      return code + `u=${srcSize};for(let k=0;k<${size};k++)H8[v+k]=k<u?H8[a+k]:0;`
+      return code + `u=${srcSize};for(let k=0;k<${size};k++)H8[v+k]=k<u?H8[a+k]:0;` + (E.checked ? `CK.cpa(${E.curIdx},v,${size},t);` : '')
     }
     case 'isspacep': {
       const space = ins.space

@@ -50,6 +50,8 @@ export interface InstructionEmitter {
   wr(o: IrOperand, k: Kind, e: string): string
   symAddr(name: string): string | undefined
   addrExpr(o: IrOperand): string
+  /** The checked variant (the sanitizer's hooks) is being written. */
+  readonly checked: boolean
   checkAt(w: string, space: string, n: number, rw?: AccessKind): string
   /** checkAt, and in the checked variant the sanitizer's hook for the access (shared/global/generic), for the
    *  element accesses of one instruction that moves several (wmma.load/store, ldmatrix, stmatrix). A store's

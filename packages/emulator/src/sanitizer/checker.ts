@@ -104,6 +104,13 @@ export class Sanitizer {
   /** A store's WAW/WAR hazard waits for the stored value: `p` says one does, fin() decides. */
   p = false
   private pending?: { report: Omit<SanitizerReport, 'message' | 'count'>; at: number; n: number; old: Uint8Array; warpLevel: boolean }
+  /** cp.async copies into shared memory that have not completed yet (racecheck): the emulator copies at
+   *  issue, but on a GPU the bytes land only by the cp.async.wait_group/wait_all that covers the copy's group
+   *  (or the mbarrier phase of cp.async.mbarrier.arrive), so any access to them before that is a race with the
+   *  copy. Per copy: thread, group (its thread's committed-group count when issued), heap range, row. */
+  private inflight: Array<{ t: number; group: number; at: number; n: number; i: number }> = []
+  /** Per thread: cp.async groups committed so far in this block. */
+  private committed = new Int32Array(0)
   /** An uninitialised shared read waiting for the end of its barrier interval (throw mode with racecheck):
    *  when another thread writes those bytes in the same interval, the race is the report, not the read. */
   private deferredInit?: { report: Omit<SanitizerReport, 'message' | 'count'>; detail: string[] }
@@ -138,6 +145,7 @@ export class Sanitizer {
       this.barCnt = new Int32Array(n)
       this.mask = new Int32Array(n)
       this.exitSite = new Int32Array(n)
+      this.committed = new Int32Array(n)
     } else {
       this.clk.fill(0); this.seen.fill(0)
     }
@@ -148,6 +156,7 @@ export class Sanitizer {
     this.lastHi = 0
     this.p = false
     this.pending = undefined
+    this.inflight = []
     // local memory is private to its thread: counted written, never raced on
     this.heap.markWritten(l.lb0, l.localBytes)
   }
@@ -184,6 +193,7 @@ export class Sanitizer {
     // shared memory starts unwritten in every block (its contents are the previous block's, on a GPU garbage)
     this.heap.init?.fill(0, this.sb, this.sb + this.L.shn)
     this.exitSite.fill(-1, 0, this.nt)
+    if (!this.blockEpoch) { this.inflight = []; this.committed.fill(0, 0, this.nt) }
   }
 
   /** The backend points the windows at block b (before each of its turns): its shared window at `sb`, of
@@ -200,6 +210,7 @@ export class Sanitizer {
     if (this.check.memory) this.bounds(i, a, n, t, KIND_READ, sp)
     if (this.check.init) this.initRead(i, a, n, t, sp)
     if (this.check.race) {
+      if (this.inflight.length && sp === 1) this.inflightAccess(i, a, n, t, KIND_READ)
       this.race(i, a, n, t, KIND_READ, sp, (f & STRONG) !== 0)
       if (f & ACQUIRE) this.acquire(t, a)
     }
@@ -211,6 +222,7 @@ export class Sanitizer {
     if (sp === 2) return
     if (this.check.memory) this.bounds(i, a, n, t, KIND_WRITE, sp)
     if (this.check.race) {
+      if (this.inflight.length && sp === 1) this.inflightAccess(i, a, n, t, KIND_WRITE)
       this.race(i, a, n, t, KIND_WRITE, sp, (f & STRONG) !== 0)
       if (f & RELEASE) this.release(t, a)
     }
@@ -229,6 +241,42 @@ export class Sanitizer {
       if (f & RELEASE) this.release(t, a)
     }
     this.heap.init?.fill(1, a, a + n)
+  }
+
+  /** cp.async by thread t (row i) of n bytes to shared address a (absolute), issued after its store hook. */
+  cpa(i: number, a: number, n: number, t: number): void {
+    if (this.check.race) this.inflight.push({ t, group: this.committed[t]!, at: a, n, i })
+  }
+
+  /** cp.async.commit_group by thread t: its copies issued since the last commit form a group. */
+  cpc(t: number): void {
+    this.committed[t]!++
+  }
+
+  /** cp.async.wait_group keep by thread t: all but its `keep` most recent committed groups are complete
+   *  (copies not committed yet are not waited for); cp.async.wait_all is commit + wait_group 0. */
+  cpw(t: number, keep: number): void {
+    if (!this.inflight.length) return
+    const done = this.committed[t]! - keep
+    this.inflight = this.inflight.filter((c) => c.t !== t || c.group >= done)
+  }
+
+  /** cp.async.mbarrier.arrive by thread t: its copies complete by the mbarrier's phase, which the kernel
+   *  waits for; taken as complete here (no report, rather than tracking the phase). */
+  cpm(t: number): void {
+    if (this.inflight.length) this.inflight = this.inflight.filter((c) => c.t !== t)
+  }
+
+  /** An access to shared bytes an incomplete cp.async writes: a race with the copy. */
+  private inflightAccess(i: number, a: number, n: number, t: number, kind: number): void {
+    const c = this.inflight.find((x) => a < x.at + x.n && x.at < a + n)
+    if (!c) return
+    const at = Math.max(a, c.at)
+    const addr = at - this.sb
+    const report = this.base('race', kind === KIND_READ ? 'RAW' : 'WAW', [this.access(c.i, c.t, KIND_WRITE), this.access(i, t, kind)], 'shared', addr, n, this.sharedAllocation(addr))
+    // reported once per copy: the copy counts as landed from here on
+    this.inflight = this.inflight.filter((x) => x !== c)
+    this.emit(report, { warpLevel: c.t >>> 5 === t >>> 5, detail: [`the cp.async by thread ${fmt(this.tidOf(c.t))} has not completed: no cp.async.wait_group / wait_all covering its group (or cp.async.mbarrier.arrive) ran in that thread before this access`] })
   }
 
   /** Thread t releases at a: its accesses so far are ordered before an acquire at a. */

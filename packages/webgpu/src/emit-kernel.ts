@@ -880,11 +880,25 @@ export class KernelWriter {
     if (r.kind === 'loop' && this.uniformLoop(r)) {
       // every active thread runs the same iterations: a plain WGSL loop, its breaks uniform to WGSL
       this.line(`// loop ${r.label} (it continues or ends alike for the whole block)`)
+      // Its condition reads uniform registers, which predicated code writes in every invocation, active or
+      // not. Where no thread of the block may reach the loop (a branch around it, an exit before it), it is
+      // entered only if one does: otherwise it runs on values the skipped guard excluded, e.g. nvcc's
+      // unrolled prologue counting a trip count rounded down to 0 past zero, 2^30 iterations of barriers.
+      const guarded = frames.length > 1 || this.decls.has('kp_exited')
+      if (guarded) {
+        this.features.add('kp_block_count')
+        const n = this.declare('kp_n', 'u32', false)
+        const base = this.declare('kp_rbase', 'u32', false)
+        this.line(`${n} = 0u;`)
+        this.perThread(() => this.line(`${n} = ${n} + select(0u, 1u, ${this.on});`))
+        this.open(`if (kp_block_count(${n}, &${base}) != 0u) {`)
+      }
       const out = new Set<string>()
       this.open('loop {')
       const endsWithContinue = this.uniformLoopBody(r.body, r, inner, out)
       if (!endsWithContinue) this.line('break;')
       this.close()
+      if (guarded) this.close()
       return out
     }
     const save = this.declare(`kp_s${r.id}`, 'bool')

@@ -152,6 +152,36 @@ parse('.loc line information stays on the instructions after it; .file names the
   assert.equal(ins.map((i) => i.loc), [undefined, { file: 1, line: 12, column: 5 }, inlined, inlined])
 })
 
+parse(".loc: nvcc's inline chain through several headers resolves to the user's call site", () => {
+  // nvcc names only the enclosing inlined call in each inlined_at; that call's own .loc names the next one out
+  // (__pipeline_memcpy_async: cuda_pipeline_primitives.h → cuda_pipeline_helpers.h → helpers.h again)
+  const m = parsePtx(`.version 8.8
+.target sm_80
+.address_size 64
+.file 1 "/src/k.cu"
+.file 5 "/cuda/include/cuda_pipeline_primitives.h"
+.file 6 "/cuda/include/cuda_pipeline_helpers.h"
+.visible .entry k() {
+  .reg .b32 %r<3>;
+  .loc 1 182 3
+  mov.u32 %r1, 1;
+  .loc 5 103 9, function_name $L__info_string4, inlined_at 1 182 3
+  .loc 6 292 5, function_name $L__info_string5, inlined_at 5 103 9
+  .loc 6 219 9, function_name $L__info_string6, inlined_at 6 292 5
+  add.s32 %r2, %r1, 1;
+  .loc 6 225 9, function_name $L__info_string7, inlined_at 1 183 3
+  mul.lo.s32 %r2, %r2, 3;
+  ret;
+}`)
+  const ins = m.functions[0]!.body!.filter((s): s is PtxInstruction => s.kind === 'instr')
+  assert.equal(ins.map((i) => i.loc), [
+    { file: 1, line: 182, column: 3 },
+    { file: 6, line: 219, column: 9, inlinedAt: { file: 1, line: 182, column: 3 } },
+    { file: 6, line: 225, column: 9, inlinedAt: { file: 1, line: 183, column: 3 } },
+    { file: 6, line: 225, column: 9, inlinedAt: { file: 1, line: 183, column: 3 } },
+  ])
+})
+
 parse(".loc: clang 22's inline chain comes from the line's comment, outermost call site last", () => {
   const m = parsePtx(`.version 8.8
 .target sm_80

@@ -337,9 +337,14 @@ export class FunctionEmitter implements InstructionEmitter {
   }
 
   checkedAccess(w: string, space: string, n: number, rw: 'r' | 'w'): string {
-    const code = this.checkAt(w, space, n, rw)
-    if (!this.checked || (space !== 'shared' && space !== 'global' && space !== 'generic')) return code
-    return `${code}CK.${rw === 'r' ? 'ld' : 'st'}(${this.curIdx},a,${n},t);`
+    return this.checkAt(w, space, n, rw) + this.hook(space, n, rw, 0)
+  }
+
+  /** The checked variant's report of the access at `a` to the sanitizer (shared, global and generic memory;
+   *  f: accessFlags); nothing in the unchecked variant. */
+  private hook(space: string, n: number, rw: AccessKind, f: number): string {
+    if (!this.checked || (space !== 'shared' && space !== 'global' && space !== 'generic')) return ''
+    return `CK.${rw === 'r' ? 'ld' : rw === 'w' ? 'st' : 'at'}(${this.curIdx},a,${n},t${f ? `,${f}` : ''});`
   }
 
   stored(): string {
@@ -376,10 +381,9 @@ export class FunctionEmitter implements InstructionEmitter {
    *  heap views without `a`. */
   addr(o: IrOperand, space: string, n: number, slot = 0, rw: AccessKind = 'r', indexed = false): string {
     const code = this.addrChecked(o, space, n, slot, rw, indexed)
-    if (!this.checked || (space !== 'shared' && space !== 'global' && space !== 'generic')) return code
-    if (rw === 'w') this.storeHooked = true
-    const f = this.accessFlags(rw)
-    return `${code}CK.${rw === 'r' ? 'ld' : rw === 'w' ? 'st' : 'at'}(${this.curIdx},a,${n},t${f ? `,${f}` : ''});`
+    const hook = this.hook(space, n, rw, this.checked ? this.accessFlags(rw) : 0)
+    if (hook && rw === 'w') this.storeHooked = true
+    return code + hook
   }
 
   /** The product the current add/sub fuses with, and which of its operands that product is. */

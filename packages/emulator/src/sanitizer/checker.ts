@@ -54,6 +54,9 @@ export interface SanitizerLaunch {
   cooperative?: boolean
 }
 
+/** A cp.async whose bytes have not landed (Sanitizer.cpa). */
+interface InflightCopy { t: number; group: number; at: number; n: number; i: number }
+
 /** A thread's view of the scheduler: st 1 = at a barrier, 2 = at a warp collective, 3 = exited. */
 export interface ThreadStatus { st: number }
 
@@ -107,8 +110,10 @@ export class Sanitizer {
   /** cp.async copies into shared memory that have not completed yet (racecheck): the emulator copies at
    *  issue, but on a GPU the bytes land only by the cp.async.wait_group/wait_all that covers the copy's group
    *  (or the mbarrier phase of cp.async.mbarrier.arrive), so any access to them before that is a race with the
-   *  copy. Per copy: thread, group (its thread's committed-group count when issued), heap range, row. */
-  private inflight: Array<{ t: number; group: number; at: number; n: number; i: number }> = []
+   *  copy. Per issuing thread, its copies (group: the thread's committed-group count when issued; heap range;
+   *  row); by heap byte, the copy in flight into it, so an access looks up its own bytes only. */
+  private inflight: InflightCopy[][] = []
+  private inflightAt = new Map<number, InflightCopy>()
   /** Per thread: cp.async groups committed so far in this block. */
   private committed = new Int32Array(0)
   /** An uninitialised shared read waiting for the end of its barrier interval (throw mode with racecheck):
@@ -157,6 +162,7 @@ export class Sanitizer {
     this.p = false
     this.pending = undefined
     this.inflight = []
+    this.inflightAt.clear()
     // local memory is private to its thread: counted written, never raced on
     this.heap.markWritten(l.lb0, l.localBytes)
   }
@@ -193,7 +199,7 @@ export class Sanitizer {
     // shared memory starts unwritten in every block (its contents are the previous block's, on a GPU garbage)
     this.heap.init?.fill(0, this.sb, this.sb + this.L.shn)
     this.exitSite.fill(-1, 0, this.nt)
-    if (!this.blockEpoch) { this.inflight = []; this.committed.fill(0, 0, this.nt) }
+    if (!this.blockEpoch) { this.inflight = []; this.inflightAt.clear(); this.committed.fill(0, 0, this.nt) }
   }
 
   /** The backend points the windows at block b (before each of its turns): its shared window at `sb`, of
@@ -210,7 +216,7 @@ export class Sanitizer {
     if (this.check.memory) this.bounds(i, a, n, t, KIND_READ, sp)
     if (this.check.init) this.initRead(i, a, n, t, sp)
     if (this.check.race) {
-      if (this.inflight.length && sp === 1) this.inflightAccess(i, a, n, t, KIND_READ)
+      if (this.inflightAt.size && sp === 1) this.inflightAccess(i, a, n, t, KIND_READ)
       this.race(i, a, n, t, KIND_READ, sp, (f & STRONG) !== 0)
       if (f & ACQUIRE) this.acquire(t, a)
     }
@@ -222,7 +228,7 @@ export class Sanitizer {
     if (sp === 2) return
     if (this.check.memory) this.bounds(i, a, n, t, KIND_WRITE, sp)
     if (this.check.race) {
-      if (this.inflight.length && sp === 1) this.inflightAccess(i, a, n, t, KIND_WRITE)
+      if (this.inflightAt.size && sp === 1) this.inflightAccess(i, a, n, t, KIND_WRITE)
       this.race(i, a, n, t, KIND_WRITE, sp, (f & STRONG) !== 0)
       if (f & RELEASE) this.release(t, a)
     }
@@ -245,7 +251,10 @@ export class Sanitizer {
 
   /** cp.async by thread t (row i) of n bytes to shared address a (absolute), issued after its store hook. */
   cpa(i: number, a: number, n: number, t: number): void {
-    if (this.check.race) this.inflight.push({ t, group: this.committed[t]!, at: a, n, i })
+    if (!this.check.race) return
+    const c: InflightCopy = { t, group: this.committed[t]!, at: a, n, i }
+    ;(this.inflight[t] ??= []).push(c)
+    for (let k = 0; k < n; k++) this.inflightAt.set(a + k, c)
   }
 
   /** cp.async.commit_group by thread t: its copies issued since the last commit form a group. */
@@ -256,26 +265,39 @@ export class Sanitizer {
   /** cp.async.wait_group keep by thread t: all but its `keep` most recent committed groups are complete
    *  (copies not committed yet are not waited for); cp.async.wait_all is commit + wait_group 0. */
   cpw(t: number, keep: number): void {
-    if (!this.inflight.length) return
+    const mine = this.inflight[t]
+    if (!mine?.length) return
     const done = this.committed[t]! - keep
-    this.inflight = this.inflight.filter((c) => c.t !== t || c.group >= done)
+    for (const c of mine) if (c.group < done) this.landed(c)
+    this.inflight[t] = mine.filter((c) => c.group >= done)
   }
 
   /** cp.async.mbarrier.arrive by thread t: its copies complete by the mbarrier's phase, which the kernel
    *  waits for; taken as complete here (no report, rather than tracking the phase). */
   cpm(t: number): void {
-    if (this.inflight.length) this.inflight = this.inflight.filter((c) => c.t !== t)
+    const mine = this.inflight[t]
+    if (!mine?.length) return
+    for (const c of mine) this.landed(c)
+    mine.length = 0
+  }
+
+  /** Copy c's bytes are no longer in flight (a later copy into the same bytes keeps its own). */
+  private landed(c: InflightCopy): void {
+    for (let k = 0; k < c.n; k++) if (this.inflightAt.get(c.at + k) === c) this.inflightAt.delete(c.at + k)
   }
 
   /** An access to shared bytes an incomplete cp.async writes: a race with the copy. */
   private inflightAccess(i: number, a: number, n: number, t: number, kind: number): void {
-    const c = this.inflight.find((x) => a < x.at + x.n && x.at < a + n)
-    if (!c) return
-    const at = Math.max(a, c.at)
-    const addr = at - this.sb
+    let k = 0
+    while (k < n && !this.inflightAt.has(a + k)) k++
+    if (k === n) return
+    const c = this.inflightAt.get(a + k)!
+    const addr = a + k - this.sb
     const report = this.base('race', kind === KIND_READ ? 'RAW' : 'WAW', [this.access(c.i, c.t, KIND_WRITE), this.access(i, t, kind)], 'shared', addr, n, this.sharedAllocation(addr))
     // reported once per copy: the copy counts as landed from here on
-    this.inflight = this.inflight.filter((x) => x !== c)
+    this.landed(c)
+    const mine = this.inflight[c.t]!
+    mine.splice(mine.indexOf(c), 1)
     this.emit(report, { warpLevel: c.t >>> 5 === t >>> 5, detail: [`the cp.async by thread ${fmt(this.tidOf(c.t))} has not completed: no cp.async.wait_group / wait_all covering its group (or cp.async.mbarrier.arrive) ran in that thread before this access`] })
   }
 

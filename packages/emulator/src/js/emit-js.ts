@@ -34,7 +34,7 @@
 // groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
 // this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
-  PtxError, analyzeAffine, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
+  PtxError, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type Contraction, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
@@ -69,6 +69,9 @@ export interface CompiledFunction {
   /** How a kernel with barriers or warp collectives runs its threads: thread loops, or (`fallback`) the
    *  continuation scheme, with the reason. Undefined for kernels without them and for device functions. */
   plan?: ThreadLoopPlan
+  /** A kernel without collectives whose lanes may talk through memory (lockstep points) but whose thread
+   *  loops do not form: why, and where (it runs one thread at a time, as a barrier-free kernel). */
+  lockstepNotRun?: Extract<ThreadLoopPlan, { kind: 'fallback' }>
   /** Per-thread registers of the plan that the thread loops recompute from %tid.x (their affine forms)
    *  instead of keeping them in slots. */
   rematerialized?: number[]
@@ -135,6 +138,8 @@ export class FunctionEmitter implements InstructionEmitter {
   readonly plan?: ThreadLoopPlan
   /** Its writer, when the plan is formable. */
   readonly loops?: ThreadLoopWriter
+  /** Lockstep points that do not run in lockstep (a kernel without collectives whose loops do not form). */
+  readonly lockstepNotRun?: Extract<ThreadLoopPlan, { kind: 'fallback' }>
   /** Collectives of a thread-loop kernel, by instruction index (the writer places their code). */
   readonly collectiveUses = new Map<number, CollectiveUse>()
   /** The code of every instruction, once emitBody ran (the thread-loop writer places it). */
@@ -182,9 +187,14 @@ export class FunctionEmitter implements InstructionEmitter {
     let pc = 1
     for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
     let suspends = false
-    if (fn.kind === 'entry' && fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0))) {
-      this.plan = mc.plan(fn)
-      if (this.plan.kind === 'loops') this.loops = new ThreadLoopWriter(this, this.plan)
+    if (fn.kind === 'entry' && (fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0)) || mc.mayTalk(fn))) {
+      const plan = mc.plan(fn)
+      // a kernel planned only for its lockstep points that cannot form thread loops runs as before, one
+      // thread at a time (inspect says so)
+      const only = plan.kind === 'fallback' && !fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0))
+      if (only) this.lockstepNotRun = plan
+      else this.plan = plan
+      if (plan.kind === 'loops') this.loops = new ThreadLoopWriter(this, plan)
     }
     fn.instructions.forEach((ins, i) => {
       if (fn.kind !== 'entry' || this.loops) return
@@ -1007,10 +1017,19 @@ export class ModuleEmitter {
       if (!this.threadLoops) p = { kind: 'fallback', reason: 'thread loops are turned off (threadLoops: false)' }
       else if (wait) p = { kind: 'fallback', reason: `a thread waits for others in a loop at PTX line ${wait.line} (\`${wait.text}\`), and only the continuation scheme lets it step aside there`, line: wait.line }
       else if (tc) p = { kind: 'fallback', reason: `\`${tc.text}\` at PTX line ${tc.line} exchanges matrix fragments between the lanes of a warp, which the continuation scheme's scheduler does (tensor-core.ts) and thread loops do not`, line: tc.line }
-      else p = planThreadLoops(fn, { cfg: f.cfg, structure: f.structure, liveness: this.liveOf(fn, f.cfg) })
+      else p = planThreadLoops(fn, { cfg: f.cfg, structure: f.structure, liveness: this.liveOf(fn, f.cfg), lockstep: !this.check })
       this.plans.set(fn, p)
     }
     return p
+  }
+
+  /** Lanes of a warp may talk through memory without a barrier or collective (lockstep.ts, over the whole
+   *  control flow: a superset of what the plan finds among the threads still running), so a kernel without
+   *  collectives needs a plan too. Checked code runs in the continuation scheme and takes no lockstep. */
+  mayTalk(fn: IrFunction): boolean {
+    if (this.check || !this.threadLoops) return false
+    const f = this.facts(fn)
+    return analyzeLockstep(fn, f.cfg, f.structure, analyzeUniformity(fn, f.cfg)).points.length > 0
   }
 
   private liveOf(fn: IrFunction, cfg: Cfg): ReturnType<typeof analyzeLiveness> {
@@ -1094,6 +1113,7 @@ export class ModuleEmitter {
       const frame = this.frames[i]!
       out.set(f.name, {
         name: f.name, kind: f.kind, index: i, js, collectives: fe.collectives, hasSuspend: fe.hasSuspend, ...(fe.plan ? { plan: fe.plan } : {}),
+        ...(fe.lockstepNotRun ? { lockstepNotRun: fe.lockstepNotRun } : {}),
         ...(fe.loops ? { rematerialized: fe.loops.plan.perThread.filter((r) => fe.loops!.rematerialized(r) !== undefined) } : {}),
         suspendAt: new Map([...fe.suspensionPc].map(([at, { pc }]) => [pc, fe.rowOf(at)])),
         hasWarpCollective: [...fe.collectives.values()].some((c) => c.kind !== 'bar'),

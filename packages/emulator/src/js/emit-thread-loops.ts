@@ -10,7 +10,7 @@
 // target, 0 none); a warp collective k collects each arriving lane's inputs in W<k>_<j>[lane] and its
 // arrival in A<k> (bit per lane), and the lanes take their results in the next loop (q0, q1, then the
 // instruction's own writes).
-import { threadLoopTxRange, type TxEnd, type Collective, type Departure, type IrFunction, type IrOperand, type ScheduleItem, type StructNode, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule } from '@kernelpack/ptx'
+import { threadLoopTxRange, type TxEnd, type Collective, type Departure, type IrFunction, type IrOperand, type LockstepPoint, type ScheduleItem, type StructNode, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule } from '@kernelpack/ptx'
 import type { CollectiveUse, InstructionEmitter as FunctionEmitter } from './emitter.js'
 import { usesName } from '../js-values.js'
 
@@ -383,10 +383,17 @@ export class ThreadLoopWriter {
 
 /** The plan as text (EmulatorModule.inspect, KERNELPACK_EMULATOR_DEBUG): how the kernel runs its threads,
  *  the loops with PTX lines, what is kept per thread and per block, or why it falls back. */
-export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undefined, rematerialized: readonly number[] = []): string {
+export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undefined, rematerialized: readonly number[] = [], lockstepNotRun?: Extract<ThreadLoopPlan, { kind: 'fallback' }>): string {
   const head = `kernel ${fn.name}`
+  if (!plan && lockstepNotRun) {
+    return [`${head}: no barriers or warp collectives; the whole grid runs as one loop over threads`,
+      ...describeLockstep(fn, lockstepNotRun.lockstep ?? [], `lanes of a warp may talk through memory at these accesses, but they run one thread at a time: thread loops do not form, because ${lockstepNotRun.reason}`)].join('\n')
+  }
   if (!plan) return `${head}: no barriers or warp collectives; the whole grid runs as one loop over threads`
-  if (plan.kind === 'fallback') return `${head}: continuation scheme (threads suspend at barriers and collectives one by one), because ${plan.reason}`
+  if (plan.kind === 'fallback') {
+    return [`${head}: continuation scheme (threads suspend at barriers and collectives one by one), because ${plan.reason}`,
+      ...describeLockstep(fn, plan.lockstep ?? [], 'lanes of a warp may talk through memory at these accesses, but in the continuation scheme they run one thread at a time')].join('\n')
+  }
   const ins = fn.instructions
   const reg = (r: number) => fn.registers[r]!.name
   const regs = (rs: number[]) => (rs.length ? rs.map(reg).join(' ') : '-')
@@ -398,6 +405,8 @@ export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undef
     return lo === hi ? `PTX line ${lo}` : `PTX lines ${lo}–${hi}`
   }
   const out = [`${head}: thread loops`, `  kept per thread: ${regs(plan.perThread.filter((r) => !rematerialized.includes(r)))}`, `  kept per block: ${regs(plan.perBlock)}`]
+  out.push(...describeLockstep(fn, plan.lockstep, 'lanes of a warp run these accesses in lockstep (each opens a lane loop: one instruction for all the warp\'s lanes, as a converged warp runs it)'))
+  const lockAt = new Set(plan.lockstep.map((p) => p.index))
   if (plan.recomputed.size) out.push(`  recomputed: ${[...plan.recomputed].map(([r, s]) => `${reg(r)} (${s})`).join(' ')}`)
   if (rematerialized.length) out.push(`  recomputed from %tid.x (affine): ${regs([...rematerialized])}`)
   const walk = (items: ScheduleItem[], depth: number) => {
@@ -405,7 +414,7 @@ export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undef
     for (const it of items) {
       switch (it.kind) {
         case 'threads': {
-          const what = it.once ? 'once per block (the same for every thread)' : it.level === 'block' ? 'loop over the block\'s threads' : 'loop over the warp\'s lanes'
+          const what = it.once ? 'once per block (the same for every thread)' : it.level === 'block' ? 'loop over the block\'s threads' : lockAt.has(it.start) ? 'lockstep step: loop over the warp\'s lanes' : 'loop over the warp\'s lanes'
           const extra = [
             it.loads.length ? `loads ${regs(it.loads)}` : '', it.stores.length ? `stores ${regs(it.stores)}` : '',
             it.restores.length ? `restores ${regs(it.restores)}` : '',
@@ -434,4 +443,11 @@ export function describeThreadLoops(fn: IrFunction, plan: ThreadLoopPlan | undef
   }
   walk(plan.schedule, 1)
   return out.join('\n')
+}
+
+/** The lockstep points (issue 33) as text: their PTX lines, with the first pair's reason. */
+function describeLockstep(fn: IrFunction, points: readonly LockstepPoint[], what: string): string[] {
+  if (!points.length) return []
+  const lines = [...new Set(points.map((p) => fn.instructions[p.index]!.line))].sort((a, b) => a - b)
+  return [`  lockstep: ${what}: PTX line${lines.length > 1 ? 's' : ''} ${lines.join(' ')}`, `    e.g. ${points[0]!.reason}`]
 }

@@ -23,6 +23,7 @@ import { collectiveOf, collectiveScope } from '../collectives.js'
 import { definedRegisters, usedRegisters, type IrFunction } from '../ir.js'
 import type { BranchTarget, StructNode, StructRegion, Structure } from '../structure.js'
 import type { Liveness } from './liveness.js'
+import { analyzeLockstep, type LockstepPoint } from './lockstep.js'
 import { analyzeUniformity, type UniformityFacts } from './uniformity.js'
 
 /** A loop over the block's threads, or (inside a `warps` item) over one warp's lanes. */
@@ -90,16 +91,21 @@ export interface ThreadLoopSchedule {
   warps: boolean
   /** Uniformity among the threads still running (what the plan was decided on). */
   uniformity: UniformityFacts
+  /** Memory accesses at which lanes of a warp may talk without a barrier or collective (lockstep.ts): each
+   *  starts a lane loop of its own, so the warp runs them one instruction at a time for all its lanes. */
+  lockstep: LockstepPoint[]
 }
 
 export type ThreadLoopPlan =
   | ThreadLoopSchedule
-  | { kind: 'fallback'; reason: string; line?: number }
+  | { kind: 'fallback'; reason: string; line?: number; lockstep?: LockstepPoint[] }
 
 export interface ThreadLoopFacts {
   cfg: Cfg
   structure: Structure
   liveness: Liveness
+  /** Find the lockstep points (lockstep.ts) and run them warp by warp. @default false */
+  lockstep?: boolean
 }
 
 class NotFormable extends Error {
@@ -115,15 +121,19 @@ const nodeEnd = (n: StructNode) => (n.kind === 'instr' ? n.index + 1 : n.kind ==
 
 /** The thread-loop plan of a kernel with barriers or warp collectives. */
 export function planThreadLoops(fn: IrFunction, facts: ThreadLoopFacts): ThreadLoopPlan {
+  const found: { points?: LockstepPoint[] } = {}
   try {
-    return plan(fn, facts)
+    return plan(fn, facts, found)
   } catch (e) {
-    if (e instanceof NotFormable) return e.line === undefined ? { kind: 'fallback', reason: e.message } : { kind: 'fallback', reason: e.message, line: e.line }
-    throw e
+    if (!(e instanceof NotFormable)) throw e
+    const out: Extract<ThreadLoopPlan, { kind: 'fallback' }> = { kind: 'fallback', reason: e.message }
+    if (e.line !== undefined) out.line = e.line
+    if (found.points?.length) out.lockstep = found.points
+    return out
   }
 }
 
-function plan(fn: IrFunction, { cfg, structure, liveness }: ThreadLoopFacts): ThreadLoopSchedule {
+function plan(fn: IrFunction, { cfg, structure, liveness, lockstep }: ThreadLoopFacts, found: { points?: LockstepPoint[] }): ThreadLoopSchedule {
   if (structure.kind !== 'structured') throw new NotFormable(`control flow does not nest (${structure.reason})`)
   const ins = fn.instructions
   const n = ins.length
@@ -141,19 +151,33 @@ function plan(fn: IrFunction, { cfg, structure, liveness }: ThreadLoopFacts): Th
     return (s: number, e: number) => p[e]! - p[s]! > 0
   }
   const hasBlockCut = prefix(blockCut)
-  const hasWarpCut = prefix(warpCut)
+  let hasWarpCut = prefix(warpCut)
   const hasCut = (s: number, e: number) => hasBlockCut(s, e) || hasWarpCut(s, e)
 
   // terminal blocks: no collective in them, and every way out of them returns without meeting one
   const terminal = new Uint8Array(cfg.blocks.length)
-  for (const b of cfg.blocks) if (!hasCut(b.start, b.end)) terminal[b.id] = 1
-  for (let changed = true; changed;) {
-    changed = false
-    for (const b of cfg.blocks) if (terminal[b.id] && b.succs.some((s) => !terminal[s])) { terminal[b.id] = 0; changed = true }
+  const findTerminal = () => {
+    for (const b of cfg.blocks) terminal[b.id] = hasCut(b.start, b.end) ? 0 : 1
+    for (let changed = true; changed;) {
+      changed = false
+      for (const b of cfg.blocks) if (terminal[b.id] && b.succs.some((s) => !terminal[s])) { terminal[b.id] = 0; changed = true }
+    }
+    // the threads still running never take an edge into terminal code from outside it (those that do end)
+    return cfgWithoutEdges(cfg, (from: BasicBlock, to: BasicBlock | undefined) => !terminal[from.id] && (to === undefined || terminal[to.id] === 1))
   }
-  // the threads still running never take an edge into terminal code from outside it (those that do end)
-  const running = cfgWithoutEdges(cfg, (from: BasicBlock, to: BasicBlock | undefined) => !terminal[from.id] && (to === undefined || terminal[to.id] === 1))
-  const uniformity = analyzeUniformity(fn, running)
+  let running = findTerminal()
+  let uniformity = analyzeUniformity(fn, running)
+  // lockstep points (decided on the uniformity among the threads still running) cut lane loops as collectives
+  // do, but run in the lane loop they open
+  const lock = new Uint8Array(n)
+  const points = lockstep ? analyzeLockstep(fn, cfg, structure, uniformity).points : []
+  found.points = points
+  if (points.length) {
+    for (const p of points) { lock[p.index] = 1; warpCut[p.index] = 1 }
+    hasWarpCut = prefix(warpCut)
+    running = findTerminal()
+    uniformity = analyzeUniformity(fn, running)
+  }
   const uniformLevel = (l: string) => l === 'grid' || l === 'block'
   const uniformReg = (r: number) => uniformLevel(uniformity.register[r]!)
   const uniformAt = (i: number) => {
@@ -195,7 +219,9 @@ function plan(fn: IrFunction, { cfg, structure, liveness }: ThreadLoopFacts): Th
       if (x.op !== 'bra') continue
       const t = structure.branches.get(i)!
       const r = structure.regions[t.node]!
-      if (r.start >= s && r.end <= e) continue
+      // (a region with a barrier, collective or lockstep point inside is not one of the loop's nodes, even
+      // where it spans the loop's range: a lane loop that starts at a lockstep point opening a loop's body)
+      if (r.start >= s && r.end <= e && !hasCut(r.start, r.end)) continue
       // leaves the loop: within the warp-level code of a block loop, the lane waits for its warp
       if (level === 'warp' && r.start >= blockRun.start && r.end <= blockRun.end) { departures.set(i, { kind: 'park', target: t }); continue }
       const p = targetPosition(t)
@@ -233,6 +259,8 @@ function plan(fn: IrFunction, { cfg, structure, liveness }: ThreadLoopFacts): Th
       if (!cutHere(s, e)) { run.push(node); continue }
       flush(false)
       if (node.kind === 'instr') {
+        // a lockstep point opens the warp's next lane loop
+        if (lock[node.index]) { run.push(node); continue }
         const x = ins[node.index]!
         if (level === 'block') {
           if (!uniformAt(node.index)) throw new NotFormable(`the barrier ${where(node.index)} is reached by only some threads of a block`, x.line)
@@ -352,7 +380,7 @@ function plan(fn: IrFunction, { cfg, structure, liveness }: ThreadLoopFacts): Th
   }
   mark(scheduled)
   return {
-    kind: 'loops', schedule: scheduled, departures, threadsEnd, warps, uniformity, recomputed,
+    kind: 'loops', schedule: scheduled, departures, threadsEnd, warps, uniformity, recomputed, lockstep: points,
     perThread: [...perThread].sort((a, b) => a - b), perBlock: [...perBlock].sort((a, b) => a - b),
   }
 }

@@ -121,4 +121,54 @@ s('loadModule passes fmad on', async () => {
   }
 })
 
+// A product fused into an add on the far side of a warp collective: the add reads the product's operands
+// (fma(a, b, c)), which the PTX leaves dead after the mul. They must survive to the add, in the thread loops
+// (from one lane loop to the next, on both tiers) and across the continuation scheme's suspension.
+const fusedAcross = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry fused_across(.param .u64 pa, .param .u64 pout)
+{
+  .reg .b32 %r<4>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pout];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  add.f32 %f2, %f1, 0f3DCCCCCD;
+  mul.f32 %f3, %f1, %f2;
+  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;
+  cvt.rn.f32.u32 %f4, %r2;
+  add.f32 %f5, %f3, %f4;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.f32 [%rd5], %f5;
+  ret;
+}
+`
+
+for (const [name, options] of [
+  ['thread loops, JavaScript', { workers: 0, codegen: 'js' }],
+  ['thread loops, WebAssembly', { workers: 0, codegen: 'wasm' }],
+  ['continuation scheme', { workers: 0, threadLoops: false }],
+] as const) {
+  s(`a product fused into an add after a shfl.sync keeps its operands to the add (${name})`, async () => {
+    const backend = createEmulatorBackend(options)
+    try {
+      const k = await KernelRunner.load(backend, fusedAcross, 'compute_80', `fused_across (${name})`)
+      const a = Float32Array.from({ length: 64 }, (_, i) => f(1 + i / 7))
+      const out = await k.alloc(4 * 64)
+      await k.launch('fused_across', 1, 64, [await k.upload(a), out])
+      const got = await k.read(out, Float32Array)
+      for (let t = 0; t < 64; t++) assert.is(got[t], fma32(a[t]!, f(a[t]! + f(0.1)), t ^ 1), `lane ${t}`)
+    } finally {
+      backend.dispose()
+    }
+  })
+}
+
 s.run()

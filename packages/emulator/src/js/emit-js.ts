@@ -34,7 +34,7 @@
 // groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
 // this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
-  PtxError, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
+  PtxError, usedRegisters, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type Contraction, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
@@ -1017,7 +1017,7 @@ export class ModuleEmitter {
       if (!this.threadLoops) p = { kind: 'fallback', reason: 'thread loops are turned off (threadLoops: false)' }
       else if (wait) p = { kind: 'fallback', reason: `a thread waits for others in a loop at PTX line ${wait.line} (\`${wait.text}\`), and only the continuation scheme lets it step aside there`, line: wait.line }
       else if (tc) p = { kind: 'fallback', reason: `\`${tc.text}\` at PTX line ${tc.line} exchanges matrix fragments between the lanes of a warp, which the continuation scheme's scheduler does (tensor-core.ts) and thread loops do not`, line: tc.line }
-      else p = planThreadLoops(fn, { cfg: f.cfg, structure: f.structure, liveness: this.liveOf(fn, f.cfg), lockstep: !this.check })
+      else p = planThreadLoops(fn, { cfg: f.cfg, structure: f.structure, liveness: this.liveOf(fn, f.cfg), lockstep: !this.check, ...(f.contraction?.size ? { extraUses: this.fusedUses(fn) } : {}) })
       this.plans.set(fn, p)
     }
     return p
@@ -1034,8 +1034,17 @@ export class ModuleEmitter {
 
   private liveOf(fn: IrFunction, cfg: Cfg): ReturnType<typeof analyzeLiveness> {
     let l = this.liveness.get(fn)
-    if (!l) { l = analyzeLiveness(fn, cfg); this.liveness.set(fn, l) }
+    if (!l) { l = analyzeLiveness(fn, cfg, this.facts(fn).contraction?.size ? this.fusedUses(fn) : undefined); this.liveness.set(fn, l) }
     return l
+  }
+
+  /** What each fused add reads besides its operands: its product's operands (it computes fma(a, b, c) where
+   *  the PTX reads the product), so that they stay live up to it, across a suspension point or from one
+   *  thread loop to the next. */
+  private fusedUses(fn: IrFunction): Map<number, number[]> {
+    const out = new Map<number, number[]>()
+    for (const [i, c] of this.facts(fn).contraction ?? []) out.set(i, usedRegisters(fn.instructions[c.mul]!))
+    return out
   }
 
   /** Liveness of an emitter's function, computed once when a suspension point needs it. */

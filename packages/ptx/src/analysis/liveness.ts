@@ -17,12 +17,14 @@ export interface Liveness {
 /** Bit sets of W 32-bit words. */
 type Bits = Uint32Array
 
-export function analyzeLiveness(fn: IrFunction, cfg: Cfg): Liveness {
+/** `extraUses`: registers an instruction reads beyond its operands, as a writer computes it (an add that a
+ *  writer fuses with the product before it reads the product's operands: contraction.ts). */
+export function analyzeLiveness(fn: IrFunction, cfg: Cfg, extraUses?: ReadonlyMap<number, readonly number[]>): Liveness {
   const R = fn.registers.length
   const W = Math.max(1, Math.ceil(R / 32))
   const n = fn.instructions.length
   const defs = fn.instructions.map(definedRegisters)
-  const uses = fn.instructions.map(usedRegisters)
+  const uses = fn.instructions.map((x, i) => { const u = usedRegisters(x); const e = extraUses?.get(i); return e ? [...u, ...e] : u })
   const step = (ins: number, out: Bits): Bits => {
     const inn = new Uint32Array(out)
     if (!fn.instructions[ins]!.guard) for (const d of defs[ins]!) inn[d >>> 5]! &= ~(1 << (d & 31))

@@ -106,6 +106,9 @@ export interface ThreadLoopFacts {
   liveness: Liveness
   /** Find the lockstep points (lockstep.ts) and run them warp by warp. @default false */
   lockstep?: boolean
+  /** Registers an instruction reads beyond its operands, as the writer computes it (the liveness was
+   *  computed with the same): a fused multiply-add reads its product's operands (contraction.ts). */
+  extraUses?: ReadonlyMap<number, readonly number[]>
 }
 
 class NotFormable extends Error {
@@ -133,7 +136,7 @@ export function planThreadLoops(fn: IrFunction, facts: ThreadLoopFacts): ThreadL
   }
 }
 
-function plan(fn: IrFunction, { cfg, structure, liveness, lockstep }: ThreadLoopFacts, found: { points?: LockstepPoint[] }): ThreadLoopSchedule {
+function plan(fn: IrFunction, { cfg, structure, liveness, lockstep, extraUses }: ThreadLoopFacts, found: { points?: LockstepPoint[] }): ThreadLoopSchedule {
   if (structure.kind !== 'structured') throw new NotFormable(`control flow does not nest (${structure.reason})`)
   const ins = fn.instructions
   const n = ins.length
@@ -333,6 +336,7 @@ function plan(fn: IrFunction, { cfg, structure, liveness, lockstep }: ThreadLoop
       const uses = new Set<number>(), defs = new Set<number>()
       for (let i = it.start; i < it.end; i++) {
         for (const r of usedRegisters(ins[i]!)) uses.add(r)
+        for (const r of extraUses?.get(i) ?? []) uses.add(r)
         for (const r of definedRegisters(ins[i]!)) defs.add(r)
         const d = departures.get(i)
         if (d?.kind === 'exit') for (const x of d.tail) for (let j = nodeStart(x); j < nodeEnd(x); j++) for (const r of usedRegisters(ins[j]!)) uses.add(r)

@@ -28,12 +28,13 @@
 //   - in every other case (a per-lane difference: `(tid + 1) % 64` against `tid`) they may talk.
 // Both accesses become lockstep points.
 import type { Cfg } from '../cfg.js'
-import { dominates } from '../cfg.js'
+import { buildCfg, dominates } from '../cfg.js'
 import { collectiveOf } from '../collectives.js'
-import { definedRegisters, type Instruction, type IrFunction, type Operand } from '../ir.js'
-import type { Structure } from '../structure.js'
+import { definedRegisters, type Instruction, type IrFunction, type IrModule, type Operand } from '../ir.js'
+import { sourcePosition, type SourcePosition } from '../source-location.js'
+import { structureFunction, type StructRegion, type Structure } from '../structure.js'
 import { typeSize } from '../types.js'
-import type { UniformityFacts } from './uniformity.js'
+import { analyzeUniformity, type UniformityFacts } from './uniformity.js'
 
 export interface LockstepPoint {
   /** Instruction index of the access. */
@@ -290,8 +291,10 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
   // constant or a block-uniform value): the region after `@p bra` past it, p from a setp comparing them
   const regions = structure.kind === 'structured' && !structure.order ? structure.regions : []
   const sameForm = (a: LaneForm | undefined, b: LaneForm) => !!a && a.k === b.k && a.terms.size === b.terms.size && [...b.terms].every(([k, c]) => a.terms.get(k) === c)
-  const under = (i: number, V: string, B: LaneForm): boolean => {
-    const v: LaneForm = { k: 0, terms: new Map([[V, 1]]) }
+  /** The guards of the regions around instruction i: each `@p bra` past a region, with the comparison that
+   *  holds where the code runs (`a cmp b`, as forms). */
+  const guardsOf = (i: number): Array<{ a: LaneForm | undefined; b: LaneForm | undefined; cmp: string; R: StructRegion }> => {
+    const out: Array<{ a: LaneForm | undefined; b: LaneForm | undefined; cmp: string; R: StructRegion }> = []
     for (const R of regions) {
       if (!(R.start <= i && i < R.end) || (R.kind !== 'if' && R.kind !== 'block')) continue
       const first = R.body[0]
@@ -304,16 +307,31 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
       if (pd?.length !== 1) continue
       const sp = ins[pd[0]!]!
       if (sp.op !== 'setp' || sp.guard || sp.boolOp || !sp.cmp || !dominates(cfg, cfg.blockOf[pd[0]!]!, cfg.blockOf[first.index]!)) continue
-      const a = operandForm(sp.operands[1], 0), b = operandForm(sp.operands[2], 0)
       // the code runs where the branch is not taken: guard false for `@p bra`, true for `@!p bra`
-      const runsWhen = br.guard.negate ? sp.cmp : ({ lt: 'ge', lo: 'hs', ge: 'lt', hs: 'lo', gt: 'le', hi: 'ls', le: 'gt', ls: 'hi' } as Record<string, string>)[sp.cmp]
-      const B1 = add(B, konst(-1))
-      const below = (sameForm(a, v) && ((sameForm(b, B) && (runsWhen === 'lt' || runsWhen === 'lo')) || (sameForm(b, B1) && (runsWhen === 'le' || runsWhen === 'ls')))) ||
-        (sameForm(b, v) && ((sameForm(a, B) && (runsWhen === 'gt' || runsWhen === 'hi')) || (sameForm(a, B1) && (runsWhen === 'ge' || runsWhen === 'hs'))))
-      const moving = [...B.terms.keys()].map(atomReg).filter((r) => r !== undefined)
-      if (below && moving.every((r) => (defs.get(r) ?? []).every((d) => d < R.start || d >= R.end))) return true
+      const cmp = br.guard.negate ? sp.cmp : ({ lt: 'ge', lo: 'hs', ge: 'lt', hs: 'lo', gt: 'le', hi: 'ls', le: 'gt', ls: 'hi', eq: 'ne', ne: 'eq' } as Record<string, string>)[sp.cmp]
+      if (cmp) out.push({ a: operandForm(sp.operands[1], 0), b: operandForm(sp.operands[2], 0), cmp, R })
     }
-    return false
+    return out
+  }
+  /** The one %tid.x that runs instruction i, where a guard says so (`if (tid == k)`, `if (tid < 1)`). */
+  const onlyLane = (i: number): number | undefined => {
+    const tx: LaneForm = { k: 0, terms: new Map([['%tid.x', 1]]) }
+    for (const g of guardsOf(i)) {
+      const [a, b, cmp] = sameForm(g.a, tx) ? [g.a, g.b, g.cmp] : sameForm(g.b, tx) ? [g.b, g.a, ({ lt: 'gt', lo: 'hi', gt: 'lt', hi: 'lo', le: 'ge', ls: 'hs', ge: 'le', hs: 'ls', eq: 'eq', ne: 'ne' } as Record<string, string>)[g.cmp]!] : []
+      if (!a || !b || b.terms.size) continue
+      if (cmp === 'eq' || ((cmp === 'lt' || cmp === 'lo') && b.k === 1) || ((cmp === 'le' || cmp === 'ls') && b.k === 0)) return cmp === 'eq' ? b.k : 0
+    }
+    return undefined
+  }
+  const under = (i: number, V: string, B: LaneForm): boolean => {
+    const v: LaneForm = { k: 0, terms: new Map([[V, 1]]) }
+    const B1 = add(B, konst(-1))
+    const moving = [...B.terms.keys()].map(atomReg).filter((r) => r !== undefined)
+    return guardsOf(i).some(({ a, b, cmp, R }) => {
+      const below = (sameForm(a, v) && ((sameForm(b, B) && (cmp === 'lt' || cmp === 'lo')) || (sameForm(b, B1) && (cmp === 'le' || cmp === 'ls')))) ||
+        (sameForm(b, v) && ((sameForm(a, B) && (cmp === 'gt' || cmp === 'hi')) || (sameForm(a, B1) && (cmp === 'ge' || cmp === 'hs'))))
+      return below && moving.every((r) => (defs.get(r) ?? []).every((d) => d < R.start || d >= R.end))
+    })
   }
   /** The tree reduction's shape: x at base + c·V and y at base + c·V + c·B (or the other way round), both
    *  where V < B: the written elements lie below base + c·B, the read ones from there up. */
@@ -340,6 +358,9 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
     // two atomics: made for lanes that meet at one address, in an order no GPU promises
     if (x.atomic && y.atomic) return undefined
     const strong = x.strong || y.strong
+    // one lane runs both (`if (tid == 0)`): nobody to talk to
+    const solo = onlyLane(x.index)
+    if (solo !== undefined && solo === onlyLane(y.index)) return undefined
     const fx = x.form, fy = y.form
     if (!fx || !fy) return strong ? 'a volatile address the analysis cannot read' : undefined
     // (a plain access at an address made of a value written between the two is another iteration's element:
@@ -360,8 +381,13 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
       // a warp is 32 consecutive threads of the block (x fastest): with rows of at least 16 threads (what 2-D
       // and 3-D blocks have in practice) its lanes are at most one row (one plane) apart
       const ry = cy ? 1 : 0, rz = cz ? 1 : 0
+      // where the address is a row-major s[ty][tx] (cy a multiple of cx), the block's rows are taken to be
+      // as wide as the array's: lanes of one warp are at most 31 threads apart in x + pitch·y
+      const P = cx && cy % cx === 0 ? cy / cx : undefined, Q = cx && cz % cx === 0 ? cz / cx : undefined
       for (let dz = -rz; dz <= rz; dz++) for (let dy = -ry; dy <= ry; dy++) for (let dx = -31; dx <= 31; dx++) {
-        if ((dx || dy || dz) && hit(cx * dx + cy * dy + cz * dz)) return `addresses ${Math.abs(d.k)} bytes apart: another lane's element in the same warp`
+        if (!dx && !dy && !dz) continue
+        if (P !== undefined && (Q !== undefined || !dz) && Math.abs(dx + P * dy + (Q ?? 0) * dz) > 31) continue
+        if (hit(cx * dx + cy * dy + cz * dz)) return `addresses ${Math.abs(d.k)} bytes apart: another lane's element in the same warp`
       }
       return undefined
     }
@@ -391,4 +417,34 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
     }
   }
   return { points: [...points.values()].sort((p, q) => p.index - q.index) }
+}
+
+/** A kernel whose lanes talk through memory without a barrier or collective between (one site per kernel:
+ *  its first pair), for a build's warning where the code may run on a target without lockstep (WebGPU). */
+export interface WarpTalkSite {
+  kernel: string
+  /** The first access of the pair: its PTX line and text, and its CUDA source position where the PTX has
+   *  line information (the user's call site for inlined code). */
+  line: number
+  text: string
+  source?: SourcePosition & { inlined?: SourcePosition }
+  reason: string
+}
+
+/** The kernels of a decoded module whose lanes talk (analyzeLockstep over each kernel's whole control flow). */
+export function warpTalkSites(mod: IrModule): WarpTalkSite[] {
+  const out: WarpTalkSite[] = []
+  for (const fn of mod.functions) {
+    if (fn.kind !== 'entry' || !fn.defined || fn.refused) continue
+    const cfg = buildCfg(fn)
+    const points = analyzeLockstep(fn, cfg, structureFunction(fn), analyzeUniformity(fn, cfg)).points
+    const p = points[0]
+    if (!p) continue
+    const x = fn.instructions[p.index]!
+    const pos = sourcePosition(mod.files, x.loc)
+    const site: WarpTalkSite = { kernel: fn.name, line: x.line, text: x.text, reason: p.reason }
+    if (pos) site.source = pos
+    out.push(site)
+  }
+  return out
 }

@@ -3,8 +3,8 @@
 // caches on disk, so Vite client + SSR and webpack multi-compiler builds compile each file once), remember
 // results while their inputs are unchanged, write .d.ts files, and count what each build did.
 import { readFileSync, rmSync, statSync } from 'node:fs'
-import { relative } from 'node:path'
-import { buildCudaFile, DEFAULT_ARCH, listCudaSources, resolveTargets, type BuildResult } from '@kernelpack/toolchain'
+import { isAbsolute, relative } from 'node:path'
+import { buildCudaFile, DEFAULT_ARCH, listCudaSources, resolveTargets, webgpuLockstepWarnings, type BuildResult } from '@kernelpack/toolchain'
 import { emitLoaderDts, planDeclarationFiles } from '@kernelpack/codegen'
 import { resolveOptions, type Options, type ResolvedOptions } from './options.js'
 import { writeFileAtomic } from './assets.js'
@@ -137,6 +137,12 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
           ctx.logger.info(`unplugin-cuda: compiled ${relative(r.root, file) || file} → ${res.images.map((i) => i.target).join(', ')} (${res.stats.compiles} compiled, ${res.stats.cacheHits} cached) in ${ms} ms`)
         }
         for (const dep of res.dependencies) if (!stamps.has(dep)) stamps.set(dep, mtime(dep))
+        // kernels whose lanes talk with no __syncwarp(): right on NVIDIA GPUs and the emulator, not promised on
+        // WebGPU, which this build may run on (issue 33)
+        const ptx = res.images.find((i) => i.kind === 'ptx')
+        if (ptx && (r.backend === 'webgpu' || r.backend === 'auto')) {
+          for (const w of webgpuLockstepWarnings(new TextDecoder().decode(ptx.bytes), res.manifest, relative(r.root, file) || file, (p) => (isAbsolute(p) && !relative(r.root, p).startsWith('..') ? relative(r.root, p) : p))) ctx.logger.warn(`unplugin-cuda: ${w.message}`)
+        }
         const s = ctx.summary
         s.files++
         s.kernels += res.manifest.kernels.length

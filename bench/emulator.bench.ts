@@ -1,7 +1,8 @@
 // Emulator throughput (issue 6, "Must show"; issue 13 items 1-2): thread-instructions per second on vector add
-// (2^22 elements), a shared-memory tree reduction, a 16×16-tiled matmul, a warp-shuffle reduction, a block scan
-// and a layernorm (warp shuffles + shared memory), each beside a plain JavaScript loop doing the same work in
-// the same run.
+// (2^22 elements), a shared-memory tree reduction, a 16×16-tiled matmul, a warp-shuffle reduction, a block scan,
+// a layernorm (warp shuffles + shared memory) and a warp-synchronous reduction (issue 33: the last warp over
+// volatile shared memory, run in lockstep; test/fixtures/emulator/lockstep.cu), each beside a plain JavaScript
+// loop doing the same work in the same run.
 //
 // Counting: the PTX of each kernel (nvcc -ptx -arch=compute_80, test/fixtures/emulator/kernels) is copied with
 // one `red.global.add.u64 [__kp_icount], N;` at the start of every basic block, N being the number of PTX
@@ -34,6 +35,7 @@ import { buildNativeRef, nativeFlags, NativeKernel } from './native/native-ref.j
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
 import { KernelRunner, type KernelArg } from '../test/helpers/kernel-runner.js'
 import { ownSource } from '../test/fixtures/emulator/cases-own.js'
+import { lockstepSource } from '../test/fixtures/emulator/lockstep.js'
 import { refLayernorm } from '../test/fixtures/emulator/reference.js'
 
 const COUNTER = '__kp_icount'
@@ -94,6 +96,8 @@ interface Workload {
   nativeTarget: string
   /** Also measured with the sanitizer's checks on. */
   sanitizer?: boolean
+  /** The kernel is in test/fixtures/emulator/lockstep.cu (not cases-own's source). */
+  lockstep?: boolean
 }
 
 function sum(xs: ArrayLike<number>): number {
@@ -131,6 +135,13 @@ const scanIn = Int32Array.from({ length: N_SCAN }, (_, i) => ((i * 104729) % 201
 const scanOut = new Int32Array(N_SCAN)
 const scanSums = new Int32Array(N_SCAN / SCAN_BLOCK)
 const scanBuf = new Int32Array(2 * SCAN_BLOCK)
+
+const N_WSR = smoke ? 1 << 12 : 1 << 21
+const WSR_BLOCK = 256
+const wsrIn = Int32Array.from({ length: N_WSR }, (_, i) => (i % 13) - 6)
+const wsrBlocks = N_WSR / (2 * WSR_BLOCK)
+const wsrOut = new Int32Array(wsrBlocks)
+const wsrScratch = new Int32Array(WSR_BLOCK)
 
 const LN_ROWS = smoke ? 8 : 2048
 const LN_COLS = smoke ? 256 : 1024
@@ -242,6 +253,27 @@ const workloads: Workload[] = [
     async check(k, args) { return sum(await k.read(args[3] as Buf, Float32Array)) },
     target: JS_TARGET, native: [LN_ROWS, LN_COLS, LN_BLOCK], nativeTarget: NATIVE_QUARTER,
   },
+  {
+    // issue 33: the last warp over volatile shared memory with no __syncwarp(), run in lockstep
+    name: `warp-synchronous reduction 2^${Math.log2(N_WSR)} (volatile last warp in lockstep, ${WSR_BLOCK}-thread blocks)`, entry: 'reduce_unroll_last', grid: [wsrBlocks, 1, 1], block: [WSR_BLOCK, 1, 1], shared: WSR_BLOCK * 4,
+    async setup(k) { return [await k.upload(wsrIn), await k.alloc(wsrBlocks * 4), N_WSR] },
+    js() {
+      // The kernel's algorithm: the halving tree down to 64 elements, then the last warp's six steps; in
+      // ascending lane order each lane reads an element this step has not written yet, as the warp does
+      const out = wsrOut
+      const s = wsrScratch
+      for (let b = 0; b < wsrBlocks; b++) {
+        const base = b * 2 * WSR_BLOCK
+        for (let t = 0; t < WSR_BLOCK; t++) s[t] = wsrIn[base + t]! + wsrIn[base + t + WSR_BLOCK]!
+        for (let st = WSR_BLOCK >> 1; st > 32; st >>= 1) for (let t = 0; t < st; t++) s[t] = s[t]! + s[t + st]!
+        for (let off = 32; off > 0; off >>= 1) for (let t = 0; t < 32; t++) s[t] = s[t]! + s[t + off]!
+        out[b] = s[0]!
+      }
+    },
+    jsSum: () => sum(wsrOut),
+    async check(k, args) { return sum(await k.read(args[1] as Buf, Int32Array)) },
+    target: JS_TARGET, native: [N_WSR, WSR_BLOCK], nativeTarget: NATIVE_HALF, lockstep: true,
+  },
 ]
 
 /** Wall and CPU seconds of one run (CPU: the whole process, the emulator's worker thread included; the
@@ -260,10 +292,11 @@ async function timeRun(fn: () => void | Promise<void>): Promise<Timing> {
 export async function run(): Promise<BenchResult[]> {
   const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
   const ptx = await compilePtx({ source: ownSource, config })
+  const lockstepPtx = await compilePtx({ source: lockstepSource, config })
   const results: BenchResult[] = []
   const native = buildNativeRef()
   try {
-    for (const w of workloads) await measure(w, ptx, config.target, native, results)
+    for (const w of workloads) await measure(w, w.lockstep ? lockstepPtx : ptx, config.target, native, results)
   } finally {
     native.dispose()
   }

@@ -8,7 +8,7 @@
  *
  *   emulator-ref <kernel> <sizes...>
  *     vec_add N | reduce_sum_shared N BLOCK | matmul_tile16 M | warp_reduce_down N | scan_block N BLOCK
- *     | layernorm_rows ROWS COLS BLOCK
+ *     | layernorm_rows ROWS COLS BLOCK | reduce_unroll_last N BLOCK
  *
  * It sets the inputs up, prints `ready`, then answers one line per command read from stdin:
  *   t  runs the kernel once and prints the CPU time of that run alone (ns, CLOCK_PROCESS_CPUTIME_ID);
@@ -116,6 +116,36 @@ static void red_run(void)
 }
 
 static double red_sum(void) { return sumf(red_out, red_blocks); }
+
+/* ---- reduce_unroll_last: the halving tree down to 64 elements, then the last warp's six steps over 32 lanes
+ * (each lane adds the element `off` above its own; in ascending lane order every read is of an element this
+ * step has not written yet, as a warp in lockstep reads it) */
+static long wsr_n, wsr_block, wsr_blocks;
+static int32_t *wsr_in, *wsr_out, *wsr_s;
+
+static void wsr_setup(int argc, char **argv)
+{
+    wsr_n = arg(argc, argv, 2), wsr_block = arg(argc, argv, 3);
+    wsr_blocks = wsr_n / (2 * wsr_block);
+    wsr_in = alloc(wsr_n, 4), wsr_out = alloc(wsr_blocks, 4), wsr_s = alloc(wsr_block, 4);
+    for (long i = 0; i < wsr_n; i++) wsr_in[i] = (int32_t)(i % 13 - 6);
+}
+
+static void wsr_run(void)
+{
+    int32_t *s = wsr_s;
+    for (long b = 0; b < wsr_blocks; b++) {
+        long base = b * 2 * wsr_block;
+        for (long t = 0; t < wsr_block; t++) s[t] = wsr_in[base + t] + wsr_in[base + t + wsr_block];
+        for (long st = wsr_block >> 1; st > 32; st >>= 1)
+            for (long t = 0; t < st; t++) s[t] = s[t] + s[t + st];
+        for (long off = 32; off > 0; off >>= 1)
+            for (long t = 0; t < 32; t++) s[t] = s[t] + s[t + off];
+        wsr_out[b] = s[0];
+    }
+}
+
+static double wsr_sum(void) { return sumi(wsr_out, wsr_blocks); }
 
 /* ---- matmul_tile16: C = A B (M x M), one dot product per output in k order */
 static long mm;
@@ -281,6 +311,7 @@ static const struct {
     { "warp_reduce_down", warp_setup, warp_run, warp_sum },
     { "scan_block", scan_setup, scan_run, scan_sum },
     { "layernorm_rows", ln_setup, ln_run, ln_sum },
+    { "reduce_unroll_last", wsr_setup, wsr_run, wsr_sum },
 };
 
 static int64_t cpu_ns(void)
@@ -296,7 +327,7 @@ int main(int argc, char **argv)
     int k = -1;
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (strcmp(argv[1], kernels[i].name) == 0) k = (int)i;
-    if (k < 0) die("unknown kernel (vec_add, reduce_sum_shared, matmul_tile16, warp_reduce_down, scan_block, layernorm_rows)");
+    if (k < 0) die("unknown kernel (vec_add, reduce_sum_shared, matmul_tile16, warp_reduce_down, scan_block, layernorm_rows, reduce_unroll_last)");
     kernels[k].setup(argc, argv);
     printf("ready\n");
     fflush(stdout);

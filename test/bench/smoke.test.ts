@@ -59,6 +59,9 @@ const expected: Record<string, string[]> = {
     'emulator layernorm #x# (shfl.bfly block sums through shared memory, #-thread blocks) (# M thread-instr)',
     'emulator default tiers vs JS tier: layernorm #x# (shfl.bfly block sums through shared memory, #-thread blocks)',
     'emulator vs native: layernorm #x# (shfl.bfly block sums through shared memory, #-thread blocks)',
+    'emulator warp-synchronous reduction #^# (volatile last warp in lockstep, #-thread blocks) (# M thread-instr)',
+    'emulator default tiers vs JS tier: warp-synchronous reduction #^# (volatile last warp in lockstep, #-thread blocks)',
+    'emulator vs native: warp-synchronous reduction #^# (volatile last warp in lockstep, #-thread blocks)',
   ],
   'offload.bench.ts': [
     'offload pack # MiB: time',

@@ -172,8 +172,13 @@ export class ThreadLoopWriter {
           // warp level: lanes that leave wait at the end (or for the next trip) until the warp gets there
           const brk = breakTag(r.id), cont = continueTag(r.id)
           const wake = `for(let t=W0;t<W1;t++)if(ST[t]===${brk})ST[t]=0;`
-          if (r.kind === 'loop') out.push(`for(;;){\n${body}\nlet c=0;for(let t=W0;t<W1;t++){const s=ST[t];if(s===0)ST[t]=${brk};else if(s===${cont}){ST[t]=0;c=1}}if(c===0)break;}${wake}`)
-          else out.push(`{\n${body}\n}${wake}`)
+          if (r.kind === 'loop') { out.push(`for(;;){\n${body}\nlet c=0;for(let t=W0;t<W1;t++){const s=ST[t];if(s===0)ST[t]=${brk};else if(s===${cont}){ST[t]=0;c=1}}if(c===0)break;}${wake}`); break }
+          // no lane enters an if or block after its first item (lanes only leave, to wait at its end or beyond):
+          // a warp with none left running skips the rest (an `if (tid < 32)` region's other warps)
+          const [first, ...rest] = it.body
+          const head = this.items(first ? [first] : [])
+          const tail = this.items(rest)
+          out.push(`{\n${head}\n${tail ? `{let q=0;for(let t=W0;t<W1;t++)if(ST[t]===0){q=1;break}if(q!==0){\n${tail}\n}}` : ''}}${wake}`)
           break
         }
       }

@@ -986,7 +986,27 @@ class KernelWriter {
     } else {
       const lv = b.open('block')
       this.level.set(r.id, lv)
-      this.items(it.body)
+      // no lane enters after the first item (lanes only leave): a warp with none left running skips the rest
+      const [first, ...rest] = it.body
+      if (first) this.items([first])
+      if (rest.length) {
+        // (the first lane still running ends the search)
+        const any = this.tmp('any', 'i32'), at = this.tmp('anyAt', 'i32')
+        b.i32(0).set(any)
+        b.get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(at)
+        b.get(L.W0!).set(L.t!)
+        const found = b.open('block'), scan = b.open('loop')
+        b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(found)
+        b.i32(1).set(any)
+        b.get(at).mem(Op.i32_load, 2, this.stateOff).op(Op.i32_eqz).brIf(found)
+        b.i32(0).set(any)
+        b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+        b.get(at).get(L.LN!).op(Op.i32_add).set(at)
+        b.br(scan)
+        b.end().end()
+        b.get(any).op(Op.i32_eqz).brIf(lv)
+        this.items(rest)
+      }
       b.end()
       this.level.delete(r.id)
     }

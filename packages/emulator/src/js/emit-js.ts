@@ -187,12 +187,12 @@ export class FunctionEmitter implements InstructionEmitter {
     let pc = 1
     for (const name of fn.labels.keys()) this.labelPc.set(name, pc++)
     let suspends = false
-    if (fn.kind === 'entry' && (fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0)) || mc.mayTalk(fn))) {
+    const synchronizes = fn.kind === 'entry' && fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0))
+    if (fn.kind === 'entry' && (synchronizes || mc.mayTalk(fn))) {
       const plan = mc.plan(fn)
       // a kernel planned only for its lockstep points that cannot form thread loops runs as before, one
       // thread at a time (inspect says so)
-      const only = plan.kind === 'fallback' && !fn.instructions.some((ins, i) => collectiveOf(ins) || (waitOf(ins) && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0))
-      if (only) this.lockstepNotRun = plan
+      if (plan.kind === 'fallback' && !synchronizes) this.lockstepNotRun = plan
       else this.plan = plan
       if (plan.kind === 'loops') this.loops = new ThreadLoopWriter(this, plan)
     }
@@ -1028,9 +1028,16 @@ export class ModuleEmitter {
    *  collectives needs a plan too. Checked code runs in the continuation scheme and takes no lockstep. */
   mayTalk(fn: IrFunction): boolean {
     if (this.check || !this.threadLoops) return false
-    const f = this.facts(fn)
-    return analyzeLockstep(fn, f.cfg, f.structure, analyzeUniformity(fn, f.cfg)).points.length > 0
+    // (asked by both variants of a kernel: once)
+    let t = this.talks.get(fn)
+    if (t === undefined) {
+      const f = this.facts(fn)
+      t = analyzeLockstep(fn, f.cfg, f.structure, analyzeUniformity(fn, f.cfg)).points.length > 0
+      this.talks.set(fn, t)
+    }
+    return t
   }
+  private talks = new Map<IrFunction, boolean>()
 
   private liveOf(fn: IrFunction, cfg: Cfg): ReturnType<typeof analyzeLiveness> {
     let l = this.liveness.get(fn)

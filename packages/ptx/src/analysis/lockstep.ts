@@ -17,15 +17,18 @@
 // when another lane's element of the one may be touched by the other:
 //   - in different state spaces (shared against global), or on different objects (two symbols, two pointer
 //     parameters: taken to be different buffers or the same one), they do not;
-//   - when the forms differ by a constant and every atom means the same value at both (none is written on
-//     the way from one to the other), the lanes' ranges are compared exactly over the lane differences of
-//     one warp (±31 in each of x, y, z); the same address expression with a per-lane part is each lane's own
-//     element, and an address the same for every lane is everybody's;
-//   - when they differ by a block-uniform amount u, they are private in the tree-reduction shape
-//     (`if (tid < u) s[tid] += s[tid + u]`: the writers' elements lie below u, the read ones from u up), and
-//     otherwise talk only if one of them is `.volatile`/`.relaxed` (what warp-synchronous code is written
-//     with; a plain access at a block-uniform distance is taken as race-free);
-//   - in every other case (a per-lane difference: `(tid + 1) % 64` against `tid`) they may talk.
+//   - nor do two plain stores, two atomics, or two accesses that one lane runs alone (`if (tid == 0)`);
+//   - when the forms differ by a constant and every atom they share means the same value at both (none is
+//     written on the way from one to the other), the lanes' ranges are compared exactly over the lane
+//     differences of one warp (±31 in x, and a row or plane apart where the address has y or z: rows taken
+//     to hold at least 16 threads, or as many as a row-major array's row); the same address expression with
+//     a per-lane part is each lane's own element, and an address the same for every lane is everybody's;
+//   - the tree-reduction shape is private: `if (tid < u) s[tid] += s[tid + u]` with u a constant or
+//     block-uniform (the writers' elements lie below u, the read ones from u up);
+//   - `.volatile`/`.relaxed` accesses (what warp-synchronous code is written with) talk in every other case;
+//     plain ones talk where the lane parts differ and one of them is affine in the lane (`(tid + 1) % 64`
+//     against `tid`), and are otherwise taken as race-free (a block-uniform distance; two per-lane values
+//     the analysis cannot see through; a value written between the two accesses).
 // Both accesses become lockstep points.
 import type { Cfg } from '../cfg.js'
 import { buildCfg, dominates } from '../cfg.js'
@@ -34,6 +37,7 @@ import { definedRegisters, type Instruction, type IrFunction, type IrModule, typ
 import { sourcePosition, type SourcePosition } from '../source-location.js'
 import { structureFunction, type StructRegion, type Structure } from '../structure.js'
 import { typeSize } from '../types.js'
+import { NEGATED_CMP, SWAPPED_CMP } from './tx-range.js'
 import { analyzeUniformity, type UniformityFacts } from './uniformity.js'
 
 export interface LockstepPoint {
@@ -58,7 +62,8 @@ const LANEID = (): LaneForm => ({ k: 0, terms: new Map([['%tid.x', 1], ['s:-warp
 const WARP = (r: number): LaneForm => ({ k: 0, terms: new Map([[`u:w${r}`, 1]]) })
 const isLane = (key: string) => LANE.has(key)
 const isBase = (key: string) => key.startsWith('sym:') || key.startsWith('param:')
-const atomReg = (key: string) => (key.startsWith('u:') || key.startsWith('v:') ? Number(key.slice(2)) : undefined)
+/** The register of an atom (`u:12`, `v:12`); undefined for the other terms (a warp's `u:w12` included). */
+const atomReg = (key: string) => { const m = /^[uv]:(\d+)$/.exec(key); return m ? Number(m[1]) : undefined }
 
 interface Access {
   index: number
@@ -118,16 +123,22 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
       default: return undefined
     }
   }
+  // a form cut short by the depth limit (an atom where a deeper look would see through) is not remembered
+  let cut = false
   const regForm = (r: number, depth: number): LaneForm => {
     const m = memo.get(r)
     if (m) return m
+    const outer = cut
+    cut = false
     const f = readThrough(r, depth) ?? atomOf(r)
-    if (depth < 64) memo.set(r, f)
+    if (!cut) memo.set(r, f)
+    cut ||= outer
     return f
   }
   const readThrough = (r: number, depth: number): LaneForm | undefined => {
     const d = defs.get(r)
-    if (!d || d.length !== 1 || depth > 48) return undefined
+    if (!d || d.length !== 1) return undefined
+    if (depth > 48) { cut = true; return undefined }
     const x = ins[d[0]!]!
     if (x.guard) return undefined
     const o = x.operands
@@ -291,10 +302,14 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
   // constant or a block-uniform value): the region after `@p bra` past it, p from a setp comparing them
   const regions = structure.kind === 'structured' && !structure.order ? structure.regions : []
   const sameForm = (a: LaneForm | undefined, b: LaneForm) => !!a && a.k === b.k && a.terms.size === b.terms.size && [...b.terms].every(([k, c]) => a.terms.get(k) === c)
-  /** The guards of the regions around instruction i: each `@p bra` past a region, with the comparison that
-   *  holds where the code runs (`a cmp b`, as forms). */
-  const guardsOf = (i: number): Array<{ a: LaneForm | undefined; b: LaneForm | undefined; cmp: string; R: StructRegion }> => {
-    const out: Array<{ a: LaneForm | undefined; b: LaneForm | undefined; cmp: string; R: StructRegion }> = []
+  /** The guards of the regions around instruction i: each `@p bra` past a region, as the comparison that
+   *  holds where the code runs, `a cmp b` (forms), in both orientations (`b cmp' a` too). */
+  type Guard = { a: LaneForm | undefined; b: LaneForm | undefined; cmp: string; R: StructRegion }
+  const guards = new Map<number, Guard[]>()
+  const guardsOf = (i: number): Guard[] => {
+    let out = guards.get(i)
+    if (out) return out
+    out = []
     for (const R of regions) {
       if (!(R.start <= i && i < R.end) || (R.kind !== 'if' && R.kind !== 'block')) continue
       const first = R.body[0]
@@ -308,30 +323,32 @@ export function analyzeLockstep(fn: IrFunction, cfg: Cfg, structure: Structure, 
       const sp = ins[pd[0]!]!
       if (sp.op !== 'setp' || sp.guard || sp.boolOp || !sp.cmp || !dominates(cfg, cfg.blockOf[pd[0]!]!, cfg.blockOf[first.index]!)) continue
       // the code runs where the branch is not taken: guard false for `@p bra`, true for `@!p bra`
-      const cmp = br.guard.negate ? sp.cmp : ({ lt: 'ge', lo: 'hs', ge: 'lt', hs: 'lo', gt: 'le', hi: 'ls', le: 'gt', ls: 'hi', eq: 'ne', ne: 'eq' } as Record<string, string>)[sp.cmp]
-      if (cmp) out.push({ a: operandForm(sp.operands[1], 0), b: operandForm(sp.operands[2], 0), cmp, R })
+      const cmp = br.guard.negate ? sp.cmp : NEGATED_CMP[sp.cmp]
+      if (!cmp) continue
+      const a = operandForm(sp.operands[1], 0), b = operandForm(sp.operands[2], 0)
+      out.push({ a, b, cmp, R }, { a: b, b: a, cmp: SWAPPED_CMP[cmp]!, R })
     }
+    guards.set(i, out)
     return out
   }
+  const TX: LaneForm = { k: 0, terms: new Map([['%tid.x', 1]]) }
   /** The one %tid.x that runs instruction i, where a guard says so (`if (tid == k)`, `if (tid < 1)`). */
   const onlyLane = (i: number): number | undefined => {
-    const tx: LaneForm = { k: 0, terms: new Map([['%tid.x', 1]]) }
-    for (const g of guardsOf(i)) {
-      const [a, b, cmp] = sameForm(g.a, tx) ? [g.a, g.b, g.cmp] : sameForm(g.b, tx) ? [g.b, g.a, ({ lt: 'gt', lo: 'hi', gt: 'lt', hi: 'lo', le: 'ge', ls: 'hs', ge: 'le', hs: 'ls', eq: 'eq', ne: 'ne' } as Record<string, string>)[g.cmp]!] : []
-      if (!a || !b || b.terms.size) continue
-      if (cmp === 'eq' || ((cmp === 'lt' || cmp === 'lo') && b.k === 1) || ((cmp === 'le' || cmp === 'ls') && b.k === 0)) return cmp === 'eq' ? b.k : 0
+    for (const { a, b, cmp } of guardsOf(i)) {
+      if (!sameForm(a, TX) || !b || b.terms.size) continue
+      if (cmp === 'eq') return b.k
+      if (((cmp === 'lt' || cmp === 'lo') && b.k === 1) || ((cmp === 'le' || cmp === 'ls') && b.k === 0)) return 0
     }
     return undefined
   }
+  /** Instruction i runs only where V < B (V < B read as V <= B - 1 too), B not written in the region. */
   const under = (i: number, V: string, B: LaneForm): boolean => {
     const v: LaneForm = { k: 0, terms: new Map([[V, 1]]) }
     const B1 = add(B, konst(-1))
     const moving = [...B.terms.keys()].map(atomReg).filter((r) => r !== undefined)
-    return guardsOf(i).some(({ a, b, cmp, R }) => {
-      const below = (sameForm(a, v) && ((sameForm(b, B) && (cmp === 'lt' || cmp === 'lo')) || (sameForm(b, B1) && (cmp === 'le' || cmp === 'ls')))) ||
-        (sameForm(b, v) && ((sameForm(a, B) && (cmp === 'gt' || cmp === 'hi')) || (sameForm(a, B1) && (cmp === 'ge' || cmp === 'hs'))))
-      return below && moving.every((r) => (defs.get(r) ?? []).every((d) => d < R.start || d >= R.end))
-    })
+    return guardsOf(i).some(({ a, b, cmp, R }) =>
+      sameForm(a, v) && ((sameForm(b, B) && (cmp === 'lt' || cmp === 'lo')) || (sameForm(b, B1) && (cmp === 'le' || cmp === 'ls'))) &&
+      moving.every((r) => (defs.get(r) ?? []).every((d) => d < R.start || d >= R.end)))
   }
   /** The tree reduction's shape: x at base + c·V and y at base + c·V + c·B (or the other way round), both
    *  where V < B: the written elements lie below base + c·B, the read ones from there up. */

@@ -9,6 +9,11 @@ import type { Structure } from '../structure.js'
 import type { AffineFacts } from './affine.js'
 import type { ThreadLoop, ThreadLoopSchedule } from './thread-loops.js'
 
+/** `a cmp b` read as `b cmp' a` (integer comparisons). */
+export const SWAPPED_CMP: Readonly<Record<string, string>> = { lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' }
+/** The integer comparison that holds where `a cmp b` does not. */
+export const NEGATED_CMP: Readonly<Record<string, string>> = { lt: 'ge', ge: 'lt', lo: 'hs', hs: 'lo', gt: 'le', le: 'gt', hi: 'ls', ls: 'hi', eq: 'ne', ne: 'eq' }
+
 /** An end of the interval: 0, y, y + 1, or %ntid.x. */
 export type TxEnd = '0' | 'Y' | 'Y1' | 'NTX'
 
@@ -56,12 +61,11 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
     const f = affine.register.get(o.id)
     return !!f && f.c === 1 && !f.iv && f.conds.length === 0 && f.inv.kind === 'const' && f.inv.value === 0
   }
-  const flip: Record<string, string> = { lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' }
   let cmp: string = cmp0
   let y = sp.operands[2]!
   if (!isTx(sp.operands[1])) {
     if (!isTx(sp.operands[2])) return undefined
-    cmp = flip[cmp0]!
+    cmp = SWAPPED_CMP[cmp0]!
     y = sp.operands[1]!
   }
   // y: an immediate, or a register the same for the whole block that the loop does not set before the branch

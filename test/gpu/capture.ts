@@ -300,7 +300,21 @@ export class RecordingHost implements CorpusHost {
     return i >= 0 ? `#${i}` : `?${b.byteLength}`
   }
   private argText(a: KernelArg): string {
-    if (a instanceof Uint8Array) return `bytes:${createHash('sha256').update(a).digest('hex').slice(0, 16)}`
+    if (a instanceof Uint8Array) {
+      // a struct by value may hold device pointers, whose values differ between backends: each aligned 8-byte
+      // slot that points into a buffer of this run is named (buffer and offset) and hashed as zero
+      const copy = a.slice()
+      const dv = new DataView(copy.buffer)
+      const pointers: string[] = []
+      for (let at = 0; at + 8 <= copy.length; at += 8) {
+        const v = dv.getBigUint64(at, true)
+        const b = v === 0n ? undefined : this.buffers.find((x) => v >= x.address && v < x.address + BigInt(Math.max(1, x.byteLength)))
+        if (!b) continue
+        pointers.push(`@${at}=${this.nameOf(b)}+${v - b.address}`)
+        dv.setBigUint64(at, 0n, true)
+      }
+      return `bytes:${createHash('sha256').update(copy).digest('hex').slice(0, 16)}${pointers.join('')}`
+    }
     if (typeof a === 'object') return this.nameOf(a)
     if (typeof a === 'bigint') {
       // a raw address inside a buffer (an offset pointer) is named by the buffer and offset

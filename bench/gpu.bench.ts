@@ -5,14 +5,16 @@
 //     outside the timed region, so the driver's launch queue never fills and blocks;
 //   - launches per second including execution (a burst of launches, then one synchronize);
 //   - kernel time of vector add (2^22) and the 16x16-tiled matmul (192^3) measured with CUDA events, beside
-//     the emulator's wall time for the same PTX and launch (the kernels and sizes of emulator.bench.ts).
+//     the emulator's wall time for the same PTX and launch (the kernels and sizes of emulator.bench.ts);
+//   - the same two kernels on the emulator's two tiers (wasm, the default, against codegen 'js'), and on WebGPU
+//     through Dawn (the optional `webgpu` package) where it offers a hardware adapter, beside CUDA's kernel time.
 // Where no NVIDIA driver answers, every figure is NaN (null in results.json) and its name says "no GPU".
 // Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): one round of one batch, bursts of 1000 launches, vector add on
 // 2^12 floats and a 32³ matmul, one untimed and one timed run per side. test/bench/smoke.test.ts cannot run
 // this file (CI has no GPU, and run() refuses the libcuda test double); `KP_BENCH_SMOKE=1 pnpm bench gpu` on
 // a GPU machine does.
 import { join } from 'node:path'
-import { loadModule, NoDriverError, resolveBackend, type Module } from '@kernelpack/runtime'
+import { createModule, loadModule, NoDriverError, resolveBackend, type Module } from '@kernelpack/runtime'
 import { NVCC_13_ARCHS, packImages, readPtxManifest } from '@kernelpack/toolchain'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
 import { fixturesDir } from '../test/helpers/tools.js'
@@ -144,7 +146,7 @@ export async function measureLaunches(arch: string, gpu: string): Promise<BenchR
   ]
 }
 
-async function measureKernels(arch: string, gpu: string): Promise<BenchResult[]> {
+export async function measureKernels(arch: string, gpu: string): Promise<BenchResult[]> {
   const config = corpusConfigs.find((c) => c.compiler === 'nvcc' && c.arch === 'compute_80')!
   const ptx = await compilePtx({ source: ownSource, config })
   const cubin = await buildCubin(ptx, arch)
@@ -152,6 +154,11 @@ async function measureKernels(arch: string, gpu: string): Promise<BenchResult[]>
   const both = packImages([{ arch, kind: 'cubin', bytes: cubin }, { arch: config.arch, kind: 'ptx', bytes: new TextEncoder().encode(ptx) }], 'kernelpack bench')
   const dev = await loadModule(both, manifest, { backend: 'cuda' })
   const emu = await loadModule(both, manifest, { backend: 'emulator' })
+  const emuJs = await loadModule(both, manifest, { backend: 'emulator', codegen: 'js' })
+  const webgpu = await openHardwareWebGpu()
+  // partial: the module has kernels WebGPU refuses (f64, device calls); the two measured here translate
+  const wgBackend = typeof webgpu === 'string' ? undefined : await (await import('@kernelpack/webgpu')).createWebGpuBackend({ gpu: webgpu.gpu, partial: true })
+  const wgMod = wgBackend ? await createModule(wgBackend, both, manifest, { sourceName: 'corpus-own.cu', reason: 'gpu bench' }) : undefined
   const addA = Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5)
   const addB = Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25)
   const mmA = Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3)
@@ -167,34 +174,82 @@ async function measureKernels(arch: string, gpu: string): Promise<BenchResult[]>
       const out = await m.alloc(w.out)
       return { args: [...ins, out, ...w.scalars], out }
     }
-    const [d, e] = [await setup(dev), await setup(emu)]
+    const [d, e, j] = [await setup(dev), await setup(emu), await setup(emuJs)]
+    const g = wgMod ? await setup(wgMod) : undefined
     const [e0, e1] = [await dev.createEvent(), await dev.createEvent()]
     const launch = (m: Module, args: unknown[]) => m.kernel(w.entry).launch({ grid: w.grid, block: w.block }, ...(args as never[]))
+    // a side's wall time: launch, then synchronize (the emulator's tiers, WebGPU through Dawn)
+    const wall = async (m: Module, args: unknown[]) => {
+      const t0 = process.hrtime.bigint()
+      await launch(m, args)
+      await m.synchronize()
+      return Number(process.hrtime.bigint() - t0) / 1e6
+    }
     await launch(dev, d.args)
     await launch(emu, e.args)
-    await Promise.all([dev.synchronize(), emu.synchronize()])
-    const times = await interleaved(ROUNDS, ['gpu', 'emulator'] as const, async (side) => {
+    await launch(emuJs, j.args)
+    if (wgMod && g) await launch(wgMod, g.args)
+    await Promise.all([dev.synchronize(), emu.synchronize(), emuJs.synchronize(), wgMod?.synchronize()])
+    const sides = wgMod ? (['gpu', 'emulator', 'emulator-js', 'webgpu'] as const) : (['gpu', 'emulator', 'emulator-js'] as const)
+    const times = await interleaved(ROUNDS, sides, async (side) => {
       if (side === 'gpu') {
         await e0.record()
         await launch(dev, d.args)
         await e1.record()
         return e1.elapsedSince(e0)
       }
-      const t0 = process.hrtime.bigint()
-      await launch(emu, e.args)
-      await emu.synchronize()
-      return Number(process.hrtime.bigint() - t0) / 1e6
-    })
-    const [gOut, eOut] = [await d.out.download(new Float32Array(w.out / 4)), await e.out.download(new Float32Array(w.out / 4))]
-    const bad = gOut.findIndex((v, i) => v !== eOut[i])
-    if (bad >= 0) throw new Error(`${w.entry}: the GPU and the emulator differ at [${bad}]: ${gOut[bad]} vs ${eOut[bad]}`)
-    const g = median(times.gpu)
+      if (side === 'webgpu') return wall(wgMod!, g!.args)
+      return side === 'emulator' ? wall(emu, e.args) : wall(emuJs, j.args)
+    }) as Record<'gpu' | 'emulator' | 'emulator-js' | 'webgpu', number[]>
+    const gOut = await d.out.download(new Float32Array(w.out / 4))
+    for (const [what, o] of [['the emulator', e.out], ['the emulator (JS tier)', j.out], ...(g ? [['WebGPU', g.out] as const] : [])] as const) {
+      const other = await o.download(new Float32Array(w.out / 4))
+      const bad = gOut.findIndex((v, i) => v !== other[i] && !(what === 'WebGPU' && Math.abs(v - other[i]!) <= 1e-5 * Math.max(1, Math.abs(v))))
+      if (bad >= 0) throw new Error(`${w.entry}: the GPU and ${what} differ at [${bad}]: ${gOut[bad]} vs ${other[bad]}`)
+    }
+    const gpuMs = median(times.gpu)
     const em = median(times.emulator)
-    results.push({ ...w.figure, name: `${w.figure.name}, ${gpu}`, value: g, referenceValue: em, ratio: em / g, target: 'report: ratio = emulator time / GPU time (results equal)' })
+    const js = median(times['emulator-js'])
+    results.push({ ...w.figure, name: `${w.figure.name}, ${gpu}`, value: gpuMs, referenceValue: em, ratio: em / gpuMs, target: 'report: ratio = emulator time / GPU time (results equal)' })
+    results.push({
+      name: `${w.figure.name.replace(/ kernel time \(CUDA events\)$/, '')}: emulator wasm tier (wall time), ${gpu} host`, value: em, unit: 'ms',
+      reference: 'emulator JS tier (codegen: js), same PTX and launch', referenceValue: js, ratio: em / js, target: 'report: ratio < 1 means the wasm tier is faster',
+    })
+    if (typeof webgpu !== 'string') {
+      const wgMs = median(times.webgpu)
+      results.push({
+        name: `${w.figure.name.replace(/ kernel time \(CUDA events\)$/, '')}: WebGPU through Dawn on ${webgpu.adapter} (launch + synchronize, wall time)`, value: wgMs, unit: 'ms',
+        reference: 'CUDA events around the same launch (kernel time only)', referenceValue: gpuMs, ratio: wgMs / gpuMs, target: 'report: WebGPU wall time / CUDA kernel time',
+      })
+    } else if (w === workloads[0]) {
+      results.push({ name: `${w.figure.name.replace(/ kernel time \(CUDA events\)$/, '')}: WebGPU — not run`, value: NaN, unit: 'ms', reference: 'CUDA events', referenceValue: gpuMs, ratio: NaN, target: `not run: ${webgpu}` })
+    }
     await e0.destroy()
     await e1.destroy()
   }
   await dev.unload()
   await emu.unload()
+  await emuJs.unload()
+  await wgMod?.unload()
+  await wgBackend?.dispose()
   return results
+}
+
+/** Dawn (the optional `webgpu` package) with a hardware adapter, or why not (a fallback adapter is a CPU). */
+async function openHardwareWebGpu(): Promise<{ gpu: GPU; adapter: string } | string> {
+  const name = 'webgpu'
+  let gpu: GPU
+  try {
+    gpu = ((await import(/* @vite-ignore */ name)) as { create(flags: string[]): GPU }).create([])
+  } catch (err) {
+    return `the optional \`webgpu\` package (Dawn) did not load: ${(err as Error).message.split('\n')[0]}`
+  }
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' })
+  if (!adapter) return 'Dawn found no adapter (no Vulkan driver?)'
+  const info = adapter.info
+  const text = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unnamed adapter'
+  const cpu = (info as { isFallbackAdapter?: boolean }).isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(text)
+  // KP_GPU_WEBGPU_ANY_ADAPTER=1 (as in test:gpu's webgpu section) lets a CPU adapter run, to check this code
+  if (cpu && process.env.KP_GPU_WEBGPU_ANY_ADAPTER !== '1') return `Dawn offers only a CPU adapter (${text})`
+  return { gpu, adapter: text }
 }

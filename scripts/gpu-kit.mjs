@@ -5,8 +5,13 @@
 //   test-gpu.mjs, bench-gpu.mjs  test/gpu/run.ts and bench/gpu.bench.ts bundled by esbuild (workspace packages from
 //                                source), with `import.meta.dirname` of each bundled file mapped back into the repository
 //   node_modules/koffi, node_modules/@koromix/koffi-linux-x64   the FFI, not bundled (a native module)
-//   node.gz                      this machine's Node (official build, glibc >= 2.28), used when the GPU machine has none
-//   cache/                       the suite's PTX and kernel-corpus build caches (compile time saved there)
+//   node_modules/webgpu          Dawn's WebGPU for Node (the optional `webgpu` package): index.js, package.json and
+//                                the x86-64 Linux dawn.node, gzipped (dawn.node.gz, unpacked by the run script)
+//   node.xz                      this machine's Node (official build, glibc >= 2.28), used when the GPU machine has none
+//                                (xz, or Python's lzma where the machine has no xz)
+//   kernels-prebuilt.json.gz     the kernel corpus's nvcc PTX (test/gpu/prebuilt.ts), used while its sources match
+//   cache/                       the suite's PTX cache and cubin cache (compile time saved there: a self-test run
+//                                with the test double at the GPU's compute capability fills the cubins)
 //   run-on-gpu.sh                the one command: test:gpu, then the bench; copies the report, the bench results
 //                                and the recorded fixtures (a .tgz) to $OUT
 // On the GPU machine, from the repository root: `sh .gpu-kit/run-on-gpu.sh` (arguments go to test:gpu).
@@ -75,14 +80,29 @@ cpSync(koffiDir, join(kit, 'node_modules', 'koffi'), { recursive: true, derefere
 const nativeDir = realpathSync(join(koffiDir, '..', '@koromix', 'koffi-linux-x64'))
 cpSync(nativeDir, join(kit, 'node_modules', '@koromix', 'koffi-linux-x64'), { recursive: true, dereference: true })
 
-// Node itself, compressed, for a machine without it
+// Dawn (the optional `webgpu` package): the WebGPU section and bench figures on the GPU's own adapter
+const webgpuDir = (() => {
+  try { return realpathSync(dirname(createRequire(join(root, 'package.json')).resolve('webgpu'))) } catch { return undefined }
+})()
+if (webgpuDir && existsSync(join(webgpuDir, 'dist', 'linux-x64', 'dawn.node'))) {
+  const to = join(kit, 'node_modules', 'webgpu')
+  mkdirSync(join(to, 'dist', 'linux-x64'), { recursive: true })
+  for (const f of ['index.js', 'package.json', 'LICENSE.md']) if (existsSync(join(webgpuDir, f))) cpSync(join(webgpuDir, f), join(to, f))
+  writeFileSync(join(to, 'dist', 'linux-x64', 'dawn.node.gz'), gzipSync(readFileSync(join(webgpuDir, 'dist', 'linux-x64', 'dawn.node')), { level: 9 }))
+} else console.warn('gpu:kit: the optional `webgpu` package is not installed: the kit runs no WebGPU section')
+
+// Node itself, compressed (xz: the smallest; the working tree and the kit travel in 64 MiB), for a machine without it
 if (!args.includes('--no-node')) {
-  writeFileSync(join(kit, 'node.gz'), gzipSync(readFileSync(process.execPath), { level: 9 }))
+  writeFileSync(join(kit, 'node.xz'), execFileSync('xz', ['-9', '-T2', '-c', process.execPath], { maxBuffer: 256 << 20 }))
   writeFileSync(join(kit, 'node.version'), process.version + '\n')
 }
 
-// the build caches: a GPU run then compiles only what changed since
-for (const c of args.includes('--no-cache') ? [] : ['ptx-cache', 'kernels-cache']) {
+// the build caches: a GPU run then compiles only what changed since. The kernel corpus travels as its PTX
+// (test/gpu/prebuilt.ts, written by test/gpu/write-prebuilt.ts), not as the suite's build cache (clang's builds and stale entries too: too large)
+if (!args.includes('--no-cache')) {
+  execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', join(root, 'test', 'gpu', 'write-prebuilt.ts'), join(kit, 'kernels-prebuilt.json.gz')], { cwd: root, stdio: 'inherit' })
+}
+for (const c of args.includes('--no-cache') ? [] : ['ptx-cache', 'gpu-cache']) {
   const from = join(root, 'test', '.out', c)
   if (existsSync(from)) cpSync(from, join(kit, 'cache', c), { recursive: true, filter: (p) => !/\.(lock|tmp)$/.test(p) })
 }
@@ -101,12 +121,25 @@ if command -v node >/dev/null 2>&1 && node -e 'const [a, b] = process.versions.n
   NODE=node
 else
   NODE=/tmp/kp-node
-  gunzip -c "$KIT/node.gz" > "$NODE" && chmod +x "$NODE" || exit 1
+  if command -v xz >/dev/null 2>&1; then xz -dc "$KIT/node.xz" > "$NODE"
+  else python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' "$KIT/node.xz" > "$NODE"; fi
+  chmod +x "$NODE" && "$NODE" --version >/dev/null || exit 1
 fi
+DAWN="$KIT/node_modules/webgpu/dist/linux-x64/dawn.node"
+if [ -f "$DAWN.gz" ] && [ ! -f "$DAWN" ]; then gunzip -c "$DAWN.gz" > "$DAWN"; fi
+# Dawn needs a Vulkan loader (libvulkan.so.1) and the NVIDIA driver's ICD; say what there is
+if [ -z "\${VK_ICD_FILENAMES:-}\${VK_DRIVER_FILES:-}" ]; then
+  for icd in /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
+    if [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; break; fi
+  done
+fi
+echo "vulkan: loader $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libvulkan.so.1' | head -n 1 || echo missing); ICD \${VK_DRIVER_FILES:-\${VK_ICD_FILENAMES:-default search}}"
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 echo "node: $("$NODE" --version) ($NODE); nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo missing)"
 export KP_REPO_ROOT="$PWD"
+if [ -f "$KIT/kernels-prebuilt.json.gz" ]; then export KP_GPU_PREBUILT="$PWD/$KIT/kernels-prebuilt.json.gz"; fi
 mkdir -p test/.out
-for c in ptx-cache kernels-cache; do
+for c in ptx-cache gpu-cache; do
   if [ -d "$KIT/cache/$c" ] && [ ! -d "test/.out/$c" ]; then cp -r "$KIT/cache/$c" "test/.out/$c"; fi
 done
 # a device command may run 10 minutes: sections stop at 4 (a hung case at 1), so the report is always written
@@ -127,5 +160,5 @@ const size = (p) => (statSync(p).isDirectory() ? Number(execFileSync('du', ['-sb
 const total = size(kit)
 const mib = (p) => (existsSync(p) ? `${(size(p) / 2 ** 20).toFixed(1)} MiB` : 'none')
 console.log(`wrote ${kit} (${(total / 2 ** 20).toFixed(1)} MiB): test-gpu.mjs ${mib(join(kit, 'test-gpu.mjs'))}, bench-gpu.mjs ${mib(join(kit, 'bench-gpu.mjs'))}, ` +
-  `node.gz ${mib(join(kit, 'node.gz'))} (${process.version}), caches ${mib(join(kit, 'cache'))}`)
+  `node.xz ${mib(join(kit, 'node.xz'))} (${process.version}), webgpu ${mib(join(kit, 'node_modules', 'webgpu'))}, caches ${mib(join(kit, 'cache'))}, kernel-corpus PTX ${mib(join(kit, 'kernels-prebuilt.json.gz'))}`)
 if (total > 56 * 2 ** 20) console.warn('gpu:kit: over 56 MiB; with the working tree it may pass the 64 MiB a device call carries')

@@ -8,6 +8,9 @@
 //   after-sticky  a fresh process after the sticky error works
 //   corpus        the emulator corpus and the kernel corpus: GPU (cubin) vs the TypeScript references, the
 //                 driver's JIT vs the cubin, the emulator vs the GPU with the largest ULP difference per kernel
+//   webgpu        both corpora on WebGPU through Dawn (the optional `webgpu` package) on the machine's own GPU,
+//                 each case against its reference and the cubin's outputs (test/gpu/check-webgpu.ts); not run
+//                 where Dawn offers only a fallback (CPU) adapter
 // It writes the report (report.md, report.json) and the GPU's outputs as fixtures with a manifest
 // (test/fixtures/gpu-recorded), which the normal suite compares the emulator with (test/gpu/recorded-fixtures.test.ts).
 //
@@ -25,6 +28,7 @@ import { checkApi } from './check-api.js'
 import { checkCorpus } from './check-corpus.js'
 import { checkAfterSticky, checkErrors } from './check-errors.js'
 import { checkImages } from './check-images.js'
+import { checkWebgpu } from './check-webgpu.js'
 import { corpusCases, readNvccVersion } from './corpus.js'
 import { recordedDir, writeFixtures, type Recording } from './recorded.js'
 import { renderReport, summarize, type Check, type DeviceFacts, type KernelRow, type Report } from './report.js'
@@ -38,8 +42,9 @@ const sections: Record<string, (o: GpuOptions, resumeAfter?: string) => Promise<
   errors: checkErrors,
   'after-sticky': checkAfterSticky,
   corpus: checkCorpus,
+  webgpu: checkWebgpu,
 }
-const sectionOrder = ['smoke', 'images', 'api', 'errors', 'after-sticky', 'corpus']
+const sectionOrder = ['smoke', 'images', 'api', 'errors', 'after-sticky', 'corpus', 'webgpu']
 
 const usage = `usage: pnpm test:gpu [--only ${sectionOrder.join(',')}] [--cases SUBSTRING,…] [--arch sm_XY] [--device N]
                      [--libcuda PATH] [--out DIR] [--record DIR | --no-record] [--timeout-s N] [--case-timeout-s N] [--self-test]`
@@ -206,7 +211,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(`test:gpu: section ${name}…`)
     let resumeAfter: string | undefined
     for (let attempt = 0; attempt < 200; attempt++) {
-      const timeoutMs = (cli.timeoutS ?? (name === 'corpus' ? 3600 : 600)) * 1000
+      const timeoutMs = (cli.timeoutS ?? (name === 'corpus' || name === 'webgpu' ? 3600 : 600)) * 1000
       const r = await runSection(name, optionsFile, work, timeoutMs, (cli.caseTimeoutS ?? 120) * 1000, resumeAfter)
       if (r.result) {
         checks.push(...r.result.checks)
@@ -219,6 +224,12 @@ async function main(argv: string[]): Promise<void> {
         if (name === 'corpus' && r.progress && r.progress !== resumeAfter) {
           kernels.push({ case: r.progress, unit: '', kernels: [], status: 'fail', image: '', reference: `the process ${how} while running it`, jit: '', emulator: '', latitude: '', problems: [`the section's process ${how} while running this case`], ms: 0 })
           resumeAfter = r.progress
+          continue
+        }
+        const wgCase = r.progress?.replace(/^webgpu:/, '')
+        if (name === 'webgpu' && wgCase && wgCase !== resumeAfter) {
+          checks.push({ section: name, name: `${wgCase} on WebGPU`, status: 'fail', detail: `the section's process ${how} while running this case` })
+          resumeAfter = wgCase
           continue
         }
         checks.push({ section: name, name: `section ${name}`, status: 'fail', detail: `the section's process ${how}${r.progress ? ` (last case: ${r.progress})` : ''}` })

@@ -11,6 +11,7 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { repoRoot, tempDir } from '../helpers/tools.js'
+import { dawnEnvironment } from '../helpers/webgpu.js'
 import { buildTestDouble } from '../runtime/libcuda-double.js'
 import { checkRecordedFixtures, describeMissing, manifestName, type FixtureManifest } from './recorded.js'
 import type { Report } from './report.js'
@@ -50,7 +51,7 @@ Cli('the test double is refused as hardware (no fake proof), and --self-test is 
 Cli('bad usage exits 2 naming the problem', () => {
   const r = cli(['--only', 'nope'])
   assert.is(r.status, 2)
-  assert.match(r.stderr, /unknown section nope \(sections: smoke, images, api, errors, after-sticky, corpus\)/)
+  assert.match(r.stderr, /unknown section nope \(sections: smoke, images, api, errors, after-sticky, corpus, webgpu\)/)
 })
 
 Cli('a case that never ends is stopped after --case-timeout-s, reported, and the corpus goes on after it', () => {
@@ -63,6 +64,29 @@ Cli('a case that never ends is stopped after --case-timeout-s, reported, and the
   assert.is(vec.status, 'fail')
   assert.match(vec.problems.join(' '), /the section's process was stopped \(past the section's 3600 s or a case's 2 s\) while running this case/)
   assert.is(rep.kernels.find((k) => k.case === 'emulator-reference/saxpy')?.status, 'pass')
+})
+
+Cli('section webgpu: a CPU adapter is no proof (not run, naming it); allowed for this check, cases run on WebGPU and are compared with the device', () => {
+  const dawn = dawnEnvironment()
+  const args = ['--self-test', '--libcuda', td.path, '--only', 'webgpu', '--cases', 'emulator-own/vec_add,emulator-own/math_f32,emulator-reference/saxpy', '--no-record']
+  const refusedOut = temp('kp-gpu-wg-')
+  const r0 = cli([...args, '--out', refusedOut], dawn)
+  assert.is(r0.status, 0, r0.stderr)
+  const rep0 = JSON.parse(readFileSync(join(refusedOut, 'report.json'), 'utf8')) as Report
+  assert.is(rep0.checks.find((c) => c.name === 'WebGPU adapter (Dawn)')?.status, 'not-run')
+  assert.match(rep0.checks.find((c) => c.name === 'the corpus on WebGPU')?.detail ?? '', /no hardware adapter \(google swiftshader.*fallback adapter\)/)
+  const wgOut = temp('kp-gpu-wg-')
+  const r = cli([...args, '--out', wgOut], { ...dawn, KP_GPU_WEBGPU_ANY_ADAPTER: '1' })
+  const rep = JSON.parse(readFileSync(join(wgOut, 'report.json'), 'utf8')) as Report
+  const by = (name: string) => rep.checks.find((c) => c.name === name || (c.name.startsWith(name.replace(/ on WebGPU$/, ' ')) && c.name.endsWith(' on WebGPU')))
+  assert.is(by('emulator-own/vec_add on WebGPU')?.status, 'pass', r.stdout)
+  assert.match(by('emulator-own/vec_add on WebGPU')!.detail, /^right; equal to CUDA/)
+  assert.is(by('emulator-reference/saxpy on WebGPU')?.status, 'pass')
+  // math_f32 uses fma.rm, which emit-wgsl refuses: not run, with the translator's reason
+  assert.is(by('emulator-own/math_f32 on WebGPU')?.status, 'not-run')
+  assert.match(by('emulator-own/math_f32 on WebGPU')!.detail, /^refused: kernel math_f32: PTX line \d+ \(fma\.rm\.f32/)
+  assert.match(by('the corpus on WebGPU (google swiftshader SwiftShader driver 5.0.0 (fallback adapter))')?.detail ?? rep.checks.map((c) => c.name).join(' | '), /^2 right \(0 of them not bit-equal to CUDA\), 0 wrong or failing, 1 not run/)
+  assert.is(r.status, 0, r.stderr)
 })
 
 Cli.run()
@@ -78,7 +102,11 @@ Self('runs every section, passes, and reports the double as a self-test, never a
   assert.is(report!.device.arch, 'sm_90')
   assert.is(report!.device.driverCuda, '13.0')
   assert.equal(report!.summary.checks.fail + report!.summary.kernels.fail, 0)
-  assert.equal([...new Set(report!.checks.map((c) => c.section))], ['smoke', 'images', 'api', 'errors', 'corpus'])
+  assert.equal([...new Set(report!.checks.map((c) => c.section))], ['smoke', 'images', 'api', 'errors', 'corpus', 'webgpu'])
+  // no Vulkan driver here (the suite's process is not under chromium's SwiftShader ICD): the section says why
+  const wg = report!.checks.filter((c) => c.section === 'webgpu')
+  assert.ok(wg.length >= 1 && wg.every((c) => c.status === 'not-run'), JSON.stringify(wg))
+  assert.match(wg.map((c) => c.detail).join(' '), /no adapter|no hardware adapter|did not load/)
   const md = readFileSync(join(out, 'report.md'), 'utf8')
   assert.match(md, /\*\*SELF-TEST against the libcuda test double: NOT a proof on hardware\.\*\*/)
   assert.match(md, /## Kernels .*max ULP/)

@@ -12,13 +12,14 @@
 //   kernels-prebuilt.json.gz     the kernel corpus's nvcc PTX (test/gpu/prebuilt.ts), used while its sources match
 //   cache/                       the suite's PTX cache and cubin cache (compile time saved there: a self-test run
 //                                with the test double at the GPU's compute capability fills the cubins)
-//   run-on-gpu.sh                the one command: test:gpu, then the bench; copies the report, the bench results
-//                                and the recorded fixtures (a .tgz) to $OUT
+//   example/                     examples/webpack-node as `pnpm demo` built it, the runtime bundled in (if built)
+//   run-on-gpu.sh                the one command: test:gpu, the bench, the example; copies the report, the bench
+//                                results, the example's output and the recorded fixtures (a .tgz) to $OUT
 // On the GPU machine, from the repository root: `sh .gpu-kit/run-on-gpu.sh` (arguments go to test:gpu).
 // Options: --out DIR (default .gpu-kit), --no-node, --no-cache.
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -73,6 +74,19 @@ await build({
   outfile: join(kit, 'bench-gpu.mjs'),
 })
 
+// the README's main job as a user gets it: examples/webpack-node as `pnpm demo` built it (unplugin-cuda through
+// webpack: the loader stub, the offload binary with cubin sm_80 and PTX compute_80), with @kernelpack/runtime
+// bundled in; on an sm_90 GPU the runtime must choose the PTX and the driver JIT-compiles it
+const example = join(root, 'examples', 'webpack-node', 'dist')
+if (existsSync(join(example, 'main.mjs'))) {
+  await build({
+    entryPoints: [join(example, 'main.mjs')], bundle: true, platform: 'node', format: 'esm', target: 'node20', conditions: ['source'],
+    logLevel: 'warning', external: ['koffi', 'webgpu'], legalComments: 'none', outfile: join(kit, 'example', 'main.mjs'),
+    banner: { js: "import { createRequire as __kpCreateRequire } from 'node:module'; const require = __kpCreateRequire(import.meta.url);" },
+  })
+  for (const f of readdirSync(example).filter((x) => x.endsWith('.offload'))) cpSync(join(example, f), join(kit, 'example', f))
+} else console.warn('gpu:kit: examples/webpack-node/dist is not built (run `pnpm demo` first): the kit runs no example')
+
 // koffi and its x86-64 Linux binary (the device machines are x86-64), copied out of pnpm's store
 const req = createRequire(join(root, 'packages', 'runtime', 'package.json'))
 const koffiDir = realpathSync(dirname(req.resolve('koffi'))) // koffi/index.cjs (its package.json is not exported)
@@ -108,10 +122,10 @@ for (const c of args.includes('--no-cache') ? [] : ['ptx-cache', 'gpu-cache']) {
 }
 
 const script = `#!/bin/sh
-# Runs \`pnpm test:gpu\` and the GPU bench from the bundles of \`pnpm gpu:kit\` (scripts/gpu-kit.mjs), on a machine
+# Runs \`pnpm test:gpu\`, the GPU bench and the example from the bundles of \`pnpm gpu:kit\` (scripts/gpu-kit.mjs), on a machine
 # with an NVIDIA GPU, its driver, nvcc and gcc. From the repository root: sh .gpu-kit/run-on-gpu.sh [test:gpu options]
-# Writes to \\$OUT (default .gpu-kit/out): test-gpu.log, report.md, report.json, bench-gpu.log, bench-results.json
-# and gpu-recorded.tgz (test/fixtures/gpu-recorded: unpack it at the repository root and commit it).
+# Writes to \\$OUT (default .gpu-kit/out): test-gpu.log, report.md, report.json, bench-gpu.log, bench-results.json,
+# example.log and gpu-recorded.tgz (test/fixtures/gpu-recorded: unpack it at the repository root and commit it).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 KIT=.gpu-kit
@@ -149,6 +163,11 @@ cat "$OUT/test-gpu.log" | tail -n 400
 cp test/.out/gpu-report/report.md test/.out/gpu-report/report.json "$OUT/" 2>/dev/null
 "$NODE" "$KIT/bench-gpu.mjs" "$OUT/bench-results.json" > "$OUT/bench-gpu.log" 2>&1 || echo "bench failed (see bench-gpu.log)"
 cat "$OUT/bench-gpu.log" | tail -n 40
+if [ -f "$KIT/example/main.mjs" ]; then
+  echo "example (examples/webpack-node as pnpm demo built it):"
+  "$NODE" "$KIT/example/main.mjs" > "$OUT/example.log" 2>&1 || echo "example failed (see example.log)"
+  cat "$OUT/example.log"
+fi
 if [ -d test/fixtures/gpu-recorded ]; then tar czf "$OUT/gpu-recorded.tgz" test/fixtures/gpu-recorded; fi
 echo "test:gpu exit status: $status"
 exit $status

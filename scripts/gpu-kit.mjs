@@ -102,7 +102,7 @@ if (webgpuDir && existsSync(join(webgpuDir, 'dist', 'linux-x64', 'dawn.node'))) 
   const to = join(kit, 'node_modules', 'webgpu')
   mkdirSync(join(to, 'dist', 'linux-x64'), { recursive: true })
   for (const f of ['index.js', 'package.json', 'LICENSE.md']) if (existsSync(join(webgpuDir, f))) cpSync(join(webgpuDir, f), join(to, f))
-  writeFileSync(join(to, 'dist', 'linux-x64', 'dawn.node.gz'), gzipSync(readFileSync(join(webgpuDir, 'dist', 'linux-x64', 'dawn.node')), { level: 9 }))
+  writeFileSync(join(to, 'dist', 'linux-x64', 'dawn.node.gz'), gzipSync(readFileSync(join(webgpuDir, 'dist', 'linux-x64', 'dawn.node')), { level: 6 }))
 } else console.warn('gpu:kit: the optional `webgpu` package is not installed: the kit runs no WebGPU section')
 
 // Node itself, compressed (xz: the smallest; the working tree and the kit travel in 64 MiB), for a machine without it

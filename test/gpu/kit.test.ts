@@ -21,8 +21,14 @@ const Kit = suite('pnpm gpu:kit')
 
 Kit('writes the bundles, koffi with its x86-64 Linux binary, and the run script', () => {
   assert.is(built.status, 0, built.stderr)
-  for (const f of ['test-gpu.mjs', 'bench-gpu.mjs', 'run-on-gpu.sh', 'node_modules/koffi/index.js', 'node_modules/@koromix/koffi-linux-x64/package.json']) assert.ok(existsSync(join(kit, f)), f)
-  assert.match(readFileSync(join(kit, 'run-on-gpu.sh'), 'utf8'), /test-gpu\.mjs" --timeout-s \d+ --case-timeout-s \d+ "\$@"/)
+  for (const f of ['test-gpu.mjs', 'bench-gpu.mjs', 'run-on-gpu.sh', 'node_modules/koffi/index.js', 'node_modules/@koromix/koffi-linux-x64/package.json',
+    'node_modules/webgpu/index.js', 'node_modules/webgpu/dist/linux-x64/dawn.node.gz']) assert.ok(existsSync(join(kit, f)), f)
+  const script = readFileSync(join(kit, 'run-on-gpu.sh'), 'utf8')
+  assert.match(script, /test-gpu\.mjs" --timeout-s \d+ --case-timeout-s \d+ "\$@"/)
+  // Dawn unpacked before the run, the NVIDIA Vulkan ICD looked for, the example run when the kit has it
+  assert.match(script, /gunzip -c "\$DAWN\.gz" > "\$DAWN"/)
+  assert.match(script, /nvidia_icd\.json/)
+  assert.match(script, /"\$NODE" "\$KIT\/example\/main\.mjs" > "\$OUT\/example\.log"/)
 })
 
 Kit('the bundled test:gpu runs its self-test (sections in child processes of the bundle)', () => {

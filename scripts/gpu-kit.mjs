@@ -16,7 +16,7 @@
 //   run-on-gpu.sh                the one command: test:gpu, the bench, the example; copies the report, the bench
 //                                results, the example's output and the recorded fixtures (a .tgz) to $OUT
 // On the GPU machine, from the repository root: `sh .gpu-kit/run-on-gpu.sh` (arguments go to test:gpu).
-// Options: --out DIR (default .gpu-kit), --no-node, --no-cache.
+// Options: --out DIR (default .gpu-kit), --no-node, --no-cache; --bundle-only FILE (test:gpu's bundle alone).
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -29,8 +29,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // --out DIR (default .gpu-kit), --no-node, --no-cache: test/gpu/kit.test.ts builds a lean kit elsewhere
 const args = process.argv.slice(2)
 const kit = args.includes('--out') ? resolve(args[args.indexOf('--out') + 1]) : join(root, '.gpu-kit')
-rmSync(kit, { recursive: true, force: true })
-mkdirSync(kit, { recursive: true })
+const bundleOnly = args.includes('--bundle-only') ? resolve(args[args.indexOf('--bundle-only') + 1]) : undefined
+if (!bundleOnly) {
+  rmSync(kit, { recursive: true, force: true })
+  mkdirSync(kit, { recursive: true })
+}
 
 // Each bundled module's `import.meta.dirname` becomes its folder under the repository root, found at run time
 // beside the bundle (KP_REPO_ROOT overrides).
@@ -57,6 +60,13 @@ const banner = [
 const common = {
   bundle: true, platform: 'node', format: 'esm', target: 'node20', conditions: ['source'], logLevel: 'warning',
   external: ['koffi', 'webgpu'], banner: { js: banner }, plugins: [dirnamePlugin], legalComments: 'none',
+}
+// --bundle-only FILE: test:gpu's bundle alone, for the suite (test/gpu/test-gpu.test.ts runs it where bare
+// imports resolve from packages/runtime/node_modules: one Node start per section instead of tsx compiling
+// the sources in each)
+if (bundleOnly) {
+  await build({ ...common, entryPoints: [join(root, 'test', 'gpu', 'run.ts')], outfile: bundleOnly })
+  process.exit(0)
 }
 await build({ ...common, entryPoints: [join(root, 'test', 'gpu', 'run.ts')], outfile: join(kit, 'test-gpu.mjs') })
 await build({

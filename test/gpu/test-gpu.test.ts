@@ -18,8 +18,18 @@ import type { Report } from './report.js'
 
 const td = buildTestDouble()
 const runTs = join(repoRoot, 'test', 'gpu', 'run.ts')
-const cli = (args: string[], env: Record<string, string> = {}) =>
+/** `pnpm test:gpu` from its sources (tsx), as the package script runs it. */
+const cliSource = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', runTs, ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, ...env } })
+// The same entry bundled as the GPU kit bundles it (scripts/gpu-kit.mjs --bundle-only), where its bare imports
+// (koffi, webgpu) resolve from packages/runtime/node_modules: each section's child process then starts in a
+// fraction of tsx's time. Most runs below use it; the first check runs the sources.
+const bundle = join(repoRoot, 'packages', 'runtime', 'node_modules', '.cache', `kp-test-gpu-${process.pid}`, 'test-gpu.mjs')
+process.on('exit', () => rmSync(join(bundle, '..'), { recursive: true, force: true }))
+const bundled = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'gpu-kit.mjs'), '--bundle-only', bundle], { cwd: repoRoot, encoding: 'utf8' })
+if (bundled.status !== 0) throw new Error(`gpu-kit.mjs --bundle-only failed: ${bundled.stderr}`)
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [bundle, ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, KP_REPO_ROOT: repoRoot, ...env } })
 
 // One float kernel and one 64-bit integer kernel with no latitude, one with approximate math, one kernel-corpus case.
 const cases = ['emulator-own/vec_add', 'emulator-own/hash64', 'emulator-own/math_f32', 'kernels/vector_add']
@@ -34,8 +44,8 @@ const report = existsSync(join(out, 'report.json')) ? (JSON.parse(readFileSync(j
 // ---
 const Cli = suite('pnpm test:gpu: the command')
 
-Cli('without a driver it fails at once: exit status 1, "no NVIDIA driver: …", nothing run', () => {
-  const r = cli([], { KERNELPACK_LIBCUDA: '/nonexistent/libcuda.so.1' })
+Cli('without a driver it fails at once: exit status 1, "no NVIDIA driver: …", nothing run (from the sources, as `pnpm test:gpu` runs)', () => {
+  const r = cliSource([], { KERNELPACK_LIBCUDA: '/nonexistent/libcuda.so.1' })
   assert.is(r.status, 1)
   assert.match(r.stderr, /^test:gpu: no NVIDIA driver: could not load \/nonexistent\/libcuda\.so\.1/)
   assert.match(r.stderr, /needs a machine with an NVIDIA GPU and its driver/)

@@ -176,6 +176,8 @@ cat "$OUT/bench-gpu.log" | tail -n 40
 if [ -f "$KIT/example/main.mjs" ]; then
   echo "example (examples/webpack-node as pnpm demo built it):"
   "$NODE" "$KIT/example/main.mjs" > "$OUT/example.log" 2>&1 || echo "example failed (see example.log)"
+  echo "--- the same without the driver (auto: WebGPU on a hardware adapter, else the emulator):" >> "$OUT/example.log"
+  KERNELPACK_LIBCUDA=/nonexistent/libcuda.so.1 "$NODE" "$KIT/example/main.mjs" >> "$OUT/example.log" 2>&1 || echo "example without the driver failed (see example.log)"
   cat "$OUT/example.log"
 fi
 if [ -d test/fixtures/gpu-recorded ]; then tar czf "$OUT/gpu-recorded.tgz" test/fixtures/gpu-recorded; fi

@@ -8,9 +8,11 @@
 // against its TypeScript reference. One check per case: pass, FAIL (wrong or failing), or not run (refused,
 // with the translator's reason).
 import { writeFileSync } from 'node:fs'
-import { createModule, type Module } from '@kernelpack/runtime'
+import { join } from 'node:path'
+import { createModule, loadModule, type Module } from '@kernelpack/runtime'
 import { packImages } from '@kernelpack/toolchain'
 import { RuntimeKernelHost } from '../helpers/runtime-kernel-host.js'
+import { repoRoot } from '../helpers/tools.js'
 import { compareCase, latitudeOf, readLatitudes, type CaseRun } from './capture.js'
 import { buildCubin } from './corpus.js'
 import { selectUnits } from './check-corpus.js'
@@ -65,6 +67,26 @@ export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<
     checks.notRun('the corpus on WebGPU', `Dawn offers no hardware adapter (${adapter}): a CPU adapter proves nothing about the GPU`)
     device.device.destroy()
     return out
+  }
+  if (!resumeAfter) {
+    // auto in Node without a CUDA driver: the driver, then WebGPU on a hardware adapter (Dawn), then the emulator
+    await checks.run('auto without a CUDA driver takes WebGPU on a hardware adapter, never a fallback (CPU) one', async () => {
+      const { compilePtx, corpusConfigs } = await import('../helpers/ptx-cache.js')
+      const { readPtxManifest } = await import('@kernelpack/toolchain')
+      const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
+      const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
+      const mod = await loadModule(new TextEncoder().encode(ptx), await readPtxManifest(ptx), { backend: 'auto', libcudaPath: '/nonexistent/libcuda.so.1', workers: 0 })
+      const n = 1000
+      const [da, db, dc] = await Promise.all([mod.upload(new Float32Array(n).fill(0.25)), mod.upload(new Float32Array(n).fill(2)), mod.alloc(n * 4)])
+      await mod.kernel('vec_add').launch({ grid: Math.ceil(n / 128), block: 128 }, da, db, dc, n)
+      const out = await dc.download(new Float32Array(n))
+      const { name, reason } = mod.backend
+      await mod.unload()
+      if (out.some((v) => v !== 2.25)) throw new Error(`vec_add on ${name} gave a wrong sum`)
+      if (hardware && name !== 'webgpu') throw new Error(`auto chose ${name}: ${reason}`)
+      if (!hardware && (name !== 'emulator' || !/is a fallback \(CPU\) adapter/.test(reason))) throw new Error(`auto on a fallback adapter: ${name}: ${reason}`)
+      return `${name}: ${reason}`
+    })
   }
   const backend = await wg.createWebGpuBackend({ webgpu: device, partial: true })
   const units = selectUnits(o)

@@ -152,6 +152,37 @@ Runtime("loadModule(…, { backend: 'webgpu' }) imports Dawn from the optional `
   await mod.unload()
 })
 
+Runtime('auto without a CUDA driver: Dawn\'s only adapter here is SwiftShader, a fallback (CPU) adapter, so the emulator runs and the reason names it', async () => {
+  const manifest = await readPtxManifest(ptx, { demangle: false })
+  const before = process.env.KERNELPACK_LIBCUDA
+  process.env.KERNELPACK_LIBCUDA = '/nonexistent/libcuda.so.1'
+  try {
+    const mod = await loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'auto', workers: 0 })
+    assert.is(mod.backend.name, 'emulator')
+    assert.match(mod.backend.reason, /^auto: using the PTX emulator because no NVIDIA driver was found \(could not load \/nonexistent\/libcuda\.so\.1\), and WebGPU's only adapter, google swiftshader.*, is a fallback \(CPU\) adapter \(webgpu\.allowFallbackAdapter takes it\)/)
+    await mod.unload()
+    // allowed to take the CPU adapter, auto runs WebGPU when every kernel translates (the hand-written WGSL)…
+    const hand = wg.createFixedTranslator(handKernels, handVariables)
+    const w = await loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'auto', webgpu: { translator: hand, allowFallbackAdapter: true } })
+    assert.is(w.backend.name, 'webgpu')
+    assert.match(w.backend.reason, /^auto: no NVIDIA driver was found \(could not load \/nonexistent\/libcuda\.so\.1\), so WebGPU runs on google swiftshader .* \(Dawn\)$/)
+    const n = 100
+    const [da, db, dc] = await Promise.all([w.upload(new Float32Array(n).fill(1.5)), w.upload(new Float32Array(n).fill(2)), w.alloc(n * 4)])
+    await w.kernel('vec_add').launch({ grid: 4, block: 32 }, da, db, dc, n)
+    assert.equal(Array.from(await dc.download(new Float32Array(n))), new Array(n).fill(3.5))
+    await w.unload()
+    // …and the emulator when one kernel does not, naming it
+    const partial = wg.createFixedTranslator(handKernels.filter((k) => k.name !== 'matmul_tile16'), handVariables)
+    const e = await loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'auto', workers: 0, webgpu: { translator: partial, allowFallbackAdapter: true } })
+    assert.is(e.backend.name, 'emulator')
+    assert.match(e.backend.reason, /^auto: no NVIDIA driver was found \(could not load \/nonexistent\/libcuda\.so\.1\), and WebGPU \(google swiftshader.*\) cannot run this module: kernel matmul_tile16: PTX line \d+ .*, so the PTX emulator runs/)
+    await e.unload()
+  } finally {
+    if (before === undefined) delete process.env.KERNELPACK_LIBCUDA
+    else process.env.KERNELPACK_LIBCUDA = before
+  }
+})
+
 Runtime.run()
 
 // ---

@@ -1,6 +1,7 @@
 // @kernelpack/runtime with the WebGPU backend (issue 15) in headless chromium with a WebGPU adapter: `auto`
-// picks WebGPU when emit-wgsl translates every kernel of the module, and the emulator when one does not (an
-// f64 kernel), naming it, its PTX line and the reason; `backend: 'webgpu'` launches through the runtime API
+// leaves SwiftShader, a fallback (CPU) adapter, for the emulator and says why (issue 25); allowed to take it
+// (`webgpu.allowFallbackAdapter`), it picks WebGPU when emit-wgsl translates every kernel of the module, and
+// the emulator when one does not (an f64 kernel), naming it, its PTX line and the reason; `backend: 'webgpu'` launches through the runtime API
 // with the same marshalled parameter bytes (emit-wgsl, and hand-written WGSL through the test hook).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -11,7 +12,7 @@ import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
 import { bundleForBrowser, inlineJson, modulePage, runPage } from '../helpers/webgpu.js'
 
 interface Run { backend: string; reason: string; image: string; out: number[]; globalSize: number }
-interface Report { autoDefault: Run; autoRefused: Run; webgpuHand: Run; autoHand: Run; autoPartial: Run; webgpuDefault: Run }
+interface Report { autoDefault: Run; autoNoFallback: Run; autoRefused: Run; webgpuHand: Run; autoHand: Run; autoPartial: Run; webgpuDefault: Run }
 
 const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
 const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
@@ -34,6 +35,12 @@ Auto('auto with emit-wgsl (the default translator): every kernel of plumbing.cu 
   assert.is(r.autoDefault.backend, 'webgpu')
   assert.match(r.autoDefault.reason, /^auto: WebGPU \(google swiftshader .*\) runs every kernel of this module$/)
   assert.equal(r.autoDefault.out, want)
+})
+
+Auto('auto never prefers a fallback (CPU) adapter over the emulator: SwiftShader is named, the emulator runs', () => {
+  assert.is(r.autoNoFallback.backend, 'emulator')
+  assert.match(r.autoNoFallback.reason, new RegExp(`^auto: browsers have no CUDA driver, and WebGPU's only adapter, google swiftshader.*, is a fallback \\(CPU\\) adapter \\(webgpu\\.allowFallbackAdapter takes it\\), so the PTX emulator runs; ${notIsolated}$`))
+  assert.equal(r.autoNoFallback.out, want)
 })
 
 Auto('auto with a kernel emit-wgsl refuses (f64): the emulator runs, and the reason names the kernel, its PTX line and why', () => {

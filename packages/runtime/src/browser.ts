@@ -7,7 +7,7 @@ import { emulatorBackend, type EmulatorLoadOptions } from './emulator.js'
 import { createModule, type Module } from './module.js'
 import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
-import { describeWebGpuFallback, isWebGpuFallback, webgpuBackend, type WebGpuOptions } from './webgpu.js'
+import { describeWebGpuFallback, hardwareWebGpu, isWebGpuFallback, webgpuBackend, type WebGpuOptions } from './webgpu.js'
 
 export * from './exports.js'
 export type { WebGpuOptions } from './webgpu.js'
@@ -19,7 +19,7 @@ export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
 }
 
 export interface LoadModuleOptions extends EmulatorLoadOptions {
-  /** `auto`: WebGPU when the page has an adapter and every kernel translates, else the PTX emulator.
+  /** `auto`: WebGPU when the page has a hardware adapter (never a fallback/CPU one) and every kernel translates, else the PTX emulator.
    *  Browsers have no CUDA driver. @default 'auto' */
   backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
   device?: number
@@ -51,17 +51,20 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
     return createModule(await emulatorBackend(options, check), bytes, manifest, { sourceName, reason, timeoutMs: options.timeoutMs })
   }
   if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested" })
-  let adapter: string | undefined
-  try {
-    const gpu = await webgpuBackend(options.webgpu)
-    adapter = gpu.device().name.replace(/^WebGPU: /, '')
-    return await createModule(gpu, bytes, manifest, { sourceName, reason: `auto: WebGPU (${adapter}) runs every kernel of this module` })
-  } catch (err) {
-    if (!isWebGpuFallback(err)) throw err
-    return createModule(await emulatorBackend(options), bytes, manifest, {
-      sourceName,
-      timeoutMs: options.timeoutMs,
-      reason: `auto: browsers have no CUDA driver, and ${describeWebGpuFallback(err, adapter)}, so the PTX emulator runs`,
-    })
-  }
+  // a hardware adapter that translates every kernel, else the emulator (never a fallback/CPU adapter)
+  const hw = await hardwareWebGpu(options.webgpu)
+  let why: string
+  if ('backend' in hw) {
+    try {
+      return await createModule(hw.backend, bytes, manifest, { sourceName, reason: `auto: WebGPU (${hw.adapter}) runs every kernel of this module` })
+    } catch (err) {
+      if (!isWebGpuFallback(err)) throw err
+      why = describeWebGpuFallback(err, hw.adapter)
+    }
+  } else why = hw.why
+  return createModule(await emulatorBackend(options), bytes, manifest, {
+    sourceName,
+    timeoutMs: options.timeoutMs,
+    reason: `auto: browsers have no CUDA driver, and ${why}, so the PTX emulator runs`,
+  })
 }

@@ -8,7 +8,7 @@ import { NoDriverError } from './errors.js'
 import { createModule, type Module } from './module.js'
 import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
-import { webgpuBackend, type WebGpuOptions } from './webgpu.js'
+import { describeWebGpuFallback, hardwareWebGpu, isWebGpuFallback, webgpuBackend, type WebGpuOptions } from './webgpu.js'
 import { emulatorBackend, type EmulatorLoadOptions } from './emulator.js'
 
 export * from './exports.js'
@@ -21,7 +21,8 @@ export function defineKernelModule(spec: KernelModuleSpec): KernelModule {
 }
 
 export interface LoadModuleOptions extends EmulatorLoadOptions {
-  /** `auto`: cuda where a driver answers, else the emulator (`webgpu` only when asked, see `webgpu`). @default 'auto' */
+  /** `auto`: cuda where a driver answers, else WebGPU on a hardware adapter (Dawn, the optional `webgpu`
+   *  package; never a fallback/CPU adapter) when it translates every kernel, else the emulator. @default 'auto' */
   backend?: 'auto' | 'cuda' | 'emulator' | 'webgpu'
   /** CUDA device ordinal. @default 0 */
   device?: number
@@ -89,13 +90,44 @@ export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{
   if (which === 'webgpu') return { backend: await nodeWebGpuBackend(options.webgpu), reason: `backend 'webgpu' was requested${envNote}` }
   if (which !== 'auto') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
   if (check) return { backend: await emulatorBackend(options, check), reason: `auto: checks were requested (${fromEnv ? 'KERNELPACK_CHECK' : 'check'}), which run on the PTX emulator` }
+  let noDriver: string
   try {
     const backend = await cudaBackend(options)
     return { backend, reason: `auto: the NVIDIA driver answered (${backend.device().name})` }
   } catch (err) {
     if (!(err instanceof NoDriverError)) throw err
-    return { backend: await emulatorBackend(options), reason: `auto: using the PTX emulator because ${err.summary}` }
+    noDriver = err.summary
   }
+  // then the machine's own GPU through WebGPU (Dawn), where it offers a hardware adapter
+  const hw = await autoWebGpu(options.webgpu)
+  if ('backend' in hw) return { backend: hw.backend, reason: `auto: ${noDriver}, so WebGPU runs on ${hw.adapter} (Dawn)` }
+  return { backend: await emulatorBackend(options), reason: `auto: using the PTX emulator because ${noDriver}, and ${hw.why}` }
+}
+
+/** Dawn's GPU object for `auto`, or why there is none; asked once per process. */
+let autoDawn: Promise<{ gpu: GPU } | { why: string }> | undefined
+
+/** `auto`'s WebGPU step in Node: the caller's GPU object, else Dawn from the optional `webgpu` package where a
+ *  Vulkan loader exists (on Linux; Dawn prints a warning of its own without one), on a hardware adapter only. */
+async function autoWebGpu(options: WebGpuOptions = {}): Promise<{ backend: Backend; adapter: string } | { why: string }> {
+  if (options.gpu || options.adapter) return hardwareWebGpu(options)
+  autoDawn ??= (async () => {
+    if (process.platform === 'linux') {
+      const { existsSync } = await import('node:fs')
+      const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), '/usr/lib/x86_64-linux-gnu', '/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib64', '/lib64', '/usr/lib', '/usr/local/lib']
+      if (!dirs.some((d) => existsSync(`${d}/libvulkan.so.1`))) return { why: 'WebGPU has no Vulkan loader (libvulkan.so.1) for Dawn here' }
+    }
+    const dawn = 'webgpu'
+    try {
+      const { create } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ dawn)) as { create: (flags: string[]) => GPU }
+      return { gpu: (dawnGpu ??= create([])) }
+    } catch (err) {
+      const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && /['"]webgpu['"]/.test((err as Error).message)
+      return { why: missing ? 'WebGPU needs the optional `webgpu` package (Dawn), which is not installed' : `the \`webgpu\` package (Dawn) failed to load (${(err as Error).message.split('\n')[0]})` }
+    }
+  })()
+  const d = await autoDawn
+  return 'gpu' in d ? hardwareWebGpu({ ...options, gpu: d.gpu }) : d
 }
 
 async function readSource(source: ModuleSource): Promise<Uint8Array> {
@@ -129,5 +161,16 @@ async function readBytes(readFile: typeof import('node:fs/promises').readFile, p
  */
 export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
   const [bytes, { backend, reason }] = await Promise.all([readSource(source), resolveBackend(options)])
-  return createModule(backend, bytes, manifest, { sourceName: describeSource(source), reason, timeoutMs: options.timeoutMs })
+  const sourceName = describeSource(source)
+  try {
+    return await createModule(backend, bytes, manifest, { sourceName, reason, timeoutMs: options.timeoutMs })
+  } catch (err) {
+    // auto picked WebGPU, which cannot run every kernel of this module (or failed): the emulator runs it all
+    if ((options.backend ?? 'auto') !== 'auto' || backend.name !== 'webgpu' || !isWebGpuFallback(err)) throw err
+    const adapter = backend.device().name.replace(/^WebGPU: /, '')
+    return createModule(await emulatorBackend(options), bytes, manifest, {
+      sourceName, timeoutMs: options.timeoutMs,
+      reason: `${reason.replace(/, so WebGPU runs on .*$/, '')}, and ${describeWebGpuFallback(err as Error & { summary?: string }, adapter)}, so the PTX emulator runs`,
+    })
+  }
 }

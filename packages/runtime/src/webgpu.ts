@@ -5,12 +5,17 @@ import type { WebGpuBackendOptions } from '@kernelpack/webgpu'
 import type { Backend } from './backend.js'
 
 /** `loadModule(…, { webgpu })`: where the GPU comes from and what translates PTX to WGSL. */
-export type WebGpuOptions = Pick<WebGpuBackendOptions, 'gpu' | 'adapter' | 'powerPreference' | 'translator' | 'initialMemory' | 'memoryLimit'>
+export type WebGpuOptions = Pick<WebGpuBackendOptions, 'gpu' | 'adapter' | 'powerPreference' | 'translator' | 'initialMemory' | 'memoryLimit'> & {
+  /** `auto` takes a fallback (CPU) adapter such as SwiftShader or llvmpipe too, instead of the emulator: for
+   *  testing the WebGPU path on a machine without a GPU. @default false */
+  allowFallbackAdapter?: boolean
+}
 
 /** One backend (one device) per GPU object and translator, for the life of the page or process. */
 const backends = new Map<unknown, Map<unknown, Promise<Backend>>>()
 
 export function webgpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
+  // (allowFallbackAdapter is auto's choice, not the backend's: one backend per GPU object and translator)
   let byTranslator = backends.get(options.adapter ?? options.gpu)
   if (!byTranslator) backends.set(options.adapter ?? options.gpu, (byTranslator = new Map()))
   let b = byTranslator.get(options.translator)
@@ -35,4 +40,27 @@ export function describeWebGpuFallback(err: Error & { summary?: string }, adapte
   // CannotTranslateError: "<source>: cannot run on WebGPU: <reasons>"
   const why = err.message.replace(/^.*?: cannot run on WebGPU: /s, '')
   return `WebGPU${adapter ? ` (${adapter})` : ''} cannot run this module: ${why}`
+}
+
+/** Adapters that compute on the CPU (SwiftShader, llvmpipe, lavapipe): never `auto`'s choice over the emulator. */
+const CPU_ADAPTER = /swiftshader|llvmpipe|lavapipe|software rasterizer/i
+
+/**
+ * `auto`'s WebGPU step: the backend on a hardware adapter, or why there is none. A fallback adapter (the
+ * spec's `isFallbackAdapter`, or one that names a CPU rasterizer) is refused: the emulator is the CPU path.
+ */
+export async function hardwareWebGpu(options: WebGpuOptions = {}, open: (o: WebGpuOptions) => Promise<Backend> = webgpuBackend): Promise<{ backend: Backend; adapter: string } | { why: string }> {
+  let backend: Backend
+  try {
+    backend = await open(options)
+  } catch (err) {
+    if (isWebGpuFallback(err)) return { why: describeWebGpuFallback(err as Error & { summary?: string }) }
+    throw err
+  }
+  const adapter = backend.device().name.replace(/^WebGPU: /, '')
+  const info = (backend as { gpu?: { info?: { isFallbackAdapter?: boolean } } }).gpu?.info
+  if (!options.allowFallbackAdapter && (info?.isFallbackAdapter || CPU_ADAPTER.test(adapter))) {
+    return { why: `WebGPU's only adapter, ${adapter.replace(/ \(fallback adapter\)$/, '')}, is a fallback (CPU) adapter (webgpu.allowFallbackAdapter takes it)` }
+  }
+  return { backend, adapter }
 }

@@ -8,7 +8,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { basename } from 'node:path'
 import { createEmulatorBackend } from '@kernelpack/emulator'
-import { readPtxInterface } from '@kernelpack/ptx'
+import { readableName, readPtxInterface } from '@kernelpack/ptx'
 import { compilePtxAll, corpusConfigs } from '../helpers/ptx-cache.js'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { DiffHost } from '../helpers/diff-host.js'
@@ -67,7 +67,7 @@ requests.forEach(({ source, config }, r) => {
       } catch (err) {
         const message = (err as Error).message
         // launching a refused kernel throws CannotTranslateError naming it
-        if ((err as Error).name === 'CannotTranslateError' && ctx.gpu!.refused.some((x) => message.includes(`kernel ${x.kernel}:`))) return
+        if ((err as Error).name === 'CannotTranslateError' && ctx.gpu!.refused.some((x) => message.includes(`kernel ${readableName(x.kernel ?? '')}:`))) return
         if (diff?.error.test(message)) return
         throw err
       }

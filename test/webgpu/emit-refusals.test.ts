@@ -5,7 +5,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { decodeModule, parsePtx } from '@kernelpack/ptx'
-import { translateModule } from '../../packages/webgpu/src/index.js'
+import { CannotTranslateError, translateModule } from '../../packages/webgpu/src/index.js'
 
 const target = { features: new Set<string>(), limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } }
 
@@ -47,6 +47,46 @@ for (const [reg, why] of [
 s('ldmatrix (a warp collective) and wmma.load: tensor-core instructions', () => {
   assert.equal(refusalOf('  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];'), ['tensor-core instructions (ldmatrix): WebGPU has no matrix units'])
   assert.equal(refusalOf('  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd2], %r3;'), ['tensor-core instructions (wmma): WebGPU has no matrix units'])
+})
+
+s('a device-function call is refused at the call\'s own line, naming the callee demangled (issue 25)', () => {
+  // a kernel named like a WGSL keyword calling `let(unsigned int)`, as the adversarial pass wrote it
+  const ptx = `.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .b32 func_retval0) _Z3letj(.param .b32 _Z3letj_param_0)
+{
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [_Z3letj_param_0];
+  add.s32 %r2, %r1, 1;
+  st.param.b32 [func_retval0], %r2;
+  ret;
+}
+.visible .entry _Z8call_letPj(.param .u64 _Z8call_letPj_param_0)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [_Z8call_letPj_param_0];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  { // callseq 0
+  .param .b32 param0;
+  st.param.b32 [param0], %r1;
+  .param .b32 retval0;
+  call.uni (retval0), _Z3letj, (param0);
+  ld.param.b32 %r2, [retval0];
+  } // callseq 0
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+`
+  const r = translateModule(decodeModule(parsePtx(ptx), { perFunction: true }), target, ptx).refused
+  const callLine = ptx.split('\n').findIndex((l) => l.includes('call.uni')) + 1
+  assert.equal(r.map((u) => [u.kernel, u.line]), [['_Z8call_letPj', callLine]])
+  assert.match(r[0]!.instruction ?? '', /^call\.uni \(retval0\), _Z3letj, \(param0\)/)
+  assert.match(r[0]!.reason, /^a call to _Z3letj \(let\(unsigned int\)\): device function calls are not translated yet/)
+  const err = new CannotTranslateError('call.ptx', r)
+  assert.match(err.message, new RegExp(`^call\\.ptx: cannot run on WebGPU: kernel _Z8call_letPj \\(call_let\\(unsigned int\\*\\)\\): PTX line ${callLine} \\(call\\.uni`))
 })
 
 s.run()

@@ -2,6 +2,7 @@
 // analyses), the kernel parameter layout, the module interface and the Backend contract. Imports nothing,
 // uses no Node APIs: it runs in browsers.
 export { PtxError } from './errors.js'
+export { demangleFunctionName, readableName } from './demangle.js'
 export { PtxLexer, tokenizePtx, type Token } from './tokenize.js'
 export { PTX_TYPES, isPtxType, typeSize, isFloatType, isSignedType, isIntegerType, type PtxType, type StateSpace, type VariableSpace } from './types.js'
 export { parsePtx, type ParseOptions, type PtxModule, type PtxFunction, type PtxInstruction, type PtxLabel, type PtxStatement, type PtxVariable, type PtxRegister, type Operand, type SourceLoc } from './parse.js'

@@ -553,7 +553,11 @@ export class KernelWriter {
     const fn = this.fn
     // every call but __assertfail's is refused (emit-ops.ts): refuse it before writing anything
     const call = fn.instructions.find((i) => i.op === 'call' && callTarget(i) !== '__assertfail')
-    if (call) emitOp(this, call)
+    if (call) {
+      // the refusal names the call's own line, not the .entry's
+      this.ins = call
+      emitOp(this, call)
+    }
     const s = structureFunction(fn, { relayout: true })
     if (s.kind === 'fallback') {
       if (this.sync) this.refuse(`control flow that does not nest (${s.reason}) around a barrier or warp collective: WGSL needs barriers in structured, uniform control flow`, undefined)

@@ -3,7 +3,7 @@
 // other than .rn are refused: WGSL has no directed rounding); f64 arithmetic is refused (no f64 in WGSL);
 // 64-bit integers use the vec2<u32> helpers of wgsl-lib.ts; f16 and bf16 are computed in f32 and rounded back
 // by integer routines (exact for add/sub/mul, round-to-odd for fma; README.md, "Floats").
-import { typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
+import { readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { FAULT_KIND } from './layout.js'
 import { u32Lit } from './wgsl-text.js'
@@ -668,7 +668,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         return
       }
       if (name === 'malloc' || name === 'free') return w.refuse(`device ${name}`)
-      return w.refuse(`a call to ${name || 'a function pointer'}: device function calls are not translated yet (inline them with __forceinline__)`)
+      return w.refuse(`a call to ${name ? readableName(name) : 'a function pointer'}: device function calls are not translated yet (inline them with __forceinline__)`)
     }
     case 'mbarrier':
       return w.refuse('mbarrier (split arrive/wait barriers: cuda::barrier, cuda::pipeline): WGSL has only whole-workgroup barriers, and waiting on a workgroup atomic has no forward-progress guarantee')

@@ -1,6 +1,7 @@
 // Errors of the WebGPU backend. Each has a stable `name` so the runtime (which loads this package on demand
 // and does not import its classes) can tell them apart: `auto` falls back to the emulator on
 // CannotTranslateError and NoAdapterError only.
+import { readableName } from '@kernelpack/ptx'
 
 /** One kernel (or the whole module, `kernel` undefined) that cannot run on WebGPU. */
 export interface Untranslatable {
@@ -16,7 +17,7 @@ export interface Untranslatable {
 
 function describe(u: Untranslatable): string {
   const where = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
-  return `${u.kernel ? `kernel ${u.kernel}: ` : ''}${where}${u.reason}`
+  return `${u.kernel ? `kernel ${readableName(u.kernel)}: ` : ''}${where}${u.reason}`
 }
 
 /** The module's PTX has kernels that cannot be translated to WGSL; thrown by loadModule. */

@@ -203,6 +203,31 @@ Errors('a validation error of a launch is thrown at the next download, naming th
   await be.dispose()
 })
 
+Errors('an arena the device cannot allocate: alloc rejects with a RangeError naming the size, the use and the limit; the arena keeps working (issue 25)', async () => {
+  // the device's own limits say 1 GiB; told 4 GiB, the backend asks for buffers Dawn refuses, as a device
+  // whose maxBufferSize exceeds what its memory holds does
+  const dev = await wg.requestWebGpuDevice({ gpu })
+  const real = dev.limits.maxBufferSize!
+  const be = await wg.createWebGpuBackend({ webgpu: { ...dev, limits: { ...dev.limits, maxBufferSize: 4 * real, maxStorageBufferBindingSize: 4 * real } } })
+  const keep = await be.alloc(4096)
+  await be.copyToDevice(keep, new Uint8Array([9, 8, 7, 6]))
+  const err = await caught(() => be.alloc(real + (64 << 20)))
+  assert.is(err.name, 'RangeError')
+  assert.match(err.message, /^alloc: \d+ bytes: the WebGPU device could not grow its memory to \d+ bytes \(it holds \d+, 4096 in use; the adapter's limit is \d+\): Buffer size \(\d+\) exceeds the max buffer size limit \(\d+\)\. Free memory, or allocate less\.$/)
+  // nothing was poisoned: the old arena and its contents are there, and new allocations work
+  const got = new Uint8Array(4)
+  await be.copyFromDevice(got, keep)
+  assert.equal(Array.from(got), [9, 8, 7, 6])
+  const more = await be.alloc(1 << 20)
+  await be.copyToDevice(more, new Uint8Array([1, 2, 3]))
+  const back = new Uint8Array(3)
+  await be.copyFromDevice(back, more)
+  assert.equal(Array.from(back), [1, 2, 3])
+  await be.synchronize()
+  await be.dispose()
+  dev.device.destroy()
+})
+
 Errors('a lost device fails every later call with the reason', async () => {
   const dev = await wg.requestWebGpuDevice({ gpu })
   const be = await wg.createWebGpuBackend({ webgpu: dev, translator: wg.createFixedTranslator(handKernels, handVariables) })

@@ -119,6 +119,13 @@ function dim(d: unknown, what: string): Dim3 {
 const align4 = (n: number) => Math.ceil(n / 4) * 4
 const align16 = (n: number) => Math.ceil(n / 16) * 16
 
+/** A bigger arena the device refused (caught where it is created; alloc turns it into a RangeError). */
+class ArenaGrowthError extends Error {
+  constructor(readonly size: number, readonly deviceMessage: string) {
+    super(deviceMessage)
+  }
+}
+
 /** Creates the WebGPU backend on `options.webgpu`, or on a device requested from `options.gpu` / navigator.gpu. */
 export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): Promise<WebGpuBackend> {
   const ownsDevice = !options.webgpu
@@ -174,17 +181,45 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     if (lost) throw new WebGpuError(lost)
   }
 
-  // Arena growth: a bigger buffer, the old contents copied in queue order, the old one released.
-  function ensureCapacity(end: number): void {
+  // Arena growth: a bigger buffer, the old contents copied in queue order, the old one released. A buffer the
+  // device cannot allocate (a maxBufferSize above what its memory can hold, as on SwiftShader) is caught by
+  // error scopes around its creation: the doubling falls back to the size needed, and where even that fails
+  // growth throws a RangeError and the arena stays as it was.
+  /** The size the device refused last (growth never asks for that much again). */
+  let refusedSize = Infinity
+  async function tryBuffer(size: number): Promise<GPUBuffer | string> {
+    device.pushErrorScope('out-of-memory')
+    device.pushErrorScope('validation')
+    const b = device.createBuffer({ label: 'kernelpack arena', size, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+    const validation = await device.popErrorScope()
+    const oom = await device.popErrorScope()
+    const err = oom ?? validation
+    if (!err) return b
+    b.destroy()
+    return err.message
+  }
+  async function ensureCapacity(end: number): Promise<void> {
     if (end <= capacity) return
     let next = capacity
     while (next < end) next *= 2
     next = Math.min(align4(next), memoryLimit)
-    const bigger = device.createBuffer({ label: 'kernelpack arena', size: next, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+    const needed = align4(end)
+    if (next >= refusedSize) next = Math.max(needed, Math.floor(refusedSize / 2 / 256) * 256)
+    let bigger = await tryBuffer(next)
+    if (typeof bigger === 'string' && next > needed) {
+      refusedSize = Math.min(refusedSize, next)
+      bigger = await tryBuffer(needed)
+      next = needed
+    }
+    if (typeof bigger === 'string') {
+      refusedSize = Math.min(refusedSize, next)
+      throw new ArenaGrowthError(next, bigger)
+    }
     const old = memory
-    submitChecked('growing the arena', (enc) => enc.copyBufferToBuffer(old, 0, bigger, 0, capacity))
+    const grown = bigger
+    submitChecked('growing the arena', (enc) => enc.copyBufferToBuffer(old, 0, grown, 0, capacity))
     old.destroy()
-    memory = bigger
+    memory = grown
     capacity = next
     generation++
   }
@@ -371,9 +406,16 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   async function alloc(byteLength: number): Promise<bigint> {
     live()
-    return serial(() => {
+    return serial(async () => {
       const at = arena.alloc(byteLength)
-      ensureCapacity(arena.top)
+      try {
+        await ensureCapacity(arena.top)
+      } catch (err) {
+        arena.free(at)
+        if (!(err instanceof ArenaGrowthError)) throw err
+        throw new RangeError(`alloc: ${byteLength} bytes: the WebGPU device could not grow its memory to ${err.size} bytes ` +
+          `(it holds ${capacity}, ${arena.top - RESERVED_BYTES} in use; the adapter's limit is ${memoryLimit}): ${err.deviceMessage.split('\n')[0]!.replace(/\.?$/, '.')} Free memory, or allocate less.`)
+      }
       return BigInt(at)
     })
   }

@@ -12,7 +12,7 @@
 // nothing running they answer at once. See emit-js.ts for how a block's threads run and scheduler.ts for
 // how barriers and warp collectives are resolved. Checked launches (`check`, issue 19: sanitizer/) run on the
 // calling thread, whatever `workers` says: the sanitizer's shadow state lives there.
-import { resolveCheck, type Backend, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
+import { resolveCheck, type Backend, type BackendEvent, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './js/emit-js.js'
 import { describeThreadLoops } from './js/emit-thread-loops.js'
@@ -136,6 +136,12 @@ export interface EmulatorBackend extends Backend {
   destroyStream(stream: BackendStream): void
   synchronize(stream?: BackendStream | null): MaybePromise<void>
   launch(fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): MaybePromise<void>
+  /** Events (cudaEventRecord's model): a recorded event completes when everything queued before it has run,
+   *  and takes the host clock then, so elapsedMs times the launches and copies between two events. */
+  createEvent(): BackendEvent
+  recordEvent(event: BackendEvent, stream?: BackendStream | null): MaybePromise<void>
+  elapsedMs(start: BackendEvent, end: BackendEvent): Promise<number>
+  destroyEvent(event: BackendEvent): void
   /** `launches run on 2 worker threads (worker_threads) …` or `launches run on the calling thread: why`. */
   describeExecution(): string
   /** The sanitizer's reports collected since the last call (`check: { mode: 'collect' }`), then cleared;
@@ -467,6 +473,30 @@ class EmulatorBackendImpl implements EmulatorBackend {
   readonly createStream = (): BackendStream => ({ id: this.nextStream++ })
   readonly destroyStream = (): void => {}
   readonly synchronize = (): MaybePromise<void> => this.queue.pending
+
+  // Events: the one queue orders everything, so an event's time is when the work queued before it is done.
+  private nextEvent = 1
+  private readonly events = new Map<number, { done?: Promise<number> }>()
+  readonly createEvent = (): BackendEvent => {
+    this.live()
+    const id = this.nextEvent++
+    this.events.set(id, {})
+    return { id }
+  }
+  readonly recordEvent = (event: BackendEvent): MaybePromise<void> => {
+    this.live()
+    const ev = this.events.get(event.id)
+    if (!ev) throw new Error('recordEvent: not an event of this backend (or destroyed)')
+    const before = this.queue.pending
+    ev.done = before ? before.then(() => performance.now()) : Promise.resolve(performance.now())
+  }
+  readonly elapsedMs = async (start: BackendEvent, end: BackendEvent): Promise<number> => {
+    const a = this.events.get(start.id)?.done, b = this.events.get(end.id)?.done
+    if (!a || !b) throw new Error('elapsedMs: both events must have been recorded')
+    const [ta, tb] = await Promise.all([a, b])
+    return tb - ta
+  }
+  readonly destroyEvent = (event: BackendEvent): void => { this.events.delete(event.id) }
 
   readonly launch = (fn: EmulatorFunction, config: EmulatorLaunchConfig, params: EmulatorKernelParams): MaybePromise<void> => {
     this.live()

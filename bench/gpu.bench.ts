@@ -7,7 +7,8 @@
 //   - kernel time of vector add (2^22) and the 16x16-tiled matmul (192^3) measured with CUDA events, beside
 //     the emulator's wall time for the same PTX and launch (the kernels and sizes of emulator.bench.ts);
 //   - the same two kernels on the emulator's two tiers (wasm, the default, against codegen 'js'), and on WebGPU
-//     through Dawn (the optional `webgpu` package) where it offers a hardware adapter, beside CUDA's kernel time.
+//     through Dawn (the optional `webgpu` package) where it offers a hardware adapter, beside CUDA's kernel time
+//     and beside hand-written WGSL of the same kernels on that device (bench/webgpu-hand.ts).
 // Where no NVIDIA driver answers, every figure is NaN (null in results.json) and its name says "no GPU".
 // Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): one round of one batch, bursts of 1000 launches, vector add on
 // 2^12 floats and a 32³ matmul, one untimed and one timed run per side. test/bench/smoke.test.ts cannot run
@@ -23,6 +24,7 @@ import { buildModule } from '../test/gpu/build-module.js'
 import { buildCubin } from '../test/gpu/corpus.js'
 import { requireKoffi } from '../test/gpu/session.js'
 import { interleaved, median, smoke, type BenchResult, type KoffiBench } from './lib.js'
+import { setupHand } from './webgpu-hand.js'
 
 const N_ADD = smoke ? 1 << 12 : 1 << 22
 const MM = smoke ? 32 : 192
@@ -176,6 +178,10 @@ export async function measureKernels(arch: string, gpu: string): Promise<BenchRe
     }
     const [d, e, j] = [await setup(dev), await setup(emu), await setup(emuJs)]
     const g = wgMod ? await setup(wgMod) : undefined
+    // hand-written WGSL of the same kernel on the same WebGPU device (bench/webgpu-hand.ts)
+    const hand = wgBackend ? await setupHand((wgBackend as unknown as { gpu: { device: GPUDevice } }).gpu.device, w.entry === 'vec_add' ? 'vecAdd' : 'matmul', {
+      a: w.inputs[0]!, b: w.inputs[1]!, outLength: w.out / 4, sizes: w.scalars, groups: typeof w.grid === 'number' ? [w.grid, 1, 1] : [w.grid[0], w.grid[1], 1],
+    }) : undefined
     const [e0, e1] = [await dev.createEvent(), await dev.createEvent()]
     const launch = (m: Module, args: unknown[]) => m.kernel(w.entry).launch({ grid: w.grid, block: w.block }, ...(args as never[]))
     // a side's wall time: launch, then synchronize (the emulator's tiers, WebGPU through Dawn)
@@ -189,8 +195,9 @@ export async function measureKernels(arch: string, gpu: string): Promise<BenchRe
     await launch(emu, e.args)
     await launch(emuJs, j.args)
     if (wgMod && g) await launch(wgMod, g.args)
+    await hand?.run()
     await Promise.all([dev.synchronize(), emu.synchronize(), emuJs.synchronize(), wgMod?.synchronize()])
-    const sides = wgMod ? (['gpu', 'emulator', 'emulator-js', 'webgpu'] as const) : (['gpu', 'emulator', 'emulator-js'] as const)
+    const sides = wgMod ? (['gpu', 'emulator', 'emulator-js', 'webgpu', 'hand'] as const) : (['gpu', 'emulator', 'emulator-js'] as const)
     const times = await interleaved(ROUNDS, sides, async (side) => {
       if (side === 'gpu') {
         await e0.record()
@@ -199,13 +206,20 @@ export async function measureKernels(arch: string, gpu: string): Promise<BenchRe
         return e1.elapsedSince(e0)
       }
       if (side === 'webgpu') return wall(wgMod!, g!.args)
+      if (side === 'hand') { const t0 = process.hrtime.bigint(); await hand!.run(); return Number(process.hrtime.bigint() - t0) / 1e6 }
       return side === 'emulator' ? wall(emu, e.args) : wall(emuJs, j.args)
-    }) as Record<'gpu' | 'emulator' | 'emulator-js' | 'webgpu', number[]>
+    }) as Record<'gpu' | 'emulator' | 'emulator-js' | 'webgpu' | 'hand', number[]>
     const gOut = await d.out.download(new Float32Array(w.out / 4))
     for (const [what, o] of [['the emulator', e.out], ['the emulator (JS tier)', j.out], ...(g ? [['WebGPU', g.out] as const] : [])] as const) {
       const other = await o.download(new Float32Array(w.out / 4))
       const bad = gOut.findIndex((v, i) => v !== other[i] && !(what === 'WebGPU' && Math.abs(v - other[i]!) <= 1e-5 * Math.max(1, Math.abs(v))))
       if (bad >= 0) throw new Error(`${w.entry}: the GPU and ${what} differ at [${bad}]: ${gOut[bad]} vs ${other[bad]}`)
+    }
+    if (hand) {
+      const h = await hand.read()
+      const bad = gOut.findIndex((v, i) => Math.abs(v - h[i]!) > 1e-5 * Math.max(1, Math.abs(v)))
+      if (bad >= 0) throw new Error(`${w.entry}: the GPU and the hand-written WGSL differ at [${bad}]: ${gOut[bad]} vs ${h[bad]}`)
+      hand.destroy()
     }
     const gpuMs = median(times.gpu)
     const em = median(times.emulator)
@@ -220,6 +234,11 @@ export async function measureKernels(arch: string, gpu: string): Promise<BenchRe
       results.push({
         name: `${w.figure.name.replace(/ kernel time \(CUDA events\)$/, '')}: WebGPU through Dawn on ${webgpu.adapter} (launch + synchronize, wall time)`, value: wgMs, unit: 'ms',
         reference: 'CUDA events around the same launch (kernel time only)', referenceValue: gpuMs, ratio: wgMs / gpuMs, target: 'report: WebGPU wall time / CUDA kernel time',
+      })
+      const handMs = median(times.hand)
+      results.push({
+        name: `${w.figure.name.replace(/ kernel time \(CUDA events\)$/, '')}: WebGPU translated vs hand-written WGSL (Dawn on ${webgpu.adapter})`, value: wgMs, unit: 'ms',
+        reference: 'hand-written WGSL of the same kernel (bench/webgpu-hand.ts), same device, launch + queue done', referenceValue: handMs, ratio: wgMs / handMs, target: 'report: the translation\'s cost over idiomatic WGSL (1.0 = none)',
       })
     } else if (w === workloads[0]) {
       results.push({ name: `${w.figure.name.replace(/ kernel time \(CUDA events\)$/, '')}: WebGPU — not run`, value: NaN, unit: 'ms', reference: 'CUDA events', referenceValue: gpuMs, ratio: NaN, target: `not run: ${webgpu}` })

@@ -1,11 +1,13 @@
 // Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu) runs on the PTX emulator and
 // on the WebGPU backend, A/B interleaved, and the page reports the median time of each per workload.
 //
-// The WebGPU side runs the WGSL emit-wgsl generates from that PTX (the default translator; issue 15).
+// The WebGPU side runs the WGSL emit-wgsl generates from that PTX (the default translator; issue 15); a third
+// side runs hand-written WGSL for the same kernels on the same device (./webgpu-hand.ts; issue 25).
 import { createEmulatorBackend } from '../packages/emulator/src/index.js'
 import { createWebGpuBackend, emitWgsl } from '../packages/webgpu/src/index.js'
 import type { Backend } from '../packages/runtime/src/backend.js'
 import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
+import { setupHand } from './webgpu-hand.js'
 
 declare const KP_DATA: { ptx: string; arch: string; reps: number; smoke: boolean }
 const translator = emitWgsl
@@ -15,7 +17,8 @@ interface Workload {
   entry: string
   grid: [number, number, number]
   block: [number, number, number]
-  setup(k: KernelRunner): Promise<{ args: KernelArg[]; out: DeviceBuffer }>
+  hand: 'vecAdd' | 'matmul'
+  inputs(): { a: Float32Array; b: Float32Array; outLength: number; scalars: number[] }
 }
 
 // smoke mode (webgpu.bench.ts): the smallest sizes
@@ -23,24 +26,29 @@ const N_ADD = KP_DATA.smoke ? 1 << 12 : 1 << 22
 const MM = KP_DATA.smoke ? 32 : 192
 const workloads: Workload[] = [
   {
-    name: `vecAdd 2^${Math.log2(N_ADD)}`, entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
-    async setup(k) {
-      const a = await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5))
-      const b = await k.upload(Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25))
-      const out = await k.alloc(N_ADD * 4)
-      return { args: [a, b, out, N_ADD], out }
-    },
+    name: `vecAdd 2^${Math.log2(N_ADD)}`, entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1], hand: 'vecAdd',
+    inputs: () => ({
+      a: Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5),
+      b: Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25),
+      outLength: N_ADD, scalars: [N_ADD],
+    }),
   },
   {
-    name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1],
-    async setup(k) {
-      const A = await k.upload(Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3))
-      const B = await k.upload(Float32Array.from({ length: MM * MM }, (_, i) => (i % 5) - 2))
-      const out = await k.alloc(MM * MM * 4)
-      return { args: [A, B, out, MM, MM, MM], out }
-    },
+    name: `tiled matmul ${MM}x${MM}x${MM} (16x16 tiles)`, entry: 'matmul_tile16', grid: [MM / 16, MM / 16, 1], block: [16, 16, 1], hand: 'matmul',
+    inputs: () => ({
+      a: Float32Array.from({ length: MM * MM }, (_, i) => (i % 7) - 3),
+      b: Float32Array.from({ length: MM * MM }, (_, i) => (i % 5) - 2),
+      outLength: MM * MM, scalars: [MM, MM, MM],
+    }),
   },
 ]
+
+/** The workload's buffers on a runner: its arguments (inputs, output, sizes) and the output. */
+async function setup(k: KernelRunner, w: Workload): Promise<{ args: KernelArg[]; out: DeviceBuffer }> {
+  const x = w.inputs()
+  const [a, b, out] = [await k.upload(x.a), await k.upload(x.b), await k.alloc(x.outLength * 4)]
+  return { args: [a, b, out, ...x.scalars], out }
+}
 
 function sum(xs: Float32Array): number {
   let s = 0
@@ -57,22 +65,30 @@ async function main() {
   const [ke, kw] = await Promise.all([KernelRunner.load(emu, KP_DATA.ptx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.ptx, KP_DATA.arch, 'webgpu')])
   const results = []
   for (const w of workloads) {
-    const [se, sw] = [await w.setup(ke), await w.setup(kw)]
+    const [se, sw] = [await setup(ke, w), await setup(kw, w)]
+    const x = w.inputs()
+    const hand = await setupHand(gpu.gpu.device, w.hand, { a: x.a, b: x.b, outLength: x.outLength, sizes: x.scalars, groups: w.grid })
     // one untimed launch each: the emulator compiles its JS, WebGPU creates the pipeline
     const runEmu = async () => { await ke.launch(w.entry, w.grid, w.block, se.args); await emu.synchronize() }
     const runWeb = async () => { await kw.launch(w.entry, w.grid, w.block, sw.args); await web.synchronize() }
     await runEmu()
     await runWeb()
-    const te: number[] = [], tw: number[] = []
-    // A B, B A, … (issue 17 item 13): the order flips every round, so drift in load hits both sides alike
+    await hand.run()
+    const te: number[] = [], tw: number[] = [], th: number[] = []
+    // A B C, C B A, … (issue 17 item 13): the order flips every round, so drift in load hits every side alike
+    const sides = [[runEmu, te], [runWeb, tw], [() => hand.run(), th]] as const
     for (let r = 0; r < KP_DATA.reps; r++) {
-      const timeEmu = async () => { const t0 = performance.now(); await runEmu(); te.push(performance.now() - t0) }
-      const timeWeb = async () => { const t0 = performance.now(); await runWeb(); tw.push(performance.now() - t0) }
-      if (r % 2 === 0) { await timeEmu(); await timeWeb() } else { await timeWeb(); await timeEmu() }
+      for (const [run, times] of r % 2 === 0 ? sides : [...sides].reverse()) {
+        const t0 = performance.now()
+        await run()
+        times.push(performance.now() - t0)
+      }
     }
-    const [ce, cw] = [sum(await ke.read(se.out, Float32Array)), sum(await kw.read(sw.out, Float32Array))]
+    const [ce, cw, ch] = [sum(await ke.read(se.out, Float32Array)), sum(await kw.read(sw.out, Float32Array)), sum(await hand.read())]
     if (ce !== cw) throw new Error(`${w.name}: emulator checksum ${ce}, WebGPU ${cw}`)
-    results.push({ name: w.name, emulatorMs: median(te), webgpuMs: median(tw), checksum: ce })
+    if (ch !== cw) throw new Error(`${w.name}: hand-written WGSL checksum ${ch}, translated ${cw}`)
+    hand.destroy()
+    results.push({ name: w.name, emulatorMs: median(te), webgpuMs: median(tw), handMs: median(th), checksum: ce })
   }
   const adapter = gpu.device().name
   await gpu.dispose()

@@ -1,7 +1,8 @@
 // WebGPU vs the PTX emulator (issue 15, "Must show"): in one headless chromium page (SwiftShader adapter, see
 // test/helpers/webgpu.ts), vector add on 2^22 floats and a 192³ tiled matmul run on both backends from the
 // same nvcc PTX (test/fixtures/webgpu/plumbing.cu), A/B interleaved, launch + synchronize timed; the figure is
-// the ratio of the medians. Reported, not a target: SwiftShader is a CPU. The WebGPU side runs the WGSL
+// the ratio of the medians; beside them hand-written WGSL of the same two kernels (bench/webgpu-hand.ts) on the
+// same device, the translator's cost. Reported, not a target: SwiftShader is a CPU. The WebGPU side runs the WGSL
 // emit-wgsl translates from that PTX; the name of each figure names the translator.
 // Smoke mode (KP_BENCH_SMOKE=1, bench/lib.ts): vector add on 2^12 floats and a 32³ matmul, one untimed and one
 // timed launch per side.
@@ -13,20 +14,29 @@ import { bundleForBrowser, inlineJson, modulePage, runPage } from '../test/helpe
 
 const REPS = smoke ? 1 : 7
 
-interface PageResult { adapter: string; translator: string; results: Array<{ name: string; emulatorMs: number; webgpuMs: number }> }
+interface PageResult { adapter: string; translator: string; results: Array<{ name: string; emulatorMs: number; webgpuMs: number; handMs: number }> }
 
 export async function run(): Promise<BenchResult[]> {
   const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
   const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
   const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, arch: config.target, reps: REPS, smoke }) } })
   const r = await runPage<PageResult>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true, timeoutMs: 300_000 })
-  return r.results.map((w) => ({
-    name: `webgpu ${w.name} (chromium, ${r.adapter.replace(/^WebGPU: /, '')}; WGSL by ${r.translator})`,
+  const adapter = r.adapter.replace(/^WebGPU: /, '')
+  return r.results.flatMap((w) => [{
+    name: `webgpu ${w.name} (chromium, ${adapter}; WGSL by ${r.translator})`,
     value: w.webgpuMs / 1000,
     unit: 's per launch',
     reference: 'PTX emulator in the same page, same PTX and inputs (A/B interleaved)',
     referenceValue: w.emulatorMs / 1000,
     ratio: w.webgpuMs / w.emulatorMs,
     target: 'report only (SwiftShader is a CPU); ratio < 1 means WebGPU is faster',
-  }))
+  }, {
+    name: `webgpu translated vs hand-written WGSL: ${w.name} (chromium, ${adapter})`,
+    value: w.webgpuMs / 1000,
+    unit: 's per launch',
+    reference: 'hand-written WGSL of the same kernel (bench/webgpu-hand.ts), same device and inputs, A/B interleaved',
+    referenceValue: w.handMs / 1000,
+    ratio: w.webgpuMs / w.handMs,
+    target: 'report: the translation\'s cost over idiomatic WGSL (1.0 = none)',
+  }])
 }

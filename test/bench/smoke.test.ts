@@ -95,7 +95,9 @@ const expected: Record<string, string[]> = {
   ],
   'webgpu.bench.ts': [
     'webgpu vecAdd #^# (chromium, *; WGSL by emit-wgsl)',
+    'webgpu translated vs hand-written WGSL: vecAdd #^# (chromium, *)',
     'webgpu tiled matmul #x#x# (#x# tiles) (chromium, *; WGSL by emit-wgsl)',
+    'webgpu translated vs hand-written WGSL: tiled matmul #x#x# (#x# tiles) (chromium, *)',
   ],
 }
 

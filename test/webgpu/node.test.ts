@@ -228,6 +228,17 @@ Errors('an arena the device cannot allocate: alloc rejects with a RangeError nam
   dev.device.destroy()
 })
 
+Errors('one allocation over the adapter\'s buffer limit is a WebGpuLimitError naming the limit, its value and the fix, before anything is queued', async () => {
+  const be = await wg.createWebGpuBackend({ gpu })
+  const err = await caught(() => be.alloc(2 ** 31)) as InstanceType<typeof wg.WebGpuLimitError>
+  assert.is(err.name, 'WebGpuLimitError')
+  assert.is(err.limit, 'maxBufferSize')
+  assert.match(err.message, /^alloc of 2147483648 bytes: 2147483648 exceeds this adapter's maxBufferSize \(\d+\); the arena holds every allocation in one storage buffer: split the data over several launches, or use the emulator/)
+  const small = await be.alloc(64)
+  assert.ok(small > 0n)
+  await be.dispose()
+})
+
 Errors('a lost device fails every later call with the reason', async () => {
   const dev = await wg.requestWebGpuDevice({ gpu })
   const be = await wg.createWebGpuBackend({ webgpu: dev, translator: wg.createFixedTranslator(handKernels, handVariables) })

@@ -406,6 +406,12 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   async function alloc(byteLength: number): Promise<bigint> {
     live()
+    // one allocation larger than the arena may ever be: the adapter's limit, named, before anything is queued
+    if (Number.isSafeInteger(byteLength) && byteLength > memoryLimit - RESERVED_BYTES) {
+      const bound = memoryLimit === deviceLimit ? (limit('maxBufferSize') <= limit('maxStorageBufferBindingSize') ? 'maxBufferSize' : 'maxStorageBufferBindingSize') : 'the memoryLimit option'
+      throw new WebGpuLimitError(`alloc of ${byteLength} bytes`, bound, byteLength, memoryLimit - RESERVED_BYTES,
+        'the arena holds every allocation in one storage buffer: split the data over several launches, or use the emulator (no such limit)')
+    }
     return serial(async () => {
       const at = arena.alloc(byteLength)
       try {

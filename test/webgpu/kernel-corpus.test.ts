@@ -32,8 +32,16 @@ const LISTED_LOST_FUSE_MS = 5_000
 /** How a lost device or a gone browser reads in the errors that reach the test. */
 const LOST = /the WebGPU device was lost|Target page, context or browser has been closed|Browser has been closed|Instance reference no longer exists/
 
+// clang 22's half is opt-in (KP_WEBGPU_CLANG=1): SwiftShader's pipeline compiles of both halves were the suite's
+// largest cost (about 250 s of CPU on the 2-core CI machine, which the 15-minute limit could no longer hold), and
+// the translator reads the same IR from either compiler; the suite runs nvcc's PTX, and clang's PTX of the
+// emulator corpus on WebGPU (test/webgpu/corpus.test.ts). The README's clang figure comes from the opt-in run.
+const runClang = process.env.KP_WEBGPU_CLANG === '1'
+const webgpuCompilers: readonly Compiler[] = runClang ? compilers : compilers.filter((c) => c === 'nvcc')
+if (!runClang) console.log('!!! kernel corpus on WebGPU: clang 22\'s PTX not run (KP_WEBGPU_CLANG=1 runs it, about 120 s more of SwiftShader compiles)')
+
 const builds = new Map<string, BuildOutcome>()
-await Promise.all(corpusFiles.flatMap((f) => compilers.map(async (c) => builds.set(`${f.file}|${c}`, await buildCorpusFile(f, c)))))
+await Promise.all(corpusFiles.flatMap((f) => webgpuCompilers.map(async (c) => builds.set(`${f.file}|${c}`, await buildCorpusFile(f, c)))))
 
 function sleep(ms: number): Promise<void> {
   return new Promise((ok) => setTimeout(ok, ms).unref())
@@ -135,7 +143,7 @@ const ordered = corpusFiles.flatMap((f) => corpusCases.filter((x) => x.file === 
 // single-threaded in SwiftShader, so two streams use both cores when the machine has them); the tests below
 // report their outcomes in order. Each run is a chain of cases; outcomeOf never throws for a case.
 const results = new Map<string, Promise<WebGpuOutcome>>()
-const sessions = compilers.map((compiler) => {
+const sessions = webgpuCompilers.map((compiler) => {
   const session = new Session(compiler)
   let chain: Promise<unknown> = Promise.resolve()
   for (const c of ordered) {
@@ -147,9 +155,9 @@ const sessions = compilers.map((compiler) => {
 })
 
 const outcomes: WebGpuOutcome[] = []
-const s = suite('kernel corpus on WebGPU (chromium, SwiftShader): nvcc and clang 22')
+const s = suite(`kernel corpus on WebGPU (chromium, SwiftShader): ${runClang ? 'nvcc and clang 22' : 'nvcc (clang 22 with KP_WEBGPU_CLANG=1)'}`)
 
-for (const compiler of compilers) {
+for (const compiler of webgpuCompilers) {
   for (const c of ordered) {
     const expected = expectedOf(c, compiler)
     s(`${c.name} [${compiler}]${expected ? ` (expected: ${expected.stage}, ${expected.reason})` : ''}`, async () => {
@@ -175,7 +183,7 @@ s('expected-webgpu.ts names only cases of the registry, each pair once', () => {
 
 s('the webgpu README states the figure and the refusals of this run', async () => {
   await Promise.all(sessions.map(async (x) => { await x.done; await x.session.restart() }))
-  assert.is(outcomes.length, compilers.length * corpusCases.length, 'every pair ran')
+  assert.is(outcomes.length, webgpuCompilers.length * corpusCases.length, 'every pair ran')
   // KP_CORPUS_REPORT=<file>: every pair's outcome with its full message, for the expected list.
   if (process.env.KP_CORPUS_REPORT) writeFileSync(process.env.KP_CORPUS_REPORT, JSON.stringify(outcomes, null, 1))
   matchReadmeSection('packages/webgpu/README.md', 'kernel-corpus-webgpu', 'test/webgpu/kernel-corpus.test.ts', renderWebGpuFigure(corpusCases, expectedOnWebGpu))

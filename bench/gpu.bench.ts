@@ -17,12 +17,13 @@
 import { join } from 'node:path'
 import { createModule, loadModule, NoDriverError, resolveBackend, type Module } from '@kernelpack/runtime'
 import { NVCC_13_ARCHS, packImages, readPtxManifest } from '@kernelpack/toolchain'
+import { createWebGpuBackend, describeAdapter, summarizeAdapter } from '@kernelpack/webgpu'
 import { compilePtx, corpusConfigs } from '../test/helpers/ptx-cache.js'
 import { fixturesDir } from '../test/helpers/tools.js'
 import { ownSource } from '../test/fixtures/emulator/cases-own.js'
 import { buildModule } from '../test/gpu/build-module.js'
 import { buildCubin } from '../test/gpu/corpus.js'
-import { requireKoffi } from '../test/gpu/session.js'
+import { openDawn, requireKoffi } from '../test/gpu/session.js'
 import { interleaved, median, smoke, type BenchResult, type KoffiBench } from './lib.js'
 import { setupHand } from './webgpu-hand.js'
 
@@ -159,7 +160,7 @@ export async function measureKernels(arch: string, gpu: string): Promise<BenchRe
   const emuJs = await loadModule(both, manifest, { backend: 'emulator', codegen: 'js' })
   const webgpu = await openHardwareWebGpu()
   // partial: the module has kernels WebGPU refuses (f64, device calls); the two measured here translate
-  const wgBackend = typeof webgpu === 'string' ? undefined : await (await import('@kernelpack/webgpu')).createWebGpuBackend({ gpu: webgpu.gpu, partial: true })
+  const wgBackend = typeof webgpu === 'string' ? undefined : await createWebGpuBackend({ gpu: webgpu.gpu, partial: true })
   const wgMod = wgBackend ? await createModule(wgBackend, both, manifest, { sourceName: 'corpus-own.cu', reason: 'gpu bench' }) : undefined
   const addA = Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5)
   const addB = Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25)
@@ -254,21 +255,15 @@ export async function measureKernels(arch: string, gpu: string): Promise<BenchRe
   return results
 }
 
-/** Dawn (the optional `webgpu` package) with a hardware adapter, or why not (a fallback adapter is a CPU). */
+/** Dawn (the optional `webgpu` package) with a hardware adapter, or why not (a CPU adapter is no GPU figure). */
 async function openHardwareWebGpu(): Promise<{ gpu: GPU; adapter: string } | string> {
-  const name = 'webgpu'
-  let gpu: GPU
-  try {
-    gpu = ((await import(/* @vite-ignore */ name)) as { create(flags: string[]): GPU }).create([])
-  } catch (err) {
-    return `the optional \`webgpu\` package (Dawn) did not load: ${(err as Error).message.split('\n')[0]}`
-  }
+  const gpu = await openDawn()
+  if (typeof gpu === 'string') return gpu
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' })
   if (!adapter) return 'Dawn found no adapter (no Vulkan driver?)'
-  const info = adapter.info
-  const text = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unnamed adapter'
-  const cpu = (info as { isFallbackAdapter?: boolean }).isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(text)
+  const info = summarizeAdapter(adapter)
+  const text = describeAdapter(info).replace(/ \(fallback adapter\)$/, '')
   // KP_GPU_WEBGPU_ANY_ADAPTER=1 (as in test:gpu's webgpu section) lets a CPU adapter run, to check this code
-  if (cpu && process.env.KP_GPU_WEBGPU_ANY_ADAPTER !== '1') return `Dawn offers only a CPU adapter (${text})`
+  if (info.cpu && process.env.KP_GPU_WEBGPU_ANY_ADAPTER !== '1') return `Dawn offers only a CPU adapter (${text})`
   return { gpu, adapter: text }
 }

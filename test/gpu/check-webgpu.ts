@@ -16,7 +16,7 @@ import { repoRoot } from '../helpers/tools.js'
 import { compareCase, latitudeOf, readLatitudes, type CaseRun } from './capture.js'
 import { buildCubin } from './corpus.js'
 import { selectUnits } from './check-corpus.js'
-import { Checks, deviceLoadOptions, type GpuOptions, type SectionOutput } from './session.js'
+import { Checks, deviceLoadOptions, openDawn, type GpuOptions, type SectionOutput } from './session.js'
 
 const ok = (r: CaseRun) => !r.refError && !r.runError
 const failure = (r: CaseRun) => r.runError ? `run failed: ${r.runError}` : r.refError ? `wrong: ${r.refError}` : 'pass'
@@ -25,19 +25,6 @@ const refusal = /cannot run on WebGPU: (.*)/s
 /** WebGPU errors after which the device is lost: the rest runs in a fresh process. */
 const lost = /device (was )?lost|DeviceLost|GPU device lost/i
 const CASE_MS = 45_000
-
-interface DawnModule { create(flags: string[]): GPU }
-
-/** Dawn's GPU object, or why there is none. */
-async function openDawn(): Promise<GPU | string> {
-  const name = 'webgpu'
-  try {
-    const m = (await import(/* @vite-ignore */ name)) as DawnModule
-    return m.create([])
-  } catch (err) {
-    return `the optional \`webgpu\` package (Dawn) did not load: ${(err as Error).message.split('\n')[0]}`
-  }
-}
 
 export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<SectionOutput> {
   const checks = new Checks('webgpu')
@@ -56,7 +43,7 @@ export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<
     return out
   }
   const adapter = wg.describeAdapter(device.info)
-  const hardware = !device.info.isFallbackAdapter && !/swiftshader|llvmpipe|lavapipe/i.test(adapter)
+  const hardware = !device.info.cpu
   if (!resumeAfter) {
     checks.add('WebGPU adapter (Dawn)', hardware ? 'pass' : 'not-run',
       `${adapter}; subgroups ${device.features.has('subgroups') ? 'yes' : 'no'}, shader-f16 ${device.features.has('shader-f16') ? 'yes' : 'no'}; ` +

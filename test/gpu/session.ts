@@ -149,3 +149,14 @@ export async function declareDoubleKernels(o: GpuOptions, manifest: KernelManife
   const define = koffi.load(o.libcudaPath).func('void kptd_define_kernel(const char *name, int n, const uint64_t *sizes)')
   for (const k of manifest.kernels) define(k.name, k.params.length, new BigUint64Array(k.params.map((p) => BigInt(p.size))))
 }
+
+/** Dawn's GPU object from the optional `webgpu` package, or why there is none (test:gpu's webgpu section and
+ *  the GPU bench; the runtime has its own, for `auto`). */
+export async function openDawn(): Promise<GPU | string> {
+  const name = 'webgpu'
+  try {
+    return ((await import(/* @vite-ignore */ name)) as { create(flags: string[]): GPU }).create([])
+  } catch (err) {
+    return `the optional \`webgpu\` package (Dawn) did not load: ${(err as Error).message.split('\n')[0]}`
+  }
+}

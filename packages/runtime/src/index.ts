@@ -59,22 +59,33 @@ function cudaBackend(options: LoadModuleOptions): Promise<Backend> {
 /** WebGPU in Node: the caller's GPU object, else Dawn from the optional `webgpu` package. */
 async function nodeWebGpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
   if (options.gpu || options.adapter) return webgpuBackend(options)
-  // a variable specifier: bundlers must not try to resolve an optional package the app may not have
-  const dawn = 'webgpu'
-  let create: (flags: string[]) => GPU
-  try {
-    create = ((await import(/* webpackIgnore: true */ /* @vite-ignore */ dawn)) as { create: typeof create }).create
-  } catch (err) {
-    // not installed (or not resolvable from where the runtime runs, e.g. a bundle outside the app), or there
-    // but failing to load (Dawn's native binary): two different fixes
-    const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && /['"]webgpu['"]/.test((err as Error).message)
-    throw new Error(missing
+  const d = await dawn()
+  if ('error' in d) {
+    throw new Error(d.missing
       ? "loadModule: backend 'webgpu' in Node needs the optional `webgpu` package (Dawn's WebGPU for Node), which is not installed where the app runs: add it to the app's dependencies (`npm install webgpu`), or pass a GPU object ({ webgpu: { gpu } }), or use backend 'auto' or 'emulator'"
-      : `loadModule: backend 'webgpu' in Node: the \`webgpu\` package (Dawn) is installed but failed to load: ${(err as Error).message}`, { cause: err })
+      : `loadModule: backend 'webgpu' in Node: the \`webgpu\` package (Dawn) is installed but failed to load: ${d.error.message}`, { cause: d.error })
   }
-  return webgpuBackend({ ...options, gpu: (dawnGpu ??= create([])) })
+  return webgpuBackend({ ...options, gpu: d.gpu })
 }
-let dawnGpu: GPU | undefined
+
+/** Dawn's GPU object from the optional `webgpu` package (one per process), or why not: not installed (or not
+ *  resolvable from where the runtime runs, e.g. a bundle outside the app), or there but failing to load
+ *  (Dawn's native binary): two different fixes. */
+let dawnGpu: Promise<{ gpu: GPU } | { error: Error; missing: boolean }> | undefined
+function dawn(): Promise<{ gpu: GPU } | { error: Error; missing: boolean }> {
+  dawnGpu ??= (async () => {
+    // a variable specifier: bundlers must not try to resolve an optional package the app may not have
+    const name = 'webgpu'
+    try {
+      const { create } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as { create: (flags: string[]) => GPU }
+      return { gpu: create([]) }
+    } catch (err) {
+      const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && /['"]webgpu['"]/.test((err as Error).message)
+      return { error: err as Error, missing }
+    }
+  })()
+  return dawnGpu
+}
 
 /** The backend loadModule would use, and why. */
 export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{ backend: Backend; reason: string }> {
@@ -104,30 +115,26 @@ export async function resolveBackend(options: LoadModuleOptions = {}): Promise<{
   return { backend: await emulatorBackend(options), reason: `auto: using the PTX emulator because ${noDriver}, and ${hw.why}` }
 }
 
-/** Dawn's GPU object for `auto`, or why there is none; asked once per process. */
-let autoDawn: Promise<{ gpu: GPU } | { why: string }> | undefined
+/** Whether Linux has a Vulkan loader for Dawn (without one Dawn prints a warning of its own); asked once. */
+let vulkanLoader: Promise<boolean> | undefined
+function hasVulkanLoader(): Promise<boolean> {
+  vulkanLoader ??= (async () => {
+    if (process.platform !== 'linux') return true
+    const { existsSync } = await import('node:fs')
+    const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), '/usr/lib/x86_64-linux-gnu', '/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib64', '/lib64', '/usr/lib', '/usr/local/lib']
+    return dirs.some((d) => existsSync(`${d}/libvulkan.so.1`))
+  })()
+  return vulkanLoader
+}
 
 /** `auto`'s WebGPU step in Node: the caller's GPU object, else Dawn from the optional `webgpu` package where a
- *  Vulkan loader exists (on Linux; Dawn prints a warning of its own without one), on a hardware adapter only. */
+ *  Vulkan loader exists, on a hardware adapter only. */
 async function autoWebGpu(options: WebGpuOptions = {}): Promise<{ backend: Backend; adapter: string } | { why: string }> {
   if (options.gpu || options.adapter) return hardwareWebGpu(options)
-  autoDawn ??= (async () => {
-    if (process.platform === 'linux') {
-      const { existsSync } = await import('node:fs')
-      const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), '/usr/lib/x86_64-linux-gnu', '/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib64', '/lib64', '/usr/lib', '/usr/local/lib']
-      if (!dirs.some((d) => existsSync(`${d}/libvulkan.so.1`))) return { why: 'WebGPU has no Vulkan loader (libvulkan.so.1) for Dawn here' }
-    }
-    const dawn = 'webgpu'
-    try {
-      const { create } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ dawn)) as { create: (flags: string[]) => GPU }
-      return { gpu: (dawnGpu ??= create([])) }
-    } catch (err) {
-      const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && /['"]webgpu['"]/.test((err as Error).message)
-      return { why: missing ? 'WebGPU needs the optional `webgpu` package (Dawn), which is not installed' : `the \`webgpu\` package (Dawn) failed to load (${(err as Error).message.split('\n')[0]})` }
-    }
-  })()
-  const d = await autoDawn
-  return 'gpu' in d ? hardwareWebGpu({ ...options, gpu: d.gpu }) : d
+  if (!(await hasVulkanLoader())) return { why: 'WebGPU has no Vulkan loader (libvulkan.so.1) for Dawn here' }
+  const d = await dawn()
+  if ('gpu' in d) return hardwareWebGpu({ ...options, gpu: d.gpu })
+  return { why: d.missing ? 'WebGPU needs the optional `webgpu` package (Dawn), which is not installed' : `the \`webgpu\` package (Dawn) failed to load (${d.error.message.split('\n')[0]})` }
 }
 
 async function readSource(source: ModuleSource): Promise<Uint8Array> {

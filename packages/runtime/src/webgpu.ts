@@ -42,12 +42,10 @@ export function describeWebGpuFallback(err: Error & { summary?: string }, adapte
   return `WebGPU${adapter ? ` (${adapter})` : ''} cannot run this module: ${why}`
 }
 
-/** Adapters that compute on the CPU (SwiftShader, llvmpipe, lavapipe): never `auto`'s choice over the emulator. */
-const CPU_ADAPTER = /swiftshader|llvmpipe|lavapipe|software rasterizer/i
-
 /**
- * `auto`'s WebGPU step: the backend on a hardware adapter, or why there is none. A fallback adapter (the
- * spec's `isFallbackAdapter`, or one that names a CPU rasterizer) is refused: the emulator is the CPU path.
+ * `auto`'s WebGPU step: the backend on a hardware adapter, or why there is none. An adapter that computes on
+ * the CPU (@kernelpack/webgpu's `info.cpu`: a fallback adapter, or one that names a CPU rasterizer) is refused:
+ * the emulator is the CPU path.
  */
 export async function hardwareWebGpu(options: WebGpuOptions = {}, open: (o: WebGpuOptions) => Promise<Backend> = webgpuBackend): Promise<{ backend: Backend; adapter: string } | { why: string }> {
   let backend: Backend
@@ -58,8 +56,8 @@ export async function hardwareWebGpu(options: WebGpuOptions = {}, open: (o: WebG
     throw err
   }
   const adapter = backend.device().name.replace(/^WebGPU: /, '')
-  const info = (backend as { gpu?: { info?: { isFallbackAdapter?: boolean } } }).gpu?.info
-  if (!options.allowFallbackAdapter && (info?.isFallbackAdapter || CPU_ADAPTER.test(adapter))) {
+  const cpu = (backend as { gpu?: { info?: { cpu?: boolean } } }).gpu?.info?.cpu
+  if (!options.allowFallbackAdapter && cpu) {
     return { why: `WebGPU's only adapter, ${adapter.replace(/ \(fallback adapter\)$/, '')}, is a fallback (CPU) adapter (webgpu.allowFallbackAdapter takes it)` }
   }
   return { backend, adapter }

@@ -204,7 +204,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     while (next < end) next *= 2
     next = Math.min(align4(next), memoryLimit)
     const needed = align4(end)
-    if (next >= refusedSize) next = Math.max(needed, Math.floor(refusedSize / 2 / 256) * 256)
+    if (next >= refusedSize) next = needed
     let bigger = await tryBuffer(next)
     if (typeof bigger === 'string' && next > needed) {
       refusedSize = Math.min(refusedSize, next)

@@ -31,6 +31,9 @@ export interface AdapterSummary {
   description: string
   /** True for software adapters (SwiftShader) and other fallbacks. */
   isFallbackAdapter: boolean
+  /** True where the adapter computes on the CPU: a fallback adapter, or one that names a CPU rasterizer
+   *  (SwiftShader, llvmpipe, lavapipe) without saying it is a fallback. `auto` never prefers one over the emulator. */
+  cpu: boolean
   subgroupMinSize?: number
   subgroupMaxSize?: number
 }
@@ -51,15 +54,18 @@ export interface WebGpuDevice {
 /** The adapter's information as plain values ("swiftshader", "google"…). */
 export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
   const i = (adapter as { info?: GPUAdapterInfo & { isFallbackAdapter?: boolean; subgroupMinSize?: number; subgroupMaxSize?: number } }).info
+  const isFallbackAdapter = Boolean(i?.isFallbackAdapter ?? (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter)
+  const vendor = i?.vendor ?? '', architecture = i?.architecture ?? '', description = i?.description ?? ''
   return {
-    vendor: i?.vendor ?? '',
-    architecture: i?.architecture ?? '',
-    description: i?.description ?? '',
-    isFallbackAdapter: Boolean(i?.isFallbackAdapter ?? (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter),
+    vendor, architecture, description, isFallbackAdapter,
+    cpu: isFallbackAdapter || CPU_RASTERIZER.test(`${vendor} ${architecture} ${description}`),
     subgroupMinSize: i?.subgroupMinSize,
     subgroupMaxSize: i?.subgroupMaxSize,
   }
 }
+
+/** Adapters that name a CPU implementation. */
+const CPU_RASTERIZER = /swiftshader|llvmpipe|lavapipe|software rasterizer/i
 
 /** One line naming the adapter: `google swiftshader (fallback adapter)`. */
 export function describeAdapter(info: AdapterSummary): string {

@@ -41,6 +41,25 @@ unit('the .align after .ptr is the pointee alignment: it does not move the param
   assert.is(k.layout.size, 40)
 })
 
+unit('a kernel declared before its definition (clang -fgpu-rdc, a static template kernel) is one kernel, described where it is defined', () => {
+  const iface = readPtxInterface(`.version 8.0
+.target sm_80
+.address_size 64
+.weak .entry _ZL1kIiEvPT___intern__ab(
+  .param .u64 .ptr .align 1 p
+)
+;
+.global .align 8 .u64 __clang_gpu_used_external[1] = {_ZL1kIiEvPT___intern__ab};
+.visible .entry other() { ret; }
+.weak .entry _ZL1kIiEvPT___intern__ab(
+  .param .u64 .ptr .align 1 p
+)
+.maxntid 128, 1, 1
+{ ret; }
+.extern .entry elsewhere(.param .u32 n);`)
+  assert.equal(iface.kernels.map((k) => [k.name, k.maxntid]), [['other', undefined], ['_ZL1kIiEvPT___intern__ab', [128, 1, 1]], ['elsewhere', undefined]])
+})
+
 unit.run()
 
 // ---

@@ -80,8 +80,14 @@ function paramInterface(p: PtxVariable, offset: number): PtxParamInterface {
 /** The interface of a parsed module (bodies may or may not have been parsed). */
 export function moduleInterface(mod: PtxModule): PtxInterface {
   const kernels: PtxKernelInterface[] = []
+  // clang declares a kernel before its definition when a variable names it first (`-fgpu-rdc` keeps a
+  // static template kernel through `__clang_gpu_used_external`): one kernel, described where it is defined
+  const defined = new Set(mod.functions.filter((f) => f.kind === 'entry' && f.defined).map((f) => f.name))
+  const seen = new Set<string>()
   for (const f of mod.functions) {
     if (f.kind !== 'entry') continue
+    if ((!f.defined && defined.has(f.name)) || seen.has(f.name)) continue
+    seen.add(f.name)
     const layout = layoutParams(f.params)
     const k: PtxKernelInterface = {
       name: f.name, linkage: f.linkage as PtxLinkage, params: f.params.map((p, i) => paramInterface(p, layout.offsets[i]!)), layout,

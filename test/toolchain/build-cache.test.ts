@@ -235,12 +235,17 @@ cache('paths with spaces, quotes, $() and non-ASCII characters, with nvcc and cl
   for (const f of ['pwned', 'pwned2', 'pwned3', 'pwned4']) {
     assert.not.ok(existsSync(join(repoRoot, f)) || existsSync(join(src, f)) || existsSync(join(dir, f)), `a shell ran $(touch ${f})`)
   }
-  // nvcc's dependency output cannot spell a '"' in a file name: such a file still builds, uncached, with a warning.
+  // nvcc's own dependency output (-MD, what a launcher gets) cannot spell a '"' in a file name: such a file
+  // still builds, uncached, with a warning. gcc's, on nvcc's device pass (no launcher), can: cached.
   const quoted = join(dir, `say "hi" $(touch pwned4).cu`)
   writeFileSync(quoted, '#include "local $(x).h"\nextern "C" __global__ void hi(int *p) { p[0] = LOCAL; }\n')
-  const q = await buildCudaFile(quoted, { arch, compiler: 'nvcc', cacheDir: join(src, 'cache dir $(x) ö') })
+  const q = await buildCudaFile(quoted, { arch, compiler: 'nvcc', cacheDir: join(src, 'cache dir $(x) ö'), launcher })
   assert.equal(q.manifest.kernels.map((k) => k.name), ['hi'])
   assert.match(q.warnings.map((w) => w.message).join('\n'), /not cached/)
+  for (let i = 0; i < 2; i++) {
+    const g = await buildCudaFile(quoted, { arch, compiler: 'nvcc', cacheDir: join(src, 'cache dir $(x) ö') })
+    assert.equal([g.warnings, g.dependencies.slice(0, 2), g.stats.cacheHits], [[], [quoted, join(dir, 'local $(x).h')], i])
+  }
   writeFileSync(file, '#include "local $(x).h"\n__global__ void weird(int *p) { p[0] = LOCAL\n}\n')
   for (const compiler of ['nvcc', tool('clang++')]) {
     try {

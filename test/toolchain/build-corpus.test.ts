@@ -124,7 +124,8 @@ build('rebuilding the corpus hits the cache for every target and gives identical
   for (const compiler of ['nvcc', 'clang'] as const) {
     const again = await Promise.all(files.map((f) => buildCudaFile(join(cuDir, f), { arch, compiler: compiler === 'nvcc' ? 'nvcc' : tool('clang++'), cacheDir, session: new BuildSession() })))
     for (let i = 0; i < files.length; i++) {
-      assert.equal(again[i]!.stats, { ...again[i]!.stats, compiles: 0, cacheHits: 3 })
+      // compute_80 and compute_90 PTX, sm_80 and sm_90 assembled from them (issue 27)
+      assert.equal(again[i]!.stats, { ...again[i]!.stats, compiles: 0, cacheHits: 4 })
       assert.ok(Buffer.from(again[i]!.offload).equals(Buffer.from(builds[compiler][i]!.offload)), `${compiler} ${files[i]}`)
       assert.equal(again[i]!.manifest, builds[compiler][i]!.manifest)
     }

@@ -38,6 +38,11 @@ function sections(b: Uint8Array): Section[] {
   return raw.map((s) => ({ ...s, name: cstr(b, strtab.offset + s.nameOff) }))
 }
 
+/** Each section's name and contents, in section-header order. */
+export function readSectionContents(b: Uint8Array): { name: string; bytes: Uint8Array }[] {
+  return sections(b).map((s) => ({ name: s.name, bytes: s.type === 8 ? new Uint8Array(0) : b.subarray(s.offset, s.offset + s.size) })) // SHT_NOBITS has none
+}
+
 export function readCubinSymbols(b: Uint8Array): CubinSymbol[] {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength)
   const secs = sections(b)

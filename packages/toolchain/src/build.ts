@@ -6,7 +6,7 @@ import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
 import { resolveCacheSize } from './cache-size.js'
-import { compileTarget, keyArgs, unreadableDepsWarning, type ResolvedCompileOptions } from './compile.js'
+import { assembleArgs, assembleCubin, assemblesFromPtx, compileTarget, keyArgs, unreadableDepsWarning, type ResolvedCompileOptions } from './compile.js'
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
@@ -95,6 +95,8 @@ export interface BuildResult {
 
 interface TargetResult extends CacheEntry {
   cached: boolean
+  /** The results this one was made from (a cubin's PTX). */
+  steps?: TargetResult[]
 }
 
 /** Compiles in flight in this process, by input key: the same compile asked for twice runs once. */
@@ -167,6 +169,55 @@ async function buildTarget(
   const r = await p
   if (wantManifest && !r.manifest) throw new Error(`internal: no manifest for ${file} ${target.target}`)
   return r
+}
+
+/** The virtual architecture whose PTX a real target's cubin is assembled from (`sm_90a` ← `compute_90a`). */
+function virtualOf(t: Target): Target {
+  return { target: `compute_${t.sm}${t.suffix}`, arch: t.arch, kind: 'ptx', sm: t.sm, suffix: t.suffix }
+}
+
+/**
+ * A real target's cubin assembled from the PTX of its virtual architecture (nvcc's plan: one front end per
+ * virtual architecture, ptxas per real one). The PTX is the same compile, with the same key and cache entry,
+ * as that virtual target's own image, so `'90'` (sm_90 + compute_90) runs the front end once and a target
+ * added to a warm cache runs only ptxas. The cubin is cached under the PTX's content hash and ptxas's
+ * arguments: a source edit that leaves the PTX as it was (a comment) assembles nothing. Its dependencies and
+ * warnings are the front end's (reported once however many real targets share it) plus ptxas's own.
+ */
+async function buildCubin(
+  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
+  session: BuildSession, limiter: Pool | undefined,
+): Promise<TargetResult> {
+  const ptx = await buildTarget(compiler, virtualOf(target), file, o, cache, false, session, limiter)
+  const key = sha256(JSON.stringify({
+    v: 1, step: 'ptxas', compiler: compiler.identity, target: target.target, ptx: sha256(ptx.bytes),
+    args: compiler.kind === 'nvcc' ? assembleArgs(target, { ...o, launcher: undefined }, { input: '<in>', output: '<out>' }) : keyArgs(compiler, target, o, file),
+    env: keyEnv.map((k) => process.env[k] ?? null),
+  }))
+  let p = inFlight.get(key)
+  if (!p) {
+    p = (async (): Promise<TargetResult> => {
+      const hit = cache ? await cache.lookup(key, session, { contentKeyed: true }) : undefined
+      if (hit) return { ...hit, deps: ptx.deps, warnings: dedupeDiagnostics([...ptx.warnings, ...hit.warnings]), cached: true, steps: [ptx] }
+      const run = () => compilePool.run(() => assembleCubin(compiler, target, file, ptx.bytes, o))
+      const out = await (limiter ? limiter.run(run) : run())
+      const entry: CacheEntry = { bytes: out.bytes, deps: [], warnings: out.warnings }
+      if (cache) await cache.store(key, [], entry).catch(() => {})
+      return { ...entry, deps: ptx.deps, warnings: dedupeDiagnostics([...ptx.warnings, ...out.warnings]), cached: false, steps: [ptx] }
+    })()
+    inFlight.set(key, p)
+    const clear = () => { if (inFlight.get(key) === p) inFlight.delete(key) }
+    p.then(clear, clear)
+  }
+  return p
+}
+
+/** Every compiler process behind these results, once each (a PTX shared by several cubins counts once). */
+function stepsOf(results: TargetResult[]): TargetResult[] {
+  const all = new Set<TargetResult>()
+  const add = (r: TargetResult) => { all.add(r); r.steps?.forEach(add) }
+  results.forEach(add)
+  return [...all]
 }
 
 /** `sm_80` for the manifest when only real targets were asked for: PTX of the lowest one. */
@@ -249,8 +300,10 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const session = options.session ?? new BuildSession()
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
+  const fromPtx = assemblesFromPtx(o)
   const settled = await Promise.allSettled(all.map(async (t) => {
-    const r = await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
+    const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter)
+      : await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
     options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
     return r
   }))
@@ -281,7 +334,8 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
   // clang removes static device variables only host code writes: say which, where, and the fix
   if (compiler.kind === 'clang') warnings.push(...droppedStaticVariables(own, manifest))
-  const compiles = results.filter((r) => !r.cached).length
+  const steps = stepsOf(results)
+  const compiles = steps.filter((r) => !r.cached).length
   return {
     file: abs,
     name: basename(abs).replace(/\.cu$/i, ''),
@@ -290,6 +344,6 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
     images,
     dependencies,
     warnings,
-    stats: { compiles, cacheHits: results.length - compiles, ms: performance.now() - t0 },
+    stats: { compiles, cacheHits: steps.length - compiles, ms: performance.now() - t0 },
   }
 }

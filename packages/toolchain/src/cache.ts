@@ -127,14 +127,16 @@ export class CompileCache {
   }
 
   /** The cached output for this input, if every recorded dependency still hashes to what it did. */
-  async lookup(inputKey: string, session?: BuildSession): Promise<CacheEntry | undefined> {
+  async lookup(inputKey: string, session?: BuildSession, options: { contentKeyed?: boolean } = {}): Promise<CacheEntry | undefined> {
     let record: { inputKey: string; deps: DepRecord[] }
     try {
       record = JSON.parse(await readFile(this.depsPath(inputKey), 'utf8'))
     } catch {
       return undefined
     }
-    if (record.inputKey !== inputKey || !Array.isArray(record.deps) || record.deps.length === 0) return undefined
+    // A compile reads at least its source; only an input key that holds the content itself (ptxas's: the
+    // PTX's hash) may have no dependencies.
+    if (record.inputKey !== inputKey || !Array.isArray(record.deps) || (record.deps.length === 0 && !options.contentKeyed)) return undefined
     const now = await Promise.all(record.deps.map((d) => hashDependency(d.path, d, session)))
     if (now.some((d) => !d)) return undefined
     const deps = record.deps.map((d, i) => ({ path: d.path, hash: now[i]!.hash, sig: now[i]!.sig }))

@@ -1,5 +1,5 @@
 // One device compile = one compiler process for one target (execa, an argument array, never a shell):
-//   nvcc  [-c] -cubin|-ptx -arch=<target> … -MD -MF <deps> -o <out> <file>
+//   nvcc  [-c] -cubin|-ptx -arch=<target> … -Xcompiler -MD,-MF,<deps> (with a launcher: -MD -MF <deps>) -o <out> <file>
 //   clang -x cuda --cuda-device-only --offload-arch=<sm> -c|-S --cuda-path=<toolkit> … -MD -MF <deps> -o <out> <file>
 // The dependency list comes from `-MD -MF` of the same process (no separate preprocessing pass).
 // nvcc hands paths to its sub-tools through a shell (a source named `a $(x).cu` runs `x`), so for nvcc a
@@ -7,7 +7,7 @@
 // include directories through symlinks; messages and dependencies are mapped back to the user's paths.
 import { execa } from 'execa'
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, renameSync } from 'node:fs'
-import { readFile, rm } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { removeStaleTemps, tempPathFor, writeFileIfChanged } from './atomic-write.js'
 import { guardCommand } from './child-guard.js'
@@ -178,11 +178,16 @@ function defineArgs(defines: [string, string | number | boolean][]): string[] {
 
 /** The compiler's arguments for one target, with the given input, output and dependency-file paths. */
 export function compileArgs(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, io: { input: string; output: string; depfile: string; includeDirs: string[] }): string[] {
+  // nvcc's own -MD runs one more preprocessing pass of the whole source (a host-side `gcc -E -M`), about a
+  // quarter of a small file's front end; gcc's -MD on the device pass nvcc runs anyway (`-Xcompiler`) lists
+  // the same files at no cost, as the pass that made the PTX saw them. Launchers know only nvcc's -MD, and
+  // -Xcompiler splits at commas.
+  const deps = compiler.kind === 'nvcc' && !o.launcher && !io.depfile.includes(',') ? ['-Xcompiler', `-MD,-MF,${io.depfile}`] : ['-MD', '-MF', io.depfile]
   const common = [
     ...io.includeDirs.flatMap((d) => ['-I', d]),
     ...defineArgs(o.defines),
     ...o.flags,
-    '-MD', '-MF', io.depfile,
+    ...deps,
     '-o', io.output,
   ]
   if (compiler.kind === 'nvcc') {
@@ -236,6 +241,145 @@ function lineCount(file: string): number {
     return text.split('\n').length - (text.endsWith('\n') ? 1 : 0)
   } catch {
     return 0
+  }
+}
+
+/** Whether a cubin is assembled from the PTX of its virtual architecture (nvcc's own plan: `cicc` once per
+ *  virtual architecture, `ptxas` once per real one) rather than compiled from the source in a process of its
+ *  own. Not with ccache as the launcher: ccache (4.7 to at least 4.10) caches an nvcc compile of a `.cu` but
+ *  calls one of a `.ptx` "Unsupported source language" and runs it uncached, so a CI fleet's remote storage
+ *  would lose every cubin; there each cubin stays one nvcc compile of the source, which ccache caches whole.
+ *  Other launchers (sccache, which splits nvcc into cicc and ptxas jobs itself; a logging wrapper) wrap each
+ *  step. clang compiles each offload arch in a cc1 of its own, so only a cubin and a PTX of the same arch
+ *  share a front end. */
+export function assemblesFromPtx(o: ResolvedCompileOptions): boolean {
+  const launcher = o.launcher?.[0]
+  return !(launcher && /^ccache(?:\.exe)?$/i.test(basename(launcher)))
+}
+
+/** nvcc's arguments for assembling one real target's cubin from the PTX of its virtual architecture: what
+ *  `nvcc -cubin -arch=sm_XY file.cu` gives ptxas (`-lineinfo`, `-G`, `-rdc`, `-Xptxas`, the user's flags), with
+ *  the PTX as input. Include directories, macros, the C++ standard and `-MD` are the front end's and stay out. */
+export function assembleArgs(target: Target, o: ResolvedCompileOptions, io: { input: string; output: string }): string[] {
+  return [
+    ...(o.launcher ? ['-c'] : []),
+    '-cubin',
+    `-arch=${target.target}`,
+    ...(o.rdc ? ['-rdc=true'] : []),
+    ...(o.lineinfo ? ['-lineinfo'] : []),
+    ...(o.debug ? ['-G'] : []),
+    ...(o.optimize !== undefined ? [`-Xptxas=-O${o.optimize}`] : []),
+    ...o.flags,
+    '-o', io.output,
+    io.input,
+  ]
+}
+
+/** clang's ptxas command for one target, read from `clang -###` of the compile it would run (so `-O`, `-g`,
+ *  `-gline-tables-only`, `-fgpu-rdc` and `-Xcuda-ptxas` map exactly as clang maps them), with the input and
+ *  output left as placeholders. Once per argument list and process. */
+const clangPtxasLines = new Map<string, Promise<string[]>>()
+async function clangPtxasCommand(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, file: string): Promise<string[]> {
+  const args = compileArgs(compiler, target, { ...o, launcher: undefined }, { input: file, output: '@KP_OUT@', depfile: '@KP_DEPS@', includeDirs: o.includeDirs })
+  const key = JSON.stringify([compiler.path, args])
+  let p = clangPtxasLines.get(key)
+  if (!p) {
+    p = (async () => {
+      const r = await execa(compiler.path, ['-###', ...args], { cwd: o.cwd, reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
+      const lines = (r.all ?? '').split('\n').filter((l) => /^ "/.test(l))
+      const words = (l: string) => [...l.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, '$1'))
+      const ptxas = lines.map(words).find((w) => basename(w[0] ?? '') === 'ptxas')
+      if (r.exitCode !== 0 || !ptxas) throw new ToolchainError(`cannot read the ptxas command of ${compiler.path} -### for ${target.target}: ${(r.all ?? r.message).trim().split('\n').slice(-5).join('\n')}`)
+      const out = ptxas.indexOf('--output-file')
+      if (out < 0 || ptxas[out + 1] !== '@KP_OUT@') throw new ToolchainError(`unexpected ptxas command from ${compiler.path} -###: ${ptxas.join(' ')}`)
+      // clang's temporary .s file is the input (with -fgpu-rdc a `-c` follows it): the PTX goes there
+      const input = ptxas.findLastIndex((w, i) => i > 0 && /\.s$/.test(w) && !w.startsWith('-') && ptxas[i - 1] !== '--output-file')
+      if (input < 0) throw new ToolchainError(`no input file in the ptxas command from ${compiler.path} -###: ${ptxas.join(' ')}`)
+      return ptxas.map((w, i) => (i === input ? '@KP_IN@' : w))
+    })()
+    clangPtxasLines.set(key, p)
+    p.catch(() => clangPtxasLines.delete(key))
+  }
+  return p
+}
+
+/** nvcc's ptxas command for assembling one target, read from `nvcc --dryrun` of the same `-cubin` call on a
+ *  PTX input (so `-lineinfo`, `-G`, `-rdc`, `-Xptxas`, `-maxrregcount` and the user's flags map exactly as
+ *  nvcc maps them), with the input and output as placeholders; undefined when nvcc would run anything but
+ *  one ptxas (then nvcc itself runs). Running ptxas directly saves nvcc's own start-up, a third of the time
+ *  of assembling a small kernel. Once per argument list and process. */
+const nvccPtxasLines = new Map<string, Promise<string[] | undefined>>()
+function nvccPtxasCommand(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions): Promise<string[] | undefined> {
+  const args = assembleArgs(target, { ...o, launcher: undefined }, { input: 'KP_IN.ptx', output: 'KP_OUT.cubin' })
+  const key = JSON.stringify([compiler.path, args])
+  let p = nvccPtxasLines.get(key)
+  if (!p) {
+    p = (async () => {
+      const r = await execa(compiler.path, ['--dryrun', ...args], { cwd: o.cwd, reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
+      if (r.exitCode !== 0) return undefined
+      const commands = (r.all ?? '').split('\n').filter((l) => l.startsWith('#$ ') && !/^#\$ [A-Za-z_][A-Za-z0-9_]*=/.test(l))
+      if (commands.length !== 1) return undefined
+      // a shell command line: bare words and "double-quoted" ones (nvcc quotes paths)
+      const words = [...commands[0]!.slice(3).matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!)
+      if (words[0] !== 'ptxas' || words.filter((w) => w === 'KP_IN.ptx').length !== 1 || words.filter((w) => w === 'KP_OUT.cubin').length !== 1) return undefined
+      if (words.some((w) => /[$`'\\]/.test(w))) return undefined // something a shell would have expanded
+      return [join(dirname(compiler.path), 'ptxas'), ...words.slice(1).map((w) => (w === 'KP_IN.ptx' ? '@KP_IN@' : w === 'KP_OUT.cubin' ? '@KP_OUT@' : w))]
+    })()
+    nvccPtxasLines.set(key, p)
+  }
+  return p
+}
+
+/** A name for the assembler's files, the same for every build of `file` (nvcc and ptxas write the command
+ *  line, with both names, into a `-G` cubin): the source's base name, shell-safe. */
+function assembleStem(file: string): string {
+  return basename(file).replace(/\.cu$/i, '').replace(/[^A-Za-z0-9_-]/g, '_') || 'kernel'
+}
+
+/** Assembles one real target's cubin from `ptx`, the PTX of its virtual architecture, with ptxas (through nvcc
+ *  for nvcc builds, as nvcc runs it; directly for clang, as clang runs it). The files lie in a folder of their
+ *  own, named the same in every build, so the bytes are the same in every build (nvcc's own temporary names
+ *  carry a process id into `-G` cubins). Throws a CompileError with ptxas's messages when it fails. */
+export async function assembleCubin(compiler: CompilerInfo, target: Target, file: string, ptx: Uint8Array, o: ResolvedCompileOptions): Promise<CompileOutput> {
+  const dir = join(processWorkDir(), `as-${++outputCounter}`)
+  mkdirSync(dir, { recursive: true })
+  const stem = assembleStem(file)
+  const input = `${stem}.ptx`
+  const output = `${stem}.cubin`
+  try {
+    await writeFile(join(dir, input), ptx)
+    let argv: string[]
+    if (compiler.kind === 'nvcc') {
+      // a launcher is given nvcc's own call (what sccache recognises); without one, ptxas as nvcc runs it
+      const line = o.launcher ? undefined : await nvccPtxasCommand(compiler, target, o)
+      argv = line ? line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))
+        : [...(o.launcher ?? []), compiler.path, ...assembleArgs(target, o, { input, output })]
+    } else {
+      const line = await clangPtxasCommand(compiler, target, o, file)
+      argv = [...(o.launcher ?? []), ...line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))]
+    }
+    const [cmd, ...rest] = argv
+    processCounter.spawned++
+    const guarded = guardCommand(cmd!, rest)
+    const r = await execa(guarded.file, guarded.args, {
+      cwd: dir, reject: false, all: true, stdin: 'ignore', stripFinalNewline: false, detached: guarded.detached,
+      env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') },
+    })
+    const text = r.all ?? ''
+    const diagnostics = dedupeDiagnostics(parseDiagnostics(text, { file }))
+    let bytes: Uint8Array | undefined
+    if (r.exitCode === 0) bytes = await readFile(join(dir, output)).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)).catch(() => undefined)
+    if (r.exitCode !== 0 || !bytes) {
+      if (guarded.guard === 'none' ? (r as { code?: string }).code === 'ENOENT' : r.exitCode === 127 && text.includes(`${cmd}: not found`)) {
+        throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
+      }
+      throw new CompileError(file, diagnostics.some((d) => d.severity === 'error') ? diagnostics : [...diagnostics, { file, line: 0, column: 0, severity: 'error', message: `ptxas could not assemble the ${target.target} cubin: ${(text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n')}` }], {
+        target: target.target, command: argv, exitCode: r.exitCode, output: text,
+      })
+    }
+    return { bytes, deps: [file], warnings: diagnostics.filter((d) => d.severity !== 'error') }
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => {})
   }
 }
 

@@ -1,6 +1,6 @@
 // Locates the real tools the tests compare against. A missing tool fails the test that needs it with a
 // message that says what was searched and how to install it (CI installs every one of them).
-import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join, delimiter } from 'node:path'
 import { tmpdir } from 'node:os'
 
@@ -64,6 +64,16 @@ export function hasTool(name: string): boolean {
 /** A fresh temporary directory under the OS temp dir. */
 export function tempDir(prefix = 'kp-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** A compiler launcher (`launcher` option) that appends each command line it runs to `log`, then runs it:
+ *  every compiler process of a build is one line. */
+export function loggingLauncher(dir: string, name = 'launcher'): { launcher: string; log: string } {
+  const log = join(dir, `${name}.log`)
+  const launcher = join(dir, `${name}.sh`)
+  writeFileSync(launcher, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec "$@"\n`)
+  chmodSync(launcher, 0o755)
+  return { launcher, log }
 }
 
 /** Include dir holding the empty curand_mtgp32_kernel.h that clang's CUDA wrapper headers want (CUDA 13 lacks it). */

@@ -7,11 +7,11 @@
 // -G cubins, which the old plan made different on every run, now the same every time.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile, CompileError, findCompiler, parseArchSpec, resolveOptions, type BuildOptions } from '@kernelpack/toolchain'
 import { assemblesFromPtx, compileTarget } from '../../packages/toolchain/src/compile.js'
-import { fixturesDir, tempDir, tool } from '../helpers/tools.js'
+import { fixturesDir, loggingLauncher, tempDir, tool } from '../helpers/tools.js'
 import { readCubinSymbols, readSectionContents } from './cubin.js'
 
 tool('nvcc')
@@ -89,10 +89,7 @@ ident.run()
 
 const plan = suite('one front end per virtual architecture, ptxas per real one')
 const dir = tempDir('kp-assemble-')
-const log = join(dir, 'launcher.log')
-const launcher = join(dir, 'log.sh')
-writeFileSync(launcher, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec "$@"\n`)
-chmodSync(launcher, 0o755)
+const { launcher, log } = loggingLauncher(dir)
 const cacheDir = join(dir, 'cache')
 const src = join(dir, 'k.cu')
 writeFileSync(src, '// version 1\nextern "C" __global__ void scale(float *p, float s, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) p[i] *= s; }\n')

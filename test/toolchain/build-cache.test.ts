@@ -9,15 +9,12 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { buildCudaFile, BuildSession, CompileError, Pool, type BuildOptions, type BuildResult } from '@kernelpack/toolchain'
-import { repoRoot, tempDir, tool } from '../helpers/tools.js'
+import { loggingLauncher, repoRoot, tempDir, tool } from '../helpers/tools.js'
 import { exec } from './exec.js'
 
 const arch = 'compute_80'
 const src = tempDir('kp-cache-src-')
-const log = join(src, 'launcher.log')
-const launcher = join(src, 'count-launcher.sh')
-writeFileSync(launcher, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec "$@"\n`)
-chmodSync(launcher, 0o755)
+const { launcher, log } = loggingLauncher(src, 'count-launcher')
 tool('nvcc')
 
 writeFileSync(join(src, 'one.h'), '#define SCALE 2\n')
@@ -160,10 +157,7 @@ cache('four processes building the same files with one new cache directory all s
 
 cache('a build killed mid-compile, leftover temporary files and a truncated entry leave the cache valid', async () => {
   const k = tempDir('kp-cache-killed-')
-  const killLog = join(k, 'launcher.log')
-  const killLauncher = join(k, 'launcher.sh')
-  writeFileSync(killLauncher, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${killLog}'\nexec "$@"\n`)
-  chmodSync(killLauncher, 0o755)
+  const { launcher: killLauncher, log: killLog } = loggingLauncher(k)
   const cacheK = join(k, 'cache')
   // Kill the child (SIGKILL, no clean-up) as soon as its first compiler process has started.
   const r = await child(cacheK, { KP_TEST_LAUNCHER: killLauncher }, (pid) => {

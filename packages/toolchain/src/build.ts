@@ -134,20 +134,22 @@ async function buildTarget(
   if (!p) {
     p = (async (): Promise<TargetResult> => {
       const hit = cache ? await cache.lookup(key, session) : undefined
-      if (hit && (hit.manifest || target.kind !== 'ptx')) return { ...hit, cached: true }
+      if (hit) {
+        // a PTX cached by a build that did not read its manifest (it fed only a cubin): read it now, keep it
+        if (wantManifest && target.kind === 'ptx' && !hit.manifest) {
+          hit.manifest = await manifestOf(file, target, hit.bytes)
+          const { records, ...entry } = hit
+          if (records) await cache!.store(key, records, entry).catch(() => {})
+        }
+        return { ...hit, cached: true }
+      }
       const start = Date.now() - 1 // mtimes have coarser clocks on some filesystems
       const run = () => compilePool.run(() => compileTarget(compiler, target, file, o))
       const out = await (limiter ? limiter.run(run) : run())
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
-      // Every PTX carries its manifest, read once here, so that a warm build spawns no process at all.
-      if (target.kind === 'ptx') {
-        try {
-          entry.manifest = await readPtxManifest(new TextDecoder().decode(out.bytes))
-        } catch (err) {
-          throw new ToolchainError(`${file}: cannot read the kernel manifest from the ${target.target} PTX the compiler wrote: ${(err as Error).message}. ` +
-            'This is a kernelpack bug; please report it with the .cu file and the compiler version.')
-        }
-      }
+      // The PTX the manifest is read from carries it, read once here, so that a warm build spawns no process
+      // at all; a PTX that only feeds ptxas is not read (a parse and a c++filt process saved per file).
+      if (target.kind === 'ptx' && wantManifest) entry.manifest = await manifestOf(file, target, out.bytes)
       // Hash what the compile read (fresh stats, not the session's: they must describe the files as they
       // are now). A listed file that does not exist means the list cannot be trusted: no cache entry.
       const records: DepRecord[] = []
@@ -167,8 +169,18 @@ async function buildTarget(
     p.then(clear, clear)
   }
   const r = await p
-  if (wantManifest && !r.manifest) throw new Error(`internal: no manifest for ${file} ${target.target}`)
+  // shared with a build of another arch set that did not want this PTX's manifest
+  if (wantManifest && !r.manifest) r.manifest = await manifestOf(file, target, r.bytes)
   return r
+}
+
+async function manifestOf(file: string, target: Target, ptx: Uint8Array): Promise<KernelManifest> {
+  try {
+    return await readPtxManifest(new TextDecoder().decode(ptx))
+  } catch (err) {
+    throw new ToolchainError(`${file}: cannot read the kernel manifest from the ${target.target} PTX the compiler wrote: ${(err as Error).message}. ` +
+      'This is a kernelpack bug; please report it with the .cu file and the compiler version.')
+  }
 }
 
 /** The virtual architecture whose PTX a real target's cubin is assembled from (`sm_90a` ← `compute_90a`). */
@@ -186,9 +198,10 @@ function virtualOf(t: Target): Target {
  */
 async function buildCubin(
   compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
-  session: BuildSession, limiter: Pool | undefined,
+  session: BuildSession, limiter: Pool | undefined, manifestTarget: Target,
 ): Promise<TargetResult> {
-  const ptx = await buildTarget(compiler, virtualOf(target), file, o, cache, false, session, limiter)
+  const virtual = virtualOf(target)
+  const ptx = await buildTarget(compiler, virtual, file, o, cache, virtual.target === manifestTarget.target, session, limiter)
   const key = sha256(JSON.stringify({
     v: 1, step: 'ptxas', compiler: compiler.identity, target: target.target, ptx: sha256(ptx.bytes),
     args: compiler.kind === 'nvcc' ? assembleArgs(target, { ...o, launcher: undefined }, { input: '<in>', output: '<out>' }) : keyArgs(compiler, target, o, file),
@@ -302,7 +315,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
   const settled = await Promise.allSettled(all.map(async (t) => {
-    const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter)
+    const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter, mTarget)
       : await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
     options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
     return r

@@ -29,6 +29,8 @@ export interface CacheEntry {
   warnings: Diagnostic[]
   /** Kernel manifest read from this entry's PTX (kept so a warm build runs no process at all). */
   manifest?: KernelManifest
+  /** Set by a lookup: the dependency records the entry was found under (to store it again, amended). */
+  records?: DepRecord[]
 }
 
 export function sha256(...parts: (string | Uint8Array)[]): string {
@@ -152,6 +154,7 @@ export class CompileCache {
     }
     // a use: least-recently-used eviction goes by mtime (as ccache's does)
     await utimes(this.objPath(resultKey), usedAt, usedAt).catch(() => {})
+    entry.records = deps
     return entry
   }
 

@@ -47,10 +47,13 @@ export interface GuardedCommand {
   guard: 'pdeathsig' | 'poll' | 'none'
 }
 
-/** The command line that runs `file args…` tied to this process's life (see the file comment). */
-export function guardCommand(file: string, args: string[]): GuardedCommand {
+/** The command line that runs `file args…` tied to this process's life (see the file comment). A tool that
+ *  starts no processes of its own (`leaf`: ptxas) needs no group to kill: on Linux setpriv executes it
+ *  directly with the death signal set, one fork and no shell. */
+export function guardCommand(file: string, args: string[], options: { leaf?: boolean } = {}): GuardedCommand {
   if (process.platform === 'win32' || !existsSync('/bin/sh')) return { file, args, detached: false, guard: 'none' }
   const sp = process.platform === 'linux' ? findSetpriv() : undefined
+  if (sp && options.leaf) return { file: sp, args: ['--pdeathsig', 'KILL', '--', file, ...args], detached: false, guard: 'pdeathsig' }
   if (sp) {
     return { file: sp, args: ['--pdeathsig', 'TERM', '--', '/bin/sh', '-c', GUARD_PDEATHSIG, 'kernelpack-compile', String(process.pid), file, ...args], detached: true, guard: 'pdeathsig' }
   }

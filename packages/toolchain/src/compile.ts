@@ -349,18 +349,21 @@ export async function assembleCubin(compiler: CompilerInfo, target: Target, file
   try {
     await writeFile(join(dir, input), ptx)
     let argv: string[]
+    let leaf = false
     if (compiler.kind === 'nvcc') {
       // a launcher is given nvcc's own call (what sccache recognises); without one, ptxas as nvcc runs it
       const line = o.launcher ? undefined : await nvccPtxasCommand(compiler, target, o)
       argv = line ? line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))
         : [...(o.launcher ?? []), compiler.path, ...assembleArgs(target, o, { input, output })]
+      leaf = !!line
     } else {
       const line = await clangPtxasCommand(compiler, target, o, file)
       argv = [...(o.launcher ?? []), ...line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))]
+      leaf = !o.launcher
     }
     const [cmd, ...rest] = argv
     processCounter.spawned++
-    const guarded = guardCommand(cmd!, rest)
+    const guarded = guardCommand(cmd!, rest, { leaf })
     const r = await execa(guarded.file, guarded.args, {
       cwd: dir, reject: false, all: true, stdin: 'ignore', stripFinalNewline: false, detached: guarded.detached,
       env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') },

@@ -9,7 +9,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildCudaFile, CompileError, findCompiler, parseArchSpec, resolveOptions, type BuildOptions } from '@kernelpack/toolchain'
+import { buildCudaFile, CompileError, findCompiler, parseArchSpec, processCounter, resolveOptions, type BuildOptions } from '@kernelpack/toolchain'
 import { assemblesFromPtx, compileTarget } from '../../packages/toolchain/src/compile.js'
 import { fixturesDir, loggingLauncher, tempDir, tool } from '../helpers/tools.js'
 import { readCubinSymbols, readSectionContents } from './cubin.js'
@@ -21,12 +21,23 @@ const nvcc = await findCompiler('nvcc')
 const clang = await findCompiler(clangPath)
 const eq = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
 
-/** The sm_80 cubin of a build with `options` and the one compileTarget makes from the source. */
-async function both(compiler: typeof nvcc, file: string, options: BuildOptions) {
+/** The sm_80 cubin of a build with `options` and the one compileTarget makes from the source. A first build of
+ *  '80' (no cache) is one nvcc process for the file (compileFile, with nvcc, outside -G); `split` also builds
+ *  the cubin from a cached compute_80 PTX, by ptxas alone (assembleCubin), and gives that too. */
+async function both(compiler: typeof nvcc, file: string, options: BuildOptions, split = false) {
   const built = await buildCudaFile(join(cuDir, file), { arch: '80', compiler: compiler.path, cacheDir: false, ...options })
   const cubin = built.images.find((i) => i.target === 'sm_80')!
   const direct = await compileTarget(compiler, parseArchSpec('sm_80', {})[0]!, join(cuDir, file), resolveOptions(options))
-  return { built, cubin: cubin.bytes, direct: direct.bytes }
+  let assembled: Uint8Array | undefined
+  if (split) {
+    const cacheDir = tempDir('kp-assemble-split-')
+    await buildCudaFile(join(cuDir, file), { arch: 'compute_80', compiler: compiler.path, cacheDir, ...options })
+    const before = processCounter.spawned
+    const again = await buildCudaFile(join(cuDir, file), { arch: '80', compiler: compiler.path, cacheDir, ...options })
+    assert.is(processCounter.spawned - before, 1, 'ptxas alone')
+    assembled = again.images.find((i) => i.target === 'sm_80')!.bytes
+  }
+  return { built, cubin: cubin.bytes, direct: direct.bytes, assembled }
 }
 
 const ident = suite('cubins assembled from the PTX of their virtual architecture')
@@ -37,10 +48,25 @@ const nvccCases: [string, BuildOptions][] = [
 ]
 for (const [file, options] of nvccCases) {
   ident(`nvcc ${file} ${JSON.stringify(options)}: the same bytes as a compile of sm_80 from the source`, async () => {
-    const { cubin, direct } = await both(nvcc, file, options)
-    assert.ok(eq(cubin, direct), `${file}: ${cubin.length} bytes assembled from compute_80's PTX, ${direct.length} compiled from the source`)
+    const { cubin, direct, assembled } = await both(nvcc, file, options, file === 'structs.cu')
+    assert.ok(eq(cubin, direct), `${file}: ${cubin.length} bytes from the whole-file compile, ${direct.length} compiled from the source`)
+    if (assembled) assert.ok(eq(assembled, direct), `${file}: ${assembled.length} bytes assembled from compute_80's PTX, ${direct.length} compiled from the source`)
   })
 }
+
+ident('nvcc, a file\'s first build: one process for 80-real;90 (the front end for compute_80 and compute_90, ptxas for sm_80 and sm_90), the same PTX and cubins as each step alone', async () => {
+  const file = join(cuDir, 'templates.cu')
+  const before = processCounter.spawned
+  const r = await buildCudaFile(file, { arch: '80-real;90', compiler: 'nvcc', cacheDir: false })
+  assert.is(processCounter.spawned - before, 1)
+  assert.equal([r.stats.compiles, r.images.map((i) => i.target)], [4, ['sm_80', 'sm_90', 'compute_90']])
+  const o = resolveOptions({})
+  for (const img of r.images) {
+    const alone = await compileTarget(nvcc, parseArchSpec(img.target, {})[0]!, file, o)
+    assert.ok(eq(img.bytes, alone.bytes), img.target)
+  }
+  assert.ok(r.dependencies.some((d) => d.endsWith('/cuda_runtime.h')), 'the dependency list of the device passes')
+})
 
 ident('clang structs.cu and templates.cu: the same bytes as clang -c for sm_80 (ptxas run as clang -### says)', async () => {
   for (const file of ['structs.cu', 'templates.cu']) {

@@ -21,7 +21,7 @@ const imagesIn = (file: string) => readOffloadBinaries(new Uint8Array(readFileSy
 // ---
 const vite = suite('vite client + ssr')
 
-vite('a client build and an SSR build of the same app compile each target once; the client has no Node code', async () => {
+vite('a client build and an SSR build of the same app compile the file once; the client has no Node code', async () => {
   const cacheDir = tempDir('kp-unplugin-once-')
   const { build: viteBuild } = await import('vite')
   const before = toolchain.processCounter.spawned
@@ -37,7 +37,9 @@ vite('a client build and an SSR build of the same app compile each target once; 
   const assets = out.output.filter((o) => o.fileName.endsWith('.offload'))
   assert.is(assets.length, 1, 'one offload asset in the client build')
   const images = imagesIn(join(root, '..', 'client', assets[0]!.fileName))
-  assert.is(afterClient - before, images, 'one compile per image')
+  // a file's first build is one nvcc process for all its images (issue 27: the front end per virtual
+  // architecture and ptxas per real one, inside it)
+  assert.equal([afterClient - before, images], [1, 2], 'one compile of the file for its two images')
   for (const c of chunks) {
     assert.not.match(c.code!, /koffi/, `${c.fileName} has no koffi`)
     assert.not.match(c.code!, /from\s*["']node:|require\(["'](node:)?(fs|path|url|module)["']\)/, `${c.fileName} imports no Node built-in`)
@@ -54,7 +56,7 @@ vite.run()
 // ---
 const multi = suite('webpack multi-compiler')
 
-multi('two webpack compilers building the same .cu at once compile each target once', async () => {
+multi('two webpack compilers building the same .cu at once compile it once', async () => {
   const cacheDir = tempDir('kp-unplugin-once-')
   const webpack = (await import('webpack')).default
   const wp = (await import(join(repoRoot, 'packages', 'unplugin', 'dist', 'webpack.js'))).default
@@ -80,7 +82,7 @@ multi('two webpack compilers building the same .cu at once compile each target o
   }))
   const asset = (await import('node:fs')).readdirSync(join(root, '..', 'multi-a')).find((f) => f.endsWith('.offload'))!
   assert.ok(asset, 'the offload asset is emitted')
-  assert.is(toolchain.processCounter.spawned - before, imagesIn(join(root, '..', 'multi-a', asset)), 'one compile per image across both compilers')
+  assert.equal([toolchain.processCounter.spawned - before, imagesIn(join(root, '..', 'multi-a', asset))], [1, 2], 'one compile of the file for its two images across both compilers')
 })
 
 multi.run()

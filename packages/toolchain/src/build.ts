@@ -6,13 +6,14 @@ import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
 import { resolveCacheSize } from './cache-size.js'
-import { assembleArgs, assembleCubin, assemblesFromPtx, compileTarget, keyArgs, unreadableDepsWarning, type ResolvedCompileOptions } from './compile.js'
+import { assembleArgs, assembleCubin, assemblesFromPtx, compileFile, compileTarget, keyArgs, unreadableDepsWarning, type FileCompileOutput, type ResolvedCompileOptions } from './compile.js'
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
 import { packImages } from './pack.js'
 import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
+import { processWorkDir } from './scratch.js'
 import { nameKernelParams } from './param-names.js'
 import { droppedStaticVariables } from './static-variables.js'
 
@@ -102,6 +103,9 @@ interface TargetResult extends CacheEntry {
 /** Compiles in flight in this process, by input key: the same compile asked for twice runs once. */
 const inFlight = new Map<string, Promise<TargetResult>>()
 
+/** Whole-file compiles in flight (compileFile), under the input key of each PTX they make. */
+const fileCompiles = new Map<string, Promise<FileCompileOutput>>()
+
 /** Environment variables that change what nvcc or clang compile. */
 const keyEnv = ['NVCC_PREPEND_FLAGS', 'NVCC_APPEND_FLAGS', 'CPATH', 'CPLUS_INCLUDE_PATH', 'C_INCLUDE_PATH', 'NVCC_CCBIN']
 
@@ -145,7 +149,9 @@ async function buildTarget(
       }
       const start = Date.now() - 1 // mtimes have coarser clocks on some filesystems
       const run = () => compilePool.run(() => compileTarget(compiler, target, file, o))
-      const out = await (limiter ? limiter.run(run) : run())
+      const group = fileCompiles.get(key)
+      const out = group ? await group.then((g) => ({ bytes: g.ptx.get(target.target)!, deps: g.deps.get(target.target)!, warnings: g.warnings }))
+        : await (limiter ? limiter.run(run) : run())
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
       // The PTX the manifest is read from carries it, read once here, so that a warm build spawns no process
       // at all; a PTX that only feeds ptxas is not read (a parse and a c++filt process saved per file).
@@ -213,7 +219,10 @@ async function buildCubin(
       const hit = cache ? await cache.lookup(key, session, { contentKeyed: true }) : undefined
       if (hit) return { ...hit, deps: ptx.deps, warnings: dedupeDiagnostics([...ptx.warnings, ...hit.warnings]), cached: true, steps: [ptx] }
       const run = () => compilePool.run(() => assembleCubin(compiler, target, file, ptx.bytes, o))
-      const out = await (limiter ? limiter.run(run) : run())
+      // made by the whole-file compile that made this PTX
+      const group = await fileCompiles.get(inputKeyOf(compiler, virtual, o, file))
+      const made = group && sameBytes(group.ptx.get(virtual.target), ptx.bytes) ? group.cubins.get(target.target) : undefined
+      const out = made ? { bytes: made, warnings: [] } : await (limiter ? limiter.run(run) : run())
       const entry: CacheEntry = { bytes: out.bytes, deps: [], warnings: out.warnings }
       if (cache) await cache.store(key, [], entry).catch(() => {})
       return { ...entry, deps: ptx.deps, warnings: dedupeDiagnostics([...ptx.warnings, ...out.warnings]), cached: false, steps: [ptx] }
@@ -223,6 +232,37 @@ async function buildCubin(
     p.then(clear, clear)
   }
   return p
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  return !!a && a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
+}
+
+/**
+ * A file none of whose PTX is cached or in flight is compiled by one nvcc process (compileFile: the front end
+ * per virtual architecture, ptxas per real one, as `nvcc -fatbin` with every -gencode runs them), whose
+ * outputs then go through buildTarget/buildCubin as if each step had run, cached per step. Later builds that
+ * add a target run only the steps it needs. Not for clang (one cc1 per arch either way), a launcher (it is
+ * given one compile per step), -G (ptxas writes its temporary file's name into the cubin) or when only one
+ * step is needed. Returns the keys to release when the build is done.
+ */
+async function planFileCompile(
+  compiler: CompilerInfo, all: Target[], file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
+  session: BuildSession, limiter: Pool | undefined,
+): Promise<string[]> {
+  if (compiler.kind !== 'nvcc' || o.launcher || o.debug || !file.endsWith('.cu') || processWorkDir().includes(',')) return []
+  const reals = all.filter((t) => t.kind === 'cubin')
+  const virtuals = sortTargets([...all.filter((t) => t.kind === 'ptx'), ...reals.map(virtualOf)])
+  if (virtuals.length + reals.length < 2) return []
+  const keys = virtuals.map((v) => inputKeyOf(compiler, v, o, file))
+  if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return []
+  if (cache && (await Promise.all(keys.map((k) => cache.lookup(k, session)))).some(Boolean)) return []
+  if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return [] // another build got there meanwhile
+  const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o))
+  const group = limiter ? limiter.run(run) : run()
+  group.catch(() => {}) // its steps report the error
+  for (const k of keys) fileCompiles.set(k, group)
+  return keys
 }
 
 /** Every compiler process behind these results, once each (a PTX shared by several cubins counts once). */
@@ -314,12 +354,14 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
+  const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter) : []
   const settled = await Promise.allSettled(all.map(async (t) => {
     const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter, mTarget)
       : await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
     options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
     return r
   }))
+  for (const k of grouped) fileCompiles.delete(k)
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed) {
     const err = failed.reason

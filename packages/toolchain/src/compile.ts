@@ -386,52 +386,131 @@ export async function assembleCubin(compiler: CompilerInfo, target: Target, file
   }
 }
 
+/** Runs one compiler process on a staged input and reads what it wrote: `read()` gives the outputs (undefined:
+ *  the compiler wrote nothing, an error); the dependency list comes from `depfile`. Throws a CompileError
+ *  carrying every diagnostic when the compiler fails. */
+async function runCompile<T>(compiler: CompilerInfo, file: string, o: ResolvedCompileOptions, st: Staging, targetName: string, args: string[], depfile: string, read: () => Promise<T | undefined>): Promise<{ out: T; deps: string[]; warnings: Diagnostic[] }> {
+  const work = processWorkDir()
+  const [cmd, ...pre] = o.launcher ? [...o.launcher, compiler.path] : [compiler.path]
+  processCounter.spawned++
+  // The compile and every process it starts die with us, even on SIGKILL (child-guard.ts).
+  const guarded = guardCommand(cmd!, [...pre, ...args])
+  const r = await execa(guarded.file, guarded.args, {
+    cwd: o.cwd,
+    reject: false,
+    all: true,
+    stdin: 'ignore',
+    stripFinalNewline: false,
+    detached: guarded.detached,
+    // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them); the compilers'
+    // own temporary files in our work folder, which a later run removes if we are killed.
+    env: { LC_ALL: 'C', TMPDIR: join(work, 'tmp') },
+  })
+  const text = r.all ?? ''
+  const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
+  const diagnostics = compiler.kind === 'clang' ? explainClangDiagnostics(parsed) : parsed
+  let out: T | undefined
+  if (r.exitCode === 0) out = await read().catch(() => undefined)
+  if (r.exitCode !== 0 || out === undefined) {
+    const notFound = guarded.guard === 'none' ? r.failed && r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT'
+      : r.exitCode === 127 && text.includes(`${cmd}: not found`)
+    if (notFound) {
+      throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
+    }
+    throw new CompileError(file, diagnostics.length ? diagnostics : [{ file, line: 0, column: 0, severity: 'error', message: (text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n') }], {
+      target: targetName, command: [cmd!, ...pre, ...args], exitCode: r.exitCode, output: text,
+    })
+  }
+  return { out, deps: await readDeps(depfile, st, o, file), warnings: diagnostics.filter((d) => d.severity !== 'error') }
+}
+
+/** The dependency list a compile wrote (`-MD`), as the user names the files, the source first. */
+async function readDeps(depfile: string, st: Staging, o: ResolvedCompileOptions, file: string): Promise<string[]> {
+  try {
+    const deps = parseDepFile(await readFile(depfile, 'utf8')).map((p) => st.mapPath(resolve(o.cwd, p))).filter((p) => !st.isOwn(p))
+    return [file, ...deps.filter((p) => p !== file)]
+  } catch {
+    return [file] // no dependency file: only the source is known
+  }
+}
+
+const readBytes = (path: string) => readFile(path).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength))
+
 /** Runs one compile; throws a CompileError carrying every diagnostic when the compiler fails. */
 export async function compileTarget(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<CompileOutput> {
   const st = stage(compiler, file, o.includeDirs)
-  const work = processWorkDir()
-  const stem = join(work, String(++outputCounter))
+  const stem = join(processWorkDir(), String(++outputCounter))
   const output = `${stem}.${target.kind === 'cubin' ? 'cubin' : 'ptx'}`
   const depfile = `${stem}.d`
   const args = compileArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
-  const [cmd, ...pre] = o.launcher ? [...o.launcher, compiler.path] : [compiler.path]
   try {
-    processCounter.spawned++
-    // The compile and every process it starts die with us, even on SIGKILL (child-guard.ts).
-    const guarded = guardCommand(cmd!, [...pre, ...args])
-    const r = await execa(guarded.file, guarded.args, {
-      cwd: o.cwd,
-      reject: false,
-      all: true,
-      stdin: 'ignore',
-      stripFinalNewline: false,
-      detached: guarded.detached,
-      // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them); the compilers'
-      // own temporary files in our work folder, which a later run removes if we are killed.
-      env: { LC_ALL: 'C', TMPDIR: join(work, 'tmp') },
-    })
-    const text = r.all ?? ''
-    const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
-    const diagnostics = compiler.kind === 'clang' ? explainClangDiagnostics(parsed) : parsed
-    let bytes: Uint8Array | undefined
-    if (r.exitCode === 0) bytes = await readFile(output).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)).catch(() => undefined)
-    if (r.exitCode !== 0 || !bytes) {
-      const notFound = guarded.guard === 'none' ? r.failed && r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT'
-        : r.exitCode === 127 && text.includes(`${cmd}: not found`)
-      if (notFound) {
-        throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
-      }
-      throw new CompileError(file, diagnostics.length ? diagnostics : [{ file, line: 0, column: 0, severity: 'error', message: (text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n') }], {
-        target: target.target, command: [cmd!, ...pre, ...args], exitCode: r.exitCode, output: text,
-      })
-    }
-    let deps: string[] = [file]
-    try {
-      deps = parseDepFile(await readFile(depfile, 'utf8')).map((p) => st.mapPath(resolve(o.cwd, p))).filter((p) => !st.isOwn(p))
-      deps = [file, ...deps.filter((p) => p !== file)]
-    } catch { /* no dependency file: only the source is known */ }
-    return { bytes, deps, warnings: diagnostics.filter((d) => d.severity !== 'error') }
+    const r = await runCompile(compiler, file, o, st, target.target, args, depfile, () => readBytes(output))
+    return { bytes: r.out, deps: r.deps, warnings: r.warnings }
   } finally {
     await Promise.all([rm(output, { force: true }), rm(depfile, { force: true })]).catch(() => {})
+  }
+}
+
+/** What one nvcc process gave for a whole file: each virtual architecture's PTX and each real target's cubin. */
+export interface FileCompileOutput {
+  ptx: Map<string, Uint8Array>
+  cubins: Map<string, Uint8Array>
+  /** Per virtual architecture: the files its front end read (gcc's -MD on each device pass). */
+  deps: Map<string, string[]>
+  warnings: Diagnostic[]
+}
+
+/**
+ * A file's first build in one nvcc process, as CMake runs it: `nvcc -fatbin` with one `-gencode` per virtual
+ * architecture (`code=sm_XY` where a cubin is wanted, `code=compute_XY` where only the PTX is), `--keep` so
+ * that nvcc's own intermediates are read back: the PTX each front end wrote and the cubin each ptxas wrote.
+ * nvcc starts once instead of once per step, which is what separated a per-step build from nvcc's own time.
+ * The PTX is what `nvcc -ptx` writes and each cubin what `nvcc -cubin` writes (the arguments of compileArgs
+ * and assembleArgs; test/toolchain/assemble.test.ts compares them), except under -G, where ptxas records the
+ * temporary file's name in the cubin: -G builds are not made this way.
+ */
+export async function compileFile(compiler: CompilerInfo, virtuals: Target[], reals: Target[], file: string, o: ResolvedCompileOptions): Promise<FileCompileOutput> {
+  if (compiler.kind !== 'nvcc' || o.debug || o.launcher) throw new Error('internal: compileFile is for nvcc without -G or a launcher')
+  const st = stage(compiler, file, o.includeDirs)
+  const dir = join(processWorkDir(), `file-${++outputCounter}`)
+  mkdirSync(dir, { recursive: true })
+  const depfile = join(dir, 'deps.d')
+  const gencodes = virtuals.flatMap((v) => {
+    const real = reals.find((r) => r.sm === v.sm && r.suffix === v.suffix)
+    return ['-gencode', `arch=${v.target},code=${real ? real.target : v.target}`]
+  })
+  // compileArgs' options, in its order, with -fatbin and the -gencodes for -ptx/-cubin -arch
+  const ptxArgs = compileArgs(compiler, virtuals[0]!, o, { input: st.input, output: join(dir, 'out.fatbin'), depfile, includeDirs: st.includeDirs })
+  const at = ptxArgs.indexOf('-ptx')
+  if (at < 0 || ptxArgs[at + 1] !== `-arch=${virtuals[0]!.target}`) throw new Error('internal: unexpected nvcc arguments')
+  // gcc writes each device pass's dependencies next to its output (`<stem>.compute_XY.cpp1.d`): one list per
+  // virtual architecture, as its own `nvcc -ptx` would give (an #include under `#if __CUDA_ARCH__` differs)
+  const depArg = ptxArgs.indexOf(`-MD,-MF,${depfile}`)
+  if (depArg < 0) throw new Error('internal: unexpected nvcc dependency arguments')
+  const args = [
+    '-fatbin', ...gencodes, '--keep', '--keep-dir', dir,
+    ...ptxArgs.slice(at + 2, -1).map((a, i) => (i + at + 2 === depArg ? '-MD' : a)),
+    ...(o.optimize !== undefined ? [`-Xptxas=-O${o.optimize}`] : []),
+    ptxArgs[ptxArgs.length - 1]!,
+  ]
+  const stem = basename(st.input).replace(/\.cu$/i, '')
+  try {
+    const r = await runCompile(compiler, file, o, st, virtuals.map((v) => v.target).join(','), args, depfile, async () => {
+      const ptx = new Map<string, Uint8Array>()
+      const cubins = new Map<string, Uint8Array>()
+      const deps = new Map<string, string[]>()
+      // nvcc names its intermediates `<stem>.compute_XY.<ext>` when it compiles for several architectures,
+      // `<stem>.<ext>` for one
+      const name = (virtual: string, ext: string) => join(dir, virtuals.length > 1 ? `${stem}.${virtual}.${ext}` : `${stem}.${ext}`)
+      for (const v of virtuals) {
+        ptx.set(v.target, await readBytes(name(v.target, 'ptx')))
+        deps.set(v.target, await readDeps(name(v.target, 'cpp1.d'), st, o, file))
+      }
+      for (const t of reals) cubins.set(t.target, await readBytes(name(`compute_${t.sm}${t.suffix}`, 'cubin')))
+      return { ptx, cubins, deps }
+    })
+    return { ...r.out, warnings: r.warnings }
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => {})
   }
 }

@@ -86,6 +86,8 @@ const expected: Record<string, string[]> = {
   'toolchain.bench.ts': [
     'toolchain cold build, # files x # targets (nvcc, # jobs)',
     'toolchain cold build CPU time (kernelpack process + compilers), # files x # targets',
+    "toolchain cold build vs nvcc -fatbin, # files, arch '#-real;#' (nvcc, # jobs)",
+    "toolchain cold build CPU time vs nvcc -fatbin, # files, arch '#-real;#'",
     'toolchain warm rebuild, # files x # targets (all cached)',
   ],
   'unplugin.bench.ts': [

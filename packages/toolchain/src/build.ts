@@ -103,6 +103,14 @@ interface TargetResult extends CacheEntry {
 /** Compiles in flight in this process, by input key: the same compile asked for twice runs once. */
 const inFlight = new Map<string, Promise<TargetResult>>()
 
+/** Cache lookups one build has already started (planFileCompile's), by input key, each for one taker. */
+type Lookups = Map<string, Promise<CacheEntry | undefined>>
+function take(lookups: Lookups | undefined, key: string): Promise<CacheEntry | undefined> | undefined {
+  const p = lookups?.get(key)
+  lookups?.delete(key)
+  return p
+}
+
 /** Whole-file compiles in flight (compileFile), under the input key of each PTX they make. */
 const fileCompiles = new Map<string, Promise<FileCompileOutput>>()
 
@@ -131,13 +139,13 @@ function changedSince(start: number, deps: DepRecord[]): boolean {
 
 async function buildTarget(
   compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, wantManifest: boolean,
-  session: BuildSession, limiter: Pool | undefined,
+  session: BuildSession, limiter: Pool | undefined, lookups?: Lookups,
 ): Promise<TargetResult> {
   const key = inputKeyOf(compiler, target, o, file)
   let p = inFlight.get(key)
   if (!p) {
     p = (async (): Promise<TargetResult> => {
-      const hit = cache ? await cache.lookup(key, session) : undefined
+      const hit = cache ? await (take(lookups, key) ?? cache.lookup(key, session)) : undefined
       if (hit) {
         // a PTX cached by a build that did not read its manifest (it fed only a cubin): read it now, keep it
         if (wantManifest && target.kind === 'ptx' && !hit.manifest) {
@@ -204,10 +212,10 @@ function virtualOf(t: Target): Target {
  */
 async function buildCubin(
   compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
-  session: BuildSession, limiter: Pool | undefined, manifestTarget: Target,
+  session: BuildSession, limiter: Pool | undefined, manifestTarget: Target, lookups: Lookups,
 ): Promise<TargetResult> {
   const virtual = virtualOf(target)
-  const ptx = await buildTarget(compiler, virtual, file, o, cache, virtual.target === manifestTarget.target, session, limiter)
+  const ptx = await buildTarget(compiler, virtual, file, o, cache, virtual.target === manifestTarget.target, session, limiter, lookups)
   const key = sha256(JSON.stringify({
     v: 1, step: 'ptxas', compiler: compiler.identity, target: target.target, ptx: sha256(ptx.bytes),
     args: compiler.kind === 'nvcc' ? assembleArgs(target, { ...o, launcher: undefined }, { input: '<in>', output: '<out>' }) : keyArgs(compiler, target, o, file),
@@ -244,11 +252,12 @@ function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
  * outputs then go through buildTarget/buildCubin as if each step had run, cached per step. Later builds that
  * add a target run only the steps it needs. Not for clang (one cc1 per arch either way), a launcher (it is
  * given one compile per step), -G (ptxas writes its temporary file's name into the cubin) or when only one
- * step is needed. Returns the keys to release when the build is done.
+ * step is needed. Returns the keys to release when the build is done. The cache lookups it makes are left in
+ * `lookups` for the steps, which would otherwise make them again.
  */
 async function planFileCompile(
   compiler: CompilerInfo, all: Target[], file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
-  session: BuildSession, limiter: Pool | undefined,
+  session: BuildSession, limiter: Pool | undefined, lookups: Lookups,
 ): Promise<string[]> {
   if (compiler.kind !== 'nvcc' || o.launcher || o.debug || !file.endsWith('.cu') || processWorkDir().includes(',')) return []
   const reals = all.filter((t) => t.kind === 'cubin')
@@ -256,7 +265,10 @@ async function planFileCompile(
   if (virtuals.length + reals.length < 2) return []
   const keys = virtuals.map((v) => inputKeyOf(compiler, v, o, file))
   if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return []
-  if (cache && (await Promise.all(keys.map((k) => cache.lookup(k, session)))).some(Boolean)) return []
+  if (cache) {
+    for (const k of keys) lookups.set(k, cache.lookup(k, session))
+    if ((await Promise.all(keys.map((k) => lookups.get(k)))).some(Boolean)) return []
+  }
   if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return [] // another build got there meanwhile
   const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o))
   const group = limiter ? limiter.run(run) : run()
@@ -354,10 +366,11 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
-  const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter) : []
+  const lookups: Lookups = new Map()
+  const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter, lookups) : []
   const settled = await Promise.allSettled(all.map(async (t) => {
-    const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter, mTarget)
-      : await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter)
+    const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter, mTarget, lookups)
+      : await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter, lookups)
     options.onProgress?.({ file: abs, target: t.target, cached: r.cached })
     return r
   }))

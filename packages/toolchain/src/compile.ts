@@ -275,32 +275,41 @@ export function assembleArgs(target: Target, o: ResolvedCompileOptions, io: { in
   ]
 }
 
+/** `make()` once per key and process; a rejection is forgotten, so the next call tries again. */
+function once<T>(memo: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let p = memo.get(key)
+  if (!p) {
+    p = make()
+    memo.set(key, p)
+    p.catch(() => memo.delete(key))
+  }
+  return p
+}
+
+/** A probed ptxas command with its input and output placeholders filled in. */
+function fillIo(line: string[], input: string, output: string): string[] {
+  return line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))
+}
+
 /** clang's ptxas command for one target, read from `clang -###` of the compile it would run (so `-O`, `-g`,
  *  `-gline-tables-only`, `-fgpu-rdc` and `-Xcuda-ptxas` map exactly as clang maps them), with the input and
  *  output left as placeholders. Once per argument list and process. */
 const clangPtxasLines = new Map<string, Promise<string[]>>()
 async function clangPtxasCommand(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, file: string): Promise<string[]> {
   const args = compileArgs(compiler, target, { ...o, launcher: undefined }, { input: file, output: '@KP_OUT@', depfile: '@KP_DEPS@', includeDirs: o.includeDirs })
-  const key = JSON.stringify([compiler.path, args])
-  let p = clangPtxasLines.get(key)
-  if (!p) {
-    p = (async () => {
-      const r = await execa(compiler.path, ['-###', ...args], { cwd: o.cwd, reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
-      const lines = (r.all ?? '').split('\n').filter((l) => /^ "/.test(l))
-      const words = (l: string) => [...l.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, '$1'))
-      const ptxas = lines.map(words).find((w) => basename(w[0] ?? '') === 'ptxas')
-      if (r.exitCode !== 0 || !ptxas) throw new ToolchainError(`cannot read the ptxas command of ${compiler.path} -### for ${target.target}: ${(r.all ?? r.message).trim().split('\n').slice(-5).join('\n')}`)
-      const out = ptxas.indexOf('--output-file')
-      if (out < 0 || ptxas[out + 1] !== '@KP_OUT@') throw new ToolchainError(`unexpected ptxas command from ${compiler.path} -###: ${ptxas.join(' ')}`)
-      // clang's temporary .s file is the input (with -fgpu-rdc a `-c` follows it): the PTX goes there
-      const input = ptxas.findLastIndex((w, i) => i > 0 && /\.s$/.test(w) && !w.startsWith('-') && ptxas[i - 1] !== '--output-file')
-      if (input < 0) throw new ToolchainError(`no input file in the ptxas command from ${compiler.path} -###: ${ptxas.join(' ')}`)
-      return ptxas.map((w, i) => (i === input ? '@KP_IN@' : w))
-    })()
-    clangPtxasLines.set(key, p)
-    p.catch(() => clangPtxasLines.delete(key))
-  }
-  return p
+  return once(clangPtxasLines, JSON.stringify([compiler.path, args]), async () => {
+    const r = await execa(compiler.path, ['-###', ...args], { cwd: o.cwd, reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
+    const lines = (r.all ?? '').split('\n').filter((l) => /^ "/.test(l))
+    const words = (l: string) => [...l.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, '$1'))
+    const ptxas = lines.map(words).find((w) => basename(w[0] ?? '') === 'ptxas')
+    if (r.exitCode !== 0 || !ptxas) throw new ToolchainError(`cannot read the ptxas command of ${compiler.path} -### for ${target.target}: ${(r.all ?? r.message).trim().split('\n').slice(-5).join('\n')}`)
+    const out = ptxas.indexOf('--output-file')
+    if (out < 0 || ptxas[out + 1] !== '@KP_OUT@') throw new ToolchainError(`unexpected ptxas command from ${compiler.path} -###: ${ptxas.join(' ')}`)
+    // clang's temporary .s file is the input (with -fgpu-rdc a `-c` follows it): the PTX goes there
+    const input = ptxas.findLastIndex((w, i) => i > 0 && /\.s$/.test(w) && !w.startsWith('-') && ptxas[i - 1] !== '--output-file')
+    if (input < 0) throw new ToolchainError(`no input file in the ptxas command from ${compiler.path} -###: ${ptxas.join(' ')}`)
+    return ptxas.map((w, i) => (i === input ? '@KP_IN@' : w))
+  })
 }
 
 /** nvcc's ptxas command for assembling one target, read from `nvcc --dryrun` of the same `-cubin` call on a
@@ -311,23 +320,17 @@ async function clangPtxasCommand(compiler: CompilerInfo, target: Target, o: Reso
 const nvccPtxasLines = new Map<string, Promise<string[] | undefined>>()
 function nvccPtxasCommand(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions): Promise<string[] | undefined> {
   const args = assembleArgs(target, { ...o, launcher: undefined }, { input: 'KP_IN.ptx', output: 'KP_OUT.cubin' })
-  const key = JSON.stringify([compiler.path, args])
-  let p = nvccPtxasLines.get(key)
-  if (!p) {
-    p = (async () => {
-      const r = await execa(compiler.path, ['--dryrun', ...args], { cwd: o.cwd, reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
-      if (r.exitCode !== 0) return undefined
-      const commands = (r.all ?? '').split('\n').filter((l) => l.startsWith('#$ ') && !/^#\$ [A-Za-z_][A-Za-z0-9_]*=/.test(l))
-      if (commands.length !== 1) return undefined
-      // a shell command line: bare words and "double-quoted" ones (nvcc quotes paths)
-      const words = [...commands[0]!.slice(3).matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!)
-      if (words[0] !== 'ptxas' || words.filter((w) => w === 'KP_IN.ptx').length !== 1 || words.filter((w) => w === 'KP_OUT.cubin').length !== 1) return undefined
-      if (words.some((w) => /[$`'\\]/.test(w))) return undefined // something a shell would have expanded
-      return [join(dirname(compiler.path), 'ptxas'), ...words.slice(1).map((w) => (w === 'KP_IN.ptx' ? '@KP_IN@' : w === 'KP_OUT.cubin' ? '@KP_OUT@' : w))]
-    })()
-    nvccPtxasLines.set(key, p)
-  }
-  return p
+  return once(nvccPtxasLines, JSON.stringify([compiler.path, args]), async () => {
+    const r = await execa(compiler.path, ['--dryrun', ...args], { cwd: o.cwd, reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
+    if (r.exitCode !== 0) return undefined
+    const commands = (r.all ?? '').split('\n').filter((l) => l.startsWith('#$ ') && !/^#\$ [A-Za-z_][A-Za-z0-9_]*=/.test(l))
+    if (commands.length !== 1) return undefined
+    // a shell command line: bare words and "double-quoted" ones (nvcc quotes paths)
+    const words = [...commands[0]!.slice(3).matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!)
+    if (words[0] !== 'ptxas' || words.filter((w) => w === 'KP_IN.ptx').length !== 1 || words.filter((w) => w === 'KP_OUT.cubin').length !== 1) return undefined
+    if (words.some((w) => /[$`'\\]/.test(w))) return undefined // something a shell would have expanded
+    return [join(dirname(compiler.path), 'ptxas'), ...words.slice(1).map((w) => (w === 'KP_IN.ptx' ? '@KP_IN@' : w === 'KP_OUT.cubin' ? '@KP_OUT@' : w))]
+  })
 }
 
 /** A name for the assembler's files, the same for every build of `file` (nvcc and ptxas write the command
@@ -353,50 +356,48 @@ export async function assembleCubin(compiler: CompilerInfo, target: Target, file
     if (compiler.kind === 'nvcc') {
       // a launcher is given nvcc's own call (what sccache recognises); without one, ptxas as nvcc runs it
       const line = o.launcher ? undefined : await nvccPtxasCommand(compiler, target, o)
-      argv = line ? line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))
-        : [...(o.launcher ?? []), compiler.path, ...assembleArgs(target, o, { input, output })]
+      argv = line ? fillIo(line, input, output) : compilerArgv(compiler, o, assembleArgs(target, o, { input, output }))
       leaf = !!line
     } else {
-      const line = await clangPtxasCommand(compiler, target, o, file)
-      argv = [...(o.launcher ?? []), ...line.map((w) => (w === '@KP_OUT@' ? output : w === '@KP_IN@' ? input : w))]
+      argv = [...(o.launcher ?? []), ...fillIo(await clangPtxasCommand(compiler, target, o, file), input, output)]
       leaf = !o.launcher
     }
-    const [cmd, ...rest] = argv
-    processCounter.spawned++
-    const guarded = guardCommand(cmd!, rest, { leaf })
-    const r = await execa(guarded.file, guarded.args, {
-      cwd: dir, reject: false, all: true, stdin: 'ignore', stripFinalNewline: false, detached: guarded.detached,
-      env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') },
+    const r = await runTool(compiler, file, o, {
+      argv, cwd: dir, leaf, targetName: target.target, read: () => readBytes(join(dir, output)),
+      failure: `ptxas could not assemble the ${target.target} cubin`,
     })
-    const text = r.all ?? ''
-    const diagnostics = dedupeDiagnostics(parseDiagnostics(text, { file }))
-    let bytes: Uint8Array | undefined
-    if (r.exitCode === 0) bytes = await readFile(join(dir, output)).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)).catch(() => undefined)
-    if (r.exitCode !== 0 || !bytes) {
-      if (guarded.guard === 'none' ? (r as { code?: string }).code === 'ENOENT' : r.exitCode === 127 && text.includes(`${cmd}: not found`)) {
-        throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
-      }
-      throw new CompileError(file, diagnostics.some((d) => d.severity === 'error') ? diagnostics : [...diagnostics, { file, line: 0, column: 0, severity: 'error', message: `ptxas could not assemble the ${target.target} cubin: ${(text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n')}` }], {
-        target: target.target, command: argv, exitCode: r.exitCode, output: text,
-      })
-    }
-    return { bytes, deps: [file], warnings: diagnostics.filter((d) => d.severity !== 'error') }
+    return { bytes: r.out, deps: [file], warnings: r.warnings }
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => {})
   }
 }
 
-/** Runs one compiler process on a staged input and reads what it wrote: `read()` gives the outputs (undefined:
- *  the compiler wrote nothing, an error); the dependency list comes from `depfile`. Throws a CompileError
- *  carrying every diagnostic when the compiler fails. */
-async function runCompile<T>(compiler: CompilerInfo, file: string, o: ResolvedCompileOptions, st: Staging, targetName: string, args: string[], depfile: string, read: () => Promise<T | undefined>): Promise<{ out: T; deps: string[]; warnings: Diagnostic[] }> {
-  const work = processWorkDir()
-  const [cmd, ...pre] = o.launcher ? [...o.launcher, compiler.path] : [compiler.path]
+/** One compiler (or ptxas) process: its command line, where it runs, and how its output is read. */
+interface ToolRun<T> {
+  /** The command and its arguments, a launcher first where there is one. */
+  argv: string[]
+  cwd: string
+  /** The process starts none of its own (ptxas): see guardCommand. */
+  leaf?: boolean
+  /** Rewrites paths in its messages (staged copies → the user's paths). */
+  mapPath?: (path: string) => string
+  /** The target(s) named in a CompileError. */
+  targetName: string
+  /** Reads what it wrote; undefined (or a throw) when it wrote nothing. */
+  read: () => Promise<T | undefined>
+  /** Put before the process's last lines when it fails without an error message of its own. */
+  failure?: string
+}
+
+/** Runs one process tied to ours (child-guard.ts) and reads what it wrote. Throws a ToolchainError when the
+ *  command is not there, a CompileError carrying every diagnostic when it fails. */
+async function runTool<T>(compiler: CompilerInfo, file: string, o: ResolvedCompileOptions, run: ToolRun<T>): Promise<{ out: T; warnings: Diagnostic[] }> {
+  const [cmd, ...rest] = run.argv
   processCounter.spawned++
   // The compile and every process it starts die with us, even on SIGKILL (child-guard.ts).
-  const guarded = guardCommand(cmd!, [...pre, ...args])
+  const guarded = guardCommand(cmd!, rest, { leaf: run.leaf })
   const r = await execa(guarded.file, guarded.args, {
-    cwd: o.cwd,
+    cwd: run.cwd,
     reject: false,
     all: true,
     stdin: 'ignore',
@@ -404,24 +405,30 @@ async function runCompile<T>(compiler: CompilerInfo, file: string, o: ResolvedCo
     detached: guarded.detached,
     // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them); the compilers'
     // own temporary files in our work folder, which a later run removes if we are killed.
-    env: { LC_ALL: 'C', TMPDIR: join(work, 'tmp') },
+    env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') },
   })
   const text = r.all ?? ''
-  const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: st.mapPath, lineCount: lineCount(file) }))
+  const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: run.mapPath, lineCount: lineCount(file) }))
   const diagnostics = compiler.kind === 'clang' ? explainClangDiagnostics(parsed) : parsed
   let out: T | undefined
-  if (r.exitCode === 0) out = await read().catch(() => undefined)
+  if (r.exitCode === 0) out = await run.read().catch(() => undefined)
   if (r.exitCode !== 0 || out === undefined) {
     const notFound = guarded.guard === 'none' ? r.failed && r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT'
       : r.exitCode === 127 && text.includes(`${cmd}: not found`)
     if (notFound) {
       throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
     }
-    throw new CompileError(file, diagnostics.length ? diagnostics : [{ file, line: 0, column: 0, severity: 'error', message: (text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n') }], {
-      target: targetName, command: [cmd!, ...pre, ...args], exitCode: r.exitCode, output: text,
-    })
+    const last = (text.trim() || r.message || `exit status ${String(r.exitCode)}`).split('\n').slice(-20).join('\n')
+    const errors = diagnostics.some((d) => d.severity === 'error') ? diagnostics
+      : [...diagnostics, { file, line: 0, column: 0, severity: 'error' as const, message: run.failure ? `${run.failure}: ${last}` : last }]
+    throw new CompileError(file, errors, { target: run.targetName, command: run.argv, exitCode: r.exitCode, output: text })
   }
-  return { out, deps: await readDeps(depfile, st, o, file), warnings: diagnostics.filter((d) => d.severity !== 'error') }
+  return { out, warnings: diagnostics.filter((d) => d.severity !== 'error') }
+}
+
+/** The command line of a compile: the launcher, if any, in front of the compiler. */
+function compilerArgv(compiler: CompilerInfo, o: ResolvedCompileOptions, args: string[]): string[] {
+  return [...(o.launcher ?? []), compiler.path, ...args]
 }
 
 /** The dependency list a compile wrote (`-MD`), as the user names the files, the source first. */
@@ -444,8 +451,8 @@ export async function compileTarget(compiler: CompilerInfo, target: Target, file
   const depfile = `${stem}.d`
   const args = compileArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
   try {
-    const r = await runCompile(compiler, file, o, st, target.target, args, depfile, () => readBytes(output))
-    return { bytes: r.out, deps: r.deps, warnings: r.warnings }
+    const r = await runTool(compiler, file, o, { argv: compilerArgv(compiler, o, args), cwd: o.cwd, mapPath: st.mapPath, targetName: target.target, read: () => readBytes(output) })
+    return { bytes: r.out, deps: await readDeps(depfile, st, o, file), warnings: r.warnings }
   } finally {
     await Promise.all([rm(output, { force: true }), rm(depfile, { force: true })]).catch(() => {})
   }
@@ -495,7 +502,7 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
   ]
   const stem = basename(st.input).replace(/\.cu$/i, '')
   try {
-    const r = await runCompile(compiler, file, o, st, virtuals.map((v) => v.target).join(','), args, depfile, async () => {
+    const r = await runTool(compiler, file, o, { argv: compilerArgv(compiler, o, args), cwd: o.cwd, mapPath: st.mapPath, targetName: virtuals.map((v) => v.target).join(','), read: async () => {
       const ptx = new Map<string, Uint8Array>()
       const cubins = new Map<string, Uint8Array>()
       const deps = new Map<string, string[]>()
@@ -508,7 +515,7 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
       }
       for (const t of reals) cubins.set(t.target, await readBytes(name(`compute_${t.sm}${t.suffix}`, 'cubin')))
       return { ptx, cubins, deps }
-    })
+    } })
     return { ...r.out, warnings: r.warnings }
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => {})

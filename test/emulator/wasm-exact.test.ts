@@ -15,6 +15,11 @@
 //    on the wasm tier, with the bytes of the continuation scheme and of a hand computation.
 // 5. A recursive device function with a .local frame, called from a kernel on the wasm tier: the JS tier's
 //    results (and a hand computation's), and the same call-stack overflow fault past the stack's end.
+// 6. SIMD across threads in a barrier-free kernel (4 threads a step), against the JavaScript tier.
+// 7. SIMD across threads in thread loops (the code between barriers, 4 threads a step): the exact fma (the
+//    inputs of 1.) and the JavaScript tier's bytes over consecutive, shared, every-other-word and
+//    parted-lane accesses in full and cut rows; a lane outside the shared window before and after the
+//    loop's first store faults as the JavaScript tier's thread does.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
@@ -698,7 +703,7 @@ simd('where the engine has no SIMD the module has no 4-lane path and still valid
   const layout = { globals: new Map<string, number>(), shared: new Map<string, number>(), sharedStatic: 0 }
   const withSimd = writeWasmModule(inputs, layout as never, false, true)
   const without = writeWasmModule(inputs, layout as never, false, false)
-  assert.equal([...withSimd.simd].sort(), ['parted', 'saxpyish'])
+  assert.equal([...withSimd.simd.keys()].sort(), ['parted', 'saxpyish'])
   assert.is(without.simd.size, 0)
   assert.equal([...without.kernels.keys()].sort(), ['parted', 'saxpyish'], 'both kernels still lower, one thread at a time')
   assert.ok(WebAssembly.validate(without.bytes as Uint8Array<ArrayBuffer>))
@@ -707,3 +712,183 @@ simd('where the engine has no SIMD the module has no 4-lane path and still valid
 })
 
 simd.run()
+
+// --- 7. SIMD across threads in thread loops ---
+
+// Each thread of a block (t = tid.y·ntid.x + tid.x) puts the triple in[3g … 3g+2] (g = ctaid.x·NT + t) into
+// shared xs[t], ys[t], zs[t]; after the barrier (the loop that runs 4 threads a step) it computes
+// r = fma(xs[t + k], ys[t], zs[t]) (consecutive words), and, unless tid.x < skip (lanes that part), then
+// r = fma(xs[0], ys[2·tid.x], r) (one word for all lanes, and every other word); it stores r to os[t]
+// (consecutive) and to ws[2t + w] (every other word); after a second barrier each thread copies os[t] and
+// ws[2t + w] out. k ≠ 0 moves the first load, past the window (1536 bytes, the five arrays) for the threads
+// whose t + k ≥ 384; w ≠ 0 moves the second store (after the first), past it where 2t + w ≥ 128. Five arrays, not one: accesses to one object at distances that differ from lane to lane
+// would be lockstep points (@kernelpack/ptx lockstep.ts), run a warp at a time, not in 4-lane turns.
+const LOOP_SIMD_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry tile_fma(.param .u64 p_in, .param .u64 p_out, .param .u32 p_k, .param .u32 p_skip, .param .u32 p_w)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<40>;
+  .reg .f32 %f<12>;
+  .reg .b64 %rd<10>;
+  .shared .align 16 .b8 xs[256];
+  .shared .align 16 .b8 ys[256];
+  .shared .align 16 .b8 zs[256];
+  .shared .align 16 .b8 os[256];
+  .shared .align 16 .b8 ws[512];
+  ld.param.u64 %rd1, [p_in];
+  ld.param.u64 %rd2, [p_out];
+  ld.param.u32 %r1, [p_k];
+  ld.param.u32 %r2, [p_skip];
+  ld.param.u32 %r30, [p_w];
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %tid.y;
+  mov.u32 %r5, %ntid.x;
+  mad.lo.s32 %r6, %r4, %r5, %r3;
+  mov.u32 %r7, %ntid.y;
+  mul.lo.s32 %r8, %r5, %r7;
+  mov.u32 %r9, %ctaid.x;
+  mad.lo.s32 %r10, %r9, %r8, %r6;
+  mul.wide.u32 %rd3, %r10, 12;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  ld.global.f32 %f2, [%rd4+4];
+  ld.global.f32 %f3, [%rd4+8];
+  shl.b32 %r12, %r6, 2;
+  mov.u32 %r20, xs;
+  add.s32 %r13, %r20, %r12;
+  mov.u32 %r21, ys;
+  add.s32 %r22, %r21, %r12;
+  mov.u32 %r23, zs;
+  add.s32 %r24, %r23, %r12;
+  st.shared.f32 [%r13], %f1;
+  st.shared.f32 [%r22], %f2;
+  st.shared.f32 [%r24], %f3;
+  bar.sync 0;
+  shl.b32 %r14, %r1, 2;
+  add.s32 %r15, %r13, %r14;
+  ld.shared.f32 %f4, [%r15];
+  ld.shared.f32 %f5, [%r22];
+  ld.shared.f32 %f6, [%r24];
+  fma.rn.f32 %f7, %f4, %f5, %f6;
+  setp.lt.u32 %p1, %r3, %r2;
+  @%p1 bra SKIP;
+  ld.shared.f32 %f8, [xs];
+  shl.b32 %r16, %r3, 3;
+  add.s32 %r17, %r21, %r16;
+  ld.shared.f32 %f9, [%r17];
+  fma.rn.f32 %f7, %f8, %f9, %f7;
+SKIP:
+  mov.u32 %r25, os;
+  add.s32 %r26, %r25, %r12;
+  st.shared.f32 [%r26], %f7;
+  shl.b32 %r18, %r6, 3;
+  shl.b32 %r31, %r30, 2;
+  add.s32 %r28, %r18, %r31;
+  mov.u32 %r27, ws;
+  add.s32 %r19, %r27, %r28;
+  st.shared.f32 [%r19], %f7;
+  bar.sync 0;
+  ld.shared.f32 %f10, [%r26];
+  ld.shared.f32 %f11, [%r19];
+  mul.wide.u32 %rd5, %r10, 8;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.f32 [%rd6], %f10;
+  st.global.f32 [%rd6+4], %f11;
+  ret;
+}
+`
+
+type LoopRun = { out?: Float32Array; fault?: EmulatorFault; inspect: string }
+
+async function runLoopSimd(codegen: 'wasm' | 'js', input: Float32Array, block: [number, number, number], blocks: number, k: number, skip: number, w = 0): Promise<LoopRun> {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(LOOP_SIMD_PTX))
+    const inspect = mod.inspect('tile_fma')
+    const n = blocks * block[0] * block[1]
+    const din = upload(be, input), dout = be.alloc(n * 8)
+    try {
+      await be.launch(mod.getFunction('tile_fma'), { grid: [blocks, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u32: k >>> 0 }, { u32: skip }, { u32: w }]))
+    } catch (e) {
+      if (e instanceof EmulatorFault) return { fault: e, inspect }
+      throw e
+    }
+    return { out: download(be, dout, new Float32Array(n * 2)), inspect }
+  } finally {
+    be.dispose()
+  }
+}
+
+const loops = suite('wasm tier: SIMD across threads in thread loops')
+
+loops('4-lane turns give the exact fma and the JavaScript tier\'s bytes: full and cut rows, lanes that part, every access shape', async () => {
+  const triples = fmaInputs()
+  const same = (a: number, b: number) => (Number.isNaN(a) ? Number.isNaN(b) : bitsOf(a) === bitsOf(b))
+  for (const [block, skip] of [[[16, 2, 1], 0], [[16, 2, 1], 3], [[10, 3, 1], 5], [[6, 2, 1], 0], [[32, 2, 1], 16]] as Array<[[number, number, number], number]>) {
+    const NT = block[0] * block[1]
+    const blocks = Math.floor(Math.min(triples.length, 960) / NT)
+    const n = blocks * NT
+    const input = new Float32Array(triples.slice(0, n).flat())
+    const wasm = await runLoopSimd('wasm', input, block, blocks, 0, skip), js = await runLoopSimd('js', input, block, blocks, 0, skip)
+    assert.ok(wasm.inspect.includes('\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) in one of its thread loops'), wasm.inspect)
+    assert.ok(wasm.out && js.out, `block ${block}: ${wasm.fault?.message ?? js.fault?.message}`)
+    // the exact reference, thread by thread
+    let wrong = 0
+    const first: string[] = []
+    for (let g = 0; g < n; g++) {
+      const b = Math.floor(g / NT), t = g % NT, tx = t % block[0]
+      const [x, y, z] = triples[g]!
+      let r = exactFma32(x, y, z)
+      // xs[0] and ys[2·tid.x] (2·tid.x < NT in every shape here)
+      if (tx >= skip) r = exactFma32(triples[b * NT]![0], triples[b * NT + 2 * tx]![1], r)
+      for (const [side, got] of [['os', wasm.out![2 * g]!], ['ws', wasm.out![2 * g + 1]!]] as const) {
+        if (!same(got, r)) { wrong++; if (first.length < 4) first.push(`block ${block} skip ${skip}, thread ${g} ${side}: ${got}, exact ${r}`) }
+      }
+    }
+    const wi = new Uint32Array(wasm.out!.buffer), ji = new Uint32Array(js.out!.buffer)
+    let diff = -1
+    for (let i = 0; i < wi.length; i++) if (wi[i] !== ji[i] && !(Number.isNaN(wasm.out![i]!) && Number.isNaN(js.out![i]!))) { diff = i; break }
+    assert.is(diff, -1, `block ${block} skip ${skip}: word ${diff} is 0x${wi[diff]?.toString(16)} on wasm, 0x${ji[diff]?.toString(16)} on JS`)
+    assert.is(wrong, 0, `${wrong} results differ from the exact fma:\n${first.join('\n')}`)
+  }
+})
+
+loops('a lane whose shared load is outside the window faults as the JavaScript tier\'s thread does (same thread, instruction, address)', async () => {
+  const triples = fmaInputs()
+  const block: [number, number, number] = [16, 2, 1]
+  const input = new Float32Array(triples.slice(0, 64).flat())
+  // t + k ≥ 384 (1536 bytes / 4) from thread t = 384 − k on: thread 6 (inside the group 4 … 7), thread 3 (the
+  // last lane of the first group), thread 16 (the first of the second row); the address tells the thread
+  for (const k of [378, 381, 368]) {
+    const wasm = await runLoopSimd('wasm', input, block, 2, k, 0), js = await runLoopSimd('js', input, block, 2, k, 0)
+    assert.ok(js.fault, `k=${k}: the JavaScript tier must fault`)
+    assert.ok(wasm.fault, `k=${k}: the wasm tier must fault`)
+    assert.ok(js.fault!.instruction.includes('[%r15]'), js.fault!.instruction)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.instruction, js.fault!.instruction)
+    assert.is(wasm.fault!.address, js.fault!.address)
+    assert.is(js.fault!.address, BigInt(4 * 384))
+  }
+})
+
+loops('a lane whose shared store after the loop\'s first store is outside the window: tested at the turn\'s start, the same fault', async () => {
+  const triples = fmaInputs()
+  const block: [number, number, number] = [16, 2, 1]
+  const input = new Float32Array(triples.slice(0, 64).flat())
+  // 2t + w ≥ 128 from thread t = (128 − w) / 2 on: threads 6, 3 and 16; the store at ws + 4·(2t + w)
+  for (const w of [116, 122, 96]) {
+    const wasm = await runLoopSimd('wasm', input, block, 2, 0, 0, w), js = await runLoopSimd('js', input, block, 2, 0, 0, w)
+    assert.ok(wasm.inspect.includes('SIMD across threads'), wasm.inspect)
+    assert.ok(js.fault, `w=${w}: the JavaScript tier must fault`)
+    assert.ok(wasm.fault, `w=${w}: the wasm tier must fault`)
+    assert.ok(js.fault!.instruction.startsWith('st.shared.f32 [%r19]'), js.fault!.instruction)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.address, js.fault!.address)
+    assert.is(js.fault!.address, BigInt(1024 + 4 * 128))
+  }
+})
+
+loops.run()

@@ -16,7 +16,7 @@
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
   analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, structureFunction, typeSize,
-  collectiveOf, definedRegisters,
+  collectiveOf, definedRegisters, usedRegisters,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
@@ -24,7 +24,7 @@ import type { ModuleLayout } from '../js/emit-js.js'
 import type { Frame } from '../frame.js'
 import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
-import { planSimd, type SimdPlan } from './simd-plan.js'
+import { planSimd, reads, type SimdPlan } from './simd-plan.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
@@ -129,8 +129,9 @@ export interface WasmModuleCode {
    *  the thread's state), by kernel: the launch makes each thread's local window that much larger. */
   slotBytes: Map<string, number>
   refused: Map<string, WasmRefusal>
-  /** Kernels whose unchecked loop runs 4 threads a step as f32x4/i32x4 (simd-plan.ts). */
-  simd: Set<string>
+  /** Kernels that run 4 threads a step as f32x4/i32x4, with where they do: the whole kernel in its unchecked
+   *  loop (simd-plan.ts), or some of its thread loops (vectorTurn). */
+  simd: Map<string, string>
   /** Milliseconds spent writing the module (issue 24 item 6). */
   ms: number
 }
@@ -181,7 +182,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
-  const vectorized = new Set<string>()
+  const vectorized = new Map<string, string>()
   // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
   // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
   const devices = kernels.filter((k) => k.fn.kind === 'func')
@@ -220,7 +221,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       mb.exportFunc(name, idx)
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
-      if (w.vectorized) vectorized.add(k.fn.name)
+      if (w.vectorized) vectorized.set(k.fn.name, w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test')
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
       refused.set(k.fn.name, e)
@@ -308,9 +309,31 @@ class KernelWriter {
   private vectorPrologue: true | undefined
   /** The 4-lane path was written. */
   vectorized = false
+  /** Thread loops (their first instruction) with a 4-lane turn. */
+  readonly vectorLoops = new Set<number>()
   private readonly vregs = new Map<number, number>()
   private vDone = 0
   private vFail = 0
+  /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
+   *  back to one thread at a time. */
+  private vStored = false
+  /** Writing a 4-lane turn of a thread loop (vectorTurn), not the whole-kernel group (vectorGroup). */
+  private vLoop = false
+  /** In a 4-lane turn: registers whose lanes are known to differ by a constant (lane k = lane 0 + k·stride,
+   *  mod 2^32), from the values the turn starts with and the integer arithmetic on them written so far at
+   *  the loop's top level; and the instructions at that level. */
+  private readonly vstride = new Map<number, number>()
+  private vTop = new Set<number>()
+  /** Shared accesses (and window runs, by their first access) whose lane test a 4-lane turn made at its start
+   *  (vprecheck), not where they are. */
+  private readonly vPre = new Set<number>()
+  private readonly vPreRuns = new Set<number>()
+  /** In a 4-lane turn: the registers a 4-lane turn leaves out that are block values read after the loop
+   *  (computed by one scalar instruction each, from block values), the loop's written registers, and the
+   *  scalar ones written so far. */
+  private vScalar = new Set<number>()
+  private vWritten = new Set<number>()
+  private readonly vScalarDone = new Set<number>()
   /** Window limits by space, size and alignment (windowLimit). */
   private readonly limits = new Map<string, number>()
 
@@ -591,6 +614,14 @@ class KernelWriter {
 
   private vfail(what: string): never { throw new NotVectorizable(`${this.cur.text}: ${what}`) }
 
+  /** A block value the loop computes as one thread does (the same in every lane), from block values. */
+  private vscalar(ins: Instruction): void {
+    for (const u of usedRegisters(ins)) if (this.vWritten.has(u) && !this.vScalarDone.has(u)) this.vfail('a block value computed from per-thread values')
+    this.vmode = false
+    try { this.instruction(ins) } finally { this.vmode = true; this.cur = ins }
+    for (const r of definedRegisters(ins)) this.vScalarDone.add(r)
+  }
+
   /** Pushes operand o for the four lanes (i32 lanes; f32 values as their bits). */
   private vrd(o: IrOperand | undefined): void {
     const b = this.b
@@ -614,6 +645,12 @@ class KernelWriter {
         this.special(o.name, 'i32'); b.simd(SimdOp.i32x4_splat)
         return
       }
+      case 'sym': {
+        if (o.target === 'function' || this.frameLocal(o.name) !== undefined) return this.vfail('a symbol of this kind')
+        const a = this.symAddr(o.name)
+        if (a === undefined) return this.vfail(`unknown symbol ${o.name}`)
+        b.i32(a).simd(SimdOp.i32x4_splat); return
+      }
       default: return this.vfail('an operand of this kind')
     }
   }
@@ -633,6 +670,52 @@ class KernelWriter {
       b.simd(SimdOp.v128_bitselect)
     }
     b.set(d)
+    if (this.vLoop) {
+      const st = ins.guard || !this.vTop.has(ins.index) ? undefined : this.strideOf(ins)
+      if (st === undefined) this.vstride.delete(o.id); else this.vstride.set(o.id, st)
+    }
+  }
+
+  /** The lane-to-lane difference of an operand's value in a 4-lane turn, when known. */
+  private operandStride(o: IrOperand | undefined): number | undefined {
+    if (!o) return undefined
+    switch (o.kind) {
+      case 'imm': case 'sym': return 0
+      case 'special': return o.name === '%tid.x' ? 1 : ['%tid.y', '%tid.z', '%ntid.x', '%ntid.y', '%ntid.z', '%ctaid.x', '%ctaid.y', '%ctaid.z', '%nctaid.x', '%nctaid.y', '%nctaid.z'].includes(o.name) ? 0 : undefined
+      case 'reg': return this.vstride.get(o.id)
+      default: return undefined
+    }
+  }
+
+  /** The lane-to-lane difference of what 32-bit integer instruction `ins` writes, from its operands'
+   *  (mod 2^32): moves, sums, differences, products and left shifts by a constant, and anything whose
+   *  operands are the same in every lane. */
+  private strideOf(ins: Instruction): number | undefined {
+    const A = ins.operands, t = ins.type ?? ''
+    const i32 = t === 's32' || t === 'u32' || t === 'b32'
+    const s = (j: number) => this.operandStride(A[j])
+    const imm = (j: number) => { const o = A[j]; return o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined }
+    const prod = (x: number, y: number): number | undefined => {
+      const sx = s(x), sy = s(y)
+      if (sx === 0 && sy === 0) return 0
+      const kx = imm(x), ky = imm(y)
+      if (sx !== undefined && ky !== undefined) return Math.imul(sx, ky)
+      if (sy !== undefined && kx !== undefined) return Math.imul(sy, kx)
+      return undefined
+    }
+    if (i32 && !ins.flags.cc && !ins.flags.sat) {
+      switch (ins.op) {
+        case 'mov': return s(1)
+        case 'add': { const x = s(1), y = s(2); return x === undefined || y === undefined ? undefined : (x + y) | 0 }
+        case 'sub': { const x = s(1), y = s(2); return x === undefined || y === undefined ? undefined : (x - y) | 0 }
+        case 'mul': return ins.part === 'lo' ? prod(1, 2) : undefined
+        case 'mad': { if (ins.part !== 'lo') return undefined; const p = prod(1, 2), z = s(3); return p === undefined || z === undefined ? undefined : (p + z) | 0 }
+        case 'shl': { const k = imm(2), x = s(1); return k !== undefined && k >= 0 && k < 32 && x !== undefined ? (x << k) | 0 : undefined }
+      }
+    }
+    if (ins.op === 'ld' || ins.op === 'st') return undefined
+    // the same inputs in every lane give the same value in every lane
+    return A.slice(1).every((o) => this.operandStride(o) === 0) ? 0 : undefined
   }
 
   /** The lanes where guard g holds, as a mask. */
@@ -647,7 +730,10 @@ class KernelWriter {
     const defs = definedRegisters(ins)
     // the address-only 64-bit registers are not computed (the accesses use the tested base); the
     // block-uniform values were computed before the groups
-    if (defs.length && defs.every((r) => this.simd!.addressOnly.has(r))) return
+    if (defs.length && defs.every((r) => this.simd!.addressOnly.has(r))) {
+      if (this.vLoop && defs.some((r) => this.vScalar.has(r))) this.vscalar(ins)
+      return
+    }
     if (!this.vprologue && this.simd!.uniform.has(ins.index)) return
     const i32 = t === 's32' || t === 'u32' || t === 'b32'
     const f32 = t === 'f32'
@@ -724,11 +810,38 @@ class KernelWriter {
     }
   }
 
-  /** fma.rn.f32 of three 4-lane values, lane by lane, exactly as one thread does it (fma32). */
+  /** fma.rn.f32 of three 4-lane values, bit for bit as one thread computes it (fma32): x·y + z in binary64
+   *  for two lanes at a time (f64x2), each sum rounded to binary32; where a lane's sum lies on a binary32
+   *  midpoint or below the normal range (fma32's two cases), all four lanes go through fma32 one by one. */
   private vfma(px: () => void, py: () => void, pz: () => void): void {
     const b = this.b
     const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128'), r = this.tmp('vr', 'v128')
+    const lo = this.tmp('vslo', 'v128'), hi = this.tmp('vshi', 'v128')
     px(); b.set(x); py(); b.set(y); pz(); b.set(z)
+    const HIGH = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]
+    const wide = (v: number, high: boolean) => { b.get(v); if (high) b.get(v).shuffle(HIGH); b.simd(SimdOp.f64x2_promote_low_f32x4) }
+    for (const [high, s] of [[false, lo], [true, hi]] as const) {
+      wide(x, high); wide(y, high); b.simd(SimdOp.f64x2_mul); wide(z, high); b.simd(SimdOp.f64x2_add).set(s)
+    }
+    const hazard = (s: number) => {
+      b.get(s).i64x2([0x1fffffffn, 0x1fffffffn]).simd(SimdOp.v128_and).i64x2([0x10000000n, 0x10000000n]).simd(SimdOp.i64x2_eq)
+      // not (|s| ≥ 2^-126 or s = 0): below the normal range, or NaN, as fma32 tests it (2^-126 is
+      // 0x3810000000000000 in binary64)
+      b.get(s).i64x2([0n, 0n]).simd(SimdOp.f64x2_ne)
+      b.get(s).simd(SimdOp.f64x2_abs).i64x2([0x3810000000000000n, 0x3810000000000000n]).simd(SimdOp.f64x2_ge)
+      b.simd(SimdOp.v128_andnot).simd(SimdOp.v128_or)
+    }
+    hazard(lo); hazard(hi); b.simd(SimdOp.v128_or).simd(SimdOp.v128_any_true)
+    b.begin('if', 'v128')
+    this.vfmaLanes(x, y, z, r)
+    b.else()
+    b.get(lo).simd(SimdOp.f32x4_demote_f64x2_zero).get(hi).simd(SimdOp.f32x4_demote_f64x2_zero).shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
+    b.end()
+  }
+
+  /** fma.rn.f32 of the 4-lane x, y, z (locals), lane by lane through fma32; pushes the result (r: scratch). */
+  private vfmaLanes(x: number, y: number, z: number, r: number): void {
+    const b = this.b
     b.get(x).set(r)
     for (let j = 0; j < 4; j++) {
       b.get(r)
@@ -744,6 +857,7 @@ class KernelWriter {
     const b = this.b
     // one lane mask (x86: movmskps): 15 all lanes, 0 none
     const m = this.tmp('vmask', 'i32')
+    if (this.vStored) this.vfail('lanes that may part after a store')
     this.vguard(g)
     b.simd(SimdOp.i32x4_bitmask).tee(m).i32(15).op(Op.i32_eq).brIf(lv)
     b.get(m).brIf(this.vFail)
@@ -790,7 +904,8 @@ class KernelWriter {
       const c = this.cls(A[0])
       return this.vwr(A[0], () => { b.get(local.local); if (local.f32) b.op(Op.i32_reinterpret_f32); b.simd(SimdOp.i32x4_splat); void c })
     }
-    const stride = ins.space === 'global' ? this.testedStride(ins.index) : undefined
+    if (ins.space === 'shared' && this.vLoop) return this.vwr(A[0], () => this.vshared(ins, A[1]))
+    const stride = ins.space === 'global' && this.unchecked ? this.testedStride(ins.index) : undefined
     if (stride === undefined) return this.vfail('a load whose address the block test does not cover')
     const h = this.hoisted.get(`${ins.index}:0`)!
     return this.vwr(A[0], () => {
@@ -802,12 +917,178 @@ class KernelWriter {
   /** st.global at a tested address: 4 consecutive words, or the last lane's word where all lanes store to one. */
   private vstore(ins: Instruction): void {
     const b = this.b, A = ins.operands, t = ins.type ?? ''
-    if (ins.guard || (ins.vector ?? 1) !== 1 || !['f32', 'u32', 's32', 'b32'].includes(t) || ins.space !== 'global') return this.vfail('a store of this kind')
-    const stride = this.testedStride(ins.index)
+    if (ins.guard || (ins.vector ?? 1) !== 1 || !['f32', 'u32', 's32', 'b32'].includes(t)) return this.vfail('a store of this kind')
+    if (ins.space === 'shared' && this.vLoop) { this.vshared(ins, A[0], A[1]); this.vStored = true; return }
+    if (ins.space !== 'global') return this.vfail('a store of this kind')
+    const stride = this.unchecked ? this.testedStride(ins.index) : undefined
     if (stride === undefined) return this.vfail('a store whose address the block test does not cover')
     const h = this.hoisted.get(`${ins.index}:0`)!
     b.get(h.hv)
     if (stride) { b.get(this.L.tx!).i32(stride).op(Op.i32_mul).op(Op.i32_add); this.vrd(A[1]); b.simdMem(SimdOp.v128_store, 2) } else { this.vrd(A[1]); b.simdLane(SimdOp.i32x4_extract_lane, 3).mem(Op.i32_store, 2) }
+    this.vStored = true
+  }
+
+  /** A 4-lane access of one 32-bit word per lane in shared memory (a thread loop's turn, vectorTurn): the
+   *  lanes' window offsets tested as one thread's are (unless the per-block test or the hull test of their
+   *  run covers them; a lane that fails sends the group back to one thread at a time, which faults as it
+   *  would), then one v128 access where the lanes' words are consecutive (stride 4 in tid.x), one word for
+   *  all where they are the same, one word per lane, in lane order, otherwise. A load leaves the lanes'
+   *  words; a store writes `value`'s. */
+  private vshared(ins: Instruction, o: IrOperand | undefined, value?: IrOperand): void {
+    const b = this.b, L = this.L
+    if (o?.kind !== 'addr') return this.vfail('an address that is not an operand')
+    const base = o.base
+    const va = this.tmp('va', 'v128')
+    let stride: number | undefined
+    if (!base || base.kind === 'sym') {
+      const a = base ? this.symAddr(base.name) : 0
+      if (a === undefined || (base && !this.layout.shared.has(base.name))) return this.vfail('an address of this kind')
+      b.i32(a + o.offset).simd(SimdOp.i32x4_splat)
+      stride = 0
+    } else if (base.kind === 'reg' && this.classes[base.id] === 'i32') {
+      b.get(this.vlocal(base.id))
+      if (o.offset) b.i32(o.offset).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add)
+      stride = this.vstride.get(base.id)
+      if (stride === undefined) { const f = this.affine.formAt(base.id, ins.index); stride = f && !f.iv ? f.c : undefined }
+    } else return this.vfail('a shared address of this kind')
+    b.set(va)
+    const run = this.windows.at.get(ins.index)
+    if (run && !this.vPreRuns.has(ins.index)) this.vwindowRun(run)
+    if (!this.vPre.has(ins.index) && !this.sharedCovered(ins.index)) this.vtestShared(va, stride)
+    const at = (lane: number) => { b.get(va).simdLane(SimdOp.i32x4_extract_lane, lane).get(L.SB!).op(Op.i32_add) }
+    if (value === undefined) {
+      if (stride === 4) { at(0); b.simdMem(SimdOp.v128_load, 2); return }
+      if (stride === 0) { at(0); b.simdMem(SimdOp.v128_load32_splat, 2); return }
+      const v = this.tmp('vl', 'v128')
+      at(0); b.simdMem(SimdOp.v128_load32_splat, 2).set(v)
+      for (let k = 1; k < 4; k++) { at(k); b.get(v).simdMemLane(SimdOp.v128_load32_lane, 2, 0, k).set(v) }
+      b.get(v)
+      return
+    }
+    if (stride === 4) { at(0); this.vrd(value); b.simdMem(SimdOp.v128_store, 2); return }
+    const v = this.tmp('vs', 'v128')
+    this.vrd(value); b.set(v)
+    for (let k = 0; k < 4; k++) { at(k); b.get(v).simdMemLane(SimdOp.v128_store32_lane, 2, 0, k) }
+  }
+
+  /** Whether shared access `index` needs no test of its own: its run's hull test or the per-block test
+   *  (unchecked copy) covers it. */
+  private sharedCovered(index: number): boolean {
+    return this.windows.covered.has(index) || (this.unchecked && this.hoistedShared(index))
+  }
+
+  /** The lane test of a 4-byte shared access at the lanes' window offsets `va` (a local). */
+  private vtestShared(va: number, stride: number | undefined): void {
+    const b = this.b
+    if (stride === 0 || stride === 4) {
+      // the lanes' words are one word, or 16 consecutive bytes from lane 0's: lane 0's offset tested as one
+      // access of that size
+      b.get(va).simdLane(SimdOp.i32x4_extract_lane, 0).i32(2).op(Op.i32_rotr).get(this.windowLimit('shared', stride === 4 ? 16 : 4, 3)).op(Op.i32_ge_u)
+    } else {
+      this.vrot(() => b.get(va), 3)
+      b.get(this.windowLimit('shared', 4, 3)).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_ge_u).simd(SimdOp.v128_any_true)
+    }
+    this.vleave()
+  }
+
+  /** A lane test fails the group back to one thread at a time only before the turn's first store. The
+   *  shared accesses after it (and window runs that start after it) whose address is integer arithmetic on
+   *  values the turn starts with, each computed once in the loop, are tested here, at the start: that
+   *  arithmetic (the registers' only definitions, read by nothing before them) is written now, then the
+   *  tests; it is written again where it stands, to the same values. A lane that would fail there fails the
+   *  group now, and the four threads' scalar turns fault as one thread would. */
+  private vprecheck(it: ThreadLoop): void {
+    const ins = this.fn.instructions
+    let firstStore = -1
+    for (let i = it.start; i < it.end && firstStore < 0; i++) if (ins[i]!.op === 'st') firstStore = i
+    if (firstStore < 0) return
+    const defs = new Map<number, number[]>()
+    const firstUse = new Map<number, number>()
+    for (let i = it.start; i < it.end; i++) {
+      for (const r of usedRegisters(ins[i]!)) if (!firstUse.has(r)) firstUse.set(r, i)
+      for (const r of definedRegisters(ins[i]!)) { const d = defs.get(r) ?? []; d.push(i); defs.set(r, d) }
+    }
+    const PURE32 = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'not'])
+    const slice = (r: number, before: number, acc: Set<number>): boolean => {
+      const d = defs.get(r)
+      if (!d) return true
+      const at = d[0]!
+      const x = ins[at]!
+      const t = x.type ?? ''
+      if (d.length !== 1 || at >= before || !this.vTop.has(at) || x.guard || (firstUse.get(r) ?? at) < at) return false
+      if (!PURE32.has(x.op) || !['s32', 'u32', 'b32'].includes(t) || x.flags.cc || x.flags.sat || ((x.op === 'mul' || x.op === 'mad') && x.part !== 'lo')) return false
+      acc.add(at)
+      return usedRegisters(x).every((u) => slice(u, at, acc))
+    }
+    const code = new Set<number>()
+    const tests: Array<() => void> = []
+    for (let i = firstStore + 1; i < it.end; i++) {
+      const x = ins[i]!
+      if ((x.op !== 'ld' && x.op !== 'st') || x.space !== 'shared' || !this.vTop.has(i) || x.guard) continue
+      const o = x.operands[x.op === 'ld' ? 1 : 0]
+      const run = this.windows.at.get(i)
+      if (run) {
+        const acc = new Set<number>()
+        if (run.every((g) => this.classes[g.reg] === 'i32' && slice(g.reg, g.members.reduce((m, y) => Math.min(m, y.index), i), acc))) {
+          for (const a of acc) code.add(a)
+          this.vPreRuns.add(i)
+          tests.push(() => { this.cur = x; this.vwindowRun(run) })
+        }
+      }
+      if (o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i32' || this.sharedCovered(i)) continue
+      const acc = new Set<number>()
+      if (!slice(o.base.id, i, acc)) continue
+      for (const a of acc) code.add(a)
+      this.vPre.add(i)
+      const base = o.base.id, offset = o.offset
+      tests.push(() => {
+        this.cur = x
+        const b = this.b, va = this.tmp('va', 'v128')
+        b.get(this.vlocal(base))
+        if (offset) b.i32(offset).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add)
+        b.set(va)
+        this.vtestShared(va, this.vstride.get(base))
+      })
+    }
+    for (const i of [...code].sort((p, q) => p - q)) this.instruction(ins[i]!)
+    for (const t of tests) t()
+  }
+
+  /** Pushes the lanes of `push` rotated right by the bits of an alignment of al + 1 bytes (windowRun's
+   *  test: a misaligned offset becomes larger than any limit). */
+  private vrot(push: () => void, al: number): void {
+    const b = this.b
+    push()
+    if (al === 0) return
+    const k = Math.log2(al + 1)
+    const x = this.tmp('vrot', 'v128')
+    b.set(x)
+    b.get(x).i32(k).simd(SimdOp.i32x4_shr_u).get(x).i32(32 - k).simd(SimdOp.i32x4_shl).simd(SimdOp.v128_or)
+  }
+
+  /** On the i32 on the stack (not 0: some lane failed a test), the group goes back to one thread at a time;
+   *  after a store it cannot, and the turn keeps its scalar code. */
+  private vleave(): void {
+    if (this.vStored) this.vfail('a lane test after a store')
+    this.b.brIf(this.vFail)
+  }
+
+  /** windowRun in 4 lanes: each group's hull tested in every lane. */
+  private vwindowRun(all: readonly WindowGroup[]): void {
+    const b = this.b
+    const groups = this.unchecked ? all.map((g) => ({ ...g, members: g.members.filter((m) => !this.hoistedShared(m.index)) })).filter((g) => g.members.length) : all
+    if (!groups.length) return
+    const bad = this.tmp('vwbad', 'v128')
+    b.i32x4([0, 0, 0, 0]).set(bad)
+    for (const g of groups) {
+      if (this.classes[g.reg] !== 'i32') this.vfail('a window run through a register that is not 32 bits wide')
+      const lo = Math.min(...g.members.map((m) => m.offset))
+      const span = Math.max(...g.members.map((m) => m.offset + m.n)) - lo
+      this.vrot(() => { b.get(this.vlocal(g.reg)); if (lo) b.i32(lo).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add) }, g.al)
+      b.get(this.windowLimit(g.space, span, g.al)).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_ge_u).get(bad).simd(SimdOp.v128_or).set(bad)
+    }
+    b.get(bad).simd(SimdOp.v128_any_true)
+    this.vleave()
   }
 
   /** x, y, z of the linear index in local v over an NX × NY × … shape (block or thread indices). */
@@ -1352,6 +1633,7 @@ class KernelWriter {
     const done = b.open('block')
     const lp = b.open('loop')
     b.get(L.tx!).get(HI).op(Op.i32_ge_s).brIf(done)
+    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd || plan.warps)
     b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
     this.turn(it, saved, plan.threadsEnd || plan.warps)
     b.get(L.tx!).i32(1).op(Op.i32_add).set(L.tx!)
@@ -1364,6 +1646,193 @@ class KernelWriter {
     b.br(zLoop)
     b.end().end()
     this.dispatch(it)
+  }
+
+  // --- SIMD across threads in thread loops: a block-level loop's turn, 4 threads a step ---
+
+  /** Whether block-level loop `it` may run 4 consecutive threads of a row as one 4-lane turn: per-thread
+   *  code (not once per block), no collective's values in or out, no block-wide decision or return taken
+   *  inside it, no atomics or calls (whose order between threads shows), and 32-bit registers only. Whether
+   *  each instruction has a 4-lane form is vectorTurn's to find out. The lanes run an instruction for all
+   *  four before the next, as a converged warp does: accesses where lanes of a warp may talk through memory
+   *  are lockstep points, which the plan runs in loops of their own (@kernelpack/ptx lockstep.ts), so in
+   *  such a loop no lane reads what another writes and the order gives the same bytes. */
+  private vectorItem(it: ThreadLoop): boolean {
+    if (it.level !== 'block' || it.once || it.scatter !== undefined || it.gather !== undefined || it.restores.length) return false
+    for (let i = it.start; i < it.end; i++) {
+      const x = this.fn.instructions[i]!
+      if (this.plan!.departures.has(i) || ['ret', 'exit', 'atom', 'red', 'call', 'trap', 'brkpt'].includes(x.op) || collectiveOf(x)) return false
+      for (const r of [...usedRegisters(x), ...definedRegisters(x)]) {
+        const c = this.classes[r]
+        // (64-bit registers only as addresses of tested accesses: vectorTurn's loopAddressOnly)
+        if (c !== 'i32' && c !== 'f32' && c !== 'pred' && c !== 'i64') return false
+      }
+    }
+    return true
+  }
+
+  /** The 64-bit registers of block-level loop `it` that a 4-lane turn leaves out (simd-plan.ts addressOnly,
+   *  for this loop): every use is the address of a global access the per-block test covers, at a stride of
+   *  0 or 4 bytes in tid.x (unchecked copy only), or feeds one, and every definition is arithmetic; the
+   *  accesses address memory from the block's tested base plus 4·tid.x. */
+  private loopAddressOnly(it: ThreadLoop): Set<number> {
+    const out = new Set<number>()
+    if (!this.unchecked) return out
+    const ins = this.fn.instructions
+    for (let i = it.start; i < it.end; i++) for (const r of [...usedRegisters(ins[i]!), ...definedRegisters(ins[i]!)]) if (this.classes[r] === 'i64') out.add(r)
+    for (const r of it.stores) out.delete(r)
+    for (let i = it.start; i < it.end; i++) {
+      const x = ins[i]!
+      const pure = ['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'cvt', 'cvta'].includes(x.op) || this.paramLocal(x) !== undefined
+      if (!pure || x.guard) for (const r of definedRegisters(x)) out.delete(r)
+    }
+    const skipped = (x: Instruction) => { const d = definedRegisters(x); return d.length > 0 && d.every((r) => out.has(r)) }
+    for (let changed = true; changed;) {
+      changed = false
+      for (let i = it.start; i < it.end; i++) {
+        const x = ins[i]!
+        if (skipped(x)) continue
+        const { plain, bases } = reads(x)
+        const tested = (x.op === 'ld' || x.op === 'st') && x.space === 'global' && this.testedStride(i) !== undefined
+        for (const r of [...plain, ...(tested ? [] : bases)]) if (out.delete(r)) changed = true
+      }
+    }
+    return out
+  }
+
+  /** In block-level loop `it`, at tx (lane 0; ty and tz set) below HI: when tx is a multiple of 4 and tx + 3
+   *  is below HI, threads tx … tx+3 take one 4-lane turn (their slots' registers as 4 lanes, block values
+   *  splat, the loop's code as vinstruction writes it, the slots written back) and the loop goes on at tx + 4
+   *  (`lp`); when a lane has ended (`skipEnded`), or the lanes part at a branch or a test before anything was
+   *  stored, the four take their scalar turns instead. Without a 4-lane form for every instruction, nothing
+   *  is written. */
+  private vectorTurn(it: ThreadLoop, HI: number, lp: number, skipEnded: boolean): void {
+    const { b, L } = this
+    const mark = b.mark()
+    const levels = new Map(this.level)
+    const vregs = new Map(this.vregs)
+    try {
+      b.get(L.tx!).i32(3).op(Op.i32_and).op(Op.i32_eqz)
+      b.get(L.tx!).i32(4).op(Op.i32_add).get(HI).op(Op.i32_le_s).op(Op.i32_and)
+      b.begin('if')
+      this.vFail = b.open('block')
+      this.vDone = b.open('block')
+      this.vStored = false
+      this.vLoop = true
+      const addressOnly = this.loopAddressOnly(it)
+      this.simd = { addressOnly, uniform: new Set() }
+      this.vWritten = new Set()
+      for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vWritten.add(r)
+      this.vScalar = new Set(this.plan!.perBlock.filter((r) => addressOnly.has(r) && this.vWritten.has(r)))
+      this.vScalarDone.clear()
+      this.vstride.clear()
+      this.vTop = new Set(it.nodes.flatMap((n) => (n.kind === 'instr' ? [n.index] : [])))
+      // the lanes' LB, where the turn has slots to read or write, or states to test
+      const lb = [L.LB!, this.tmp('vlb1', 'i32'), this.tmp('vlb2', 'i32'), this.tmp('vlb3', 'i32')]
+      const slots = it.loads.some((r) => !this.plan!.recomputed.has(r) && !this.remat(r)) || it.stores.some((r) => this.slotOf.has(r) && !this.remat(r))
+      if (slots || skipEnded) {
+        b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
+        b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+        for (let k = 1; k < 4; k++) b.get(lb[k - 1]!).get(L.LN!).op(Op.i32_add).set(lb[k]!)
+      }
+      b.get(L.tx!).simd(SimdOp.i32x4_splat).i32x4([0, 1, 2, 3]).simd(SimdOp.i32x4_add).set(this.vlocal(-1))
+      if (skipEnded) {
+        for (let k = 0; k < 4; k++) { b.get(lb[k]!).mem(Op.i32_load, 2, this.stateOff); if (k) b.op(Op.i32_or) }
+        b.brIf(this.vFail)
+      }
+      // registers the loop reads before writing them: per-thread ones from the lanes' slots (or recomputed),
+      // the others (block values, in their scalar locals) splat
+      const mask = (r: number) => { if (this.classes[r] === 'pred') b.i32x4([0, 0, 0, 0]).simd(SimdOp.i32x4_ne) }
+      const loads = new Set(it.loads)
+      const exposed = new Set<number>()
+      const before = new Set<number>()
+      for (let i = it.start; i < it.end; i++) {
+        const x = this.fn.instructions[i]!
+        for (const r of usedRegisters(x)) if (!before.has(r) && !loads.has(r)) exposed.add(r)
+        for (const r of definedRegisters(x)) if (!x.guard) before.add(r)
+      }
+      for (const r of exposed) {
+        if (addressOnly.has(r)) continue
+        if (this.classes[r] === 'i64') this.vfail('a 64-bit value in 4 lanes')
+        b.get(this.regs[r]!)
+        if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
+        b.simd(SimdOp.i32x4_splat); mask(r); b.set(this.vlocal(r))
+        this.vstride.set(r, 0)
+      }
+      for (const r of it.loads) {
+        if (addressOnly.has(r)) continue
+        if (this.classes[r] === 'i64') this.vfail('a 64-bit value in 4 lanes')
+        const tid = this.plan!.recomputed.get(r)
+        if (tid) {
+          if (tid === '%tid.x') b.get(this.vlocal(-1)); else b.get(L[tid === '%tid.y' ? 'ty' : 'tz']!).simd(SimdOp.i32x4_splat)
+          this.vstride.set(r, tid === '%tid.x' ? 1 : 0)
+        } else if (this.remat(r)) {
+          const f = this.affine.register.get(r)!
+          this.vstride.set(r, f.c | 0)
+          this.inv(f.inv); b.op(Op.i32_wrap_i64).simd(SimdOp.i32x4_splat)
+          if (f.c !== 0) b.get(this.vlocal(-1)).i32(f.c).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_mul).simd(SimdOp.i32x4_add)
+        } else {
+          const off = this.slotOf.get(r)
+          if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
+          const v = this.vlocal(r)
+          b.get(lb[0]!).simdMem(SimdOp.v128_load32_splat, 2, off).set(v)
+          for (let k = 1; k < 4; k++) b.get(lb[k]!).get(v).simdMemLane(SimdOp.v128_load32_lane, 2, off, k).set(v)
+          b.get(v); mask(r)
+          const f = this.classes[r] === 'i32' ? this.affine.formAt(r, it.start) : undefined
+          if (f && !f.iv) this.vstride.set(r, f.c | 0)
+        }
+        b.set(this.vlocal(r))
+      }
+      this.vmode = true
+      this.vPre.clear()
+      this.vPreRuns.clear()
+      this.vprecheck(it)
+      this.nodes(it.nodes)
+      this.vmode = false
+      for (const r of it.stores) {
+        const off = this.slotOf.get(r)
+        if (off === undefined || this.remat(r)) continue
+        const v = this.tmp('vst', 'v128')
+        b.get(this.vlocal(r))
+        if (this.classes[r] === 'pred') b.i32x4([1, 1, 1, 1]).simd(SimdOp.v128_and)
+        b.set(v)
+        for (let k = 0; k < 4; k++) b.get(lb[k]!).get(v).simdMemLane(SimdOp.v128_store32_lane, 2, off, k)
+      }
+      // block values the loop computes (the same in every thread: plan.perBlock) stay in their scalar
+      // locals for the code after the loop, as the last thread left them
+      const written = new Set<number>()
+      for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) written.add(r)
+      for (const r of this.plan!.perBlock) {
+        if (!written.has(r) || addressOnly.has(r)) continue
+        b.get(this.vlocal(r)).simdLane(SimdOp.i32x4_extract_lane, 3)
+        if (this.classes[r] === 'f32') b.op(Op.f32_reinterpret_i32)
+        else if (this.classes[r] === 'pred') b.i32(1).op(Op.i32_and)
+        b.set(this.regs[r]!)
+      }
+      b.br(this.vDone)
+      b.end()
+      // the four threads ran: on at tx + 4
+      b.get(L.tx!).i32(4).op(Op.i32_add).set(L.tx!)
+      b.br(lp)
+      b.end()
+      b.end()
+      this.vectorized = true
+      this.vectorLoops.add(it.start)
+    } catch (e) {
+      if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
+      b.rewind(mark)
+      this.level.clear()
+      for (const [k, v] of levels) this.level.set(k, v)
+      this.vregs.clear()
+      for (const [k, v] of vregs) this.vregs.set(k, v)
+    } finally {
+      this.vmode = false
+      this.vLoop = false
+      this.vStored = false
+      this.vPre.clear()
+      this.vPreRuns.clear()
+      this.simd = undefined
+    }
   }
 
   /** The tx interval of a block-level loop whose first act is `@p bra` past the rest of its code, with p
@@ -1562,6 +2031,7 @@ class KernelWriter {
     for (const n of ns) {
       if (n.kind === 'instr') { this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
+      if (this.vLoop && n.kind === 'loop') for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vstride.delete(r)
       const lv = this.b.open(n.kind === 'loop' ? 'loop' : 'block')
       this.level.set(n.id, lv)
       this.nodes(n.body)

@@ -145,15 +145,18 @@ export const AtomicOp = {
 
 /** The 128-bit SIMD instructions the writers use (after the 0xfd prefix, as LEB128). */
 export const SimdOp = {
-  v128_load: 0x00, v128_store: 0x0b, v128_const: 0x0c, i32x4_splat: 0x11, f32x4_splat: 0x13,
+  v128_load: 0x00, v128_load32_splat: 0x09, v128_store: 0x0b, v128_const: 0x0c, i8x16_shuffle: 0x0d, i32x4_splat: 0x11, f32x4_splat: 0x13,
   i32x4_extract_lane: 0x1b, i32x4_replace_lane: 0x1c, f32x4_extract_lane: 0x1f, f32x4_replace_lane: 0x20,
   i32x4_eq: 0x37, i32x4_ne: 0x38, i32x4_lt_s: 0x39, i32x4_lt_u: 0x3a, i32x4_gt_s: 0x3b, i32x4_gt_u: 0x3c,
   i32x4_le_s: 0x3d, i32x4_le_u: 0x3e, i32x4_ge_s: 0x3f, i32x4_ge_u: 0x40,
   f32x4_eq: 0x41, f32x4_ne: 0x42, f32x4_lt: 0x43, f32x4_gt: 0x44, f32x4_le: 0x45, f32x4_ge: 0x46,
+  f64x2_ne: 0x48, f64x2_lt: 0x49, f64x2_ge: 0x4c,
   v128_not: 0x4d, v128_and: 0x4e, v128_andnot: 0x4f, v128_or: 0x50, v128_xor: 0x51, v128_bitselect: 0x52, v128_any_true: 0x53,
+  v128_load32_lane: 0x56, v128_store32_lane: 0x5a, f32x4_demote_f64x2_zero: 0x5e, f64x2_promote_low_f32x4: 0x5f,
   i32x4_abs: 0xa0, i32x4_neg: 0xa1, i32x4_all_true: 0xa3, i32x4_bitmask: 0xa4, i32x4_shl: 0xab, i32x4_shr_s: 0xac, i32x4_shr_u: 0xad,
-  i32x4_add: 0xae, i32x4_sub: 0xb1, i32x4_mul: 0xb5,
+  i32x4_add: 0xae, i32x4_sub: 0xb1, i32x4_mul: 0xb5, i64x2_eq: 0xd6,
   f32x4_abs: 0xe0, f32x4_neg: 0xe1, f32x4_add: 0xe4, f32x4_sub: 0xe5, f32x4_mul: 0xe6,
+  f64x2_abs: 0xec, f64x2_add: 0xf0, f64x2_mul: 0xf2,
   i32x4_trunc_sat_f32x4_s: 0xf8, i32x4_trunc_sat_f32x4_u: 0xf9, f32x4_convert_i32x4_s: 0xfa, f32x4_convert_i32x4_u: 0xfb,
 } as const
 
@@ -229,6 +232,24 @@ export class FunctionBody {
   i32x4(lanes: readonly [number, number, number, number]): this {
     this.code.push(0xfd); uleb(this.code, SimdOp.v128_const)
     for (const v of lanes) for (let i = 0; i < 4; i++) this.code.push((v >>> (8 * i)) & 0xff)
+    return this
+  }
+  /** v128.const of two i64 lanes. */
+  i64x2(lanes: readonly [bigint, bigint]): this {
+    this.code.push(0xfd); uleb(this.code, SimdOp.v128_const)
+    for (const v of lanes) for (let i = 0n; i < 8n; i++) this.code.push(Number((BigInt.asUintN(64, v) >> (8n * i)) & 0xffn))
+    return this
+  }
+  /** i8x16.shuffle of the two v128 on the stack: byte i of the result is byte lanes[i] of a‖b (0–31). */
+  shuffle(lanes: readonly number[]): this {
+    if (lanes.length !== 16 || lanes.some((l) => l < 0 || l > 31)) throw new Error('internal error: i8x16.shuffle takes 16 lane indices 0–31')
+    this.code.push(0xfd); uleb(this.code, SimdOp.i8x16_shuffle)
+    for (const l of lanes) this.code.push(l)
+    return this
+  }
+  /** v128.load32_lane / v128.store32_lane: memory argument, then the lane. */
+  simdMemLane(op: number, alignLog2: number, offset: number, lane: number): this {
+    this.code.push(0xfd); uleb(this.code, op); uleb(this.code, alignLog2); uleb(this.code, offset); this.code.push(lane)
     return this
   }
   /** Where the body is now, to go back to (rewind) when code written after it is dropped. */

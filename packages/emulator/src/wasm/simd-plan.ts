@@ -25,7 +25,7 @@ const PURE = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'and', 'or', 'xor', 'no
 const BLOCK_UNIFORM = new Set(['%ntid.x', '%ntid.y', '%ntid.z', '%ctaid.x', '%ctaid.y', '%ctaid.z', '%nctaid.x', '%nctaid.y', '%nctaid.z'])
 
 /** The registers an instruction reads, with those read as an address operand's base apart. */
-function reads(ins: Instruction): { plain: number[]; bases: number[] } {
+export function reads(ins: Instruction): { plain: number[]; bases: number[] } {
   const plain: number[] = [], bases: number[] = []
   if (ins.guard) plain.push(ins.guard.reg)
   const writes = definedRegisters(ins).length > 0

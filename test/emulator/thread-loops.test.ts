@@ -80,7 +80,7 @@ tl('KERNELPACK_EMULATOR_DEBUG prints every kernel\'s plan at load', () => {
   assert.is(lines.length, 3)
   assert.match(lines[0]!, /^\[kernelpack emulator\] kernel tiles: thread loops/)
   assert.match(lines[1]!, /^\[kernelpack emulator\] kernel skip: continuation scheme/)
-  assert.match(lines[2]!, /^\[kernelpack emulator\] WebAssembly module: 1 kernel, \d+ bytes, written in [\d.]+ ms, compiled in [\d.]+ ms$/)
+  assert.match(lines[2]!, /^\[kernelpack emulator\] WebAssembly module: 1 kernel, \d+ bytes, written in [\d.]+ ms, compiled in [\d.]+ ms; fma\.rn\.f32\/\.f64 (as the CPU's fused multiply-add \(relaxed SIMD, probed exact\)|by the exact paths \(no fused relaxed SIMD multiply-add here\))$/)
 })
 
 // a shfl.down whose lane offset is the same in every lane (a per-block loop variable) and a shfl.idx whose

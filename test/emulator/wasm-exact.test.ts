@@ -20,104 +20,16 @@
 //    inputs of 1.) and the JavaScript tier's bytes over consecutive, shared, every-other-word and
 //    parted-lane accesses in full and cut rows; a lane outside the shared window before and after the
 //    loop's first store faults as the JavaScript tier's thread does.
+// 8. fma.rn.f32/.f64 through relaxed SIMD's multiply-add where the start-up probe finds it fused (in a Node
+//    started with relaxed SIMD on): every result the exact BigInt fma's, on both tiers.
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
 import { decodeModule, parsePtx, structureFunction } from '@kernelpack/ptx'
 import { download, marshal, ptxBytes, upload } from './helpers.js'
-
-const f32 = new Float32Array(1)
-const u32 = new Uint32Array(f32.buffer)
-const bitsOf = (x: number) => { f32[0] = x; return u32[0]! }
-const fromBits = (b: number) => { u32[0] = b >>> 0; return f32[0]! }
-
-/** x = (−1)^neg · m · 2^e with m an integer (x a finite binary32 value). */
-function parts(x: number): { neg: boolean; m: bigint; e: number } {
-  const b = bitsOf(x)
-  const neg = b >>> 31 === 1
-  const be = (b >>> 23) & 0xff
-  const frac = b & 0x7fffff
-  return be === 0 ? { neg, m: BigInt(frac), e: -149 } : { neg, m: BigInt(frac | 0x800000), e: be - 150 }
-}
-
-/** fma(x, y, z) rounded once to binary32, nearest-even (x, y, z binary32 values), from exact integers. */
-export function exactFma32(x: number, y: number, z: number): number {
-  if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) return Math.fround(x * y + z)
-  const a = parts(x), b = parts(y), c = parts(z)
-  const pe = a.e + b.e
-  const E = Math.min(pe, c.e)
-  const p = (a.m * b.m) << BigInt(pe - E)
-  const q = c.m << BigInt(c.e - E)
-  const t = (a.neg !== b.neg ? -p : p) + (c.neg ? -q : q)
-  if (t === 0n) {
-    // an exact zero: −0 only when both addends are −0 (or −0 + −0), else +0 under round-to-nearest
-    const pneg = a.neg !== b.neg
-    return (p === 0n && q === 0n && pneg && c.neg) ? -0 : 0
-  }
-  const neg = t < 0n
-  const mag = neg ? -t : t
-  const len = mag.toString(2).length
-  const ulpExp = Math.max(E + len - 24, -149)
-  let mant: bigint
-  if (ulpExp <= E) mant = mag << BigInt(E - ulpExp)
-  else {
-    const s = BigInt(ulpExp - E)
-    mant = mag >> s
-    const rem = mag & ((1n << s) - 1n)
-    const half = 1n << (s - 1n)
-    if (rem > half || (rem === half && (mant & 1n) === 1n)) mant += 1n
-  }
-  const v = Number(mant) * 2 ** ulpExp
-  const r = v >= 2 ** 128 ? Infinity : v
-  return neg ? -r : r
-}
-
-// --- inputs ---
-
-function rng(seed: number) {
-  let s = seed >>> 0
-  return () => { s = (s + 0x6d2b79f5) >>> 0; let t = s; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32 }
-}
-
-function fmaInputs(): Array<[number, number, number]> {
-  const out: Array<[number, number, number]> = []
-  const r = rng(24)
-  // (1 + 2^-12)² = 1 + 2^-11 + 2^-24: a binary32 midpoint; ±2^-80 decides the rounding, which rounding twice loses
-  const m = Math.fround(1 + 2 ** -12)
-  for (const scale of [1, 2 ** 20, 2 ** -60, 2 ** -63, 2 ** 63]) for (const tiny of [2 ** -80, -(2 ** -80), 0, 2 ** -100, -(2 ** -149)]) {
-    const x = Math.fround(m * scale)
-    out.push([x, m, Math.fround(tiny * scale * scale)], [-x, m, Math.fround(-tiny * scale * scale)])
-  }
-  // random products that are binary32 midpoints (13-bit significands), with tiny addends of either sign
-  for (let n = 0; out.length < 400 && n < 200000; n++) {
-    const ma = 4096 + Math.floor(r() * 4096), mb = 4096 + Math.floor(r() * 4096)
-    const prod = ma * mb // 25 or 26 bits
-    const bits = prod.toString(2).length
-    if (bits < 25 || (prod >> (bits - 25)) * 2 ** (bits - 25) !== prod || ((prod >> (bits - 25)) & 1) === 0) continue
-    const ea = Math.floor(r() * 40) - 20
-    const x = Math.fround(ma * 2 ** ea), y = Math.fround(mb * 2 ** -12)
-    const p = x * y
-    const k = 30 + Math.floor(r() * 40)
-    out.push([x, y, Math.fround((r() < 0.5 ? -1 : 1) * Math.abs(p) * 2 ** -k)], [x, y, 0])
-  }
-  // results around and below the smallest normal (2^-126) and subnormal ties
-  for (let i = 0; i < 60; i++) {
-    const x = Math.fround((1 + r()) * 2 ** (-60 - Math.floor(r() * 20)))
-    const y = Math.fround((1 + r()) * 2 ** (-60 - Math.floor(r() * 20)))
-    const z = Math.fround((r() - 0.5) * 2 ** (-120 - Math.floor(r() * 30)))
-    out.push([x, y, z], [x, -y, z], [fromBits(1 + Math.floor(r() * 1000)), Math.fround(0.5 + r()), 0])
-  }
-  out.push([fromBits(3), 0.5, 0], [fromBits(1), 0.5, 0], [fromBits(1), -0.5, fromBits(1)], [fromBits(0x7fffff), 1, fromBits(1)])
-  // signed zeros, infinities, NaN, overflow
-  for (const [x, y, z] of [[0, 5, -0], [-0, 5, -0], [-0, -5, -0], [0, -5, 0], [3, 0, -0], [Infinity, 0, 1], [Infinity, 2, -Infinity], [Infinity, 2, 1], [NaN, 1, 2], [2, 3, NaN],
-    [3.4e38, 2, 0], [3.4e38, 1, 3.4e38], [-3.4e38, 2, 3.4e38], [Math.fround(2 ** 64), Math.fround(2 ** 64), -1], [1.5, 2 ** -24, 1], [1, 1 + 2 ** -23, 2 ** -24]] as const) out.push([Math.fround(x), Math.fround(y), Math.fround(z)])
-  // random triples of every magnitude
-  for (let i = 0; i < 400; i++) {
-    const v = () => fromBits(Math.floor(r() * 2 ** 32) & 0xf7ffffff) // exponents below 0x7f: finite
-    out.push([v(), v(), v()])
-  }
-  return out
-}
+import { bitsOf, exactFma32, fmaInputs, fromBits, rng } from './fma-cases.js'
 
 const FMA_PTX = `.version 8.0
 .target sm_80
@@ -892,3 +804,34 @@ loops('a lane whose shared store after the loop\'s first store is outside the wi
 })
 
 loops.run()
+
+// --- 8. fma.rn through relaxed SIMD's fused multiply-add ---
+
+const relaxed = suite('wasm tier: fma.rn as relaxed SIMD\'s multiply-add where the start-up probe finds it fused')
+
+/** relaxed-madd-run.ts's report, in a Node started with `flags`. */
+function relaxedRun(flags: string[]): { probe: { f32: boolean; f64: boolean }; wasm: Record<string, number | boolean | string[]>; js: Record<string, number | boolean | string[]> } {
+  const script = fileURLToPath(new URL('./relaxed-madd-run.ts', import.meta.url))
+  const out = execFileSync(process.execPath, [...flags, '--conditions=source', '--import', 'tsx', script], { encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)) })
+  return JSON.parse(out.trim().split('\n').pop()!)
+}
+
+relaxed('with relaxed SIMD on (Node 20: --experimental-wasm-relaxed-simd; Chromium: always) the probe finds this CPU\'s fma fused, and every fma.rn.f32 (one thread, 4 lanes) and fma.rn.f64 is the exact one, as on the JavaScript tier', () => {
+  const r = relaxedRun(['--experimental-wasm-relaxed-simd'])
+  assert.equal(r.probe, { f32: true, f64: true }, 'this machine\'s CPU has a fused multiply-add (x86-64 FMA3): the probe must find f32x4/f64x2.relaxed_madd fused')
+  for (const tier of ['wasm', 'js'] as const) {
+    assert.ok((r[tier].cases32 as number) > 900 && (r[tier].cases64 as number) > 400, JSON.stringify(r[tier]))
+    assert.is(r[tier].wrong32, 0, `${tier}: fma.rn.f32, one thread at a time`)
+    assert.is(r[tier].wrong32x4, 0, `${tier}: fma.rn.f32, 4 lanes`)
+    assert.is(r[tier].wrong64, 0, `${tier}: fma.rn.f64`)
+  }
+  assert.is(r.wasm.simd, true, 'fma_soa runs 4 threads a step')
+  assert.equal(r.wasm.tiers, ['tier: WebAssembly', 'tier: WebAssembly', 'tier: WebAssembly'])
+})
+
+relaxed('without the flag the same kernels are exact too (the exact paths where this Node has no relaxed SIMD)', () => {
+  const r = relaxedRun([])
+  for (const tier of ['wasm', 'js'] as const) for (const k of ['wrong32', 'wrong32x4', 'wrong64']) assert.is(r[tier][k], 0, `${tier} ${k}`)
+})
+
+relaxed.run()

@@ -40,7 +40,7 @@ export interface LoadedModule {
   /** Which tier runs each kernel, with why a kernel is not on the wasm tier. */
   tiers: Map<string, { tier: 'wasm' | 'js'; why?: string; simd?: string }>
   /** What writing the wasm module cost (KERNELPACK_EMULATOR_DEBUG prints it; issue 24 item 6). */
-  wasmBuild?: { kernels: number; bytes: number; writeMs: number; compileMs?: number }
+  wasmBuild?: { kernels: number; bytes: number; writeMs: number; compileMs?: number; fusedFma?: boolean }
   /** Set once a WebAssembly module compiled asynchronously (a browser's main thread refuses the synchronous
    *  compile of a large one) is ready: binds it. The backend calls it before a launch of the module, when
    *  none runs, and then has the workers load the module again (with its wasm). */
@@ -205,7 +205,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
     return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, allFunctions: lm.ir.functions, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
   })
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
-  lm.wasmBuild = { kernels: code.kernels.size, bytes: code.bytes.length, writeMs: code.ms }
+  lm.wasmBuild = { kernels: code.kernels.size, bytes: code.bytes.length, writeMs: code.ms, fusedFma: code.fusedFma }
   const refusedWhy = (r: WasmRefusal) => r.message
   for (const [name, r] of code.refused) {
     if (lm.functions.get(name)?.kind !== 'entry') continue

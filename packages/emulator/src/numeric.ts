@@ -440,6 +440,8 @@ function roundBigToDouble(m: bigint, e: number, negZero: boolean): number {
 /** Correctly rounded fused multiply-add in binary64 (round to nearest even). */
 export function fma64(a: number, b: number, c: number): number {
   const p = a * b
+  // the exact product of finite a, b is finite even where p overflows: an infinite (or NaN) c is the result
+  if (!Number.isFinite(c) && Number.isFinite(a) && Number.isFinite(b)) return c
   if (!Number.isFinite(a) || !Number.isFinite(b) || !Number.isFinite(c)) return p + c
   if (a === 0 || b === 0) return p + c
   const ap = Math.abs(p)
@@ -456,7 +458,9 @@ export function fma64(a: number, b: number, c: number): number {
   }
   const [ma, ea] = decompose(a)
   const [mb, eb] = decompose(b)
-  if (c === 0) return roundBigToDouble(ma * mb, ea + eb, false) || p + c
+  // c = ±0 adds nothing to the nonzero product: its rounding, with the product's sign where it underflows
+  // to zero (−tiny + 0 rounds to −0, which p + c would give as +0)
+  if (c === 0) return roundBigToDouble(ma * mb, ea + eb, false)
   const [mc, ec] = decompose(c)
   const ep = ea + eb
   const e = Math.min(ep, ec)

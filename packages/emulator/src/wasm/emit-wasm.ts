@@ -25,6 +25,7 @@ import type { Frame } from '../frame.js'
 import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
+import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
@@ -118,7 +119,7 @@ const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
 const LEFT = 1
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { ftz: number; sat: number; simd?: boolean }
+interface Helpers { ftz: number; sat: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -132,6 +133,8 @@ export interface WasmModuleCode {
   /** Kernels that run 4 threads a step as f32x4/i32x4, with where they do: the whole kernel in its unchecked
    *  loop (simd-plan.ts), or some of its thread loops (vectorTurn). */
   simd: Map<string, string>
+  /** fma.rn.f32/.f64 use relaxed SIMD's multiply-add (relaxedMaddFused). */
+  fusedFma: boolean
   /** Milliseconds spent writing the module (issue 24 item 6). */
   ms: number
 }
@@ -167,6 +170,47 @@ export function wasmSimdSupported(): boolean {
   return simdProbe
 }
 
+let maddProbe: { f32: boolean; f64: boolean } | undefined
+
+/** Whether relaxed SIMD's multiply-add (f32x4.relaxed_madd, f64x2.relaxed_madd) is fused on this engine
+ *  and machine, per width. The proposal lets an engine give x·y + z rounded once (the CPU's fma
+ *  instruction) or twice; where it compiles at all (Chromium; Node from V8 11.4), a start-up probe runs it
+ *  on inputs where the two differ (a product that is a binary32/binary64 midpoint with a tiny addend, a
+ *  cancellation, subnormal results, signed zeros) and on random triples, against the JavaScript tier's
+ *  exact fma (numeric.ts), bit for bit: only if every one matches does fma.rn use it. */
+export function relaxedMaddFused(): { f32: boolean; f64: boolean } {
+  if (maddProbe !== undefined) return maddProbe
+  maddProbe = { f32: false, f64: false }
+  if (!wasmSimdSupported()) return maddProbe
+  try {
+    const mb = new ModuleBuilder()
+    for (const [t, splat, extract, madd] of [['f32', SimdOp.f32x4_splat, SimdOp.f32x4_extract_lane, SimdOp.f32x4_relaxed_madd], ['f64', SimdOp.f64x2_splat, SimdOp.f64x2_extract_lane, SimdOp.f64x2_relaxed_madd]] as const) {
+      const f = new FunctionBody([t, t, t])
+      f.get(0).simd(splat).get(1).simd(splat).get(2).simd(splat).simd(madd).simdLane(extract, 0)
+      mb.exportFunc(t, mb.addFunc(f, [t]))
+    }
+    const bytes = mb.encode() as Uint8Array<ArrayBuffer>
+    if (!WebAssembly.validate(bytes)) return maddProbe
+    const ex = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as Record<'f32' | 'f64', (x: number, y: number, z: number) => number>
+    const same = (a: number, b: number) => Object.is(a, b) || (a !== a && b !== b)
+    const f32 = Math.fround
+    const m32 = f32(1 + 2 ** -12), m64 = 1 + 2 ** -27
+    const triples: Array<[number, number, number]> = [
+      [m32, m32, f32(-(1 + 2 ** -11))], [m32, m32, f32(2 ** -80)], [m32, m32, f32(-(2 ** -80))], [f32(2 ** -100), f32(2 ** -40), 0],
+      [f32(1.5 * 2 ** -75), f32(2 ** -74), 0], [f32(3 * 2 ** -76), f32(2 ** -74), f32(-(2 ** -149))], [-0, 5, -0], [0, -5, 0], [f32(3.4e38), 2, f32(-3.4e38)],
+    ]
+    let s = 0x9e3779b9
+    const rnd = () => { s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0; return s }
+    const bits = new Uint32Array(1), fl = new Float32Array(bits.buffer)
+    for (let i = 0; i < 64; i++) { const v = () => { bits[0] = rnd() & 0xbfffffff; return fl[0]! }; triples.push([v(), v(), v()]) }
+    maddProbe.f32 = triples.every(([x, y, z]) => same(ex.f32(x, y, z), exactFma32(x, y, z)))
+    const t64: Array<[number, number, number]> = [[m64, m64, -(1 + 2 ** -26)], [m64, m64, 2 ** -200], [m64, m64, -(2 ** -200)], [2 ** -600, 2 ** -460, 0], [1.5 * 2 ** -537, 2 ** -537, 0], [-0, 5, -0]]
+    for (let i = 0; i < 64; i++) t64.push([(rnd() - 2 ** 31) / 977 * 2 ** ((rnd() % 200) - 100), (rnd() - 2 ** 31) / 131 * 2 ** ((rnd() % 200) - 100), (rnd() - 2 ** 31) * 2 ** ((rnd() % 260) - 130)])
+    maddProbe.f64 = t64.every(([x, y, z]) => same(ex.f64(x, y, z), exactFma64(x, y, z)))
+  } catch { maddProbe = { f32: false, f64: false } }
+  return maddProbe
+}
+
 export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: ModuleLayout, shared: boolean, simd = wasmSimdSupported()): WasmModuleCode {
   const t0 = performance.now()
   const mb = new ModuleBuilder()
@@ -178,7 +222,8 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   globals.RL = mb.importGlobal('e', 'RL', 'f64')
   globals.RH = mb.importGlobal('e', 'RH', 'f64')
   globals.RD = mb.importGlobal('e', 'RD', 'i32')
-  const helpers: Helpers = { ...defineHelpers(mb, funcs), simd }
+  const fused = simd ? relaxedMaddFused() : { f32: false, f64: false }
+  const helpers: Helpers = { ...defineHelpers(mb, funcs), simd, fused32: fused.f32, fused64: fused.f64 }
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
@@ -228,7 +273,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, fusedFma: fused.f32 && fused.f64, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Helpers {
@@ -817,6 +862,7 @@ class KernelWriter {
     const b = this.b
     const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128'), r = this.tmp('vr', 'v128')
     const lo = this.tmp('vslo', 'v128'), hi = this.tmp('vshi', 'v128')
+    if (this.helpers.fused32) { px(); py(); pz(); b.simd(SimdOp.f32x4_relaxed_madd); return }
     px(); b.set(x); py(); b.set(y); pz(); b.set(z)
     const HIGH = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]
     const wide = (v: number, high: boolean) => { b.get(v); if (high) b.get(v).shuffle(HIGH); b.simd(SimdOp.f64x2_promote_low_f32x4) }
@@ -2031,7 +2077,11 @@ class KernelWriter {
     for (const n of ns) {
       if (n.kind === 'instr') { this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
-      if (this.vLoop && n.kind === 'loop') for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vstride.delete(r)
+      if (this.vLoop && n.kind === 'loop') {
+        for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vstride.delete(r)
+        // a test at the top of a loop that stores runs, from the second trip on, after that store
+        for (let i = n.start; i < n.end; i++) if (this.fn.instructions[i]!.op === 'st') this.vStored = true
+      }
       const lv = this.b.open(n.kind === 'loop' ? 'loop' : 'block')
       this.level.set(n.id, lv)
       this.nodes(n.body)
@@ -2427,7 +2477,7 @@ class KernelWriter {
           const other = A[fused.operand === 1 ? 2 : 1]
           const negA = op === 'sub' && fused.operand === 2, negC = op === 'sub' && fused.operand === 1
           if (t === 'f32') return wr(A[0], 'f32', () => { f32In(m.operands[1]); if (negA) b.op(Op.f32_neg); f32In(m.operands[2]); f32In(other); if (negC) b.op(Op.f32_neg); this.fma32(); f32Out() })
-          return wr(A[0], 'f64', () => { rd(m.operands[1], 'f64'); if (negA) b.op(Op.f64_neg); rd(m.operands[2], 'f64'); rd(other, 'f64'); if (negC) b.op(Op.f64_neg); b.call(this.funcs.fma64) })
+          return wr(A[0], 'f64', () => { rd(m.operands[1], 'f64'); if (negA) b.op(Op.f64_neg); rd(m.operands[2], 'f64'); rd(other, 'f64'); if (negC) b.op(Op.f64_neg); this.fma64() })
         }
         if (t === 'f32') {
           if (!rn) return wr(A[0], 'f32', () => { f32In(A[1]); b.op(Op.f64_promote_f32); f32In(A[2]); b.op(Op.f64_promote_f32).f64(0); this.directed('32', op, ins.rounding!); b.op(Op.f32_demote_f64); f32Out() })
@@ -2461,7 +2511,7 @@ class KernelWriter {
         }
         if (t === 'f64') {
           if (!rn) return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); rd(A[3], 'f64'); this.directed('64', 'fma', ins.rounding!); if (sat) b.call(this.helpers.sat) })
-          return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); rd(A[3], 'f64'); b.call(this.funcs.fma64); if (sat) b.call(this.helpers.sat) })
+          return wr(A[0], 'f64', () => { rd(A[1], 'f64'); rd(A[2], 'f64'); rd(A[3], 'f64'); this.fma64(); if (sat) b.call(this.helpers.sat) })
         }
         if (ins.part === 'wide') {
           if (t === 's32' || t === 'u32') return wr(A[0], 'i64', () => { rd(A[1], signed ? 'i32' : 'u32'); b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u); rd(A[2], signed ? 'i32' : 'u32'); b.op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u); b.op(Op.i64_mul); rd(A[3], 'i64'); b.op(Op.i64_add) })
@@ -2647,11 +2697,27 @@ class KernelWriter {
     this.b.call(f)
   }
 
+  /** fma.rn.f64 of the three f64 values on the stack: the CPU's fused multiply-add where relaxed SIMD has
+   *  one (relaxedMaddFused), else the JavaScript tier's exact helper. */
+  private fma64(): void {
+    const b = this.b
+    if (!this.helpers.fused64) { b.call(this.funcs.fma64); return }
+    const z = this.tmp('dz', 'f64'), y = this.tmp('dy', 'f64')
+    b.set(z).set(y).simd(SimdOp.f64x2_splat).get(y).simd(SimdOp.f64x2_splat).get(z).simd(SimdOp.f64x2_splat)
+    b.simd(SimdOp.f64x2_relaxed_madd).simdLane(SimdOp.f64x2_extract_lane, 0)
+  }
+
   /** fma.rn.f32 of the three f32 values on the stack, inline (the module's helper, defineHelpers, as code
    *  here: the engine does not inline calls between wasm functions, and a tiled matmul is all fma). */
   private fma32(): void {
     const b = this.b
     const z = this.tmp('fz', 'f32'), y = this.tmp('fy', 'f32'), x = this.tmp('fx', 'f32')
+    if (this.helpers.fused32) {
+      // the CPU's fused multiply-add (relaxedMaddFused)
+      b.set(z).set(y).simd(SimdOp.f32x4_splat).get(y).simd(SimdOp.f32x4_splat).get(z).simd(SimdOp.f32x4_splat)
+      b.simd(SimdOp.f32x4_relaxed_madd).simdLane(SimdOp.f32x4_extract_lane, 0)
+      return
+    }
     const fs = this.tmp('fs', 'f64')
     b.set(z).set(y).set(x)
     // x·y is exact in binary64 (24 + 24 bits), so s = x·y + z is rounded once; rounding s to binary32 then

@@ -145,8 +145,8 @@ export const AtomicOp = {
 
 /** The 128-bit SIMD instructions the writers use (after the 0xfd prefix, as LEB128). */
 export const SimdOp = {
-  v128_load: 0x00, v128_load32_splat: 0x09, v128_store: 0x0b, v128_const: 0x0c, i8x16_shuffle: 0x0d, i32x4_splat: 0x11, f32x4_splat: 0x13,
-  i32x4_extract_lane: 0x1b, i32x4_replace_lane: 0x1c, f32x4_extract_lane: 0x1f, f32x4_replace_lane: 0x20,
+  v128_load: 0x00, v128_load32_splat: 0x09, v128_store: 0x0b, v128_const: 0x0c, i8x16_shuffle: 0x0d, i32x4_splat: 0x11, f32x4_splat: 0x13, f64x2_splat: 0x14,
+  i32x4_extract_lane: 0x1b, i32x4_replace_lane: 0x1c, f32x4_extract_lane: 0x1f, f32x4_replace_lane: 0x20, f64x2_extract_lane: 0x21,
   i32x4_eq: 0x37, i32x4_ne: 0x38, i32x4_lt_s: 0x39, i32x4_lt_u: 0x3a, i32x4_gt_s: 0x3b, i32x4_gt_u: 0x3c,
   i32x4_le_s: 0x3d, i32x4_le_u: 0x3e, i32x4_ge_s: 0x3f, i32x4_ge_u: 0x40,
   f32x4_eq: 0x41, f32x4_ne: 0x42, f32x4_lt: 0x43, f32x4_gt: 0x44, f32x4_le: 0x45, f32x4_ge: 0x46,
@@ -157,6 +157,8 @@ export const SimdOp = {
   i32x4_add: 0xae, i32x4_sub: 0xb1, i32x4_mul: 0xb5, i64x2_eq: 0xd6,
   f32x4_abs: 0xe0, f32x4_neg: 0xe1, f32x4_add: 0xe4, f32x4_sub: 0xe5, f32x4_mul: 0xe6,
   f64x2_abs: 0xec, f64x2_add: 0xf0, f64x2_mul: 0xf2,
+  // relaxed SIMD
+  f32x4_relaxed_madd: 0x105, f64x2_relaxed_madd: 0x107,
   i32x4_trunc_sat_f32x4_s: 0xf8, i32x4_trunc_sat_f32x4_u: 0xf9, f32x4_convert_i32x4_s: 0xfa, f32x4_convert_i32x4_u: 0xfb,
 } as const
 

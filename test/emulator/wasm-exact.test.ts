@@ -631,19 +631,20 @@ simd.run()
 // shared xs[t], ys[t], zs[t]; after the barrier (the loop that runs 4 threads a step) it computes
 // r = fma(xs[t + k], ys[t], zs[t]) (consecutive words), and, unless tid.x < skip (lanes that part), then
 // r = fma(xs[0], ys[2·tid.x], r) (one word for all lanes, and every other word); it stores r to os[t]
-// (consecutive) and to ws[2t + w] (every other word); after a second barrier each thread copies os[t] and
-// ws[2t + w] out. k ≠ 0 moves the first load, past the window (1536 bytes, the five arrays) for the threads
+// (consecutive); then, unless tid.x < skip2 (lanes that part after a store: each such lane runs the body on
+// its own), r += ys[t + k2]; it stores r to ws[2t + w] (every other word); after a second barrier each thread
+// copies os[t] and ws[2t + w] out. k ≠ 0 moves the first load, past the window (1536 bytes, the five arrays) for the threads
 // whose t + k ≥ 384; w ≠ 0 moves the second store (after the first), past it where 2t + w ≥ 128. Five arrays, not one: accesses to one object at distances that differ from lane to lane
 // would be lockstep points (@kernelpack/ptx lockstep.ts), run a warp at a time, not in 4-lane turns.
 const LOOP_SIMD_PTX = `.version 8.0
 .target sm_80
 .address_size 64
 
-.visible .entry tile_fma(.param .u64 p_in, .param .u64 p_out, .param .u32 p_k, .param .u32 p_skip, .param .u32 p_w)
+.visible .entry tile_fma(.param .u64 p_in, .param .u64 p_out, .param .u32 p_k, .param .u32 p_skip, .param .u32 p_w, .param .u32 p_skip2, .param .u32 p_k2)
 {
-  .reg .pred %p<3>;
+  .reg .pred %p<4>;
   .reg .b32 %r<40>;
-  .reg .f32 %f<12>;
+  .reg .f32 %f<16>;
   .reg .b64 %rd<10>;
   .shared .align 16 .b8 xs[256];
   .shared .align 16 .b8 ys[256];
@@ -655,6 +656,8 @@ const LOOP_SIMD_PTX = `.version 8.0
   ld.param.u32 %r1, [p_k];
   ld.param.u32 %r2, [p_skip];
   ld.param.u32 %r30, [p_w];
+  ld.param.u32 %r32, [p_skip2];
+  ld.param.u32 %r33, [p_k2];
   mov.u32 %r3, %tid.x;
   mov.u32 %r4, %tid.y;
   mov.u32 %r5, %ntid.x;
@@ -696,6 +699,13 @@ SKIP:
   mov.u32 %r25, os;
   add.s32 %r26, %r25, %r12;
   st.shared.f32 [%r26], %f7;
+  setp.lt.u32 %p2, %r3, %r32;
+  @%p2 bra SKIP2;
+  shl.b32 %r34, %r33, 2;
+  add.s32 %r35, %r22, %r34;
+  ld.shared.f32 %f12, [%r35];
+  add.f32 %f7, %f7, %f12;
+SKIP2:
   shl.b32 %r18, %r6, 3;
   shl.b32 %r31, %r30, 2;
   add.s32 %r28, %r18, %r31;
@@ -715,7 +725,7 @@ SKIP:
 
 type LoopRun = { out?: Float32Array; fault?: EmulatorFault; inspect: string }
 
-async function runLoopSimd(codegen: 'wasm' | 'js', input: Float32Array, block: [number, number, number], blocks: number, k: number, skip: number, w = 0): Promise<LoopRun> {
+async function runLoopSimd(codegen: 'wasm' | 'js', input: Float32Array, block: [number, number, number], blocks: number, k: number, skip: number, w = 0, skip2 = 0, k2 = 0): Promise<LoopRun> {
   const be = createEmulatorBackend({ codegen, workers: 0 })
   try {
     const mod = be.loadModule(ptxBytes(LOOP_SIMD_PTX))
@@ -723,7 +733,7 @@ async function runLoopSimd(codegen: 'wasm' | 'js', input: Float32Array, block: [
     const n = blocks * block[0] * block[1]
     const din = upload(be, input), dout = be.alloc(n * 8)
     try {
-      await be.launch(mod.getFunction('tile_fma'), { grid: [blocks, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u32: k >>> 0 }, { u32: skip }, { u32: w }]))
+      await be.launch(mod.getFunction('tile_fma'), { grid: [blocks, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u32: k >>> 0 }, { u32: skip }, { u32: w }, { u32: skip2 }, { u32: k2 }]))
     } catch (e) {
       if (e instanceof EmulatorFault) return { fault: e, inspect }
       throw e
@@ -739,12 +749,12 @@ const loops = suite('wasm tier: SIMD across threads in thread loops')
 loops('4-lane turns give the exact fma and the JavaScript tier\'s bytes: full and cut rows, lanes that part, every access shape', async () => {
   const triples = fmaInputs()
   const same = (a: number, b: number) => (Number.isNaN(a) ? Number.isNaN(b) : bitsOf(a) === bitsOf(b))
-  for (const [block, skip] of [[[16, 2, 1], 0], [[16, 2, 1], 3], [[10, 3, 1], 5], [[6, 2, 1], 0], [[32, 2, 1], 16]] as Array<[[number, number, number], number]>) {
+  for (const [block, skip, skip2] of [[[16, 2, 1], 0, 0], [[16, 2, 1], 3, 6], [[10, 3, 1], 5, 2], [[6, 2, 1], 0, 5], [[32, 2, 1], 16, 16]] as Array<[[number, number, number], number, number]>) {
     const NT = block[0] * block[1]
     const blocks = Math.floor(Math.min(triples.length, 960) / NT)
     const n = blocks * NT
     const input = new Float32Array(triples.slice(0, n).flat())
-    const wasm = await runLoopSimd('wasm', input, block, blocks, 0, skip), js = await runLoopSimd('js', input, block, blocks, 0, skip)
+    const wasm = await runLoopSimd('wasm', input, block, blocks, 0, skip, 0, skip2), js = await runLoopSimd('js', input, block, blocks, 0, skip, 0, skip2)
     assert.ok(wasm.inspect.includes('\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) in one of its thread loops'), wasm.inspect)
     assert.ok(wasm.out && js.out, `block ${block}: ${wasm.fault?.message ?? js.fault?.message}`)
     // the exact reference, thread by thread
@@ -756,8 +766,9 @@ loops('4-lane turns give the exact fma and the JavaScript tier\'s bytes: full an
       let r = exactFma32(x, y, z)
       // xs[0] and ys[2·tid.x] (2·tid.x < NT in every shape here)
       if (tx >= skip) r = exactFma32(triples[b * NT]![0], triples[b * NT + 2 * tx]![1], r)
-      for (const [side, got] of [['os', wasm.out![2 * g]!], ['ws', wasm.out![2 * g + 1]!]] as const) {
-        if (!same(got, r)) { wrong++; if (first.length < 4) first.push(`block ${block} skip ${skip}, thread ${g} ${side}: ${got}, exact ${r}`) }
+      const r2 = tx >= skip2 ? Math.fround(r + triples[g]![1]) : r
+      for (const [side, got, want] of [['os', wasm.out![2 * g]!, r], ['ws', wasm.out![2 * g + 1]!, r2]] as const) {
+        if (!same(got, want)) { wrong++; if (first.length < 4) first.push(`block ${block} skip ${skip} skip2 ${skip2}, thread ${g} ${side}: ${got}, exact ${want}`) }
       }
     }
     const wi = new Uint32Array(wasm.out!.buffer), ji = new Uint32Array(js.out!.buffer)
@@ -800,6 +811,25 @@ loops('a lane whose shared store after the loop\'s first store is outside the wi
     assert.is(wasm.fault!.message, js.fault!.message)
     assert.is(wasm.fault!.address, js.fault!.address)
     assert.is(js.fault!.address, BigInt(1024 + 4 * 128))
+  }
+})
+
+loops('a lane whose shared load in a body it runs alone (lanes parted after a store) is outside the window: the same fault', async () => {
+  const triples = fmaInputs()
+  const block: [number, number, number] = [16, 2, 1]
+  const input = new Float32Array(triples.slice(0, 64).flat())
+  // ys + 4·(t + k2) ≥ 1536 (the window's end, ys at 256) from t + k2 ≥ 320; the lanes with tid.x < 2 skip
+  for (const k2 of [314, 317, 304]) {
+    const wasm = await runLoopSimd('wasm', input, block, 2, 0, 0, 0, 2, k2), js = await runLoopSimd('js', input, block, 2, 0, 0, 0, 2, k2)
+    assert.ok(wasm.inspect.includes('SIMD across threads'), wasm.inspect)
+    assert.ok(js.fault && wasm.fault, `k2=${k2}: both tiers must fault (${js.fault?.message}, ${wasm.fault?.message})`)
+    assert.ok(js.fault!.instruction.startsWith('ld.shared.f32 %f12, [%r35]'), js.fault!.instruction)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.address, js.fault!.address)
+    // the first thread past the end that does not skip (tid.x ≥ 2): 314 → t = 6, 317 → t = 3, 304 → t = 18
+    let t = 320 - k2
+    while (t % 16 < 2) t++
+    assert.is(js.fault!.address, BigInt(256 + 4 * (t + k2)))
   }
 })
 

@@ -17,7 +17,7 @@
 import {
   analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
-  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type Structure,
+  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
 import type { ModuleLayout } from '../js/emit-js.js'
@@ -377,6 +377,8 @@ class KernelWriter {
    *  (computed by one scalar instruction each, from block values), the loop's written registers, and the
    *  scalar ones written so far. */
   private vScalar = new Set<number>()
+  /** A region ran lane by lane (vscalarIf): no lane test may come after it. */
+  private vLaneByLane = false
   private vWritten = new Set<number>()
   private readonly vScalarDone = new Set<number>()
   /** Window limits by space, size and alignment (windowLimit). */
@@ -904,6 +906,7 @@ class KernelWriter {
     // one lane mask (x86: movmskps): 15 all lanes, 0 none
     const m = this.tmp('vmask', 'i32')
     if (this.vStored) this.vfail('lanes that may part after a store')
+    if (this.vLaneByLane) this.vfail('lanes that may part after a region run lane by lane')
     this.vguard(g)
     b.simd(SimdOp.i32x4_bitmask).tee(m).i32(15).op(Op.i32_eq).brIf(lv)
     b.get(m).brIf(this.vFail)
@@ -1116,6 +1119,7 @@ class KernelWriter {
    *  after a store it cannot, and the turn keeps its scalar code. */
   private vleave(): void {
     if (this.vStored) this.vfail('a lane test after a store')
+    if (this.vLaneByLane) this.vfail('a lane test after a region run lane by lane')
     this.b.brIf(this.vFail)
   }
 
@@ -1707,7 +1711,10 @@ class KernelWriter {
     if (it.level !== 'block' || it.once || it.scatter !== undefined || it.gather !== undefined || it.restores.length) return false
     for (let i = it.start; i < it.end; i++) {
       const x = this.fn.instructions[i]!
-      if (this.plan!.departures.has(i) || ['ret', 'exit', 'atom', 'red', 'call', 'trap', 'brkpt'].includes(x.op) || collectiveOf(x)) return false
+      // (the kernel's closing `ret`, when this loop ends the kernel: the turn ends there, and no loop after it
+      // asks whether the thread ended)
+      const closing = x.op === 'ret' && !x.guard && i === it.end - 1 && it.end === this.fn.instructions.length && it.nodes.some((n) => n.kind === 'instr' && n.index === i)
+      if (this.plan!.departures.has(i) || (['ret', 'exit', 'atom', 'red', 'call', 'trap', 'brkpt'].includes(x.op) && !closing) || collectiveOf(x)) return false
       for (const r of [...usedRegisters(x), ...definedRegisters(x)]) {
         const c = this.classes[r]
         // (64-bit registers only as addresses of tested accesses: vectorTurn's loopAddressOnly)
@@ -1715,6 +1722,90 @@ class KernelWriter {
       }
     }
     return true
+  }
+
+  /** An `if` after the turn's first store (lanes that part there cannot start again one thread at a time):
+   *  the lanes that run its body run it as four lanes where all do, else each alone, in lane order, as its
+   *  thread's scalar code (its registers taken from and put back into its lane). Lanes in lane order are
+   *  threads in thread order, and no lane test may follow (vleave): a fault in such a body is the first
+   *  one the threads would meet one after another. */
+  private vscalarIf(n: StructRegion): void {
+    const { b, L } = this
+    const ins = this.fn.instructions
+    const br = ins[n.branch!]!
+    if (!br.guard) return this.vfail('an if without a guarded branch')
+    const m = this.tmp('vifm', 'i32')
+    this.cur = br
+    this.vguard(br.guard)
+    b.simd(SimdOp.i32x4_bitmask).set(m)
+    const lv = b.open('block')
+    this.level.set(n.id, lv)
+    // every lane skips the body
+    b.get(m).i32(15).op(Op.i32_eq).brIf(lv)
+    const rest = n.body.slice(1)
+    const used = new Set<number>(), defined = new Set<number>()
+    for (let i = n.start; i < n.end; i++) {
+      if (i === n.branch) continue
+      for (const r of usedRegisters(ins[i]!)) used.add(r)
+      for (const r of definedRegisters(ins[i]!)) defined.add(r)
+    }
+    const lanes32 = (r: number) => ['i32', 'f32', 'pred'].includes(this.classes[r]!)
+    // where every lane runs the body, as four lanes (unless the body has no 4-lane form after a store)
+    const mark = b.mark(), strides = new Map(this.vstride), stored = this.vStored, byLane = this.vLaneByLane
+    let four = true
+    try {
+      b.get(m).op(Op.i32_eqz)
+      b.begin('if')
+      this.nodes(rest)
+      b.else()
+    } catch (e) {
+      if (!(e instanceof NotVectorizable)) throw e
+      b.rewind(mark)
+      this.level.set(n.id, lv)
+      this.vstride.clear()
+      for (const [k, v] of strides) this.vstride.set(k, v)
+      this.vStored = stored
+      this.vLaneByLane = byLane
+      four = false
+    }
+    // (tid.x, t and LB are lane 0's for the rest of the turn: kept, and put back after the lanes)
+    const tx0 = this.tmp('vtx0', 'i32'), t0 = this.tmp('vt0', 'i32'), lb0 = this.tmp('vlb0', 'i32')
+    b.get(L.tx!).set(tx0).get(L.t!).set(t0).get(L.LB!).set(lb0)
+    this.vmode = false
+    for (let k = 0; k < 4; k++) {
+      b.get(m).i32(k).op(Op.i32_shr_u).i32(1).op(Op.i32_and).op(Op.i32_eqz)
+      b.begin('if')
+      // lane k as its thread: tid.x, t, LB; its registers
+      b.get(tx0).i32(k).op(Op.i32_add).set(L.tx!)
+      b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
+      b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+      for (const r of used) {
+        if (!lanes32(r) || !this.vregs.has(r)) continue
+        b.get(this.vlocal(r)).simdLane(SimdOp.i32x4_extract_lane, k)
+        if (this.classes[r] === 'f32') b.op(Op.f32_reinterpret_i32)
+        else if (this.classes[r] === 'pred') b.i32(1).op(Op.i32_and)
+        b.set(this.regs[r]!)
+      }
+      const lane = b.open('block')
+      this.level.set(n.id, lane)
+      this.nodes(rest)
+      b.end()
+      for (const r of defined) {
+        if (!lanes32(r)) continue
+        b.get(this.vlocal(r)).get(this.regs[r]!)
+        if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
+        else if (this.classes[r] === 'pred') { const q = this.tmp('vq', 'i32'); b.set(q).i32(0).get(q).op(Op.i32_sub) }
+        b.simdLane(SimdOp.i32x4_replace_lane, k).set(this.vlocal(r))
+      }
+      b.end()
+    }
+    b.get(tx0).set(L.tx!).get(t0).set(L.t!).get(lb0).set(L.LB!)
+    this.vmode = true
+    if (four) b.end()
+    b.end()
+    this.level.delete(n.id)
+    for (const r of defined) this.vstride.delete(r)
+    this.vLaneByLane = true
   }
 
   /** The 64-bit registers of block-level loop `it` that a 4-lane turn leaves out (simd-plan.ts addressOnly,
@@ -1764,6 +1855,7 @@ class KernelWriter {
       this.vFail = b.open('block')
       this.vDone = b.open('block')
       this.vStored = false
+      this.vLaneByLane = false
       this.vLoop = true
       const addressOnly = this.loopAddressOnly(it)
       this.simd = { addressOnly, uniform: new Set() }
@@ -1875,6 +1967,7 @@ class KernelWriter {
       this.vmode = false
       this.vLoop = false
       this.vStored = false
+      this.vLaneByLane = false
       this.vPre.clear()
       this.vPreRuns.clear()
       this.simd = undefined
@@ -2077,6 +2170,7 @@ class KernelWriter {
     for (const n of ns) {
       if (n.kind === 'instr') { this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
+      if (this.vmode && this.vLoop && this.vStored && n.kind === 'if' && n.branch !== undefined) { this.vscalarIf(n); continue }
       if (this.vLoop && n.kind === 'loop') {
         for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vstride.delete(r)
         // a test at the top of a loop that stores runs, from the second trip on, after that store

@@ -755,7 +755,7 @@ loops('4-lane turns give the exact fma and the JavaScript tier\'s bytes: full an
     const n = blocks * NT
     const input = new Float32Array(triples.slice(0, n).flat())
     const wasm = await runLoopSimd('wasm', input, block, blocks, 0, skip, 0, skip2), js = await runLoopSimd('js', input, block, blocks, 0, skip, 0, skip2)
-    assert.ok(wasm.inspect.includes('\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) in one of its thread loops'), wasm.inspect)
+    assert.match(wasm.inspect, /\n {2}SIMD across threads: 4 consecutive threads of a row a step \(f32x4\/i32x4\) in (one|\d+) of its thread loops/)
     assert.ok(wasm.out && js.out, `block ${block}: ${wasm.fault?.message ?? js.fault?.message}`)
     // the exact reference, thread by thread
     let wrong = 0
@@ -830,6 +830,97 @@ loops('a lane whose shared load in a body it runs alone (lanes parted after a st
     let t = 320 - k2
     while (t % 16 < 2) t++
     assert.is(js.fault!.address, BigInt(256 + 4 * (t + k2)))
+  }
+})
+
+// Instructions without a 4-lane form inside a 4-lane turn, each lane's scalar code: rem and div (by a
+// parameter, 0 included), 64-bit address arithmetic, global loads and stores at addresses no block test
+// covers (a permutation of the threads), beside 4-lane shared loads. in[(5g) % 61 + bad] past the buffer's
+// end faults for some threads, the first of them inside a group of four.
+const LANES_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry lanes(.param .u64 p_in, .param .u64 p_out, .param .u32 p_div, .param .u32 p_bad)
+{
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<10>;
+  .shared .align 4 .b8 sm[256];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r20, sm;
+  shl.b32 %r2, %r1, 2;
+  add.s32 %r3, %r20, %r2;
+  mul.lo.s32 %r21, %r1, 3;
+  st.shared.u32 [%r3], %r21;
+  bar.sync 0;
+  ld.param.u64 %rd1, [p_in];
+  ld.param.u64 %rd2, [p_out];
+  ld.param.u32 %r4, [p_div];
+  ld.param.u32 %r5, [p_bad];
+  cvta.to.global.u64 %rd7, %rd1;
+  cvta.to.global.u64 %rd8, %rd2;
+  mov.u32 %r6, %ctaid.x;
+  mov.u32 %r7, %ntid.x;
+  mad.lo.s32 %r8, %r6, %r7, %r1;
+  mul.lo.s32 %r9, %r8, 5;
+  rem.u32 %r10, %r9, 61;
+  add.s32 %r11, %r10, %r5;
+  mul.wide.u32 %rd3, %r11, 4;
+  add.s64 %rd4, %rd7, %rd3;
+  ld.global.u32 %r12, [%rd4];
+  div.u32 %r13, %r12, %r4;
+  ld.shared.u32 %r14, [%r3];
+  add.s32 %r15, %r13, %r14;
+  mul.lo.s32 %r16, %r8, 3;
+  and.b32 %r17, %r16, 255;
+  mul.wide.u32 %rd5, %r17, 4;
+  add.s64 %rd6, %rd8, %rd5;
+  st.global.u32 [%rd6], %r15;
+  ret;
+}
+`
+
+async function runLanes(codegen: 'wasm' | 'js', div: number, bad: number): Promise<{ out?: Uint32Array; fault?: EmulatorFault; inspect: string }> {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(LANES_PTX))
+    const inspect = mod.inspect('lanes')
+    const input = Uint32Array.from({ length: 61 }, (_, i) => (i * 2654435761) >>> 0)
+    const din = upload(be, input), dout = be.alloc(256 * 4)
+    try {
+      await be.launch(mod.getFunction('lanes'), { grid: [4, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u32: div }, { u32: bad }]))
+    } catch (e) {
+      if (e instanceof EmulatorFault) return { fault: e, inspect }
+      throw e
+    }
+    return { out: download(be, dout, new Uint32Array(256)), inspect }
+  } finally {
+    be.dispose()
+  }
+}
+
+loops('lane by lane inside a 4-lane turn: rem, div (by 0 too), 64-bit addresses, global loads and stores no block test covers', async () => {
+  const input = Uint32Array.from({ length: 61 }, (_, i) => (i * 2654435761) >>> 0)
+  for (const div of [3, 0, 1000003]) {
+    const wasm = await runLanes('wasm', div, 0), js = await runLanes('js', div, 0)
+    assert.ok(wasm.inspect.includes('SIMD across threads'), wasm.inspect)
+    assert.ok(wasm.out && js.out, `div=${div}: ${wasm.fault?.message ?? js.fault?.message}`)
+    const want = new Uint32Array(256)
+    for (let g = 0; g < 256; g++) want[(3 * g) & 255] = ((div === 0 ? 0xffffffff : Math.floor(input[(5 * g) % 61]! / div)) + 3 * (g % 64)) >>> 0
+    assert.equal([...wasm.out!], [...want], `div=${div}`)
+    assert.equal(wasm.out, js.out)
+  }
+})
+
+loops('a lane whose global load (lane by lane) is outside its buffer faults as the JavaScript tier\'s thread does', async () => {
+  // (5g) % 61 + bad ≥ 61 first for g = 6 (30 + 31) with bad = 31, inside the group 4 … 7; g = 13 (4 + 57) is
+  // the first with bad = 57… g = 1 (5 + 56) with bad = 56
+  for (const bad of [31, 56, 57]) {
+    const wasm = await runLanes('wasm', 3, bad), js = await runLanes('js', 3, bad)
+    assert.ok(js.fault && wasm.fault, `bad=${bad}: both tiers must fault (${js.fault?.message}, ${wasm.fault?.message})`)
+    assert.ok(js.fault!.instruction.startsWith('ld.global.u32 %r12, [%rd4]'), js.fault!.instruction)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.address, js.fault!.address)
   }
 })
 

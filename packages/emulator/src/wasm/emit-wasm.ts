@@ -31,6 +31,14 @@ import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
 class NotVectorizable extends Error {}
 
+/** Slot load and store of a register's wasm type. */
+const SLOT_OPS: Record<ValType, [number, number]> = {
+  i32: [Op.i32_load, Op.i32_store], i64: [Op.i64_load, Op.i64_store], f32: [Op.f32_load, Op.f32_store], f64: [Op.f64_load, Op.f64_store], v128: [-1, -1],
+}
+
+/** Instructions a 4-lane turn never runs lane by lane (vperLane): memory, control flow, calls, barriers. */
+const PER_LANE_NOT = new Set(['ld', 'st', 'atom', 'red', 'bra', 'brx', 'ret', 'exit', 'bar', 'barrier', 'call', 'cp', 'prefetch', 'prefetchu', 'trap', 'brkpt', 'tex', 'tld4', 'suld', 'sust', 'sured', 'ldu', 'isspacep', 'mbarrier'])
+
 export class WasmRefusal extends Error {
   constructor(message: string, readonly line?: number, readonly text?: string) { super(message) }
 }
@@ -357,6 +365,8 @@ class KernelWriter {
   /** Thread loops (their first instruction) with a 4-lane turn. */
   readonly vectorLoops = new Set<number>()
   private readonly vregs = new Map<number, number>()
+  /** Lane locals of the wide registers of a 4-lane turn (vwideLocals). */
+  private readonly vwide = new Map<number, number[]>()
   private vDone = 0
   private vFail = 0
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
@@ -772,7 +782,129 @@ class KernelWriter {
     if (g.negate) this.b.simd(SimdOp.v128_not)
   }
 
+  /** One instruction in 4 lanes: its 4-lane form; in a thread loop's turn, where it has none, each lane's
+   *  scalar code (vperLane) for arithmetic, and per lane accesses for global loads and stores (vglobalLanes). */
   private vinstruction(ins: Instruction): void {
+    const defs = definedRegisters(ins)
+    // (the address-only registers a turn leaves out, or computes once as block values: vinstruction4)
+    if (!this.vLoop || (defs.length && defs.every((r) => this.simd!.addressOnly.has(r)))) return this.vinstruction4(ins)
+    const mark = this.b.mark()
+    try {
+      return this.vinstruction4(ins)
+    } catch (e) {
+      if (!(e instanceof NotVectorizable)) throw e
+      const lanewise = (!PER_LANE_NOT.has(ins.op) || (ins.op === 'ld' && this.paramLocal(ins) !== undefined)) && !collectiveOf(ins)
+      const global = (ins.op === 'ld' || ins.op === 'st') && ins.space === 'global' && (ins.vector ?? 1) === 1
+      if (!lanewise && !global) throw e
+      this.b.rewind(mark)
+      this.cur = ins
+      if (global) this.vglobalLanes(ins); else this.vperLane(ins)
+    }
+  }
+
+  /** The 64-bit (and other non-32-bit) registers of a 4-lane turn, one local per lane. */
+  private vwideLocals(r: number): number[] {
+    let l = this.vwide.get(r)
+    if (!l) { const t = classType(this.classes[r]!); l = [0, 1, 2, 3].map(() => this.b.local(t)); this.vwide.set(r, l) }
+    return l
+  }
+
+  private isWide(r: number): boolean { return !['i32', 'f32', 'pred'].includes(this.classes[r]!) }
+
+  /** Lane k's value of 32-bit register r into its scalar local. */
+  private vlaneToScalar(r: number, k: number): void {
+    const b = this.b
+    b.get(this.vlocal(r)).simdLane(SimdOp.i32x4_extract_lane, k)
+    if (this.classes[r] === 'f32') b.op(Op.f32_reinterpret_i32)
+    else if (this.classes[r] === 'pred') b.i32(1).op(Op.i32_and)
+    b.set(this.regs[r]!)
+  }
+
+  /** 32-bit register r's scalar local into its lane k. */
+  private vscalarToLane(r: number, k: number): void {
+    const b = this.b
+    b.get(this.vlocal(r)).get(this.regs[r]!)
+    if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
+    else if (this.classes[r] === 'pred') { const q = this.tmp('vq', 'i32'); b.set(q).i32(0).get(q).op(Op.i32_sub) }
+    b.simdLane(SimdOp.i32x4_replace_lane, k).set(this.vlocal(r))
+  }
+
+  /** Runs `body` once per lane k with lane k as the thread: its 32-bit registers in their scalar locals, its
+   *  wide registers' lane locals in place of theirs, tid.x and t its own (put back after). */
+  private vlanes(regsIn: Iterable<number>, regsOut: Iterable<number>, body: (k: number) => void, thread = true): void {
+    const { b, L } = this
+    const ins = [...new Set(regsIn)], outs = [...new Set(regsOut)]
+    const wide = [...new Set([...ins, ...outs])].filter((r) => this.isWide(r) && !this.simd!.addressOnly.has(r))
+    const tx0 = this.tmp('vptx0', 'i32'), t0 = this.tmp('vpt0', 'i32'), lb0 = this.tmp('vplb0', 'i32')
+    if (thread) b.get(L.tx!).set(tx0).get(L.t!).set(t0).get(L.LB!).set(lb0)
+    const saved = wide.map((r) => this.regs[r]!)
+    for (let k = 0; k < 4; k++) {
+      if (thread) {
+        b.get(tx0).i32(k).op(Op.i32_add).set(L.tx!)
+        b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
+        b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+      }
+      for (const r of ins) if (!this.isWide(r) && this.vregs.has(r)) this.vlaneToScalar(r, k)
+      wide.forEach((r) => { this.regs[r] = this.vwideLocals(r)[k]! })
+      const was = this.vmode
+      this.vmode = false
+      try { body(k) } finally { this.vmode = was; wide.forEach((r, j) => { this.regs[r] = saved[j]! }) }
+      for (const r of outs) if (!this.isWide(r)) this.vscalarToLane(r, k)
+    }
+    if (thread) b.get(tx0).set(L.tx!).get(t0).set(L.t!).get(lb0).set(L.LB!)
+  }
+
+  /** An instruction without a 4-lane form, as each lane's scalar code (no memory access, control flow or
+   *  collective: nothing that can fault or be seen by another lane). */
+  private vperLane(ins: Instruction): void {
+    const defs = definedRegisters(ins)
+    // a guarded instruction leaves a lane's old value where its guard fails: the destinations go in too
+    // (tid.x, t and LB per lane only for what reads them: special registers, cvta of the local window)
+    const thread = ins.op === 'cvta' || ins.operands.some((o) => o.kind === 'special')
+    this.vlanes([...usedRegisters(ins), ...defs], defs, () => this.instruction(ins), thread)
+    for (const d of defs) this.vstride.delete(d)
+  }
+
+  /** A global load or store at per-lane addresses (a thread loop's turn): each lane's address tested against
+   *  the site's cached allocation first (a lane that misses sends the group back to one thread at a time,
+   *  whose turns ask the instance, fill the cache or fault), then the four accesses in lane order. */
+  private vglobalLanes(ins: Instruction): void {
+    const b = this.b
+    const A = ins.operands, t = ins.type ?? ''
+    const load = ins.op === 'ld'
+    const o = A[load ? 1 : 0]
+    const sz = typeSize(t)
+    if (ins.guard || !sz || sz > 8 || o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64' || this.simd!.addressOnly.has(o.base.id)) return this.vfail('a global access of this kind')
+    const base = o.base.id
+    const key = `${ins.index}:0`
+    let site = this.sites.get(key)
+    if (!site) { site = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }; this.sites.set(key, site) }
+    const al = sz >= 16 ? 15 : sz - 1
+    const lanes = this.vwideLocals(base)
+    const bad = this.tmp('vgbad', 'i32'), a = this.tmp('vga', 'i64')
+    b.i32(0).set(bad)
+    for (let k = 0; k < 4; k++) {
+      b.get(lanes[k]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add); b.set(a)
+      b.get(a).get(site.lo).op(Op.i64_lt_s).get(a).get(site.hi).op(Op.i64_ge_s).op(Op.i32_or)
+      if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or)
+      b.get(bad).op(Op.i32_or).set(bad)
+    }
+    b.get(bad)
+    this.vleave()
+    const value = load ? A[0] : A[1]
+    if (value?.kind !== 'reg') return this.vfail('a global access whose value is not a register')
+    const mt = this.memType(t, value)
+    this.vlanes(load ? [] : [value.id], load ? [value.id] : [], (k) => {
+      b.get(lanes[k]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add)
+      b.op(Op.i32_wrap_i64).get(site!.d).op(Op.i32_add).set(this.L.a32!)
+      if (load) this.wr(value, this.loadKind(mt), () => this.loadAt(mt, 0))
+      else { b.get(this.L.a32!); this.rd(value, this.loadKind(mt)); this.storeAt(mt, 0) }
+    }, false)
+    if (load) this.vstride.delete(value.id)
+    else this.vStored = true
+  }
+
+  private vinstruction4(ins: Instruction): void {
     const b = this.b, A = ins.operands, t = ins.type ?? ''
     const defs = definedRegisters(ins)
     // the address-only 64-bit registers are not computed (the accesses use the tested base); the
@@ -999,6 +1131,20 @@ class KernelWriter {
       if (o.offset) b.i32(o.offset).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add)
       stride = this.vstride.get(base.id)
       if (stride === undefined) { const f = this.affine.formAt(base.id, ins.index); stride = f && !f.iv ? f.c : undefined }
+    } else if (base.kind === 'reg' && this.classes[base.id] === 'i64' && !this.simd!.addressOnly.has(base.id)) {
+      // a 64-bit window offset per lane (clang's shared addresses): each must fit 32 bits, which with the
+      // 32-bit test below is the scalar path's 0 ≤ a ≤ size − n
+      const lanes = this.vwideLocals(base.id)
+      const a = this.tmp('vsa', 'i64'), high = this.tmp('vshb', 'i64')
+      const covered = this.vPre.has(ins.index) || this.sharedCovered(ins.index)
+      b.i64(0n).set(high).i32x4([0, 0, 0, 0]).set(va)
+      lanes.forEach((l, k) => {
+        b.get(l); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add); b.set(a)
+        b.get(va).get(a).op(Op.i32_wrap_i64).simdLane(SimdOp.i32x4_replace_lane, k).set(va)
+        if (!covered) b.get(high).get(a).i64(32n).op(Op.i64_shr_u).op(Op.i64_or).set(high)
+      })
+      if (!covered) { b.get(high).i64(0n).op(Op.i64_ne); this.vleave() }
+      b.get(va)
     } else return this.vfail('a shared address of this kind')
     b.set(va)
     const run = this.windows.at.get(ins.index)
@@ -1009,9 +1155,21 @@ class KernelWriter {
       if (stride === 4) { at(0); b.simdMem(SimdOp.v128_load, 2); return }
       if (stride === 0) { at(0); b.simdMem(SimdOp.v128_load32_splat, 2); return }
       const v = this.tmp('vl', 'v128')
-      at(0); b.simdMem(SimdOp.v128_load32_splat, 2).set(v)
-      for (let k = 1; k < 4; k++) { at(k); b.get(v).simdMemLane(SimdOp.v128_load32_lane, 2, 0, k).set(v) }
-      b.get(v)
+      const gather = () => {
+        at(0); b.simdMem(SimdOp.v128_load32_splat, 2).set(v)
+        for (let k = 1; k < 4; k++) { at(k); b.get(v).simdMemLane(SimdOp.v128_load32_lane, 2, 0, k).set(v) }
+        b.get(v)
+      }
+      if (stride !== undefined) return gather()
+      // a stride known only at run time: consecutive words in one v128 load when they are
+      const l0 = this.tmp('vsl0', 'i32')
+      b.get(va).simdLane(SimdOp.i32x4_extract_lane, 0).set(l0)
+      b.get(va).get(l0).simd(SimdOp.i32x4_splat).i32x4([0, 4, 8, 12]).simd(SimdOp.i32x4_add).simd(SimdOp.i32x4_eq).simd(SimdOp.i32x4_all_true)
+      b.begin('if', 'v128')
+      at(0); b.simdMem(SimdOp.v128_load, 2)
+      b.else()
+      gather()
+      b.end()
       return
     }
     if (stride === 4) { at(0); this.vrd(value); b.simdMem(SimdOp.v128_store, 2); return }
@@ -1702,7 +1860,7 @@ class KernelWriter {
 
   /** Whether block-level loop `it` may run 4 consecutive threads of a row as one 4-lane turn: per-thread
    *  code (not once per block), no collective's values in or out, no block-wide decision or return taken
-   *  inside it, no atomics or calls (whose order between threads shows), and 32-bit registers only. Whether
+   *  inside it, no atomics or calls (whose order between threads shows). Whether
    *  each instruction has a 4-lane form is vectorTurn's to find out. The lanes run an instruction for all
    *  four before the next, as a converged warp does: accesses where lanes of a warp may talk through memory
    *  are lockstep points, which the plan runs in loops of their own (@kernelpack/ptx lockstep.ts), so in
@@ -1715,11 +1873,7 @@ class KernelWriter {
       // asks whether the thread ended)
       const closing = x.op === 'ret' && !x.guard && i === it.end - 1 && it.end === this.fn.instructions.length && it.nodes.some((n) => n.kind === 'instr' && n.index === i)
       if (this.plan!.departures.has(i) || (['ret', 'exit', 'atom', 'red', 'call', 'trap', 'brkpt'].includes(x.op) && !closing) || collectiveOf(x)) return false
-      for (const r of [...usedRegisters(x), ...definedRegisters(x)]) {
-        const c = this.classes[r]
-        // (64-bit registers only as addresses of tested accesses: vectorTurn's loopAddressOnly)
-        if (c !== 'i32' && c !== 'f32' && c !== 'pred' && c !== 'i64') return false
-      }
+      // (registers of other widths than 32 bits: one local per lane, vwideLocals)
     }
     return true
   }
@@ -1749,7 +1903,6 @@ class KernelWriter {
       for (const r of usedRegisters(ins[i]!)) used.add(r)
       for (const r of definedRegisters(ins[i]!)) defined.add(r)
     }
-    const lanes32 = (r: number) => ['i32', 'f32', 'pred'].includes(this.classes[r]!)
     // where every lane runs the body, as four lanes (unless the body has no 4-lane form after a store)
     const mark = b.mark(), strides = new Map(this.vstride), stored = this.vStored, byLane = this.vLaneByLane
     let four = true
@@ -1768,39 +1921,16 @@ class KernelWriter {
       this.vLaneByLane = byLane
       four = false
     }
-    // (tid.x, t and LB are lane 0's for the rest of the turn: kept, and put back after the lanes)
-    const tx0 = this.tmp('vtx0', 'i32'), t0 = this.tmp('vt0', 'i32'), lb0 = this.tmp('vlb0', 'i32')
-    b.get(L.tx!).set(tx0).get(L.t!).set(t0).get(L.LB!).set(lb0)
-    this.vmode = false
-    for (let k = 0; k < 4; k++) {
+    // each running lane alone, as its thread (tid.x, t, LB and its registers; put back after the lanes)
+    this.vlanes([...used, ...defined], defined, (k) => {
       b.get(m).i32(k).op(Op.i32_shr_u).i32(1).op(Op.i32_and).op(Op.i32_eqz)
       b.begin('if')
-      // lane k as its thread: tid.x, t, LB; its registers
-      b.get(tx0).i32(k).op(Op.i32_add).set(L.tx!)
-      b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
-      b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
-      for (const r of used) {
-        if (!lanes32(r) || !this.vregs.has(r)) continue
-        b.get(this.vlocal(r)).simdLane(SimdOp.i32x4_extract_lane, k)
-        if (this.classes[r] === 'f32') b.op(Op.f32_reinterpret_i32)
-        else if (this.classes[r] === 'pred') b.i32(1).op(Op.i32_and)
-        b.set(this.regs[r]!)
-      }
       const lane = b.open('block')
       this.level.set(n.id, lane)
       this.nodes(rest)
       b.end()
-      for (const r of defined) {
-        if (!lanes32(r)) continue
-        b.get(this.vlocal(r)).get(this.regs[r]!)
-        if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
-        else if (this.classes[r] === 'pred') { const q = this.tmp('vq', 'i32'); b.set(q).i32(0).get(q).op(Op.i32_sub) }
-        b.simdLane(SimdOp.i32x4_replace_lane, k).set(this.vlocal(r))
-      }
       b.end()
-    }
-    b.get(tx0).set(L.tx!).get(t0).set(L.t!).get(lb0).set(L.LB!)
-    this.vmode = true
+    })
     if (four) b.end()
     b.end()
     this.level.delete(n.id)
@@ -1861,7 +1991,16 @@ class KernelWriter {
       this.simd = { addressOnly, uniform: new Set() }
       this.vWritten = new Set()
       for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vWritten.add(r)
+      // block values read after the loop, and the address-only registers they are computed from
       this.vScalar = new Set(this.plan!.perBlock.filter((r) => addressOnly.has(r) && this.vWritten.has(r)))
+      for (let changed = true; changed;) {
+        changed = false
+        for (let i = it.start; i < it.end; i++) {
+          const x = this.fn.instructions[i]!
+          if (!definedRegisters(x).some((r) => this.vScalar.has(r))) continue
+          for (const u of usedRegisters(x)) if (addressOnly.has(u) && this.vWritten.has(u) && !this.vScalar.has(u)) { this.vScalar.add(u); changed = true }
+        }
+      }
       this.vScalarDone.clear()
       this.vstride.clear()
       this.vTop = new Set(it.nodes.flatMap((n) => (n.kind === 'instr' ? [n.index] : [])))
@@ -1891,7 +2030,7 @@ class KernelWriter {
       }
       for (const r of exposed) {
         if (addressOnly.has(r)) continue
-        if (this.classes[r] === 'i64') this.vfail('a 64-bit value in 4 lanes')
+        if (this.isWide(r)) { for (const l of this.vwideLocals(r)) b.get(this.regs[r]!).set(l); continue }
         b.get(this.regs[r]!)
         if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
         b.simd(SimdOp.i32x4_splat); mask(r); b.set(this.vlocal(r))
@@ -1899,7 +2038,13 @@ class KernelWriter {
       }
       for (const r of it.loads) {
         if (addressOnly.has(r)) continue
-        if (this.classes[r] === 'i64') this.vfail('a 64-bit value in 4 lanes')
+        if (this.isWide(r)) {
+          const off = this.slotOf.get(r)
+          if (off === undefined || this.plan!.recomputed.has(r)) this.vfail('a wide register without a slot')
+          const [ld] = SLOT_OPS[classType(this.classes[r]!)]
+          this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).mem(ld, ld === Op.i64_load || ld === Op.f64_load ? 3 : 2, off).set(l) })
+          continue
+        }
         const tid = this.plan!.recomputed.get(r)
         if (tid) {
           if (tid === '%tid.x') b.get(this.vlocal(-1)); else b.get(L[tid === '%tid.y' ? 'ty' : 'tz']!).simd(SimdOp.i32x4_splat)
@@ -1930,6 +2075,11 @@ class KernelWriter {
       for (const r of it.stores) {
         const off = this.slotOf.get(r)
         if (off === undefined || this.remat(r)) continue
+        if (this.isWide(r)) {
+          const [, st] = SLOT_OPS[classType(this.classes[r]!)]
+          this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).get(l).mem(st, st === Op.i64_store || st === Op.f64_store ? 3 : 2, off) })
+          continue
+        }
         const v = this.tmp('vst', 'v128')
         b.get(this.vlocal(r))
         if (this.classes[r] === 'pred') b.i32x4([1, 1, 1, 1]).simd(SimdOp.v128_and)
@@ -1942,6 +2092,7 @@ class KernelWriter {
       for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) written.add(r)
       for (const r of this.plan!.perBlock) {
         if (!written.has(r) || addressOnly.has(r)) continue
+        if (this.isWide(r)) { b.get(this.vwideLocals(r)[3]!).set(this.regs[r]!); continue }
         b.get(this.vlocal(r)).simdLane(SimdOp.i32x4_extract_lane, 3)
         if (this.classes[r] === 'f32') b.op(Op.f32_reinterpret_i32)
         else if (this.classes[r] === 'pred') b.i32(1).op(Op.i32_and)

@@ -16,10 +16,15 @@ function parts(x: number): { neg: boolean; m: bigint; e: number } {
   return be === 0 ? { neg, m: BigInt(frac), e: -149 } : { neg, m: BigInt(frac | 0x800000), e: be - 150 }
 }
 
-/** fma(x, y, z) rounded once to binary32, nearest-even (x, y, z binary32 values), from exact integers. */
-export function exactFma32(x: number, y: number, z: number): number {
-  if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) return Math.fround(x * y + z)
-  const a = parts(x), b = parts(y), c = parts(z)
+/** A binary format: significand bits, the exponent of its least subnormal, its parts. */
+interface Format { precision: number; emin: number; parts(x: number): { neg: boolean; m: bigint; e: number }; round(x: number): number }
+
+/** fma(x, y, z) rounded once to `f`, nearest-even (x, y, z values of f), from exact integers. */
+function exactFma(x: number, y: number, z: number, f: Format): number {
+  // finite x, y have a finite exact product (x·y may overflow binary64, the fma's product does not)
+  if (Number.isFinite(x) && Number.isFinite(y) && !Number.isFinite(z)) return z
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return f.round(x * y + z)
+  const a = f.parts(x), b = f.parts(y), c = f.parts(z)
   const pe = a.e + b.e
   const E = Math.min(pe, c.e)
   const p = (a.m * b.m) << BigInt(pe - E)
@@ -27,13 +32,12 @@ export function exactFma32(x: number, y: number, z: number): number {
   const t = (a.neg !== b.neg ? -p : p) + (c.neg ? -q : q)
   if (t === 0n) {
     // an exact zero: −0 only when both addends are −0 (or −0 + −0), else +0 under round-to-nearest
-    const pneg = a.neg !== b.neg
-    return (p === 0n && q === 0n && pneg && c.neg) ? -0 : 0
+    return (p === 0n && q === 0n && a.neg !== b.neg && c.neg) ? -0 : 0
   }
   const neg = t < 0n
   const mag = neg ? -t : t
   const len = mag.toString(2).length
-  const ulpExp = Math.max(E + len - 24, -149)
+  const ulpExp = Math.max(E + len - f.precision, f.emin)
   let mant: bigint
   if (ulpExp <= E) mant = mag << BigInt(E - ulpExp)
   else {
@@ -43,10 +47,15 @@ export function exactFma32(x: number, y: number, z: number): number {
     const half = 1n << (s - 1n)
     if (rem > half || (rem === half && (mant & 1n) === 1n)) mant += 1n
   }
-  const v = Number(mant) * 2 ** ulpExp
-  const r = v >= 2 ** 128 ? Infinity : v
+  // mant · 2^ulpExp is exact in binary64 for both formats; past the format's range, f.round gives ±∞
+  const r = f.round(Number(mant) * 2 ** ulpExp)
   return neg ? -r : r
 }
+
+const F32: Format = { precision: 24, emin: -149, parts, round: Math.fround }
+
+/** fma(x, y, z) rounded once to binary32 (x, y, z binary32 values). */
+export function exactFma32(x: number, y: number, z: number): number { return exactFma(x, y, z, F32) }
 
 // --- inputs ---
 
@@ -110,36 +119,10 @@ function parts64(x: number): { neg: boolean; m: bigint; e: number } {
   return be === 0 ? { neg, m: frac, e: -1074 } : { neg, m: frac | (1n << 52n), e: be - 1075 }
 }
 
-/** fma(x, y, z) rounded once to binary64, nearest-even (x, y, z binary64 values), from exact integers. */
-export function exactFma64(x: number, y: number, z: number): number {
-  // finite x, y have a finite exact product (x·y may overflow binary64, the fma's product does not)
-  if (Number.isFinite(x) && Number.isFinite(y) && !Number.isFinite(z)) return z
-  if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) return x * y + z
-  const a = parts64(x), b = parts64(y), c = parts64(z)
-  const pe = a.e + b.e
-  const E = Math.min(pe, c.e)
-  const p = (a.m * b.m) << BigInt(pe - E)
-  const q = c.m << BigInt(c.e - E)
-  const t = (a.neg !== b.neg ? -p : p) + (c.neg ? -q : q)
-  if (t === 0n) return (p === 0n && q === 0n && a.neg !== b.neg && c.neg) ? -0 : 0
-  const neg = t < 0n
-  const mag = neg ? -t : t
-  const len = mag.toString(2).length
-  const ulpExp = Math.max(E + len - 53, -1074)
-  let mant: bigint
-  if (ulpExp <= E) mant = mag << BigInt(E - ulpExp)
-  else {
-    const s = BigInt(ulpExp - E)
-    mant = mag >> s
-    const rem = mag & ((1n << s) - 1n)
-    const half = 1n << (s - 1n)
-    if (rem > half || (rem === half && (mant & 1n) === 1n)) mant += 1n
-  }
-  // mant · 2^ulpExp, exactly (mant has at most 54 bits; scale in two steps to stay clear of overflow)
-  const top = ulpExp + mant.toString(2).length
-  const r = top > 1024 ? Infinity : Number(mant) * 2 ** Math.max(ulpExp, -1022) * 2 ** (ulpExp - Math.max(ulpExp, -1022))
-  return neg ? -r : r
-}
+const F64: Format = { precision: 53, emin: -1074, parts: parts64, round: (v) => v }
+
+/** fma(x, y, z) rounded once to binary64 (x, y, z binary64 values). */
+export function exactFma64(x: number, y: number, z: number): number { return exactFma(x, y, z, F64) }
 
 /** binary64 triples where rounding x·y + z twice goes wrong, near the subnormal range, and random ones. */
 export function fma64Inputs(): Array<[number, number, number]> {
@@ -159,3 +142,37 @@ export function fma64Inputs(): Array<[number, number, number]> {
   out.push([0, 5, -0], [-0, 5, -0], [1e308, 10, -Infinity], [1e308, -10, Infinity], [1e308, 10, 0], [1e308, 10, -1e308], [5e-324, 0.5, 0], [5e-324, -0.5, 5e-324], [5e-324, -0.5, 0])
   return out
 }
+
+/** One thread a triple: out[i] = fma.rn.f32(in[3i], in[3i+1], in[3i+2]) (kernel `fma32`). */
+export const FMA_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry fma32(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n)
+{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %a<5>;
+  ld.param.u64 %a0, [p_in];
+  ld.param.u64 %a1, [p_out];
+  ld.param.u32 %r3, [p_n];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mad.lo.s32 %r0, %r1, %r2, %r0;
+  setp.ge.u32 %p, %r0, %r3;
+  @%p bra DONE;
+  mul.wide.u32 %a2, %r0, 12;
+  add.s64 %a3, %a0, %a2;
+  ld.global.f32 %f0, [%a3];
+  ld.global.f32 %f1, [%a3+4];
+  ld.global.f32 %f2, [%a3+8];
+  fma.rn.f32 %f3, %f0, %f1, %f2;
+  mul.wide.u32 %a2, %r0, 4;
+  add.s64 %a4, %a1, %a2;
+  st.global.f32 [%a4], %f3;
+DONE:
+  ret;
+}
+`

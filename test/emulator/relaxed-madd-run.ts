@@ -6,7 +6,7 @@
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { relaxedMaddFused } from '../../packages/emulator/src/wasm/emit-wasm.js'
 import { download, marshal, ptxBytes, upload } from './helpers.js'
-import { bits64, bitsOf, exactFma32, exactFma64, fma64Inputs, fmaInputs } from './fma-cases.js'
+import { FMA_PTX, bits64, bitsOf, exactFma32, exactFma64, fma64Inputs, fmaInputs } from './fma-cases.js'
 
 const PTX = `.version 8.0
 .target sm_80
@@ -39,34 +39,6 @@ const PTX = `.version 8.0
   ld.global.f32 %f3, [%rd8];
   fma.rn.f32 %f4, %f1, %f2, %f3;
   st.global.f32 [%rd9], %f4;
-DONE:
-  ret;
-}
-
-.visible .entry fma_aos(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n)
-{
-  .reg .pred %p;
-  .reg .b32 %r<6>;
-  .reg .f32 %f<5>;
-  .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [p_in];
-  ld.param.u64 %rd2, [p_out];
-  ld.param.u32 %r1, [p_n];
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mad.lo.s32 %r5, %r2, %r3, %r4;
-  setp.ge.u32 %p, %r5, %r1;
-  @%p bra DONE;
-  mul.wide.u32 %rd3, %r5, 12;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  ld.global.f32 %f2, [%rd4+4];
-  ld.global.f32 %f3, [%rd4+8];
-  fma.rn.f32 %f4, %f1, %f2, %f3;
-  mul.wide.u32 %rd3, %r5, 4;
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.f32 [%rd5], %f4;
 DONE:
   ret;
 }
@@ -104,21 +76,21 @@ const c32 = fmaInputs(), c64 = fma64Inputs()
 const report: Record<string, unknown> = { probe: relaxedMaddFused() }
 for (const codegen of ['wasm', 'js'] as const) {
   const be = createEmulatorBackend({ codegen, workers: 0 })
-  const mod = be.loadModule(ptxBytes(PTX))
-  const launch = (k: string, n: number, args: object[]) => be.launch(mod.getFunction(k), { grid: [Math.ceil(n / 128), 1, 1], block: [128, 1, 1], sharedBytes: 0 }, marshal(args as never))
+  const mod = be.loadModule(ptxBytes(PTX)), aos = be.loadModule(ptxBytes(FMA_PTX))
+  const launch = (k: string, n: number, args: object[]) => be.launch((k === 'fma32' ? aos : mod).getFunction(k), { grid: [Math.ceil(n / 128), 1, 1], block: [128, 1, 1], sharedBytes: 0 }, marshal(args as never))
   const wrong32 = (got: Float32Array) => c32.filter(([x, y, z], i) => { const w = exactFma32(x, y, z); return Number.isNaN(w) ? !Number.isNaN(got[i]!) : bitsOf(got[i]!) !== bitsOf(w) }).length
   const n = c32.length
   const col = (j: number) => upload(be, Float32Array.from(c32, (t) => t[j]!))
   const soaOut = be.alloc(n * 4)
   await launch('fma_soa', n, [{ u64: col(0) }, { u64: col(1) }, { u64: col(2) }, { u64: soaOut }, { u32: n }])
   const aosOut = be.alloc(n * 4)
-  await launch('fma_aos', n, [{ u64: upload(be, new Float32Array(c32.flat())) }, { u64: aosOut }, { u32: n }])
+  await launch('fma32', n, [{ u64: upload(be, new Float32Array(c32.flat())) }, { u64: aosOut }, { u32: n }])
   const m = c64.length, out64 = be.alloc(m * 8)
   await launch('fma64_aos', m, [{ u64: upload(be, new Float64Array(c64.flat())) }, { u64: out64 }, { u32: m }])
   const got64 = download(be, out64, new Float64Array(m))
   report[codegen] = {
     simd: mod.inspect('fma_soa').includes('SIMD across threads'),
-    tiers: ['fma_soa', 'fma_aos', 'fma64_aos'].map((k) => mod.inspect(k).split('\n').pop()!.trim()),
+    tiers: ['fma_soa', 'fma32', 'fma64_aos'].map((k) => (k === 'fma32' ? aos : mod).inspect(k).split('\n').pop()!.trim()),
     cases32: n,
     wrong32x4: wrong32(download(be, soaOut, new Float32Array(n))),
     wrong32: wrong32(download(be, aosOut, new Float32Array(n))),
@@ -126,6 +98,7 @@ for (const codegen of ['wasm', 'js'] as const) {
     wrong64: c64.filter(([x, y, z], i) => { const w = exactFma64(x, y, z); return Number.isNaN(w) ? !Number.isNaN(got64[i]!) : bits64(got64[i]!) !== bits64(w) }).length,
   }
   mod.unload()
+  aos.unload()
   be.dispose()
 }
 console.log(JSON.stringify(report))

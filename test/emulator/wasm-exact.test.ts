@@ -29,40 +29,8 @@ import * as assert from 'uvu/assert'
 import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@kernelpack/emulator'
 import { decodeModule, parsePtx, structureFunction } from '@kernelpack/ptx'
 import { download, marshal, ptxBytes, upload } from './helpers.js'
-import { bitsOf, exactFma32, fmaInputs, fromBits, rng } from './fma-cases.js'
+import { FMA_PTX, bitsOf, exactFma32, fmaInputs, fromBits, rng } from './fma-cases.js'
 
-const FMA_PTX = `.version 8.0
-.target sm_80
-.address_size 64
-
-.visible .entry fma32(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n)
-{
-  .reg .pred %p;
-  .reg .b32 %r<4>;
-  .reg .f32 %f<4>;
-  .reg .b64 %a<5>;
-  ld.param.u64 %a0, [p_in];
-  ld.param.u64 %a1, [p_out];
-  ld.param.u32 %r3, [p_n];
-  mov.u32 %r0, %tid.x;
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mad.lo.s32 %r0, %r1, %r2, %r0;
-  setp.ge.u32 %p, %r0, %r3;
-  @%p bra DONE;
-  mul.wide.u32 %a2, %r0, 12;
-  add.s64 %a3, %a0, %a2;
-  ld.global.f32 %f0, [%a3];
-  ld.global.f32 %f1, [%a3+4];
-  ld.global.f32 %f2, [%a3+8];
-  fma.rn.f32 %f3, %f0, %f1, %f2;
-  mul.wide.u32 %a2, %r0, 4;
-  add.s64 %a4, %a1, %a2;
-  st.global.f32 [%a4], %f3;
-DONE:
-  ret;
-}
-`
 
 function tierLine(be: EmulatorBackend, ptx: string, kernel: string): string {
   const mod = be.loadModule(ptxBytes(ptx))

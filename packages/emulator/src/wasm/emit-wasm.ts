@@ -127,7 +127,7 @@ const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
 const LEFT = 1
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { ftz: number; sat: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
+interface Helpers { ftz: number; sat: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -231,7 +231,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   globals.RH = mb.importGlobal('e', 'RH', 'f64')
   globals.RD = mb.importGlobal('e', 'RD', 'i32')
   const fused = simd ? relaxedMaddFused() : { f32: false, f64: false }
-  const helpers: Helpers = { ...defineHelpers(mb, funcs), simd, fused32: fused.f32, fused64: fused.f64 }
+  const helpers: Helpers = { ...defineHelpers(mb, funcs, simd), simd, fused32: fused.f32, fused64: fused.f64 }
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
@@ -284,7 +284,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   return { bytes, kernels: out, refused, slotBytes, simd: vectorized, fusedFma: fused.f32 && fused.f64, ms: performance.now() - t0 }
 }
 
-function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Helpers {
+function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd: boolean): Helpers {
   // ftz(x): a subnormal f32 becomes a zero of its sign (numeric.ts ftz)
   const ftz = new FunctionBody(['f32'])
   ftz.get(0).op(Op.f32_abs).f32bits(0x00800000).op(Op.f32_lt)
@@ -299,7 +299,25 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>): Help
   sat.get(0).f64(1).op(Op.f64_gt).begin('if', 'f64').f64(1).else().get(0).end().end().end()
   const ftzI = mb.addFunc(ftz, ['f32'])
   const satI = mb.addFunc(sat, ['f64'])
-  return { ftz: ftzI, sat: satI }
+  if (!simd) return { ftz: ftzI, sat: satI }
+  // vfma(x, y, z): fma.rn.f32 of four lanes one by one, each as fma32 computes it (KernelWriter.fma32: the
+  // binary64 sum rounded once more, the exact helper where that can go wrong); the 4-lane fma's path for a
+  // group with such a lane, one function instead of four inline copies at every fma
+  const vf = new FunctionBody(['v128', 'v128', 'v128'])
+  const s64 = vf.local('f64'), r = vf.local('v128')
+  vf.get(0).set(r)
+  for (let j = 0; j < 4; j++) {
+    const lane = (p: number) => { vf.get(p).simdLane(SimdOp.f32x4_extract_lane, j).op(Op.f64_promote_f32) }
+    vf.get(r)
+    lane(0); lane(1); vf.op(Op.f64_mul); lane(2); vf.op(Op.f64_add).tee(s64)
+    vf.op(Op.i64_reinterpret_f64).i64(0x1fffffffn).op(Op.i64_and).i64(0x10000000n).op(Op.i64_ne)
+    vf.get(s64).op(Op.f64_abs).f64(2 ** -126).op(Op.f64_ge).get(s64).f64(0).op(Op.f64_eq).op(Op.i32_or).op(Op.i32_and)
+    vf.begin('if', 'f32').get(s64).op(Op.f32_demote_f64).else()
+    lane(0); lane(1); lane(2); vf.call(funcs.fma32).op(Op.f32_demote_f64).end()
+    vf.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
+  }
+  vf.get(r)
+  return { ftz: ftzI, sat: satI, vfma: mb.addFunc(vf, ['v128']) }
 }
 
 /** The device functions a kernel may call: their function index (undefined: no wasm lowering, with the
@@ -389,6 +407,8 @@ class KernelWriter {
   private vScalar = new Set<number>()
   /** A region ran lane by lane (vscalarIf): no lane test may come after it. */
   private vLaneByLane = false
+  /** Instructions of the turn written lane by lane (vperLane, vglobalLanes). */
+  private vLaneCount = 0
   private vWritten = new Set<number>()
   private readonly vScalarDone = new Set<number>()
   /** Window limits by space, size and alignment (windowLimit). */
@@ -863,6 +883,7 @@ class KernelWriter {
     const thread = ins.op === 'cvta' || ins.operands.some((o) => o.kind === 'special')
     this.vlanes([...usedRegisters(ins), ...defs], defs, () => this.instruction(ins), thread)
     for (const d of defs) this.vstride.delete(d)
+    this.vLaneCount++
   }
 
   /** A global load or store at per-lane addresses (a thread loop's turn): each lane's address tested against
@@ -902,6 +923,7 @@ class KernelWriter {
     }, false)
     if (load) this.vstride.delete(value.id)
     else this.vStored = true
+    this.vLaneCount++
   }
 
   private vinstruction4(ins: Instruction): void {
@@ -994,7 +1016,7 @@ class KernelWriter {
    *  midpoint or below the normal range (fma32's two cases), all four lanes go through fma32 one by one. */
   private vfma(px: () => void, py: () => void, pz: () => void): void {
     const b = this.b
-    const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128'), r = this.tmp('vr', 'v128')
+    const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128')
     const lo = this.tmp('vslo', 'v128'), hi = this.tmp('vshi', 'v128')
     if (this.helpers.fused32) { px(); py(); pz(); b.simd(SimdOp.f32x4_relaxed_madd); return }
     px(); b.set(x); py(); b.set(y); pz(); b.set(z)
@@ -1013,23 +1035,10 @@ class KernelWriter {
     }
     hazard(lo); hazard(hi); b.simd(SimdOp.v128_or).simd(SimdOp.v128_any_true)
     b.begin('if', 'v128')
-    this.vfmaLanes(x, y, z, r)
+    b.get(x).get(y).get(z).call(this.helpers.vfma!)
     b.else()
     b.get(lo).simd(SimdOp.f32x4_demote_f64x2_zero).get(hi).simd(SimdOp.f32x4_demote_f64x2_zero).shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
     b.end()
-  }
-
-  /** fma.rn.f32 of the 4-lane x, y, z (locals), lane by lane through fma32; pushes the result (r: scratch). */
-  private vfmaLanes(x: number, y: number, z: number, r: number): void {
-    const b = this.b
-    b.get(x).set(r)
-    for (let j = 0; j < 4; j++) {
-      b.get(r)
-      b.get(x).simdLane(SimdOp.f32x4_extract_lane, j).get(y).simdLane(SimdOp.f32x4_extract_lane, j).get(z).simdLane(SimdOp.f32x4_extract_lane, j)
-      this.fma32()
-      b.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
-    }
-    b.get(r)
   }
 
   /** A guarded branch (or return) to level lv in 4 lanes: taken by all, or by none, or the group parts. */
@@ -1986,6 +1995,7 @@ class KernelWriter {
       this.vDone = b.open('block')
       this.vStored = false
       this.vLaneByLane = false
+      this.vLaneCount = 0
       this.vLoop = true
       const addressOnly = this.loopAddressOnly(it)
       this.simd = { addressOnly, uniform: new Set() }
@@ -2086,6 +2096,8 @@ class KernelWriter {
         b.set(v)
         for (let k = 0; k < 4; k++) b.get(lb[k]!).get(v).simdMemLane(SimdOp.v128_store32_lane, 2, off, k)
       }
+      // a turn that is mostly lane by lane is four scalar turns in more code: not written
+      if (2 * this.vLaneCount > it.end - it.start) this.vfail(`${this.vLaneCount} of its ${it.end - it.start} instructions lane by lane`)
       // block values the loop computes (the same in every thread: plan.perBlock) stay in their scalar
       // locals for the code after the loop, as the last thread left them
       const written = new Set<number>()

@@ -6,7 +6,8 @@
 // item 3): the worker script is the one `new Worker(new URL('./web-worker.js', import.meta.url))` finds beside
 // the page's bundle (esbuild leaves that pattern alone, so the test serves the bundled src/web-worker.ts there,
 // as an esbuild user ships dist/web-worker.js). There the kernels must run on the WebAssembly tier wherever the
-// emulator in Node puts them (issue 24 item 5), as each module's inspect() says.
+// emulator in Node puts them (issue 24 item 5), as each module's inspect() says, with fma.rn as relaxed SIMD's
+// fused multiply-add (Chromium has relaxed SIMD; the start-up probe must find it fused).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { build, type BuildOptions, type Plugin } from 'esbuild'
@@ -154,10 +155,13 @@ corpus('the whole emulator corpus (nvcc compute_80) passes on 2 Web Workers in a
   }))
   node.dispose()
   const { page, worker } = await bundlePage({ KP_DATA: inlineJson({ groups: [{ name: 'own', ptx: own }, { name: 'reference', ptx: reference }], arch: config.target, workers: 2 }) })
-  const r = await runPage<{ results: Array<{ name: string; error?: string }>; executions: string[]; isolated: boolean; tiers: Record<string, Record<string, string>> }>({
+  const r = await runPage<{ results: Array<{ name: string; error?: string }>; executions: string[]; isolated: boolean; tiers: Record<string, Record<string, string>>; fusedFma: { f32: boolean; f64: boolean } }>({
     '/': ['text/html', modulePage], '/page.js': ['text/javascript', page], '/web-worker.js': ['text/javascript', worker],
   }, { crossOriginIsolated: true, timeoutMs: 240_000 })
   assert.is(r.isolated, true)
+  // Chromium has relaxed SIMD and this machine's CPU an FMA: the corpus below ran fma.rn.f32/.f64 as the fused
+  // multiply-add the probe checked bit for bit (issue 24 item 3), and its results are still the references'
+  assert.equal(r.fusedFma, { f32: true, f64: true }, 'the relaxed-SIMD probe must find relaxed_madd fused in Chromium on this x86-64 machine')
   assert.equal(r.executions, new Array(2).fill('launches run on 2 worker threads (Web Workers) sharing device memory'))
   const failed = r.results.filter((x) => x.error)
   assert.equal(failed, [], failed.map((f) => `${f.name}: ${f.error}`).join('\n'))

@@ -31,10 +31,13 @@ import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
 class NotVectorizable extends Error {}
 
-/** Slot load and store of a register's wasm type. */
-const SLOT_OPS: Record<ValType, [number, number]> = {
-  i32: [Op.i32_load, Op.i32_store], i64: [Op.i64_load, Op.i64_store], f32: [Op.f32_load, Op.f32_store], f64: [Op.f64_load, Op.f64_store], v128: [-1, -1],
+/** Slot load, store and alignment (log2 bytes) of a register's wasm type (slots are 8 bytes a register). */
+const SLOT_OPS: Record<Exclude<ValType, 'v128'>, [number, number, number]> = {
+  i32: [Op.i32_load, Op.i32_store, 2], i64: [Op.i64_load, Op.i64_store, 3], f32: [Op.f32_load, Op.f32_store, 2], f64: [Op.f64_load, Op.f64_store, 3],
 }
+
+/** SLOT_OPS of register class c. */
+const slotOps = (c: RegisterClass) => SLOT_OPS[classType(c) as Exclude<ValType, 'v128'>]
 
 /** Instructions a 4-lane turn never runs lane by lane (vperLane): memory, control flow, calls, barriers. */
 const PER_LANE_NOT = new Set(['ld', 'st', 'atom', 'red', 'bra', 'brx', 'ret', 'exit', 'bar', 'barrier', 'call', 'cp', 'prefetch', 'prefetchu', 'trap', 'brkpt', 'tex', 'tld4', 'suld', 'sust', 'sured', 'ldu', 'isspacep', 'mbarrier'])
@@ -182,7 +185,7 @@ let maddProbe: { f32: boolean; f64: boolean } | undefined
 
 /** Whether relaxed SIMD's multiply-add (f32x4.relaxed_madd, f64x2.relaxed_madd) is fused on this engine
  *  and machine, per width. The proposal lets an engine give x·y + z rounded once (the CPU's fma
- *  instruction) or twice; where it compiles at all (Chromium; Node from V8 11.4), a start-up probe runs it
+ *  instruction) or twice; where it compiles at all (Chromium; a Node whose V8 has it on), a start-up probe runs it
  *  on inputs where the two differ (a product that is a binary32/binary64 midpoint with a tiny addend, a
  *  cancellation, subnormal results, signed zeros) and on random triples, against the JavaScript tier's
  *  exact fma (numeric.ts), bit for bit: only if every one matches does fma.rn use it. */
@@ -861,8 +864,8 @@ class KernelWriter {
     for (let k = 0; k < 4; k++) {
       if (thread) {
         b.get(tx0).i32(k).op(Op.i32_add).set(L.tx!)
-        b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
-        b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+        this.setThreadIndex()
+        this.setLB()
       }
       for (const r of ins) if (!this.isWide(r) && this.vregs.has(r)) this.vlaneToScalar(r, k)
       wide.forEach((r) => { this.regs[r] = this.vwideLocals(r)[k]! })
@@ -1016,9 +1019,9 @@ class KernelWriter {
    *  midpoint or below the normal range (fma32's two cases), all four lanes go through fma32 one by one. */
   private vfma(px: () => void, py: () => void, pz: () => void): void {
     const b = this.b
+    if (this.helpers.fused32) { px(); py(); pz(); b.simd(SimdOp.f32x4_relaxed_madd); return }
     const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128')
     const lo = this.tmp('vslo', 'v128'), hi = this.tmp('vshi', 'v128')
-    if (this.helpers.fused32) { px(); py(); pz(); b.simd(SimdOp.f32x4_relaxed_madd); return }
     px(); b.set(x); py(); b.set(y); pz(); b.set(z)
     const HIGH = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]
     const wide = (v: number, high: boolean) => { b.get(v); if (high) b.get(v).shuffle(HIGH); b.simd(SimdOp.f64x2_promote_low_f32x4) }
@@ -1341,7 +1344,7 @@ class KernelWriter {
     const threads = b.open('loop')
     b.get(L.t!).get(T1).op(Op.i32_ge_u).brIf(tdone)
     if (unchecked && this.simd && this.vectorPrologue !== undefined) this.vectorGroup(T1, threads)
-    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    this.setLB()
     this.threadLevel = b.open('block')
     if (this.structure.kind === 'structured') this.nodes(this.structure.body)
     b.end()
@@ -1518,7 +1521,7 @@ class KernelWriter {
     if (from < 0) b.get(L.W0!).set(L.t!); else b.i32(from).set(L.t!)
     const done = b.open('block'), lp = b.open('loop')
     b.get(L.t!); to(); b.op(Op.i32_ge_u).brIf(done)
-    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    this.setLB()
     body()
     b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
     b.br(lp)
@@ -1527,6 +1530,18 @@ class KernelWriter {
 
   /** Pushes the current thread's LB (its state and slots are at fixed offsets from it). */
   private stateAddr(): void { this.b.get(this.L.LB!) }
+
+  /** t, the thread's linear index in its block, from tz, ty, tx. */
+  private setThreadIndex(): void {
+    const { b, L } = this
+    b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
+  }
+
+  /** LB, the base of thread t's local memory (its state and slots after it). */
+  private setLB(): void {
+    const { b, L } = this
+    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+  }
 
   private hasUniformDeparture(s: number, e: number): boolean {
     for (let i = s; i < e; i++) if (this.plan!.departures.get(i)?.kind === 'uniform') return true
@@ -1556,7 +1571,7 @@ class KernelWriter {
   private turn(it: ThreadLoop, saved: ReadonlyArray<readonly [number, number]>, skipEnded: boolean): void {
     const { b, L } = this
     this.threadLevel = b.open('block')
-    b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+    this.setLB()
     if (skipEnded) b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).brIf(this.threadLevel)
     for (const [r, q] of saved) b.get(q).set(this.regs[r]!)
     for (const r of it.loads) this.slotLoad(r)
@@ -1851,7 +1866,7 @@ class KernelWriter {
     const lp = b.open('loop')
     b.get(L.tx!).get(HI).op(Op.i32_ge_s).brIf(done)
     if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd || plan.warps)
-    b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
+    this.setThreadIndex()
     this.turn(it, saved, plan.threadsEnd || plan.warps)
     b.get(L.tx!).i32(1).op(Op.i32_add).set(L.tx!)
     b.br(lp)
@@ -1869,8 +1884,8 @@ class KernelWriter {
 
   /** Whether block-level loop `it` may run 4 consecutive threads of a row as one 4-lane turn: per-thread
    *  code (not once per block), no collective's values in or out, no block-wide decision or return taken
-   *  inside it, no atomics or calls (whose order between threads shows). Whether
-   *  each instruction has a 4-lane form is vectorTurn's to find out. The lanes run an instruction for all
+   *  inside it, no atomics or calls (whose order between threads shows). Whether each instruction has a
+   *  4-lane form is vectorTurn's to find out. The lanes run an instruction for all
    *  four before the next, as a converged warp does: accesses where lanes of a warp may talk through memory
    *  are lockstep points, which the plan runs in loops of their own (@kernelpack/ptx lockstep.ts), so in
    *  such a loop no lane reads what another writes and the order gives the same bytes. */
@@ -2018,8 +2033,8 @@ class KernelWriter {
       const lb = [L.LB!, this.tmp('vlb1', 'i32'), this.tmp('vlb2', 'i32'), this.tmp('vlb3', 'i32')]
       const slots = it.loads.some((r) => !this.plan!.recomputed.has(r) && !this.remat(r)) || it.stores.some((r) => this.slotOf.has(r) && !this.remat(r))
       if (slots || skipEnded) {
-        b.get(L.tz!).get(L.NTY!).op(Op.i32_mul).get(L.ty!).op(Op.i32_add).get(L.NTX!).op(Op.i32_mul).get(L.tx!).op(Op.i32_add).set(L.t!)
-        b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(L.LB!)
+        this.setThreadIndex()
+        this.setLB()
         for (let k = 1; k < 4; k++) b.get(lb[k - 1]!).get(L.LN!).op(Op.i32_add).set(lb[k]!)
       }
       b.get(L.tx!).simd(SimdOp.i32x4_splat).i32x4([0, 1, 2, 3]).simd(SimdOp.i32x4_add).set(this.vlocal(-1))
@@ -2051,8 +2066,8 @@ class KernelWriter {
         if (this.isWide(r)) {
           const off = this.slotOf.get(r)
           if (off === undefined || this.plan!.recomputed.has(r)) this.vfail('a wide register without a slot')
-          const [ld] = SLOT_OPS[classType(this.classes[r]!)]
-          this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).mem(ld, ld === Op.i64_load || ld === Op.f64_load ? 3 : 2, off).set(l) })
+          const [ld, , al] = slotOps(this.classes[r]!)
+          this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).mem(ld, al, off).set(l) })
           continue
         }
         const tid = this.plan!.recomputed.get(r)
@@ -2086,8 +2101,8 @@ class KernelWriter {
         const off = this.slotOf.get(r)
         if (off === undefined || this.remat(r)) continue
         if (this.isWide(r)) {
-          const [, st] = SLOT_OPS[classType(this.classes[r]!)]
-          this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).get(l).mem(st, st === Op.i64_store || st === Op.f64_store ? 3 : 2, off) })
+          const [, st, al] = slotOps(this.classes[r]!)
+          this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).get(l).mem(st, al, off) })
           continue
         }
         const v = this.tmp('vst', 'v128')
@@ -2190,27 +2205,16 @@ class KernelWriter {
     }
     const off = this.slotOf.get(r)
     if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
-    b.get(this.L.LB!)
-    switch (classType(this.classes[r]!)) {
-      case 'i32': b.mem(Op.i32_load, 2, off); break
-      case 'i64': b.mem(Op.i64_load, 3, off); break
-      case 'f32': b.mem(Op.f32_load, 2, off); break
-      case 'f64': b.mem(Op.f64_load, 3, off); break
-    }
-    b.set(this.regs[r]!)
+    const [ld, , al] = slotOps(this.classes[r]!)
+    b.get(this.L.LB!).mem(ld, al, off).set(this.regs[r]!)
   }
 
   private slotStore(r: number): void {
     const b = this.b
     const off = this.slotOf.get(r)
     if (off === undefined || this.remat(r)) return
-    b.get(this.L.LB!).get(this.regs[r]!)
-    switch (classType(this.classes[r]!)) {
-      case 'i32': b.mem(Op.i32_store, 2, off); break
-      case 'i64': b.mem(Op.i64_store, 3, off); break
-      case 'f32': b.mem(Op.f32_store, 2, off); break
-      case 'f64': b.mem(Op.f64_store, 3, off); break
-    }
+    const [, st, al] = slotOps(this.classes[r]!)
+    b.get(this.L.LB!).get(this.regs[r]!).mem(st, al, off)
   }
 
   /** The current thread ends (a kernel return): its state says so when later loops must skip it. */

@@ -36,6 +36,8 @@ function isDiagnosticList(x: unknown): x is Diagnostic[] {
 export function codeFrame(file: string, line: number, column: number, fallback?: string): string | undefined {
   let lines: string[]
   try { lines = readFileSync(file, 'utf8').split(/\r?\n/) } catch { return fallback }
+  // a file ending in a newline has no empty line after it
+  if (lines.length > 1 && lines.at(-1) === '') lines.pop()
   if (line < 1 || line > lines.length) return fallback
   const first = Math.max(1, line - 2)
   const last = Math.min(lines.length, line + 2)

@@ -1,6 +1,7 @@
-// Every example (but native-addon, the codegen one) has the shape the docs promise: a private
-// @kernelpack-example/* package with dev/build/start scripts and workspace:* kernelpack deps, one .cu,
-// a main.ts, and a three-line README whose Run line is what its test runs.
+// Every example (but native-addon, the codegen one, and vitest, the testing one) has the shape the docs
+// promise: a private @kernelpack-example/* package with dev/build/start scripts and workspace:* kernelpack
+// deps, one .cu, a main.ts, and a three-line README whose Run line is what its test runs. vitest has
+// test/test:check/test:node scripts instead, and its Run line is `pnpm test`.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
@@ -8,7 +9,7 @@ import { join } from 'node:path'
 import { repoRoot } from '../helpers/tools.js'
 import { examplesDir, readmeCommand } from './run-example.js'
 
-const examples = readdirSync(examplesDir).filter((n) => n !== 'native-addon' && statSync(join(examplesDir, n)).isDirectory()).sort()
+const examples = readdirSync(examplesDir).filter((n) => n !== 'native-addon' && n !== 'vitest' && statSync(join(examplesDir, n)).isDirectory()).sort()
 
 function listCu(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cu') && !f.includes('node_modules') && !f.startsWith('dist'))
@@ -50,9 +51,27 @@ test('one .cu, a main.ts, and a three-line README (what, needs, run) whose comma
   }
 })
 
+test('vitest: the testing example — one .cu, test scripts for Vitest, the sanitizer and node --test, README run line pnpm test', () => {
+  const dir = join(examplesDir, 'vitest')
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; private: boolean; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> }
+  assert.is(pkg.name, '@kernelpack-example/vitest')
+  assert.is(pkg.private, true)
+  assert.is(pkg.scripts.test, 'vitest run')
+  assert.match(pkg.scripts['test:check']!, /^KERNELPACK_CHECK=1 vitest run$/)
+  assert.match(pkg.scripts['test:node']!, /--import unplugin-cuda\/register --test /)
+  assert.is(pkg.dependencies['@kernelpack/runtime'], 'workspace:*')
+  assert.is(pkg.devDependencies['unplugin-cuda'], 'workspace:*')
+  assert.is(listCu(dir).length, 1)
+  const lines = readFileSync(join(dir, 'README.md'), 'utf8').trimEnd().split('\n')
+  assert.is(lines.length, 3)
+  assert.match(lines[0]!, /^# vitest: /)
+  assert.match(lines[1]!, /^Needs /)
+  assert.is(readmeCommand('vitest'), 'pnpm test')
+})
+
 test('the root README links every example', () => {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  for (const e of [...examples, 'native-addon']) assert.match(readme, `](examples/${e})`)
+  for (const e of [...examples, 'native-addon', 'vitest']) assert.match(readme, `](examples/${e})`)
 })
 
 test.run()

@@ -47,12 +47,18 @@ build('every file builds with both compilers: sm_80 and sm_90 cubins plus comput
   }
 })
 
+/** Kernels without the compiler-read layouts (what the PTX alone gives). */
+function withoutValueTypes(kernels: KernelInfo[]): KernelInfo[] {
+  return kernels.map((k) => ({ ...k, params: k.params.map(({ valueType: _v, valueTypeNote: _n, ...p }) => p) }))
+}
+
 build('manifest = the PTX image read again, and it matches ptxas\'s sm_90 cubin (kernels, binding, param sizes and offsets)', async () => {
   for (const compiler of ['nvcc', 'clang'] as const) {
     for (const r of builds[compiler]) {
       // plus the parameter names (and pointers) the .cu source gives (param-names.test.ts)
+      // (the struct layouts the host compile's DWARF adds are checked below, against ptxas and the other compiler)
       const again = nameKernelParams(await readPtxManifest(new TextDecoder().decode(r.images[2]!.bytes)), [readFileSync(join(cuDir, `${r.name}.cu`), 'utf8')])
-      assert.equal(r.manifest.kernels, again.kernels, `${compiler} ${r.name}`)
+      assert.equal(withoutValueTypes(r.manifest.kernels), again.kernels, `${compiler} ${r.name}`)
       assert.equal(r.manifest.variables, again.variables, `${compiler} ${r.name}`)
       const elf = r.images[1]!.bytes
       const entries = readCubinSymbols(elf).filter((s) => s.type === 'FUNC' && s.entry)
@@ -84,8 +90,30 @@ build('nvcc and clang agree on every external kernel: name, demangled name, para
       // which extern "C" kernels lack.
       if (a.demangled !== a.name) assert.equal(a.params.map((p) => p.pointer ?? false), b.params.map((p) => p.pointer ?? false), `${files[i]} ${name}: pointers`)
       assert.is(a.demangled, b.demangled)
+      // the C++ layouts of by-value structs, read from each compiler's own host DWARF (gcc's for nvcc)
+      assert.equal(a.params.map((p) => p.valueType ?? p.valueTypeNote ?? null), b.params.map((p) => p.valueType ?? p.valueTypeNote ?? null), `${files[i]} ${name}: value types`)
     }
   }
+})
+
+build('every by-value struct of the corpus gets its C++ layout, the size and alignment of its PTX parameter', () => {
+  let described = 0
+  for (const compiler of ['nvcc', 'clang'] as const) {
+    for (const r of builds[compiler]) {
+      for (const k of r.manifest.kernels) {
+        for (const p of k.params) {
+          if (!(p.type === 'b8' && p.size > 1)) { assert.is(p.valueType, undefined); continue }
+          assert.ok(p.valueType, `${compiler} ${r.name} ${k.demangled}: ${p.valueTypeNote ?? 'no value type'}`)
+          const v = p.valueType!
+          assert.ok(v.kind === 'struct' || v.kind === 'union', `${k.demangled}: ${v.kind}`)
+          if (v.kind === 'struct' || v.kind === 'union') assert.equal([v.size, v.align], [p.size, p.align], `${compiler} ${k.demangled} ${v.name}`)
+          described++
+        }
+      }
+    }
+  }
+  // structs.cu: k_mixed, k_arrays, k_nested, k_params, k_mixed_scalars (Mixed, Aligned16, Arrays); templates.cu: vec_sum<float, 4>
+  assert.is(described, 2 * 8, `${described} struct parameters described`)
 })
 
 build('.offload is what llvm-offload-binary packs from the same images, and llvm-objdump lists them', async () => {

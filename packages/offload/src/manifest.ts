@@ -19,6 +19,30 @@ export interface ParamInfo {
   pointer?: boolean
   /** Element count for `.b8 name[N]`-style arrays. */
   count?: number
+  /** For a struct, class, union, array or vector type passed by value (`.b8 name[N]`): its C++ layout as the
+   *  compiler laid it out (read from the debugging information of a host compile), checked against the PTX
+   *  size and alignment. Launchers then take an object with the C++ field names. */
+  valueType?: ValueType
+  /** Why a by-value aggregate has no `valueType` (it still takes its bytes). */
+  valueTypeNote?: string
+}
+
+/** Scalar types of a `ValueType`: `i*` signed, `u*` unsigned, `ptr` a 64-bit device address. */
+export type ValueScalar =
+  | 'bool' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64'
+  | 'f16' | 'bf16' | 'f32' | 'f64' | 'i128' | 'u128' | 'ptr'
+
+/** The layout of a value passed by value, in the terms of @kernelpack/runtime's schemas (`t.struct`, …). */
+export type ValueType =
+  | { kind: 'scalar'; name: ValueScalar }
+  | { kind: 'array'; elem: ValueType; length: number }
+  | { kind: 'struct' | 'union'; /** The C++ name (`Params`, `Pair<float>`, a typedef's name for an unnamed struct). */ name?: string; size: number; align: number; fields: FieldInfo[] }
+
+export interface FieldInfo {
+  name: string
+  /** Byte offset in the aggregate. */
+  offset: number
+  type: ValueType
 }
 
 export type Linkage = 'visible' | 'weak' | 'extern' | 'internal' | 'common'

@@ -9,12 +9,12 @@ export { launchLimitsFor, maxSharedOptInFor, computeCapabilityOfArch, type Launc
 export { selectImage, parseArch, NoImageError, type ImageChoice, type SelectDevice } from './select-image.js'
 export { layoutParams, createPacker, createPackTarget, packParams, slice, type KernelArg, type Slice, type ParamLayout } from './marshal.js'
 export {
-  t, array, struct, union, sizeof, alignof, offsetof, layout, encode, toHalfBits, toBfloat16Bits,
-  type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,
+  t, array, struct, union, sizeof, alignof, offsetof, layout, encode, toHalfBits, toBfloat16Bits, fromValueType, valueCodec, namedValueTypes,
+  type ValueCodec, type DataType, type ScalarType, type ArrayType, type StructType, type TypedValue, type ScalarName,
 } from './schema.js'
 export type { ModuleSource } from './source.js'
 export {
   decodeBase64, toAssetHref,
   type BackendName, type DevicePointer, type StructArg, type Launcher, type ImageInfo, type KernelModule, type KernelModuleSpec,
 } from './kernel-module.js'
-export type { KernelManifest, KernelInfo, ParamInfo, VariableInfo } from '@kernelpack/offload'
+export type { KernelManifest, KernelInfo, ParamInfo, VariableInfo, ValueType, FieldInfo, ValueScalar } from '@kernelpack/offload'

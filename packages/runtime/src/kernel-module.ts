@@ -6,7 +6,7 @@ import type { KernelManifest } from '@kernelpack/offload'
 import type { CheckOptions } from '@kernelpack/ptx'
 import type { KernelArg } from './marshal.js'
 import type { DeviceBuffer, DeviceGlobal, LaunchOptions, Module } from './module.js'
-import type { TypedValue } from './schema.js'
+import { namedValueTypes, type TypedValue, type ValueCodec } from './schema.js'
 import type { ModuleSource } from './source.js'
 
 /** The backend a stub's module asks for when `load()` names none (loadModule's `backend`). */
@@ -40,6 +40,9 @@ export interface KernelModule {
   readonly manifest: KernelManifest
   /** The images in the offload binary (target, kind, size). */
   readonly images: readonly ImageInfo[]
+  /** The structs and unions the kernels take by value, by C++ name, with the compiler's layout: host code
+   *  fills device buffers of them with `types.Params.encodeArray([...])` (`.cu.d.ts` types each one). */
+  readonly types: Readonly<Record<string, ValueCodec>>
   /** Loads the images once (later calls share it); `backend` overrides the stub's default. */
   load(options?: { backend?: BackendName }): Promise<Module>
   /** Frees the loaded module; the next launch or `load()` loads it again. */
@@ -106,6 +109,8 @@ export function createKernelModule(spec: KernelModuleSpec, loadModule: LoadModul
   let current = spec
   let loading: Promise<Module> | undefined
   const listeners = new Set<(m: KernelModule) => void>()
+  let typesFor: KernelModuleSpec | undefined
+  let types: Readonly<Record<string, ValueCodec>> | undefined
   const load = (options: { backend?: BackendName } = {}): Promise<Module> => {
     if (!loading) {
       const s = current
@@ -133,6 +138,10 @@ export function createKernelModule(spec: KernelModuleSpec, loadModule: LoadModul
     get name() { return current.name },
     get manifest() { return current.manifest },
     get images() { return Object.freeze(current.images.map((i) => Object.freeze({ ...i }))) },
+    get types() {
+      if (typesFor !== current) { typesFor = current; types = namedValueTypes(current.manifest) }
+      return types!
+    },
     load,
     unload,
     async upload(data): Promise<DeviceBuffer> { return (await load()).upload(data) },

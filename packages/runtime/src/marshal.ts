@@ -15,7 +15,7 @@
 import type { ParamInfo } from '@kernelpack/offload'
 import { layoutParams as layoutPtxParams } from '@kernelpack/ptx'
 import type { KernelParams } from './backend.js'
-import { isTypedValue, showValue, toBfloat16Bits, toHalfBits, writeValue, type TypedValue } from './schema.js'
+import { fromValueType, isTypedValue, showValue, toBfloat16Bits, toHalfBits, writeValue, type TypedValue } from './schema.js'
 
 /** A (pointer, length) pair passed as two kernel parameters (Rust slices, `std::span` by value). */
 export interface Slice {
@@ -54,6 +54,10 @@ export function layoutParams(params: readonly ParamInfo[]): ParamLayout {
 export function describeParam(p: ParamInfo): string {
   const ptx = isAggregate(p) ? `.param .align ${p.align} .b8 [${p.size}]` : `.param .${p.type}`
   if (p.pointer) return `a pointer: DeviceBuffer or device address (PTX ${ptx})`
+  if (isAggregate(p) && p.valueType && p.valueType.kind !== 'scalar') {
+    const what = p.valueType.kind === 'array' ? `an array of ${p.valueType.length}` : `${p.valueType.kind === 'union' ? 'a union' : 'an object'} { ${p.valueType.fields.map((f) => f.name).join(', ')} }${p.valueType.name ? ` (${p.valueType.name})` : ''}`
+    return `${what}, a Uint8Array(${p.size}) or a schema value (PTX ${ptx})`
+  }
   if (isAggregate(p)) return `a by-value struct/array of ${p.size} bytes aligned to ${p.align}: a Uint8Array(${p.size}) or a schema value (PTX ${ptx})`
   const t = p.type
   if (t === 'f32' || t === 'f64' || t === 'f16' || t === 'bf16') return `${t} (a number) (PTX ${ptx})`
@@ -157,7 +161,14 @@ export function createPacker(
 
   function makeWriter(p: ParamInfo, i: number): Writer {
     if (isAggregate(p)) {
+      // the compiler's layout of the parameter's C++ type: a plain object (or array) with its field names
+      const schema = p.valueType ? fromValueType(p.valueType) : undefined
+      const where = `kernel ${kernel}: parameter ${i}${p.sourceName ?? p.name ? ` (${p.sourceName ?? p.name})` : ''}`
       return (t, off, v) => {
+        if (schema && typeof v === 'object' && v !== null && !ArrayBuffer.isView(v) && !isTypedValue(v)) {
+          writeValue(t.dv, off, schema, v, where)
+          return
+        }
         if (v instanceof Uint8Array) {
           if (v.byteLength !== p.size) throw errAt(i, v)
           t.bytes.set(v, off)

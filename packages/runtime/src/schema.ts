@@ -1,3 +1,5 @@
+import type { KernelManifest, ValueType } from '@kernelpack/offload'
+
 // Data schemas for by-value kernel arguments, in the spirit of TypeGPU's `d.struct`: scalars, fixed arrays,
 // structs and unions, laid out the way the C compiler lays them out for the host ABI that nvcc mirrors on
 // the device (x86-64 System V / AArch64 AAPCS64 agree for these types): every field at the next multiple of
@@ -300,10 +302,10 @@ export function writeValue(dv: DataView, offset: number, type: DataType, value: 
         return writeValue(dv, offset, f.type, obj[f.name], `${path}.${f.name}`)
       }
       for (const k of Object.keys(obj)) {
-        if (!type.fields.some((f) => f.name === k)) fail(`${path}.${k}`, `no such field (fields: ${type.fields.map((f) => f.name).join(', ')})`, obj[k])
+        if (!type.fields.some((f) => f.name === k)) throw new TypeError(`${path}.${k}: no such field (the fields are ${type.fields.map((f) => f.name).join(', ')}), got ${showValue(obj[k])}`)
       }
       for (const f of type.fields) {
-        if (obj[f.name] === undefined) fail(`${path}.${f.name}`, describeType(f.type), undefined)
+        if (obj[f.name] === undefined) throw new TypeError(`${path}.${f.name}: missing field (${describeType(f.type)})`)
         writeValue(dv, offset + f.offset, f.type, obj[f.name], `${path}.${f.name}`)
       }
     }
@@ -341,4 +343,70 @@ function writeScalar(dv: DataView, offset: number, name: ScalarName, value: unkn
       dv.setBigUint64(offset + 8, b >> 64n, true)
     }
   }
+}
+
+// --- layouts the compiler gave (the manifest's `valueType`, @kernelpack/toolchain's param-types.ts)
+
+/** A schema from the manifest's compiler-read layout: fields at the compiler's offsets (not recomputed). */
+export function fromValueType(v: ValueType): DataType {
+  switch (v.kind) {
+    case 'scalar': return t[v.name]
+    case 'array': return array(fromValueType(v.elem), v.length)
+    default: {
+      const fields = Object.freeze(v.fields.map((f) => Object.freeze({ name: f.name, type: fromValueType(f.type), offset: f.offset })))
+      return Object.freeze({ kind: v.kind, fields, size: v.size, align: v.align, of: makeOf })
+    }
+  }
+}
+
+/**
+ * A C++ type of a `.cu` file as host code uses it: `module.types.Params.encode({ scale: 2, n: 8 })` gives
+ * the bytes a kernel reads for one `Params`, `encodeArray([...])` those of a `Params[]` (elements `size`
+ * bytes apart, as in device memory), `of(value)` a schema value for a launch.
+ */
+export interface ValueCodec<T = unknown> {
+  /** The C++ name (`Params`, `Pair<float>`). */
+  readonly name: string
+  /** The schema (`offsetof(codec.type, 'offset.x')`, `layout(codec.type)`). */
+  readonly type: DataType
+  readonly size: number
+  readonly align: number
+  encode(value: T): Uint8Array
+  encodeArray(values: readonly T[]): Uint8Array
+  of(value: T): TypedValue
+}
+
+export function valueCodec<T = unknown>(name: string, type: DataType): ValueCodec<T> {
+  return Object.freeze({
+    name,
+    type,
+    size: type.size,
+    align: type.align,
+    encode: (value: T) => {
+      const out = new Uint8Array(type.size)
+      writeValue(new DataView(out.buffer), 0, type, value, name)
+      return out
+    },
+    encodeArray: (values: readonly T[]) => {
+      if (!Array.isArray(values)) throw new TypeError(`${name}.encodeArray: expected an array of ${name} values, got ${showValue(values)}`)
+      const out = new Uint8Array(type.size * values.length)
+      const dv = new DataView(out.buffer)
+      values.forEach((v, i) => writeValue(dv, i * type.size, type, v, `${name}[${i}]`))
+      return out
+    },
+    of: (value: T) => type.of(value),
+  })
+}
+
+/** Every named struct and union of the manifest's parameter layouts (nested ones too), by C++ name. */
+export function namedValueTypes(manifest: KernelManifest): Record<string, ValueCodec> {
+  const out: Record<string, ValueCodec> = Object.create(null) as Record<string, ValueCodec>
+  const visit = (v: ValueType) => {
+    if (v.kind === 'array') return visit(v.elem)
+    if (v.kind === 'scalar') return
+    if (v.name && !(v.name in out)) out[v.name] = valueCodec(v.name, fromValueType(v))
+    for (const f of v.fields) visit(f.type)
+  }
+  for (const k of manifest.kernels) for (const p of k.params) if (p.valueType) visit(p.valueType)
+  return Object.freeze(out)
 }

@@ -6,7 +6,7 @@ import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
 import { resolveCacheSize } from './cache-size.js'
-import { assembleArgs, assembleCubin, assemblesFromPtx, compileFile, compileTarget, keyArgs, unreadableDepsWarning, type FileCompileOutput, type ResolvedCompileOptions } from './compile.js'
+import { assembleArgs, assembleCubin, assemblesFromPtx, compileFile, compileHostTypes, compileTarget, hostTypesArgs, keyArgs, unreadableDepsWarning, type FileCompileOutput, type ResolvedCompileOptions } from './compile.js'
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
@@ -16,6 +16,8 @@ import { readPtxManifest } from './ptx-manifest.js'
 import { processWorkDir } from './scratch.js'
 import { nameKernelParams } from './param-names.js'
 import { droppedStaticVariables } from './static-variables.js'
+import { parseReadelfInfo } from './dwarf-text.js'
+import { hasAggregateParams, isAggregateParam, ParamTypeMismatch, paramTypeNotes, readParamTypes, withParamTypes, type ParamTypes } from './param-types.js'
 
 export interface BuildOptions {
   /** GPU targets, CMake CUDA_ARCHITECTURES or nvcc syntax (`'80'`, `'80-real;90'`, `['sm_90a', 'compute_90']`).
@@ -277,6 +279,65 @@ async function planFileCompile(
   return keys
 }
 
+/** Host compiles for parameter types in flight, by key. */
+const typesInFlight = new Map<string, Promise<ParamTypes | { note: string }>>()
+
+/**
+ * The manifest with the C++ layout of every by-value struct/array parameter (param-types.ts), read from the
+ * DWARF of one host compile with -g, cached like a compile (keyed by its inputs and the kernels' aggregate
+ * parameters). Files without such parameters run nothing. A host compile that fails leaves those parameters
+ * as bytes with a note saying why; a layout that disagrees with the PTX is a ToolchainError naming the type.
+ */
+async function withCompilerParamTypes(
+  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
+  session: BuildSession, manifest: KernelManifest,
+): Promise<KernelManifest> {
+  if (!hasAggregateParams(manifest)) return manifest
+  const shape = manifest.kernels.filter((k) => k.params.some(isAggregateParam)).map((k) => [k.name, k.params.map((p) => [p.type, p.size, p.align])])
+  const key = sha256(JSON.stringify({
+    v: 1, step: 'host-types', compiler: compiler.identity, target: target.target, file, cwd: o.cwd, shape,
+    args: hostTypesArgs(compiler, target, o, { input: file, output: '<out>', depfile: '<deps>', includeDirs: o.includeDirs }),
+    env: keyEnv.map((k) => process.env[k] ?? null),
+  }))
+  let p = typesInFlight.get(key)
+  if (!p) {
+    p = (async () => {
+      const hit = cache ? await cache.lookup(key, session) : undefined
+      if (hit) return { kernels: new Map(JSON.parse(new TextDecoder().decode(hit.bytes)) as Array<[string, never]>) } as ParamTypes
+      const start = Date.now() - 1
+      let out
+      try {
+        out = await compilePool.run(() => compileHostTypes(compiler, target, file, o))
+      } catch (err) {
+        const first = err instanceof CompileError ? err.diagnostics.find((d) => d.severity === 'error') : undefined
+        const why = first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : (err as Error).message
+        return { note: `the host compile with -g that the struct layouts are read from failed (${why})` }
+      }
+      let types: ParamTypes
+      try {
+        types = readParamTypes(parseReadelfInfo(out.dump), manifest)
+      } catch (err) {
+        if (err instanceof ParamTypeMismatch) throw new ToolchainError(`${file}: ${err.message}; the host and device compiles disagree on the type's layout (different macros or packing for the host?)`)
+        throw err
+      }
+      const records: DepRecord[] = []
+      for (const d of out.deps) {
+        const h = cache ? await hashDependency(d) : undefined
+        if (h) records.push({ path: d, hash: h.hash, sig: h.sig })
+      }
+      if (cache && records.length === out.deps.length && !changedSince(start, records)) {
+        const bytes = new TextEncoder().encode(JSON.stringify([...types.kernels]))
+        await cache.store(key, records, { bytes, deps: out.deps, warnings: [] }).catch(() => {})
+      }
+      return types
+    })()
+    typesInFlight.set(key, p)
+    const clear = () => { if (typesInFlight.get(key) === p) typesInFlight.delete(key) }
+    p.then(clear, clear)
+  }
+  return withParamTypes(manifest, await p)
+}
+
 /** Every compiler process behind these results, once each (a PTX shared by several cubins counts once). */
 function stepsOf(results: TargetResult[]): TargetResult[] {
   const all = new Set<TargetResult>()
@@ -391,7 +452,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const read = byTarget.get(mTarget.target)!.manifest!
   const dependencies = [abs, ...[...new Set(results.flatMap((r) => r.deps))].filter((d) => d !== abs).sort()]
   const own = ownSources(abs, dependencies, o.cwd, compiler)
-  const manifest: KernelManifest = nameKernelParams({
+  const named: KernelManifest = nameKernelParams({
     version: 1,
     source: basename(abs),
     producer,
@@ -399,7 +460,10 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
     kernels: read.kernels,
     variables: read.variables,
   }, own.map(([, text]) => text))
+  const manifest = await withCompilerParamTypes(compiler, mTarget, abs, o, cache, session, named)
   const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
+  // by-value aggregates whose C++ layout could not be read: they take bytes; say why
+  for (const note of paramTypeNotes(manifest)) warnings.push({ file: abs, line: 0, column: 0, severity: 'note', message: note })
   // clang removes static device variables only host code writes: say which, where, and the fix
   if (compiler.kind === 'clang') warnings.push(...droppedStaticVariables(own, manifest))
   const steps = stepsOf(results)

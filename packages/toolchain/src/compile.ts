@@ -521,3 +521,64 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
     await rm(dir, { recursive: true, force: true }).catch(() => {})
   }
 }
+
+/**
+ * The arguments of the host compile the parameter types are read from (param-types.ts): the same source,
+ * macros, include folders and flags as the device compiles, compiled for the host with debugging
+ * information into an object file.
+ *   nvcc  -c -g -arch=<the manifest's virtual target> … (one cicc, no ptxas; gcc -g for the host side)
+ *   clang -x cuda --cuda-host-only -c -g -O0 --cuda-path=<toolkit> …
+ */
+export function hostTypesArgs(compiler: CompilerInfo, target: Target, o: ResolvedCompileOptions, io: { input: string; output: string; depfile: string; includeDirs: string[] }): string[] {
+  const deps = compiler.kind === 'nvcc' && !io.depfile.includes(',') ? ['-Xcompiler', `-MD,-MF,${io.depfile}`] : ['-MD', '-MF', io.depfile]
+  const common = [...io.includeDirs.flatMap((d) => ['-I', d]), ...defineArgs(o.defines), ...o.flags, ...deps, '-o', io.output]
+  if (compiler.kind === 'nvcc') {
+    return ['-c', '-g', '-x', 'cu', `-arch=${target.target}`, ...(o.rdc ? ['-rdc=true'] : []), ...(o.std ? [`-std=${o.std}`] : []), ...common, io.input]
+  }
+  const shim = clangShimDir(compiler.cudaPath!)
+  const cccl = clangCcclDir(compiler.cudaPath!)
+  return [
+    '-x', 'cuda', '--cuda-host-only', `--offload-arch=${target.arch}`, '-c', '-g', '-O0',
+    `--cuda-path=${compiler.cudaPath}`, '-Wno-unknown-cuda-version',
+    ...(cccl ? ['-isystem', cccl] : []),
+    ...(shim ? ['-idirafter', shim] : []),
+    '-include', clangCompatHeaderPath(),
+    ...(o.rdc ? ['-fgpu-rdc'] : []),
+    ...(o.std ? [`-std=${o.std}`] : []),
+    ...common,
+    io.input,
+  ]
+}
+
+/** What `readelf --debug-dump=info` printed for the host compile's object, and the files it read. */
+export interface HostTypesOutput {
+  dump: string
+  deps: string[]
+  warnings: Diagnostic[]
+}
+
+/** readelf (binutils) prints the DWARF: a ToolchainError names the fix when there is none. */
+async function readelfInfo(object: string): Promise<string> {
+  processCounter.spawned++
+  const r = await execa('readelf', ['--debug-dump=info', object], { reject: false, stdin: 'ignore', env: { LC_ALL: 'C' }, maxBuffer: 1 << 30 })
+  if ((r as { code?: string }).code === 'ENOENT' || (r.failed && r.exitCode === undefined)) {
+    throw new ToolchainError('cannot run readelf: not found (install binutils: the struct types of by-value kernel parameters are read from the debugging information it prints)')
+  }
+  if (r.exitCode !== 0) throw new ToolchainError(`readelf --debug-dump=info failed (exit ${String(r.exitCode)}): ${r.stderr.trim().split('\n').slice(-3).join('\n')}`)
+  return r.stdout
+}
+
+/** Compiles `file` for the host with `-g` and returns the DWARF dump of the object (hostTypesArgs). */
+export async function compileHostTypes(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<HostTypesOutput> {
+  const st = stage(compiler, file, o.includeDirs)
+  const stem = join(processWorkDir(), String(++outputCounter))
+  const output = `${stem}.host.o`
+  const depfile = `${stem}.d`
+  const args = hostTypesArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
+  try {
+    const r = await runTool(compiler, file, o, { argv: [compiler.path, ...args], cwd: o.cwd, mapPath: st.mapPath, targetName: 'host', read: () => readFile(output).then(() => true) })
+    return { dump: await readelfInfo(output), deps: await readDeps(depfile, st, o, file), warnings: r.warnings }
+  } finally {
+    await Promise.all([rm(output, { force: true }), rm(depfile, { force: true })]).catch(() => {})
+  }
+}

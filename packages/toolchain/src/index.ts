@@ -30,3 +30,5 @@ export { findStaticDeviceVariables, droppedStaticVariables } from './static-vari
 export { webgpuLockstepWarnings } from './lockstep-warning.js'
 export type { WarpTalkWarning } from './lockstep-warning.js'
 export type { StaticDeviceVariable } from './static-variables.js'
+export { parseReadelfInfo, type Die, type DebugInfo } from './dwarf-text.js'
+export { readParamTypes, withParamTypes, paramTypeNotes, isAggregateParam, ParamTypeMismatch, type ParamTypes } from './param-types.js'

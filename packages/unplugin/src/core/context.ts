@@ -137,6 +137,8 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
           ctx.logger.info(`unplugin-cuda: compiled ${relative(r.root, file) || file} → ${res.images.map((i) => i.target).join(', ')} (${res.stats.compiles} compiled, ${res.stats.cacheHits} cached) in ${ms} ms`)
         }
         for (const dep of res.dependencies) if (!stamps.has(dep)) stamps.set(dep, mtime(dep))
+        // by-value structs whose layout could not be read from the compiler: they take bytes, and why
+        for (const w of res.warnings) if (w.severity === 'note' && / takes its \d+ bytes /.test(w.message)) ctx.logger.warn(`unplugin-cuda: ${relative(r.root, file) || file}: ${w.message}`)
         // kernels whose lanes talk with no __syncwarp(): right on NVIDIA GPUs and the emulator, not promised on
         // WebGPU, which this build may run on (issue 33)
         const ptx = res.images.find((i) => i.kind === 'ptx')

@@ -24,6 +24,7 @@ const installHint: Record<string, string> = {
   nvcc: 'install the CUDA toolkit 13 under /usr/local/cuda (or set CUDA_PATH)',
   ptxas: 'install the CUDA toolkit 13 under /usr/local/cuda (or set CUDA_PATH)',
   gcc: 'apt-get install -y gcc',
+  'g++': 'apt-get install -y g++',
   chromium: 'apt-get install -y chromium',
   ccache: 'apt-get install -y ccache',
   'redis-server': 'apt-get install -y redis-server (.ci/run installs and starts one)',

@@ -34,7 +34,9 @@ function isSlice(x: unknown): x is Slice {
   return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[sliceTag] === true
 }
 
-export type KernelArg = { address: bigint } | number | bigint | boolean | null | Uint8Array | TypedValue | Slice
+/** A struct, union or array by value, with the C++ field names (parameters whose manifest has a `valueType`). */
+export type StructValue = { readonly [field: string]: unknown } | readonly unknown[]
+export type KernelArg = { address: bigint } | number | bigint | boolean | null | Uint8Array | TypedValue | Slice | StructValue
 
 export interface ParamLayout {
   /** Bytes of the whole `.param` block (the end of the last parameter, rounded up to 8). */

@@ -362,7 +362,8 @@ export function fromValueType(v: ValueType): DataType {
 /**
  * A C++ type of a `.cu` file as host code uses it: `module.types.Params.encode({ scale: 2, n: 8 })` gives
  * the bytes a kernel reads for one `Params`, `encodeArray([...])` those of a `Params[]` (elements `size`
- * bytes apart, as in device memory), `of(value)` a schema value for a launch.
+ * bytes apart, as in device memory), `decode`/`decodeArray` read them back, `of(value)` is a schema value
+ * for a launch.
  */
 export interface ValueCodec<T = unknown> {
   /** The C++ name (`Params`, `Pair<float>`). */
@@ -374,6 +375,60 @@ export interface ValueCodec<T = unknown> {
   encode(value: T): Uint8Array
   encodeArray(values: readonly T[]): Uint8Array
   of(value: T): TypedValue
+  /** The `index`th value of an array of them in `bytes` (a download of device memory): numbers, bigints for
+   *  64-bit integers and pointers, arrays, objects; a union as its bytes. */
+  decode(bytes: ArrayBufferView, index?: number): T
+  /** Every value of an array of them (`bytes.byteLength` a multiple of `size`). */
+  decodeArray(bytes: ArrayBufferView): T[]
+}
+
+/** A float from IEEE binary16 bits. */
+function fromHalfBits(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1
+  const exp = (h >> 10) & 0x1f
+  const frac = h & 0x3ff
+  if (exp === 0) return sign * frac * 2 ** -24
+  if (exp === 31) return frac ? NaN : sign * Infinity
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15)
+}
+
+const f32of = new Float32Array(1)
+const u32of = new Uint32Array(f32of.buffer)
+
+/** Reads a value of `type` at `offset`: numbers (bigint for 64- and 128-bit integers and pointers, a boolean
+ *  for bool), arrays, objects with the field names; a union reads as its bytes. */
+export function readValue(dv: DataView, offset: number, type: DataType): unknown {
+  switch (type.kind) {
+    case 'array': return Array.from({ length: type.length }, (_, i) => readValue(dv, offset + i * type.elem.size, type.elem))
+    case 'union': return new Uint8Array(dv.buffer.slice(dv.byteOffset + offset, dv.byteOffset + offset + type.size))
+    case 'struct': {
+      const out: Record<string, unknown> = {}
+      for (const f of type.fields) out[f.name] = readValue(dv, offset + f.offset, f.type)
+      return out
+    }
+  }
+  switch (type.name) {
+    case 'bool': return dv.getUint8(offset) !== 0
+    case 'i8': return dv.getInt8(offset)
+    case 'u8': return dv.getUint8(offset)
+    case 'i16': return dv.getInt16(offset, true)
+    case 'u16': return dv.getUint16(offset, true)
+    case 'i32': return dv.getInt32(offset, true)
+    case 'u32': return dv.getUint32(offset, true)
+    case 'i64': return dv.getBigInt64(offset, true)
+    case 'u64': case 'ptr': return dv.getBigUint64(offset, true)
+    case 'f16': return fromHalfBits(dv.getUint16(offset, true))
+    case 'bf16': u32of[0] = dv.getUint16(offset, true) << 16; return f32of[0]!
+    case 'f32': return dv.getFloat32(offset, true)
+    case 'f64': return dv.getFloat64(offset, true)
+    case 'i128': return BigInt.asIntN(128, dv.getBigUint64(offset, true) | (dv.getBigUint64(offset + 8, true) << 64n))
+    case 'u128': return dv.getBigUint64(offset, true) | (dv.getBigUint64(offset + 8, true) << 64n)
+  }
+}
+
+function viewOf(bytes: ArrayBufferView, what: string): DataView {
+  if (!ArrayBuffer.isView(bytes)) throw new TypeError(`${what}: expected bytes (a Uint8Array or another ArrayBufferView), got ${showValue(bytes)}`)
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
 export function valueCodec<T = unknown>(name: string, type: DataType): ValueCodec<T> {
@@ -395,6 +450,16 @@ export function valueCodec<T = unknown>(name: string, type: DataType): ValueCode
       return out
     },
     of: (value: T) => type.of(value),
+    decode: (bytes: ArrayBufferView, index = 0) => {
+      const dv = viewOf(bytes, `${name}.decode`)
+      if (!Number.isInteger(index) || index < 0 || (index + 1) * type.size > dv.byteLength) throw new RangeError(`${name}.decode: element ${index} is not inside ${dv.byteLength} bytes (${type.size} bytes each)`)
+      return readValue(dv, index * type.size, type) as T
+    },
+    decodeArray: (bytes: ArrayBufferView) => {
+      const dv = viewOf(bytes, `${name}.decodeArray`)
+      if (type.size === 0 || dv.byteLength % type.size !== 0) throw new RangeError(`${name}.decodeArray: ${dv.byteLength} bytes are not a whole number of ${name} (${type.size} bytes each)`)
+      return Array.from({ length: dv.byteLength / type.size }, (_, i) => readValue(dv, i * type.size, type) as T)
+    },
   })
 }
 

@@ -2,11 +2,11 @@
 // the reference corpus against nvcc's PTX, then the declarations a regex reader gets wrong.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
-import { nameKernelParams, parameterIsPointer, parameterName, readKernelDeclarations, readPtxManifest } from '@kernelpack/toolchain'
-import { fixturesDir, referencePtxDir } from '../helpers/tools.js'
+import { mayTakeAggregates, nameKernelParams, parameterIsPointer, parameterName, readKernelDeclarations, readPtxManifest } from '@kernelpack/toolchain'
+import { fixturesDir, referencePtxDir, tempDir } from '../helpers/tools.js'
 
 async function named(name: string): Promise<Record<string, string>> {
   const manifest = await readPtxManifest(readFileSync(join(referencePtxDir, `${name}.sm_90.ptx`), 'utf8'))
@@ -107,3 +107,20 @@ settle('a pointer the PTX already marks stays marked; names never repeat', () =>
 })
 
 settle.run()
+
+const guess = suite('mayTakeAggregates: whether to start the host compile for struct layouts early')
+
+guess('a struct, vector or typedef by value says yes; pointers, scalars and template type parameters no', () => {
+  const dir = tempDir('kp-guess-')
+  const may = (src: string) => { const f = join(dir, 'k.cu'); writeFileSync(f, src); return mayTakeAggregates(f) }
+  assert.is(may('struct P { int n; };\n__global__ void k(P p, float *out) {}'), true)
+  assert.is(may('__global__ void k(float2 v, int n) {}'), true)
+  assert.is(may('extern "C" __global__ void k(const Params &p) {}'), false, 'a reference is a pointer')
+  assert.is(may('__global__ void k(const float *x, unsigned long long n, int64_t m, bool b) {}'), false)
+  assert.is(may('template <typename T, int N>\n__global__ void k(T *x, T s, int n) {}'), false, 'T is most often a scalar')
+  assert.is(may('template <typename T>\n__global__ void k(Vec<T> v, T *out) {}'), true)
+  assert.is(may('// __global__ void k(S s)\nint main() {}'), false, 'comments do not count')
+  assert.is(mayTakeAggregates(join(dir, 'missing.cu')), false)
+})
+
+guess.run()

@@ -14,10 +14,10 @@ import { packImages } from './pack.js'
 import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
 import { processWorkDir } from './scratch.js'
-import { nameKernelParams } from './param-names.js'
+import { mayTakeAggregates, nameKernelParams } from './param-names.js'
 import { droppedStaticVariables } from './static-variables.js'
 import { parseReadelfInfo } from './dwarf-text.js'
-import { hasAggregateParams, isAggregateParam, ParamTypeMismatch, paramTypeNotes, readParamTypes, withParamTypes, type ParamTypes } from './param-types.js'
+import { hasAggregateParams, ParamTypeMismatch, paramTypeNotes, readParamTypes, withParamTypes, type ParamTypes } from './param-types.js'
 
 export interface BuildOptions {
   /** GPU targets, CMake CUDA_ARCHITECTURES or nvcc syntax (`'80'`, `'80-real;90'`, `['sm_90a', 'compute_90']`).
@@ -279,63 +279,86 @@ async function planFileCompile(
   return keys
 }
 
+/** The host compile for parameter types (param-types.ts) of one build: started early, finished once the
+ *  manifest says which kernels take aggregates. */
+interface HostTypesJob {
+  /** The cached types (a warm build), or the DWARF dump of a host compile made now (or its failure). */
+  result: Promise<{ cached: ParamTypes } | { dump: string; deps: string[]; start: number } | { note: string }>
+  key: string
+}
+
 /** Host compiles for parameter types in flight, by key. */
-const typesInFlight = new Map<string, Promise<ParamTypes | { note: string }>>()
+const typesInFlight = new Map<string, HostTypesJob['result']>()
 
 /**
- * The manifest with the C++ layout of every by-value struct/array parameter (param-types.ts), read from the
- * DWARF of one host compile with -g, cached like a compile (keyed by its inputs and the kernels' aggregate
- * parameters). Files without such parameters run nothing. A host compile that fails leaves those parameters
- * as bytes with a note saying why; a layout that disagrees with the PTX is a ToolchainError naming the type.
+ * Starts finding the C++ layouts of by-value struct/array parameters (param-types.ts): a cache lookup, and
+ * on a miss one host compile with -g and readelf, keyed by the compile's inputs (the manifest the layouts
+ * are matched against is a function of the same inputs). buildCudaFile starts it beside the device compiles
+ * when the source may declare such parameters (mayTakeAggregates), else once the manifest shows some.
  */
-async function withCompilerParamTypes(
-  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
-  session: BuildSession, manifest: KernelManifest,
-): Promise<KernelManifest> {
-  if (!hasAggregateParams(manifest)) return manifest
-  const shape = manifest.kernels.filter((k) => k.params.some(isAggregateParam)).map((k) => [k.name, k.params.map((p) => [p.type, p.size, p.align])])
+function startHostTypes(
+  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, session: BuildSession,
+): HostTypesJob {
   const key = sha256(JSON.stringify({
-    v: 1, step: 'host-types', compiler: compiler.identity, target: target.target, file, cwd: o.cwd, shape,
+    v: 2, step: 'host-types', compiler: compiler.identity, target: target.target, file, cwd: o.cwd,
     args: hostTypesArgs(compiler, target, o, { input: file, output: '<out>', depfile: '<deps>', includeDirs: o.includeDirs }),
     env: keyEnv.map((k) => process.env[k] ?? null),
   }))
-  let p = typesInFlight.get(key)
-  if (!p) {
-    p = (async () => {
+  let result = typesInFlight.get(key)
+  if (!result) {
+    result = (async () => {
       const hit = cache ? await cache.lookup(key, session) : undefined
-      if (hit) return { kernels: new Map(JSON.parse(new TextDecoder().decode(hit.bytes)) as Array<[string, never]>) } as ParamTypes
+      if (hit) return { cached: { kernels: new Map(JSON.parse(new TextDecoder().decode(hit.bytes)) as Array<[string, never]>) } as ParamTypes }
       const start = Date.now() - 1
-      let out
       try {
-        out = await compilePool.run(() => compileHostTypes(compiler, target, file, o))
+        const out = await compilePool.run(() => compileHostTypes(compiler, target, file, o))
+        return { dump: out.dump, deps: out.deps, start }
       } catch (err) {
         const first = err instanceof CompileError ? err.diagnostics.find((d) => d.severity === 'error') : undefined
         const why = first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : (err as Error).message
         return { note: `the host compile with -g that the struct layouts are read from failed (${why})` }
       }
-      let types: ParamTypes
-      try {
-        types = readParamTypes(parseReadelfInfo(out.dump), manifest)
-      } catch (err) {
-        if (err instanceof ParamTypeMismatch) throw new ToolchainError(`${file}: ${err.message}; the host and device compiles disagree on the type's layout (different macros or packing for the host?)`)
-        throw err
-      }
-      const records: DepRecord[] = []
-      for (const d of out.deps) {
-        const h = cache ? await hashDependency(d) : undefined
-        if (h) records.push({ path: d, hash: h.hash, sig: h.sig })
-      }
-      if (cache && records.length === out.deps.length && !changedSince(start, records)) {
-        const bytes = new TextEncoder().encode(JSON.stringify([...types.kernels]))
-        await cache.store(key, records, { bytes, deps: out.deps, warnings: [] }).catch(() => {})
-      }
-      return types
     })()
-    typesInFlight.set(key, p)
-    const clear = () => { if (typesInFlight.get(key) === p) typesInFlight.delete(key) }
-    p.then(clear, clear)
+    typesInFlight.set(key, result)
+    const r = result
+    const clear = () => { if (typesInFlight.get(key) === r) typesInFlight.delete(key) }
+    r.then(clear, clear)
   }
-  return withParamTypes(manifest, await p)
+  return { result, key }
+}
+
+/**
+ * The manifest with the C++ layout of every by-value struct/array parameter, from `job` (startHostTypes).
+ * Files without such parameters need nothing. A host compile that failed leaves those parameters as bytes
+ * with a note saying why; a layout that disagrees with the PTX is a ToolchainError naming the type.
+ */
+async function withCompilerParamTypes(job: HostTypesJob, file: string, cache: CompileCache | undefined, manifest: KernelManifest): Promise<KernelManifest> {
+  const r = await job.result
+  if ('cached' in r) return withParamTypes(manifest, r.cached)
+  if ('note' in r) return withParamTypes(manifest, r)
+  let types: ParamTypes
+  try {
+    types = readParamTypes(parseReadelfInfo(r.dump), manifest)
+  } catch (err) {
+    if (err instanceof ParamTypeMismatch) throw new ToolchainError(`${file}: ${err.message}; the host and device compiles disagree on the type's layout (different macros or packing for the host?)`)
+    throw err
+  }
+  await storeHostTypes(job, r, cache, types)
+  return withParamTypes(manifest, types)
+}
+
+async function storeHostTypes(job: HostTypesJob, r: { deps: string[]; start: number }, cache: CompileCache | undefined, types: ParamTypes): Promise<void> {
+  if (cache) {
+    const records: DepRecord[] = []
+    for (const d of r.deps) {
+      const h = await hashDependency(d)
+      if (h) records.push({ path: d, hash: h.hash, sig: h.sig })
+    }
+    if (records.length === r.deps.length && !changedSince(r.start, records)) {
+      const bytes = new TextEncoder().encode(JSON.stringify([...types.kernels]))
+      await cache.store(job.key, records, { bytes, deps: r.deps, warnings: [] }).catch(() => {})
+    }
+  }
 }
 
 /** Every compiler process behind these results, once each (a PTX shared by several cubins counts once). */
@@ -427,6 +450,8 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
+  // the host compile for struct layouts, beside the device compiles when the source may need it
+  const hostTypes = mayTakeAggregates(abs) ? startHostTypes(compiler, mTarget, abs, o, cache, session) : undefined
   const lookups: Lookups = new Map()
   const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter, lookups) : []
   const settled = await Promise.allSettled(all.map(async (t) => {
@@ -460,7 +485,11 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
     kernels: read.kernels,
     variables: read.variables,
   }, own.map(([, text]) => text))
-  const manifest = await withCompilerParamTypes(compiler, mTarget, abs, o, cache, session, named)
+  const manifest = hasAggregateParams(named)
+    ? await withCompilerParamTypes(hostTypes ?? startHostTypes(compiler, mTarget, abs, o, cache, session), abs, cache, named)
+    : named
+  // started for nothing (the guess was wrong): remember that there is nothing to read, without waiting
+  if (hostTypes && manifest === named) void withCompilerParamTypes(hostTypes, abs, cache, named).catch(() => {})
   const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
   // by-value aggregates whose C++ layout could not be read: they take bytes; say why
   for (const note of paramTypeNotes(manifest)) warnings.push({ file: abs, line: 0, column: 0, severity: 'note', message: note })

@@ -4,6 +4,7 @@
 // `__global__ … name(params)` is read, and its parameter list split at top-level commas. A name is only
 // given where it is unambiguous: a definition (with a body) wins over prototypes and explicit
 // instantiations, and overloads of one name with the same parameter count must agree.
+import { readFileSync } from 'node:fs'
 import type { KernelInfo, KernelManifest, ParamInfo } from '@kernelpack/offload'
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -86,7 +87,7 @@ export function parameterIsPointer(decl: string): boolean | undefined {
   return words.length > 0 && words.every((w) => ARITHMETIC.has(w)) ? false : undefined
 }
 
-interface Param { name: string | undefined; pointer: boolean | undefined }
+interface Param { name: string | undefined; pointer: boolean | undefined; text: string }
 interface Declaration { params: Param[]; definition: boolean }
 
 /** Every `__global__` function declared in `source`: its name and parameter names (undefined where unnamed). */
@@ -117,7 +118,7 @@ export function readKernelDeclarations(source: string): Map<string, Declaration[
       while (k < s.length && s[k] !== '{' && s[k] !== ';') k++
       const base = name.slice(name.lastIndexOf(':') + 1)
       const list = out.get(base) ?? []
-      list.push({ params: splitTopLevel(s.slice(j + 1, close)).map((p) => ({ name: parameterName(p), pointer: parameterIsPointer(p) })), definition: s[k] === '{' })
+      list.push({ params: splitTopLevel(s.slice(j + 1, close)).map((p) => ({ name: parameterName(p), pointer: parameterIsPointer(p), text: p })), definition: s[k] === '{' })
       out.set(base, list)
       break
     }
@@ -186,4 +187,39 @@ export function nameKernelParams(manifest: KernelManifest, sources: readonly str
       }
     }),
   }
+}
+
+// Words of a parameter's type that make it a scalar (or say nothing about its kind).
+const SCALAR_WORDS = new Set([
+  'const', 'volatile', 'unsigned', 'signed', 'int', 'char', 'short', 'long', 'float', 'double', 'bool', '__grid_constant__',
+  'size_t', 'ptrdiff_t', 'int8_t', 'int16_t', 'int32_t', 'int64_t', 'uint8_t', 'uint16_t', 'uint32_t', 'uint64_t', 'uint', 'ushort', 'ulong',
+  'std', 'restrict', '__restrict__', '__restrict',
+])
+
+/**
+ * Whether a `__global__` declaration of the .cu file `file` may take a struct, class, union or vector type
+ * by value: a parameter that is no pointer and names a type other than the built-in scalars and the file's
+ * template type parameters. A guess, to start the host compile for their layouts early (a wrong guess costs
+ * one compile beside the others, a missed one runs it after them); the manifest decides. False when the
+ * file cannot be read.
+ */
+export function mayTakeAggregates(file: string): boolean {
+  let text: string
+  try { text = readFileSync(file, 'utf8') } catch { return false }
+  if (!text.includes('__global__')) return false
+  // template type parameters (`template <typename T>`) are most often scalars: not a reason to guess
+  const templateParams = new Set<string>()
+  for (const m of blankNonCode(text).matchAll(/\btemplate\s*<([^>]*)>/g)) {
+    for (const p of m[1]!.matchAll(/\b(?:typename|class)\s+([A-Za-z_]\w*)/g)) templateParams.add(p[1]!)
+  }
+  for (const decls of readKernelDeclarations(text).values()) {
+    for (const d of decls) {
+      for (const p of d.params) {
+        if (p.pointer === true || /[*&]/.test(p.text)) continue
+        const words = (p.text.match(/[A-Za-z_]\w*/g) ?? []).filter((w) => w !== p.name)
+        if (words.some((w) => !SCALAR_WORDS.has(w) && !templateParams.has(w))) return true
+      }
+    }
+  }
+  return false
 }

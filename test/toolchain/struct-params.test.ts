@@ -157,6 +157,11 @@ types('the device sees exactly those bytes, and kernels compute with the fields 
         assert.ok(Math.abs(y[i]! - acc) <= 1e-6 * Math.max(1, Math.abs(acc)), `${compiler} stencil1d[${i}]: ${y[i]} vs ${acc}`)
       }
 
+      // __half and __nv_bfloat16 by value take plain numbers (their layout says what they are)
+      assert.equal(kernelOf(r, 'half_product').params.slice(0, 2).map((p) => p.valueType), [{ kind: 'scalar', name: 'f16' }, { kind: 'scalar', name: 'bf16' }])
+      await mod.kernel('half_product').launch({ grid: 1, block: 1 }, 1.5, -2.5, dy)
+      assert.is(new Float32Array((await dy.download()).buffer)[0], -3.75, `${compiler}: half_product`)
+
       // tint: a typedef'd unnamed struct and a union by value
       const img = await mod.upload(Uint8Array.from([1, 2, 3, 4, 250, 251, 252, 253]))
       await mod.kernel('tint').launch({ grid: 1, block: 32 }, ...[{ r: 10, g: 20, b: 30, a: 255 }, { bytes: [0xff, 0x0f, 0xf0, 0] }, img, 2])

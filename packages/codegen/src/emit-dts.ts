@@ -17,6 +17,7 @@ export interface EmitDtsOptions {
 /** TypeScript type of one kernel argument, from its PTX declaration and (when known) its C++ type. */
 export function paramTsType(param: ParamInfo, cppType?: string, named?: Map<string, string>): string {
   const t = param.type.replace(/^\./, '')
+  if (param.valueType?.kind === 'scalar' && (param.valueType.name === 'f16' || param.valueType.name === 'bf16')) return 'number | StructArg'
   if (param.valueType && param.valueType.kind !== 'scalar') {
     const v = param.valueType
     const id = v.kind !== 'array' && v.name ? named?.get(v.name) : undefined

@@ -171,6 +171,11 @@ export function createPacker(
           writeValue(t.dv, off, schema, v, where)
           return
         }
+        // `__half`, `__nv_bfloat16` by value: the compiler's type says what a plain number means
+        if (schema?.kind === 'scalar' && (schema.name === 'f16' || schema.name === 'bf16') && typeof v === 'number') {
+          writeValue(t.dv, off, schema, v, where)
+          return
+        }
         if (v instanceof Uint8Array) {
           if (v.byteLength !== p.size) throw errAt(i, v)
           t.bytes.set(v, off)

@@ -136,6 +136,29 @@ hook('a .cu that does not compile: the compiler\'s message at file:line:col with
   assert.not.ok(existsSync(join(project, 'bad.cu.d.ts')), 'no declarations for a file that does not compile')
 })
 
+hook('worker threads: --import registers the hooks in the main thread only; a worker that imports a .cu calls registerCuda()', () => {
+  writeFileSync(join(project, 'w-plain.mjs'), `import { parentPort } from 'node:worker_threads'
+import('./add.cu').then(() => parentPort.postMessage('imported'), (e) => parentPort.postMessage(e.code))
+`)
+  writeFileSync(join(project, 'w-registered.mjs'), `import { parentPort } from 'node:worker_threads'
+import { registerCuda } from 'unplugin-cuda/node'
+registerCuda()
+const m = await import('./add.cu')
+parentPort.postMessage(typeof m.add)
+`)
+  writeFileSync(join(project, 'worker.mjs'), `import { Worker } from 'node:worker_threads'
+const run = (file) => new Promise((resolve) => {
+  const w = new Worker(new URL(file, import.meta.url))
+  w.on('message', (m) => { resolve(m); w.terminate() })
+  w.on('error', (e) => resolve('error: ' + e.message))
+})
+console.log(JSON.stringify({ plain: await run('./w-plain.mjs'), registered: await run('./w-registered.mjs') }))
+`)
+  const r = node(['worker.mjs'])
+  assert.is(r.status, 0, show(r))
+  assert.equal(JSON.parse(r.stdout.trim().split('\n').at(-1)!), { plain: 'ERR_UNKNOWN_FILE_EXTENSION', registered: 'function' }, r.stdout)
+})
+
 hook('a bad config file fails at start, naming the file', () => {
   const r = node(['app.mjs'], { KERNELPACK_CONFIG: 'nope.json' })
   assert.is.not(r.status, 0, show(r))

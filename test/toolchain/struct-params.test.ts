@@ -73,12 +73,12 @@ types('nvcc (gcc\'s DWARF) and clang give every by-value parameter the same C++ 
     const other = c.find((x) => x.name === k.name)!
     assert.equal(k.params.map((p) => p.valueType ?? p.valueTypeNote ?? null), other.params.map((p) => p.valueType ?? p.valueTypeNote ?? null), k.demangled)
   }
-  assert.equal(Object.keys(namedValueTypes(builds.nvcc.manifest)).sort(), ['AdamParams', 'Camera', 'LayerNormParams', 'Rgba8', 'SimParams', 'Stencil<float, 5>', 'Word', '__half2', 'float2', 'float3', 'float4'])
+  assert.equal(Object.keys(namedValueTypes(builds.nvcc.manifest)).sort(), ['AdamParams', 'Camera', 'LayerNormParams', 'Rgba8', 'SimParams', 'Stencil<float, 5>', 'Tracer', 'Word', '__half2', 'float2', 'float3', 'float4', 'physics::Inner', 'render::Inner'])
 })
 
 types('the layouts are what g++ says: sizeof, alignof and offsetof of every field (nested ones by path)', () => {
   const exe = join(tempDir('kp-offsets-'), 'offsets')
-  execFileSync(tool('g++'), ['-std=c++17', '-I', '/usr/local/cuda/include', join(dir, 'offsets.cpp'), '-o', exe])
+  execFileSync(tool('g++'), ['-std=c++17', '-I', '/usr/local/cuda/include', '-I', '/usr/local/cuda/include/cccl', join(dir, 'offsets.cpp'), '-o', exe])
   const host = JSON.parse(execFileSync(exe, { encoding: 'utf8' })) as Record<string, { size: number; align: number; fields: Record<string, number> }>
   for (const compiler of COMPILERS) {
     const named = namedValueTypes(builds[compiler].manifest)
@@ -161,6 +161,13 @@ types('the device sees exactly those bytes, and kernels compute with the fields 
       assert.equal(kernelOf(r, 'half_product').params.slice(0, 2).map((p) => p.valueType), [{ kind: 'scalar', name: 'f16' }, { kind: 'scalar', name: 'bf16' }])
       await mod.kernel('half_product').launch({ grid: 1, block: 1 }, 1.5, -2.5, dy)
       assert.is(new Float32Array((await dy.download()).buffer)[0], -3.75, `${compiler}: half_product`)
+
+      // namespaced types of one name, a derived struct (its base's fields first), cuda::std::array as its array
+      const ms = kernelOf(r, 'mixed_scopes').params
+      assert.equal(ms.slice(0, 4).map((p) => p.valueType!.kind === 'array' ? 'array' : (p.valueType as { name: string }).name), ['physics::Inner', 'render::Inner', 'Tracer', 'array'])
+      assert.equal((ms[2]!.valueType as { fields: Array<{ name: string; offset: number }> }).fields.map((f) => [f.name, f.offset]), [['pos', 0], ['id', 12], ['charge', 16]])
+      await mod.kernel('mixed_scopes').launch({ grid: 1, block: 1 }, { mass: 1.5, kind: 2 }, { depth: 0.25 }, { pos: { x: 1, y: 100, z: 2 }, id: 3, charge: 0.5 }, Float32Array.of(2, 3, 4), dy)
+      assert.is(new Float32Array((await dy.download()).buffer)[0], 3 + 0.25 + 1 + 2 + 3 + 0.5 + 6 + 4, `${compiler}: mixed_scopes`)
 
       // tint: a typedef'd unnamed struct and a union by value
       const img = await mod.upload(Uint8Array.from([1, 2, 3, 4, 250, 251, 252, 253]))

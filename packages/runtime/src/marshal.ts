@@ -35,7 +35,7 @@ function isSlice(x: unknown): x is Slice {
 }
 
 /** A struct, union or array by value, with the C++ field names (parameters whose manifest has a `valueType`). */
-export type StructValue = { readonly [field: string]: unknown } | readonly unknown[]
+export type StructValue = { readonly [field: string]: unknown } | readonly unknown[] | ArrayBufferView
 export type KernelArg = { address: bigint } | number | bigint | boolean | null | Uint8Array | TypedValue | Slice | StructValue
 
 export interface ParamLayout {
@@ -167,7 +167,8 @@ export function createPacker(
       const schema = p.valueType ? fromValueType(p.valueType) : undefined
       const where = `kernel ${kernel}: parameter ${i}${p.sourceName ?? p.name ? ` (${p.sourceName ?? p.name})` : ''}`
       return (t, off, v) => {
-        if (schema && typeof v === 'object' && v !== null && !ArrayBuffer.isView(v) && !isTypedValue(v)) {
+        // (a typed array for a C array by value, `std::array`; a Uint8Array stays the exact bytes)
+        if (schema && typeof v === 'object' && v !== null && !isTypedValue(v) && (!ArrayBuffer.isView(v) || (schema.kind === 'array' && !(v instanceof Uint8Array) && !(v instanceof DataView)))) {
           writeValue(t.dv, off, schema, v, where)
           return
         }

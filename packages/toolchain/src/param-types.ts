@@ -76,13 +76,30 @@ function plainTemplateArgs(name: string): string {
 
 /** The name a person calls the type by: the struct's own, else the typedef naming it (`typedef struct {…} Rgb`). */
 function typeName(info: DebugInfo, declared: Die | undefined, resolved: Die): string | undefined {
-  const own = nameOf(info, resolved)
-  if (own) return plainTemplateArgs(own)
+  const own = qualifiedName(info, resolved)
+  if (own) return own
   for (let d = declared, hops = 0; d && d !== resolved && hops < 32; hops++) {
-    if (d.tag === 'DW_TAG_typedef') { const n = nameOf(info, d); return n === undefined ? undefined : plainTemplateArgs(n) }
+    if (d.tag === 'DW_TAG_typedef') return qualifiedName(info, d)
     d = typeDie(info, d)
   }
   return undefined
+}
+
+const SCOPES = new Set(['DW_TAG_namespace', 'DW_TAG_structure_type', 'DW_TAG_class_type', 'DW_TAG_union_type'])
+
+/** `sim::Inner` for a struct declared in namespace `sim` (two types named `Inner` stay apart); inline
+ *  namespaces (libcu++'s `cuda::std::__4`) are left out, as C++ lets one leave them out. */
+function qualifiedName(info: DebugInfo, die: Die): string | undefined {
+  const own = nameOf(info, die)
+  if (!own) return undefined
+  const parts = [plainTemplateArgs(own)]
+  for (let p = die.parent, hops = 0; p && SCOPES.has(p.tag) && hops < 16; p = p.parent, hops++) {
+    const n = nameOf(info, p)
+    if (!n) continue
+    if (p.tag === 'DW_TAG_namespace' && (p.attrs.has('DW_AT_export_symbols') || /^__\d+$/.test(n))) continue
+    parts.unshift(plainTemplateArgs(n))
+  }
+  return parts.join('::')
 }
 
 const FLOATS: Record<number, ValueScalar> = { 2: 'f16', 4: 'f32', 8: 'f64' }
@@ -169,7 +186,18 @@ function describe(info: DebugInfo, declared: Die | undefined, depth = 0): ValueT
       if (size === undefined) throw new Undescribable(`${name ?? 'a type'} has no size there`)
       const fields: FieldInfo[] = []
       for (const c of die.children) {
-        if (c.tag === 'DW_TAG_inheritance') throw new Undescribable(`${name ?? 'it'} derives from a base class`)
+        if (c.tag === 'DW_TAG_inheritance') {
+          // a base class's fields are the derived object's, at the base's offset (an empty base adds none)
+          if (c.attrs.has('DW_AT_virtuality')) throw new Undescribable(`${name ?? 'it'} has a virtual base class`)
+          const base = describe(info, typeDie(info, c), depth + 1)
+          const at = numberOf(c, 'DW_AT_data_member_location') ?? 0
+          if (base.kind !== 'struct') throw new Undescribable(`${name ?? 'it'} derives from a ${base.kind}`)
+          for (const f of base.fields) {
+            if (fields.some((g) => g.name === f.name)) throw new Undescribable(`${name ?? 'it'} has two fields named ${f.name}`)
+            fields.push({ ...f, offset: f.offset + at })
+          }
+          continue
+        }
         if (c.tag !== 'DW_TAG_member') continue
         // static data members are declarations without a place in the object
         if (c.attrs.has('DW_AT_external') || c.attrs.has('DW_AT_declaration')) continue
@@ -180,6 +208,11 @@ function describe(info: DebugInfo, declared: Die | undefined, depth = 0): ValueT
         if (offset === undefined) throw new Undescribable(`${name ?? 'it'}: member ${fname} has no constant offset`)
         fields.push({ name: fname, offset, type: describe(info, typeDie(info, c), depth + 1) })
       }
+      if (die.children.some((c) => c.attrs.has('DW_AT_virtuality') || c.attrs.has('DW_AT_containing_type')) || die.attrs.has('DW_AT_containing_type')) {
+        throw new Undescribable(`${name ?? 'it'} has virtual functions (a vtable pointer)`)
+      }
+      // std::array<T, N> (and libcu++'s cuda::std::array) holds one C array: it is that array
+      if (name && /^(cuda::)?std::array</.test(name) && fields.length === 1 && fields[0]!.type.kind === 'array' && fields[0]!.offset === 0) return fields[0]!.type
       const kind = die.tag === 'DW_TAG_union_type' ? 'union' : 'struct'
       return { kind, ...(name ? { name } : {}), size, align: aggregateAlign(die, fields), fields }
     }

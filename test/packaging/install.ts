@@ -19,7 +19,7 @@ export interface Project {
 }
 
 /** Environment of a user's shell: the suite's PATH and HOME, none of pnpm's npm_* variables or NODE_OPTIONS. */
-function userEnv(extra: Record<string, string> = {}): Record<string, string> {
+export function userEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined || /^(npm_|pnpm_|NODE_OPTIONS$|NODE_PATH$|INIT_CWD$)/i.test(k)) continue
@@ -69,6 +69,12 @@ export function installProject(fixture: string, packed: Packed[]): Project {
   pkg.pnpm = { ...pkg.pnpm, overrides: Object.fromEntries(tarballOf) }
   writeFileSync(pkgFile, JSON.stringify(pkg, null, 2) + '\n')
 
+  return installIn(dir)
+}
+
+/** `pnpm install` in `dir` (a project, or a workspace of several, whose package.json already names the
+ *  tarballs), from the workspace's store; throws with pnpm's output when it fails. */
+export function installIn(dir: string): Project {
   const [cmd, pre] = pnpmCommand()
   const project: Project = {
     dir,
@@ -80,7 +86,7 @@ export function installProject(fixture: string, packed: Packed[]): Project {
     },
   }
   const r = project.pnpm(['install', '--prefer-offline', '--store-dir', pnpmStore(), '--reporter', 'append-only', '--config.confirmModulesPurge=false'])
-  if (r.status !== 0) throw new Error(`${fixture}: pnpm install failed (${r.status}):\n${r.stdout}\n${r.stderr}`)
+  if (r.status !== 0) throw new Error(`${dir}: pnpm install failed (${r.status}):\n${r.stdout}\n${r.stderr}`)
   return project
 }
 

@@ -242,16 +242,17 @@ export async function step(pos: ${'Awaited<ReturnType<typeof module.alloc>>'}, v
   writeFileSync(join(proj, 'app.ts'), app)
   const ok = run()
   assert.is(ok.status, 0, ok.stdout + ok.stderr)
-  // a misspelt field of a nested struct, a missing field, a string for a number
-  writeFileSync(join(proj, 'app.ts'), app.replace('"fov":0.8', '"fvo":0.8'))
+  // one run over three wrong apps: a misspelt field of a nested struct, a missing field, a string for a number
+  writeFileSync(join(proj, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'es2022', module: 'esnext', moduleResolution: 'bundler', strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['bad1.ts', 'bad2.ts', 'bad3.ts'] }))
+  writeFileSync(join(proj, 'bad1.ts'), app.replace('"fov":0.8', '"fvo":0.8'))
+  writeFileSync(join(proj, 'bad2.ts'), app.replace(', t: 1 }', ' }'))
+  writeFileSync(join(proj, 'bad3.ts'), app.replace('{ r: 1,', "{ r: '1',"))
   const bad = run()
-  assert.is.not(bad.status, 0, 'tsc must reject a wrong field name')
-  assert.match(bad.stdout, /app\.ts\(2,\d+\): error TS2353: Object literal may only specify known properties, and '"?fvo"?' does not exist in type/)
-  writeFileSync(join(proj, 'app.ts'), app.replace(', t: 1 }', ' }'))
-  const missing = run()
-  assert.match(missing.stdout, /error TS2345: .*Property 't' is missing/s)
-  writeFileSync(join(proj, 'app.ts'), app.replace('{ r: 1,', "{ r: '1',"))
-  assert.match(run().stdout, /error TS2322: Type 'string' is not assignable to type 'number'/)
+  assert.is.not(bad.status, 0, 'tsc must reject them')
+  assert.match(bad.stdout, /bad1\.ts\(2,\d+\): error TS2353: Object literal may only specify known properties, and '"?fvo"?' does not exist in type/)
+  assert.match(bad.stdout, /bad2\.ts\(\d+,\d+\): error TS2345: .*Property 't' is missing/s)
+  assert.match(bad.stdout, /bad3\.ts\(\d+,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/)
+  assert.is(bad.stdout.match(/error TS/g)?.length, 3, bad.stdout)
 })
 
 types('a type the host and device compiles lay out differently is a build error naming it', async () => {

@@ -267,7 +267,8 @@ struct Skew {
 };
 extern "C" __global__ void k(Skew s, int *out) { out[0] = s.a; }
 `)
-  for (const compiler of COMPILERS) {
+  // (one compiler: the check is the toolchain's, the layouts each compiler gives are compared above)
+  for (const compiler of ['nvcc'] as const) {
     await rejects(buildCudaFile(file, { compiler, cacheDir: false }),
       /skew\.cu: kernel k: parameter 0 \(s\) of type Skew is 4 bytes aligned to 4 in the host compile's layout, but the PTX declares \.param \.align 4 \.b8 \[8\]/)
   }

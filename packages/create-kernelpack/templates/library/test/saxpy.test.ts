@@ -1,4 +1,4 @@
-// The built package (dist/, as its users get it) against a JS reference, in node --test.
+// The built package (dist/, as its users get it; `npm run build` first) against a JS reference, in node --test.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { saxpy } from '../dist/index.js'

@@ -392,9 +392,6 @@ function fromHalfBits(h: number): number {
   return sign * (1 + frac / 1024) * 2 ** (exp - 15)
 }
 
-const f32of = new Float32Array(1)
-const u32of = new Uint32Array(f32of.buffer)
-
 /** Reads a value of `type` at `offset`: numbers (bigint for 64- and 128-bit integers and pointers, a boolean
  *  for bool), arrays, objects with the field names; a union reads as its bytes. */
 export function readValue(dv: DataView, offset: number, type: DataType): unknown {
@@ -418,7 +415,7 @@ export function readValue(dv: DataView, offset: number, type: DataType): unknown
     case 'i64': return dv.getBigInt64(offset, true)
     case 'u64': case 'ptr': return dv.getBigUint64(offset, true)
     case 'f16': return fromHalfBits(dv.getUint16(offset, true))
-    case 'bf16': u32of[0] = dv.getUint16(offset, true) << 16; return f32of[0]!
+    case 'bf16': u32buf[0] = dv.getUint16(offset, true) << 16; return f32buf[0]!
     case 'f32': return dv.getFloat32(offset, true)
     case 'f64': return dv.getFloat64(offset, true)
     case 'i128': return BigInt.asIntN(128, dv.getBigUint64(offset, true) | (dv.getBigUint64(offset + 8, true) << 64n))

@@ -35,10 +35,13 @@ function clangStubName(entry: string): string | undefined {
   return `_Z${len + 15}__device_stub__${name}${entry.slice(at + len)}`
 }
 
-/** The host function that stands for `entry`, with its formal parameters. */
-function findKernel(info: DebugInfo, entry: string): Die | undefined {
-  const candidates: Die[] = []
-  for (const die of info.byOffset.values()) if (die.tag === SUBPROGRAM && die.children.some((c) => c.tag === 'DW_TAG_formal_parameter')) candidates.push(die)
+/** Functions with formal parameters: where findKernel looks (collected once per object). */
+function functionsOf(info: DebugInfo): Die[] {
+  return [...info.byOffset.values()].filter((die) => die.tag === SUBPROGRAM && die.children.some((c) => c.tag === 'DW_TAG_formal_parameter'))
+}
+
+/** The host function among `candidates` (functionsOf) that stands for `entry`, with its formal parameters. */
+function findKernel(info: DebugInfo, candidates: readonly Die[], entry: string): Die | undefined {
   const linkage = (d: Die) => nameOf(info, d, 'DW_AT_linkage_name') ?? nameOf(info, d, 'DW_AT_MIPS_linkage_name')
   const name = (d: Die) => nameOf(info, d)
   const clang = clangStubName(entry)
@@ -130,7 +133,8 @@ function aggregateAlign(die: Die, fields: FieldInfo[]): number {
 }
 
 export function alignOf(t: ValueType): number {
-  if (t.kind === 'scalar') return t.name === 'bool' || t.name.endsWith('8') ? 1 : t.name.endsWith('16') && t.name !== 'i16' && t.name !== 'u16' && t.name !== 'f16' && t.name !== 'bf16' ? 16 : sizeOfScalar(t.name)
+  // scalars are aligned to their size (the 128-bit integers to 16, as __int128)
+  if (t.kind === 'scalar') return sizeOfScalar(t.name)
   if (t.kind === 'array') return alignOf(t.elem)
   return t.align
 }
@@ -235,9 +239,10 @@ export class ParamTypeMismatch extends Error {}
  */
 export function readParamTypes(info: DebugInfo, manifest: KernelManifest): ParamTypes {
   const kernels = new Map<string, Array<{ valueType?: ValueType; note?: string; cType?: string }>>()
+  const functions = manifest.kernels.some((k) => k.params.some(isAggregateParam)) ? functionsOf(info) : []
   for (const k of manifest.kernels) {
     if (!k.params.some(isAggregateParam)) continue
-    const fn = findKernel(info, k.name)
+    const fn = findKernel(info, functions, k.name)
     const formals = fn?.children.filter((c) => c.tag === 'DW_TAG_formal_parameter' && !c.attrs.has('DW_AT_artificial')) ?? []
     const out: Array<{ valueType?: ValueType; note?: string; cType?: string }> = []
     k.params.forEach((p, i) => {

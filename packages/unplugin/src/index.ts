@@ -5,8 +5,8 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { pathToFileURL } from 'node:url'
 import { createUnplugin, type UnpluginFactory, type UnpluginOptions } from 'unplugin'
 import type { BuildResult } from '@kernelpack/toolchain'
-import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, jsString, nameKernelExports, type LoaderAsset, type LoaderImageInfo } from '@kernelpack/codegen'
-import { createContext, type Logger, type PluginContext } from './core/context.js'
+import { emitHostRefs, emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, emitWrapperC, hostRefSymbolsFromManifest, jsString, nameKernelExports, type LoaderAsset } from '@kernelpack/codegen'
+import { createContext, imageInfo, type Logger, type PluginContext } from './core/context.js'
 import { watchedDependencies } from './core/watch.js'
 import { parseImportKind, resolveOptions, stripQuery, type Options } from './core/options.js'
 import { assetFileName, hashBytes, writeFileAtomic } from './core/assets.js'
@@ -36,11 +36,6 @@ type Framework = 'vite' | 'rollup' | 'rolldown' | 'esbuild' | 'webpack' | 'rspac
 interface EmitContext {
   emitFile?: (file: { type: 'asset'; name?: string; fileName?: string; source: Uint8Array | string }) => string | void
   addWatchFile?: (id: string) => void
-}
-
-/** Image metadata for `module.images`. */
-function imageInfo(res: BuildResult): LoaderImageInfo[] {
-  return res.images.map((i) => ({ target: i.target, arch: i.arch, kind: i.kind, size: i.bytes.byteLength }))
 }
 
 export const unpluginFactory: UnpluginFactory<Options | undefined> = (options = {}, meta) => {

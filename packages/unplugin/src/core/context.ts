@@ -4,8 +4,8 @@
 // results while their inputs are unchanged, write .d.ts files, and count what each build did.
 import { readFileSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, relative } from 'node:path'
-import { buildCudaFile, DEFAULT_ARCH, listCudaSources, resolveTargets, webgpuLockstepWarnings, type BuildResult } from '@kernelpack/toolchain'
-import { emitLoaderDts, planDeclarationFiles } from '@kernelpack/codegen'
+import { buildCudaFile, DEFAULT_ARCH, listCudaSources, paramTypeNotes, resolveTargets, webgpuLockstepWarnings, type BuildResult } from '@kernelpack/toolchain'
+import { emitLoaderDts, planDeclarationFiles, type LoaderImageInfo } from '@kernelpack/codegen'
 import { resolveOptions, type Options, type ResolvedOptions } from './options.js'
 import { writeFileAtomic } from './assets.js'
 
@@ -62,6 +62,11 @@ function readText(path: string): string | undefined {
 
 function mtime(path: string): number {
   try { return statSync(path).mtimeMs } catch { return -1 }
+}
+
+/** Image metadata for a stub's `module.images`. */
+export function imageInfo(res: BuildResult): LoaderImageInfo[] {
+  return res.images.map((i) => ({ target: i.target, arch: i.arch, kind: i.kind, size: i.bytes.byteLength }))
 }
 
 export function emptySummary(): BuildSummary {
@@ -138,7 +143,7 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         }
         for (const dep of res.dependencies) if (!stamps.has(dep)) stamps.set(dep, mtime(dep))
         // by-value structs whose layout could not be read from the compiler: they take bytes, and why
-        for (const w of res.warnings) if (w.severity === 'note' && / takes its \d+ bytes /.test(w.message)) ctx.logger.warn(`unplugin-cuda: ${relative(r.root, file) || file}: ${w.message}`)
+        for (const note of paramTypeNotes(res.manifest)) ctx.logger.warn(`unplugin-cuda: ${relative(r.root, file) || file}: ${note}`)
         // kernels whose lanes talk with no __syncwarp(): right on NVIDIA GPUs and the emulator, not promised on
         // WebGPU, which this build may run on (issue 33)
         const ptx = res.images.find((i) => i.kind === 'ptx')

@@ -7,7 +7,7 @@
 import { relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { emitLoaderStub, emitManifestStub, emitRawStub, emitUrlStub, jsString, nameKernelExports } from '@kernelpack/codegen'
-import { createContext, type PluginContext } from '../core/context.js'
+import { createContext, imageInfo, type PluginContext } from '../core/context.js'
 import { parseImportKind, stripQuery, type Options } from '../core/options.js'
 import { assetFileName } from '../core/assets.js'
 import { StagedAssets } from '../core/staged-assets.js'
@@ -75,7 +75,7 @@ export async function loadCuda(url: string): Promise<string> {
     manifest: res.manifest,
     asset,
     name: relative(root, file) || file,
-    images: res.images.map((i) => ({ target: i.target, arch: i.arch, kind: i.kind, size: i.bytes.byteLength })),
+    images: imageInfo(res),
     backend: c.resolved.backend,
     ...(c.resolved.check === undefined ? {} : { check: c.resolved.check }),
   })

@@ -239,7 +239,6 @@ export function stepBlock(K: KernelFn, cf: CompiledFunction, states: ThreadState
         const zeroed: number[] | undefined = san ? [] : undefined
         resolveCollective(cf.collectives.get(pcSel)!, states, w, group, zeroed)
         san?.warp(w, group, states)
-        san?.warp(w, group, states)
         if (zeroed?.length) san!.shuffleSource(w, zeroed, states)
         for (const t of group) states[t]!.st = 0
         resolved++

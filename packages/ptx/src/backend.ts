@@ -89,11 +89,11 @@ export interface LaunchConfig {
   /** A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, so blocks may wait
    *  for each other (cg::this_grid().sync()). The grid must fit on the device at once. */
   cooperative?: boolean
-  /** Aborts the launch (issue 17 item 4): a backend that can stop a running kernel (the emulator) rejects
+  /** Aborts the launch (issue 17 item 4): a backend that can stop a running kernel (the emulator, WebGPU) rejects
    *  the launch with an AbortError naming the kernel; every backend refuses a launch whose signal is
    *  already aborted. */
   signal?: AbortSignal
-  /** Aborts the launch the same way once it has run this many milliseconds (the emulator). */
+  /** Aborts the launch the same way once it has run this many milliseconds (the emulator, WebGPU). */
   timeoutMs?: number
 }
 

@@ -1,7 +1,7 @@
 // @kernelpack/ptx: the one PTX front end (tokenize → parse → decode to a typed IR → CFG, structure,
 // analyses), the kernel parameter layout, the module interface and the Backend contract. Imports nothing,
 // uses no Node APIs: it runs in browsers.
-export { PtxError } from './errors.js'
+export { PtxError, launchAbortError, timeoutReason } from './errors.js'
 export { demangleFunctionName, readableName } from './demangle.js'
 export { PtxLexer, tokenizePtx, type Token } from './tokenize.js'
 export { PTX_TYPES, isPtxType, typeSize, isFloatType, isSignedType, isIntegerType, type PtxType, type StateSpace, type VariableSpace } from './types.js'

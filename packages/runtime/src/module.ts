@@ -63,11 +63,14 @@ export interface LaunchOptions {
    * Aborts the launch (issue 17 item 4). A signal that is already aborted: the launch is refused on every
    * backend. On the emulator a running launch stops too: it rejects with an `AbortError` naming the kernel
    * (its worker threads are stopped and replaced; on the calling thread it stops between slices of blocks),
-   * and the module stays usable. The cuda backend cannot stop a kernel the driver runs.
+   * and the module stays usable. On WebGPU the grid runs in slices and stops between two of them (the device
+   * is kept), or, when one slice runs on, by destroying the device (every module on it loses its memory; the
+   * next loadModule opens a new one); the launch then resolves only when the kernel has finished. The cuda
+   * backend cannot stop a kernel the driver runs.
    */
   signal?: AbortSignal
-  /** The emulator aborts the launch the same way once it ran this many milliseconds (default: loadModule's
-   *  `timeoutMs`). */
+  /** The emulator and WebGPU abort the launch the same way once it ran this many milliseconds (default:
+   *  loadModule's `timeoutMs`). */
   timeoutMs?: number
 }
 

@@ -18,12 +18,16 @@ export function webgpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
   // (allowFallbackAdapter is auto's choice, not the backend's: one backend per GPU object and translator)
   let byTranslator = backends.get(options.adapter ?? options.gpu)
   if (!byTranslator) backends.set(options.adapter ?? options.gpu, (byTranslator = new Map()))
-  let b = byTranslator.get(options.translator)
-  if (!b) {
-    b = import('@kernelpack/webgpu').then((m) => m.createWebGpuBackend(options))
-    byTranslator.set(options.translator, b)
-    b.catch(() => byTranslator.delete(options.translator))
-  }
+  const cached = byTranslator.get(options.translator)
+  if (!cached) return openWebGpu(byTranslator, options)
+  // a device that is gone (destroyed to stop a running launch, or lost) is not used again: a new one
+  return cached.then((b) => ((b as { lost?: string }).lost === undefined ? b : openWebGpu(byTranslator, options)))
+}
+
+function openWebGpu(byTranslator: Map<unknown, Promise<Backend>>, options: WebGpuOptions): Promise<Backend> {
+  const b = import('@kernelpack/webgpu').then((m) => m.createWebGpuBackend(options))
+  byTranslator.set(options.translator, b)
+  b.catch(() => { if (byTranslator.get(options.translator) === b) byTranslator.delete(options.translator) })
   return b
 }
 

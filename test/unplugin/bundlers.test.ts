@@ -45,6 +45,7 @@ function checkWithLlvm(asset: string): void {
   assert.ok(binaries.length > 0, 'at least one image')
   const dir = tempDir('kp-unplugin-llvm-')
   let ptx: string | undefined
+  let wgsl = 0
   for (const [i, bin] of binaries.entries()) {
     const e = bin.entries[0]!
     const arch = e.strings.get('arch')!
@@ -53,9 +54,20 @@ function checkWithLlvm(asset: string): void {
     const out = join(dir, `img${i}`)
     execFileSync(tool('llvm-offload-binary'), [one, `--image=file=${out},arch=${arch}`])
     assert.equal(new Uint8Array(readFileSync(out)), e.image, `image ${i} (${arch}) extracted by llvm-offload-binary`)
+    if (e.strings.get('triple') === 'wgsl') {
+      // the WGSL translated at build time (backend 'auto' ships it, issue 25): kind None, its own triple and arch
+      assert.is(e.imageKind, ImageKind.None)
+      assert.is(arch, 'wgsl')
+      const doc = JSON.parse(new TextDecoder().decode(e.image)) as { format: string; kernels: Array<{ name: string }> }
+      assert.is(doc.format, 'kernelpack-wgsl')
+      assert.ok(doc.kernels.some((k) => k.name === 'vecAdd'), 'the WGSL image has vecAdd')
+      wgsl++
+      continue
+    }
     assert.is(e.strings.get('triple'), 'nvptx64-nvidia-cuda')
     if (e.imageKind === ImageKind.PTX) ptx = new TextDecoder().decode(e.image)
   }
+  assert.is(wgsl, 1, 'one WGSL image')
   assert.ok(ptx, 'a PTX image for the emulator')
   assert.match(ptx!, '.entry vecAdd')
 }

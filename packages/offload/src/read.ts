@@ -25,7 +25,8 @@ export function setCodecs(c: Codecs): void {
 }
 
 export function getCodecs(): Codecs {
-  if (!codecs) throw new Error("zlib/zstd support is not loaded: import '@kernelpack/offload' (the package entry registers it), not only '@kernelpack/offload/core'")
+  // code CODECS_NOT_LOADED: a reader that imports only the core (the browser runtime) loads them then and reads again
+  if (!codecs) throw Object.assign(new Error("zlib/zstd support is not loaded: import '@kernelpack/offload' (the package entry registers it), not only '@kernelpack/offload/core'"), { code: 'CODECS_NOT_LOADED' })
   return codecs
 }
 

@@ -30,8 +30,9 @@ export interface DeviceInfo {
 
 /** The image the runtime chose for this backend (@kernelpack/runtime, select-image.ts). */
 export interface ImageToLoad {
-  /** `cubin`, `ptx`, `fatbin`… */
-  kind: 'cubin' | 'ptx' | 'fatbin' | 'object'
+  /** `cubin`, `ptx`, `fatbin`…; `wgsl`: WGSL translated from the PTX at build time (@kernelpack/webgpu's
+   *  wgsl-image.ts), which only the webgpu backend loads. */
+  kind: 'cubin' | 'ptx' | 'fatbin' | 'object' | 'wgsl'
   /** `sm_90`, `compute_80`, … */
   arch: string
   bytes: Uint8Array

@@ -2,6 +2,8 @@
 // asked) WebGPU on Dawn. koffi, node:fs and the webgpu packages are imported lazily so that importing the
 // runtime stays cheap.
 import type { KernelManifest } from '@kernelpack/offload'
+// readImages reads compressed binaries too in Node (the module reader imports only the core)
+import '@kernelpack/offload'
 import { resolveCheck, type CheckSetting } from '@kernelpack/ptx'
 import type { Backend } from './backend.js'
 import { NoDriverError } from './errors.js'

@@ -2,8 +2,9 @@
 // buffers, and kernels whose launch checks and packs the arguments (marshal.ts) before anything runs.
 // Shared by the Node entry (index.ts) and the browser entry (browser.ts); no Node built-ins here.
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
-import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload'
-import { isPtxType, layoutParams, readPtxInterface, typeSize, type PtxInterface } from '@kernelpack/ptx'
+// the core reader: the zlib/zstd codecs of compressed binaries are loaded only when one is read (createModule)
+import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload/core'
+import { isPtxType, layoutParams, typeSize, type PtxInterface } from '@kernelpack/ptx'
 import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch, SanitizerReport } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
 import { createPacker, createPackTarget, type KernelArg, type Packer, type PackTarget } from './marshal.js'
@@ -242,9 +243,13 @@ function checkManifest(manifest: KernelManifest, source: string): void {
  * The image chosen to load is checked when it is PTX, else the binary's first PTX image; a binary of cubins
  * only has nothing to check against.
  */
-function checkManifestAgainstPtx(manifest: KernelManifest, entries: readonly OffloadEntry[], chosen: OffloadEntry, source: string): void {
+async function checkManifestAgainstPtx(manifest: KernelManifest, entries: readonly OffloadEntry[], chosen: OffloadEntry, source: string): Promise<void> {
+  // WGSL translated at build time carries each kernel's parameter offsets, which the webgpu backend compares
+  // with the launch's at every launch: the PTX front end is not loaded for it (issue 25)
+  if (entryKind(chosen) === 'wgsl') return
   const ptx = entryKind(chosen) === 'ptx' ? chosen : entries.find((e) => entryKind(e) === 'ptx')
   if (!ptx) return
+  const { readPtxInterface } = await import('./ptx-interface.js')
   const arch = ptx.strings.get('arch') || 'PTX'
   let end = ptx.image.length
   while (end > 0 && ptx.image[end - 1] === 0) end--
@@ -738,7 +743,15 @@ class ModuleImpl implements Module {
 /** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
 export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string; timeoutMs?: number }): Promise<Module> {
   checkManifest(manifest, opts.sourceName)
-  const entries = readImages(bytes, opts.sourceName)
+  let entries: OffloadEntry[]
+  try {
+    entries = readImages(bytes, opts.sourceName)
+  } catch (err) {
+    if ((err as { cause?: { code?: string } }).cause?.code !== 'CODECS_NOT_LOADED') throw err
+    // a compressed binary (clang --offload-compress): the package entry registers the codecs
+    await import('@kernelpack/offload')
+    entries = readImages(bytes, opts.sourceName)
+  }
   const device = backend.device()
   let choice: ImageChoice
   try {
@@ -746,7 +759,7 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
   } catch (err) {
     throw new Error(`${opts.sourceName}: ${(err as Error).message}`, { cause: err })
   }
-  checkManifestAgainstPtx(manifest, entries, choice.entry, opts.sourceName)
+  await checkManifestAgainstPtx(manifest, entries, choice.entry, opts.sourceName)
   const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image }, opts.sourceName)
   return new ModuleImpl(backend, device, manifest, choice, bmod, opts)
 }

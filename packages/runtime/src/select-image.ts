@@ -6,7 +6,7 @@
 //   (compute_XYa / compute_XYf PTX keep the a/f rule).
 // A matching cubin is preferred (the newest arch that fits; a > f > plain at the same arch), then the newest PTX.
 import type { OffloadEntry } from '@kernelpack/offload'
-import { ImageKind } from '@kernelpack/offload'
+import { ImageKind } from '@kernelpack/offload/core'
 import type { ImageToLoad } from './backend.js'
 
 export interface SelectDevice {
@@ -40,7 +40,7 @@ export function entryKind(e: OffloadEntry): ImageToLoad['kind'] | undefined {
     case ImageKind.PTX: return 'ptx'
     case ImageKind.Fatbinary: return 'fatbin'
     case ImageKind.Object: return 'object'
-    case ImageKind.None: return sniffKind(e.image)
+    case ImageKind.None: return e.strings.get('triple') === 'wgsl' ? 'wgsl' : sniffKind(e.image)
     default: return undefined
   }
 }
@@ -106,7 +106,8 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
     const kind = entryKind(entry)
     const archName = entry.strings.get('arch') ?? ''
     // A fatbin without an arch (a raw `nvcc -fatbin` output) holds its own list: the driver picks from it.
-    const arch = parseArch(archName) ?? (kind === 'fatbin' ? { major: 0, minor: 0, suffix: '' as const, virtual: true } : undefined)
+    // WGSL translated at build time runs on any WebGPU device (its limits are checked at load).
+    const arch = parseArch(archName) ?? (kind === 'fatbin' || kind === 'wgsl' ? { major: 0, minor: 0, suffix: '' as const, virtual: true } : undefined)
     if (!kind || !kinds.includes(kind) || !arch) continue
     if (kind === 'ptx' && !arch.virtual) {
       // nvcc/clang label PTX with the real arch it was generated for (sm_90 → .target sm_90): same rule as compute_90.
@@ -120,8 +121,9 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
         continue
       }
     }
-    // rank: binaries above PTX, then newer arch, then a > f > plain
-    const rank = (kind === 'ptx' ? 0 : 1) * 1e6 + (arch.major * 100 + arch.minor) * 10 + (arch.suffix === 'a' ? 2 : arch.suffix === 'f' ? 1 : 0)
+    // rank: WGSL translated at build time above all (only the webgpu backend loads it), binaries above PTX,
+    // then newer arch, then a > f > plain
+    const rank = (kind === 'wgsl' ? 2 : kind === 'ptx' ? 0 : 1) * 1e6 + (arch.major * 100 + arch.minor) * 10 + (arch.suffix === 'a' ? 2 : arch.suffix === 'f' ? 1 : 0)
     if (!best || rank > best.rank) best = { entry, arch, archName, kind, rank }
   }
   if (!best) {
@@ -135,10 +137,12 @@ export function selectImage(entries: readonly OffloadEntry[], device: SelectDevi
   }
   const a = best.arch
   best.archName = targetName(best.kind, best.archName)
-  const reason = best.kind === 'fatbin' && a.major === 0
+  const reason = best.kind === 'wgsl'
+    ? `WGSL translated at build time${best.entry.strings.get('kernelpack-from') ? ` from ${best.entry.strings.get('kernelpack-from')}` : ''} (no translation at load)`
+    : best.kind === 'fatbin' && a.major === 0
     ? `fatbin ${best.archName || '(archs inside)'}: the driver picks the image for compute capability ${ccText}`
     : best.kind === 'ptx'
-    ? `newest PTX that runs on compute capability ${ccText}: ${best.archName} (${kinds.includes('cubin') ? 'JIT-compiled by the driver' : 'executed by the PTX emulator'})`
+    ? `newest PTX that runs on compute capability ${ccText}: ${best.archName} (${kinds.includes('cubin') ? 'JIT-compiled by the driver' : kinds.includes('wgsl') ? 'translated to WGSL at load' : 'executed by the PTX emulator'})`
     : a.suffix === 'a'
       ? `cubin ${best.archName} built for exactly compute capability ${ccText}`
       : a.suffix === 'f'

@@ -25,7 +25,7 @@ export function webgpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
 }
 
 function openWebGpu(byTranslator: Map<unknown, Promise<Backend>>, options: WebGpuOptions): Promise<Backend> {
-  const b = import('@kernelpack/webgpu').then((m) => m.createWebGpuBackend(options))
+  const b = import('@kernelpack/webgpu/backend').then((m) => m.createWebGpuBackend(options))
   byTranslator.set(options.translator, b)
   b.catch(() => { if (byTranslator.get(options.translator) === b) byTranslator.delete(options.translator) })
   return b

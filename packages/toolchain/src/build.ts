@@ -10,7 +10,9 @@ import { assembleArgs, assembleCubin, assemblesFromPtx, compileFile, compileHost
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
-import { packImages } from './pack.js'
+import { packImages, type WgslPackable } from './pack.js'
+import { readableName } from '@kernelpack/ptx'
+import type { Untranslatable } from '@kernelpack/webgpu'
 import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
 import { processWorkDir } from './scratch.js'
@@ -65,6 +67,11 @@ export interface BuildOptions {
    *  the lowest arch): what declaration files need (`kernelpack types`). The result then has no images and
    *  an empty offload binary. @default false */
   manifestOnly?: boolean
+  /** Also translate the PTX to WGSL for the webgpu backend and ship it in the offload binary as an image of its
+   *  own (issue 25; @kernelpack/webgpu's wgsl-image.ts): a page running WebGPU then loads neither the
+   *  translator nor the PTX front end. The newest PTX image is translated (the manifest's PTX when the build has
+   *  only cubins). Kernels that cannot run on WebGPU are in the result's `webgpuRefused`. @default false */
+  wgsl?: boolean
   /** Called as each target finishes. */
   onProgress?: (e: { file: string; target: string; cached: boolean }) => void
 }
@@ -93,6 +100,10 @@ export interface BuildResult {
   dependencies: string[]
   /** Compiler warnings (and notes), deduplicated across targets. */
   warnings: Diagnostic[]
+  /** With `wgsl`: each kernel that cannot run on WebGPU, as a warning at its `.cu` line (with line information)
+   *  or at the file, naming the kernel, the PTX line and the reason. The plugin makes them errors for
+   *  `backend: 'webgpu'`. */
+  webgpuRefused?: Diagnostic[]
   stats: { compiles: number; cacheHits: number; ms: number }
 }
 
@@ -497,14 +508,42 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   if (compiler.kind === 'clang') warnings.push(...droppedStaticVariables(own, manifest))
   const steps = stepsOf(results)
   const compiles = steps.filter((r) => !r.cached).length
+  const shipped = options.wgsl && images.length ? await wgslFor(images, byTarget.get(mTarget.target)!.bytes, mTarget.target, abs) : undefined
   return {
     file: abs,
     name: basename(abs).replace(/\.cu$/i, ''),
-    offload: images.length ? packImages(images, producer) : new Uint8Array(0),
+    offload: images.length ? packImages(images, producer, shipped?.image) : new Uint8Array(0),
     manifest,
     images,
     dependencies,
     warnings,
+    ...(shipped ? { webgpuRefused: shipped.refused } : {}),
     stats: { compiles, cacheHits: steps.length - compiles, ms: performance.now() - t0 },
   }
+}
+
+/** Translations of this process, by PTX hash (watch-mode rebuilds of an unchanged file translate once). */
+const translations = new Map<string, Promise<{ image: Uint8Array; refused: Untranslatable[] }>>()
+
+/** The WGSL image of a build (the newest PTX image, else the manifest's PTX) and its refusals as diagnostics. */
+async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestTarget: string, abs: string): Promise<{ image: WgslPackable; refused: Diagnostic[] }> {
+  const ptxImages = images.filter((i) => i.kind === 'ptx')
+  const newest = ptxImages[ptxImages.length - 1]
+  const from = newest ? newest.target : manifestTarget
+  const text = new TextDecoder().decode(newest ? newest.bytes : manifestPtx).replace(/\0+$/, '')
+  const key = sha256(text)
+  let t = translations.get(key)
+  if (!t) {
+    t = import('@kernelpack/webgpu').then((m) => m.translatePtxForShipping(text, basename(abs)))
+    translations.set(key, t)
+  }
+  const { image, refused } = await t
+  const diagnostics = refused.map((u): Diagnostic => {
+    const at = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
+    const message = `${u.kernel ? `kernel ${readableName(u.kernel)}` : 'this module'} cannot run on WebGPU: ${at}${u.reason}`
+    return u.source
+      ? { file: resolve(dirname(abs), u.source.file), line: u.source.line, column: u.source.column, severity: 'warning', message }
+      : { file: abs, line: 0, column: 0, severity: 'warning', message }
+  })
+  return { image: { bytes: image, from }, refused: diagnostics }
 }

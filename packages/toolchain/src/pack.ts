@@ -2,12 +2,19 @@
 // `--image=file=X.cubin|X.s,triple=nvptx64-nvidia-cuda,arch=sm_XY,kind=cuda,producer=…[,feature=+ptxNN]`:
 // image kind Cubin (3) or PTX (5), offload kind CUDA (2), one version-1 binary per image, concatenated.
 // `feature=+ptxNN` on PTX images is the PTX ISA version of its `.version` line, as clang names it.
-import { ImageKind, OffloadKind, writeOffloadBinary } from '@kernelpack/offload'
+import { ImageKind, OffloadKind, writeOffloadBinary, type OffloadEntryInput } from '@kernelpack/offload'
 
 export interface PackableImage {
   arch: string
   kind: 'cubin' | 'ptx'
   bytes: Uint8Array
+}
+
+/** WGSL translated at build time (@kernelpack/webgpu's wgsl-image.ts), packed after the device images. */
+export interface WgslPackable {
+  bytes: Uint8Array
+  /** The PTX target it was translated from (`compute_80`). */
+  from: string
 }
 
 export const CUDA_TRIPLE = 'nvptx64-nvidia-cuda'
@@ -27,11 +34,15 @@ export function imageStrings(image: PackableImage, producer: string): Record<str
   return strings
 }
 
-export function packImages(images: PackableImage[], producer: string): Uint8Array {
-  return writeOffloadBinary(images.map((image) => ({
+export function packImages(images: PackableImage[], producer: string, wgsl?: WgslPackable): Uint8Array {
+  const entries: OffloadEntryInput[] = images.map((image) => ({
     imageKind: image.kind === 'cubin' ? ImageKind.Cubin : ImageKind.PTX,
     offloadKind: OffloadKind.CUDA,
     strings: imageStrings(image, producer),
     image: image.bytes,
-  })))
+  }))
+  // the WGSL image: kind None (no LLVM kind fits; llvm-offload-binary lists and extracts it like any other),
+  // triple and arch `wgsl`, the PTX target it came from
+  if (wgsl) entries.push({ imageKind: ImageKind.None, offloadKind: OffloadKind.None, strings: { triple: 'wgsl', arch: 'wgsl', producer: `${producer}, kernelpack emit-wgsl`, 'kernelpack-from': wgsl.from }, image: wgsl.bytes })
+  return writeOffloadBinary(entries)
 }

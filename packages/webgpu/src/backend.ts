@@ -8,7 +8,7 @@
 // launch that awaits a pipeline is never overtaken by a later copy. Errors of the WebGPU implementation are
 // caught with error scopes around each submit and reported at the next synchronize or download, like CUDA's
 // sticky launch errors; a kernel that checks its accesses reports a fault through the fault record.
-import { decodeModule, launchAbortError, parsePtx, PtxError, timeoutReason, type IrModule } from '@kernelpack/ptx'
+import { launchAbortError, timeoutReason } from '@kernelpack/ptx'
 import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
@@ -20,7 +20,8 @@ import {
 } from './layout.js'
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
 import { type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
-import { emitWgsl } from './emit-wgsl.js'
+import { emitWgsl } from './translator.js'
+import { decodeWgslImage } from './wgsl-image.js'
 
 export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
   /** A device acquired with requestWebGpuDevice (shared between backends; not destroyed by dispose). */
@@ -56,7 +57,7 @@ interface WebGpuEvent extends BackendEvent { done?: Promise<number> }
 /** The WebGPU implementation of the Backend contract (@kernelpack/ptx, backend.ts). */
 export interface WebGpuBackend extends Backend {
   readonly name: 'webgpu'
-  readonly imageKinds: ReadonlyArray<'ptx'>
+  readonly imageKinds: ReadonlyArray<'wgsl' | 'ptx'>
   /** The adapter, device, features and limits in use. */
   readonly gpu: WebGpuDevice
   /** The translator that loadModule uses. */
@@ -329,29 +330,21 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   async function loadModule(image: ImageToLoad, sourceName = `PTX module (${image.arch})`): Promise<WebGpuModule> {
     live()
-    if (image.kind !== 'ptx') throw new TypeError(`the webgpu backend translates PTX only; got a ${image.kind} image for ${image.arch}`)
-    let end = image.bytes.length
-    while (end > 0 && image.bytes[end - 1] === 0) end--
-    const ptx = new TextDecoder().decode(image.bytes.subarray(0, end))
-    // parsed and decoded once, by the one PTX front end; a translator reads the IR, never the text. A
-    // function the front end cannot decode (an instruction it does not know) cannot be translated either:
-    // that kernel is refused, so `auto` falls back to the emulator, which then reports it in its own words.
-    let module: IrModule
+    if (image.kind !== 'ptx' && image.kind !== 'wgsl') throw new TypeError(`the webgpu backend loads WGSL translated at build time or PTX; got a ${image.kind} image for ${image.arch}`)
+    let translated: WgslModule
     const undecodable: Untranslatable[] = []
-    try {
-      const decoded = decodeModule(parsePtx(ptx), { perFunction: true })
-      for (const f of decoded.functions) {
-        if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: `the PTX front end cannot read it: ${f.refused.message}` })
-      }
-      // left out of what the translator sees; a kernel calling one is refused there as calling an unknown function
-      module = { ...decoded, functions: decoded.functions.filter((f) => !f.refused) }
-    } catch (e) {
-      if (!(e instanceof PtxError)) throw e
-      throw new CannotTranslateError(sourceName, [{ line: e.line ?? 0, reason: `the PTX front end cannot read it: ${e.message}` }])
+    if (image.kind === 'wgsl') translated = decodeWgslImage(image.bytes, sourceName)
+    else {
+      // PTX: parsed and decoded once, by the one PTX front end (loaded now, with the translator: a bundle
+      // that runs WGSL translated at build time never loads either); a translator reads the IR, never the text
+      const { decodeForTranslation, ptxText } = await import('./from-ptx.js')
+      const ptx = ptxText(image.bytes)
+      const decoded = decodeForTranslation(ptx, sourceName)
+      undecodable.push(...decoded.undecodable)
+      translated = await translator.translate({ ptx, module: decoded.module, arch: image.arch, source: sourceName }, {
+        features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
+      })
     }
-    const translated = await translator.translate({ ptx, module, arch: image.arch, source: sourceName }, {
-      features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
-    })
     const refused: Untranslatable[] = [...undecodable, ...translated.refused]
     // What the translator produced must fit this device; a kernel that does not is refused like an
     // untranslatable one, so `auto` falls back instead of failing at the first launch.
@@ -541,7 +534,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   const backend: WebGpuBackend = {
     name: 'webgpu',
-    imageKinds: ['ptx'],
+    imageKinds: ['wgsl', 'ptx'],
     gpu,
     translator,
     get lost() { return lost },

@@ -6,7 +6,7 @@
 import { typeSize, type IrModule, type PtxVariable } from '@kernelpack/ptx'
 import type { Untranslatable } from './errors.js'
 import { Refusal, writeKernel } from './emit-kernel.js'
-import type { TranslateInput, TranslateTarget, WgslKernel, WgslModule, WgslTranslator, WgslVariable } from './translate.js'
+import type { TranslateTarget, WgslKernel, WgslModule, WgslVariable } from './translate.js'
 
 /** The initial bytes of a module variable; throws the reason when an initializer needs addresses. */
 function initialBytes(v: PtxVariable): Uint8Array | undefined {
@@ -70,12 +70,4 @@ export function translateModule(module: IrModule, target: TranslateTarget, ptx: 
     }
   }
   return { kernels, refused, variables }
-}
-
-/** The PTX→WGSL translator. */
-export const emitWgsl: WgslTranslator = {
-  name: 'emit-wgsl',
-  translate(input: TranslateInput, target: TranslateTarget): WgslModule {
-    return translateModule(input.module, target, input.ptx)
-  },
 }

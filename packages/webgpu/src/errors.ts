@@ -13,10 +13,14 @@ export interface Untranslatable {
   instruction?: string
   /** Why, in words a user can act on (`f64 arithmetic: WGSL has no f64`). */
   reason: string
+  /** The CUDA source position of that instruction, when the PTX has line information (`-lineinfo`); set by
+   *  the build-time translation (translatePtxForShipping). */
+  source?: { file: string; line: number; column: number }
 }
 
 function describe(u: Untranslatable): string {
-  const where = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
+  const at = u.source ? ` in ${u.source.file}:${u.source.line}` : ''
+  const where = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}${at}: ` : ''
   return `${u.kernel ? `kernel ${readableName(u.kernel)}: ` : ''}${where}${u.reason}`
 }
 

@@ -4,7 +4,7 @@
 // results while their inputs are unchanged, write .d.ts files, and count what each build did.
 import { readFileSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, relative } from 'node:path'
-import { buildCudaFile, DEFAULT_ARCH, listCudaSources, paramTypeNotes, resolveTargets, webgpuLockstepWarnings, type BuildResult } from '@kernelpack/toolchain'
+import { buildCudaFile, CompileError, DEFAULT_ARCH, formatDiagnostic, listCudaSources, paramTypeNotes, resolveTargets, webgpuLockstepWarnings, type BuildResult } from '@kernelpack/toolchain'
 import { emitLoaderDts, planDeclarationFiles, type LoaderImageInfo } from '@kernelpack/codegen'
 import { resolveOptions, type Options, type ResolvedOptions } from './options.js'
 import { writeFileAtomic } from './assets.js'
@@ -135,7 +135,14 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         launcher: r.launcher,
         jobs: r.jobs,
         cwd: r.root,
+        wgsl: r.wgsl,
       }).then((res) => {
+        // kernels that cannot run on WebGPU: an error where WebGPU is the only backend asked for, else warnings
+        const refused = res.webgpuRefused ?? []
+        if (refused.length && r.backend === 'webgpu') {
+          throw new CompileError(file, refused.map((d) => ({ ...d, severity: 'error' as const, message: `${d.message} (the plugin's backend is 'webgpu'; 'auto' runs such a module on the emulator)` })))
+        }
+        for (const d of refused) ctx.logger.warn(`unplugin-cuda: ${formatDiagnostic({ ...d, file: relative(r.root, d.file) || d.file })}`)
         if (res.stats.compiles > 0) {
           // Progress: one line per file that needed the compiler (cache hits stay quiet).
           const ms = Math.round(performance.now() - t0)

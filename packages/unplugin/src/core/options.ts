@@ -70,6 +70,13 @@ export interface Options {
    */
   backend?: BackendOption
   /**
+   * Translate each file's PTX to WGSL at build time and ship it in the offload binary (issue 25): WebGPU then
+   * loads neither the translator nor the PTX front end. A kernel that cannot run on WebGPU is a build warning
+   * naming it, its `.cu` line (with `lineinfo`) or PTX line, and the reason; with `backend: 'webgpu'` it is an
+   * error. @default true for `backend` `'webgpu'` and `'auto'` (without `check`), else false
+   */
+  wgsl?: boolean
+  /**
    * The emulator's sanitizer for every stub's module (`loadModule`'s `check`, issue 19): `true` for racecheck,
    * synccheck, initcheck and memcheck, or `{ race, sync, init, memory, mode }`. It selects the emulator under
    * `'auto'`, and turns `lineinfo` on unless that is set, so reports name `.cu` lines. Without it,
@@ -106,6 +113,7 @@ export interface ResolvedOptions {
   inline?: number
   fileName?: string
   backend: BackendOption
+  wgsl: boolean
   check?: boolean | CheckOptions
   dts: DeclarationForm | false
   dtsScan: string[]
@@ -122,7 +130,7 @@ const BACKENDS: BackendOption[] = ['auto', 'cuda', 'emulator', 'webgpu']
 const OPTION_KEYS: Record<keyof Options, true> = {
   arch: true, compiler: true, include: true, exclude: true, defines: true, includeDirs: true, flags: true, std: true, rdc: true,
   lineinfo: true, cacheDir: true, cacheSize: true, launcher: true, emit: true, inline: true, fileName: true, backend: true, dts: true,
-  dtsScan: true, jobs: true, check: true,
+  dtsScan: true, jobs: true, check: true, wgsl: true,
 }
 const OPTION_NAMES = new Set(Object.keys(OPTION_KEYS))
 
@@ -202,6 +210,8 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     }
   }
   const dts = options.dts ?? true
+  if (options.wgsl !== undefined && typeof options.wgsl !== 'boolean') throw bad('wgsl', 'must be true or false', options.wgsl)
+  const checked = options.check !== undefined && options.check !== false
   return {
     root,
     arch: options.arch,
@@ -221,6 +231,7 @@ export function resolveOptions(options: Options = {}, root = process.cwd()): Res
     inline,
     fileName: options.fileName,
     backend,
+    wgsl: options.wgsl ?? (backend === 'webgpu' || (backend === 'auto' && !checked)),
     ...(options.check === undefined ? {} : { check: options.check }),
     dts: dts === true ? 'cu.d.ts' : dts,
     dtsScan: (options.dtsScan ?? ['src']).map((d) => resolve(root, d)),

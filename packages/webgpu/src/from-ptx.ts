@@ -1,0 +1,63 @@
+// PTX in, for translation: the one PTX front end (@kernelpack/ptx) parses and decodes the image; an entry it
+// cannot decode is listed (the translator never sees it, so a kernel calling it is refused there as calling
+// an unknown function). Used by loadModule for a PTX image (imported on demand) and by the build-time
+// translation (translatePtxForShipping), which also gives each refusal its .cu position.
+import { decodeModule, parsePtx, PtxError, sourcePosition, type IrModule } from '@kernelpack/ptx'
+import { CannotTranslateError, type Untranslatable } from './errors.js'
+import { translateModule } from './emit-wgsl.js'
+import { encodeWgslImage } from './wgsl-image.js'
+import type { TranslateTarget } from './translate.js'
+
+/** The text of a PTX image (trailing NUL padding removed). */
+export function ptxText(bytes: Uint8Array): string {
+  let end = bytes.length
+  while (end > 0 && bytes[end - 1] === 0) end--
+  return new TextDecoder().decode(bytes.subarray(0, end))
+}
+
+/** The decoded IR of `ptx` without the entries the front end cannot read (listed in `undecodable`). */
+export function decodeForTranslation(ptx: string, source: string): { module: IrModule; undecodable: Untranslatable[] } {
+  const undecodable: Untranslatable[] = []
+  try {
+    const decoded = decodeModule(parsePtx(ptx), { perFunction: true })
+    for (const f of decoded.functions) {
+      if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: `the PTX front end cannot read it: ${f.refused.message}` })
+    }
+    return { module: { ...decoded, functions: decoded.functions.filter((f) => !f.refused) }, undecodable }
+  } catch (e) {
+    if (!(e instanceof PtxError)) throw e
+    throw new CannotTranslateError(source, [{ line: e.line ?? 0, reason: `the PTX front end cannot read it: ${e.message}` }])
+  }
+}
+
+/**
+ * The target of build-time translation: what every WebGPU adapter guarantees. emit-wgsl reads only
+ * maxComputeInvocationsPerWorkgroup from it (for the coarsened variant of blocks over 256 threads, which
+ * covers every adapter's limit from 256 up); features and the device's other limits are checked at load, as
+ * for WGSL translated there.
+ */
+export const SHIPPING_TARGET: TranslateTarget = { features: new Set(), limits: { maxComputeInvocationsPerWorkgroup: 256 } }
+
+/** WGSL translated at build time from one PTX image: the offload image's bytes (wgsl-image.ts) and the
+ *  kernels that cannot run on WebGPU, with their .cu positions where the PTX has line information. */
+export function translatePtxForShipping(ptx: string, source: string): { image: Uint8Array; refused: Untranslatable[] } {
+  let decoded: { module: IrModule; undecodable: Untranslatable[] }
+  try {
+    decoded = decodeForTranslation(ptx, source)
+  } catch (e) {
+    if (!(e instanceof CannotTranslateError)) throw e
+    return { image: encodeWgslImage({ kernels: new Map(), refused: e.refused, variables: [] }), refused: [...e.refused] }
+  }
+  const { module, undecodable } = decoded
+  const translated = translateModule(module, SHIPPING_TARGET, ptx)
+  const refused = [...undecodable, ...translated.refused].map((u) => withSource(module, u))
+  return { image: encodeWgslImage({ ...translated, refused }), refused }
+}
+
+function withSource(module: IrModule, u: Untranslatable): Untranslatable {
+  if (!u.kernel || u.line <= 0) return u
+  const fn = module.functions.find((f) => f.name === u.kernel)
+  const ins = fn?.instructions.find((i) => i.line === u.line)
+  const pos = ins ? sourcePosition(module.files, ins.loc) : undefined
+  return pos ? { ...u, source: { file: pos.file, line: pos.line, column: pos.column } } : u
+}

@@ -1,0 +1,94 @@
+// WGSL translated at build time, as an image of the offload binary (issue 25): the plugin and `kernelpack
+// build` translate the PTX once and ship the result, so a page running WebGPU loads neither the translator nor
+// the PTX front end. The image is one UTF-8 JSON document (the same WgslModule a translator returns at load:
+// every kernel's WGSL and launch facts, the kernels that cannot run on WebGPU with their reasons, the module
+// variables with their initial bytes in base64), in the offload binary with image kind None and the strings
+// triple=wgsl, arch=wgsl (README.md, "WGSL translated at build time"). Keys are written in a fixed order, so the
+// same PTX gives the same bytes.
+import { WebGpuError, type Untranslatable } from './errors.js'
+import type { Dim3, WgslKernel, WgslModule, WgslVariable } from './translate.js'
+
+/** The `triple` and `arch` strings of the image in the offload binary. */
+export const WGSL_IMAGE_TRIPLE = 'wgsl'
+const FORMAT = 'kernelpack-wgsl'
+const VERSION = 1
+
+/** The image's bytes for a translated module. */
+export function encodeWgslImage(m: WgslModule): Uint8Array {
+  const kernels = [...m.kernels.values()].map((k) => ({
+    name: k.name,
+    entryPoint: k.entryPoint,
+    paramBytes: k.paramBytes,
+    ...(k.paramOffsets ? { paramOffsets: [...k.paramOffsets] } : {}),
+    workgroupBytes: k.workgroupBytes,
+    ...(k.workgroupBytesPerThread !== undefined ? { workgroupBytesPerThread: k.workgroupBytesPerThread } : {}),
+    memory: k.memory,
+    features: [...k.features],
+    ...(k.requiredBlock ? { requiredBlock: [...k.requiredBlock] } : {}),
+    ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads } : {}),
+    ...(k.variables ? { variables: [...k.variables] } : {}),
+    wgsl: k.wgsl,
+    ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
+  }))
+  const refused = m.refused.map((u) => ({
+    ...(u.kernel !== undefined ? { kernel: u.kernel } : {}),
+    line: u.line,
+    ...(u.instruction !== undefined ? { instruction: u.instruction } : {}),
+    reason: u.reason,
+    ...(u.source ? { source: { file: u.source.file, line: u.source.line, column: u.source.column } } : {}),
+  }))
+  const variables = m.variables.map((v) => ({ name: v.name, space: v.space, size: v.size, align: v.align, ...(v.init ? { init: toBase64(v.init) } : {}) }))
+  return new TextEncoder().encode(JSON.stringify({ format: FORMAT, version: VERSION, kernels, refused, variables }))
+}
+
+/** The translated module in an image; a WebGpuError naming `source` when the bytes are not such an image. */
+export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
+  const bad = (what: string): never => { throw new WebGpuError(`${source}: the WGSL image ${what}; rebuild it with this version of kernelpack`) }
+  let doc: Record<string, unknown>
+  try {
+    doc = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>
+  } catch (err) {
+    return bad(`is not JSON (${(err as Error).message})`)
+  }
+  if (doc?.format !== FORMAT) bad(`has no "format": "${FORMAT}"`)
+  if (doc.version !== VERSION) bad(`is version ${String(doc.version)}, this runtime reads version ${VERSION}`)
+  if (!Array.isArray(doc.kernels) || !Array.isArray(doc.refused) || !Array.isArray(doc.variables)) bad('lacks kernels, refused or variables')
+  const kernels = new Map<string, WgslKernel>()
+  for (const k of doc.kernels as Array<Record<string, unknown>>) {
+    if (typeof k?.name !== 'string' || typeof k.wgsl !== 'string' || typeof k.entryPoint !== 'string' || typeof k.paramBytes !== 'number' || typeof k.workgroupBytes !== 'number') bad('has a kernel without its name, WGSL or sizes')
+    kernels.set(k.name as string, {
+      name: k.name as string,
+      wgsl: k.wgsl as string,
+      entryPoint: k.entryPoint as string,
+      paramBytes: k.paramBytes as number,
+      ...(k.paramOffsets ? { paramOffsets: k.paramOffsets as number[] } : {}),
+      workgroupBytes: k.workgroupBytes as number,
+      ...(k.workgroupBytesPerThread !== undefined ? { workgroupBytesPerThread: k.workgroupBytesPerThread as number } : {}),
+      memory: k.memory === 'atomic-u32' ? 'atomic-u32' : 'u32',
+      features: (k.features as string[] | undefined) ?? [],
+      ...(k.requiredBlock ? { requiredBlock: k.requiredBlock as Dim3 } : {}),
+      ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads as number } : {}),
+      ...(k.variables ? { variables: k.variables as number[] } : {}),
+      ...(k.coarse ? { coarse: k.coarse as WgslKernel['coarse'] } : {}),
+    })
+  }
+  const refused = doc.refused as Untranslatable[]
+  const variables = (doc.variables as Array<Record<string, unknown>>).map((v): WgslVariable => ({
+    name: v.name as string, space: v.space === 'const' ? 'const' : 'global', size: v.size as number, align: v.align as number,
+    ...(typeof v.init === 'string' ? { init: fromBase64(v.init) } : {}),
+  }))
+  return { kernels, refused, variables }
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let s = ''
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  return btoa(s)
+}
+
+function fromBase64(text: string): Uint8Array {
+  const s = atob(text)
+  const out = new Uint8Array(s.length)
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i)
+  return out
+}

@@ -4,12 +4,28 @@
 // sanitizer page names .cu lines.
 import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import type { Plugin } from 'vite'
 import { defineConfig, type DefaultTheme, type UserConfig } from 'vitepress'
 import cuda from 'unplugin-cuda/vite'
 
 /** COOP/COEP: the page gets SharedArrayBuffer, and the emulator runs blocks on Web Workers. A host that
- *  serves the built site should send the same two headers. */
+ *  serves the built site should send the same two headers (`vitepress preview`'s server cannot: there the
+ *  pages say they are not isolated). */
 export const crossOriginIsolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } as const
+
+/** The dev server's responses with the COOP/COEP headers. Vite's `server.headers` do not reach the pages:
+ *  VitePress answers page requests with a middleware of its own, after this one. */
+function crossOriginIsolated(): Plugin {
+  return {
+    name: 'kernelpack-docs:cross-origin-isolation',
+    configureServer(server) {
+      server.middlewares.use((_req, res, next) => {
+        for (const [name, value] of Object.entries(crossOriginIsolation)) res.setHeader(name, value)
+        next()
+      })
+    },
+  }
+}
 
 const repository = 'https://github.com/kernelpack/kernelpack'
 
@@ -136,9 +152,7 @@ export function siteConfig(options: SiteOptions = {}): UserConfig<DefaultTheme.C
       outline: [2, 3],
     },
     vite: {
-      plugins: [cuda({ arch: '80-virtual', lineinfo: true, dtsScan: [], cacheDir: process.env.KERNELPACK_CACHE_DIR })],
-      server: { headers: crossOriginIsolation },
-      preview: { headers: crossOriginIsolation },
+      plugins: [cuda({ arch: '80-virtual', lineinfo: true, dtsScan: [], cacheDir: process.env.KERNELPACK_CACHE_DIR }), crossOriginIsolated()],
       build: { target: 'es2022', chunkSizeWarningLimit: 2048 },
     },
   })

@@ -69,9 +69,10 @@ test('vitest: the testing example — one .cu, test scripts for Vitest, the sani
   assert.is(readmeCommand('vitest'), 'pnpm test')
 })
 
-test('the root README links every example', () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  for (const e of [...examples, 'native-addon', 'vitest']) assert.match(readme, `](examples/${e})`)
+test('the docs\' example apps page links every example, and the README links that page', () => {
+  const page = readFileSync(join(repoRoot, 'docs', 'guide', 'example-apps.md'), 'utf8')
+  for (const e of [...examples, 'native-addon', 'vitest']) assert.match(page, `](https://github.com/kernelpack/kernelpack/tree/main/examples/${e})`)
+  assert.match(readFileSync(join(repoRoot, 'README.md'), 'utf8'), '](docs/guide/example-apps.md)')
 })
 
 test.run()

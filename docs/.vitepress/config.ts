@@ -1,0 +1,3 @@
+import { siteConfig } from './site-config.js'
+
+export default siteConfig()

@@ -1,0 +1,2 @@
+/** @module @kernelpack/runtime */
+export * from '@kernelpack/runtime'

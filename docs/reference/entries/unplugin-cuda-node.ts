@@ -1,0 +1,2 @@
+/** @module unplugin-cuda/node */
+export * from 'unplugin-cuda/node'

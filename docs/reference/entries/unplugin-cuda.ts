@@ -1,0 +1,2 @@
+/** @module unplugin-cuda */
+export * from 'unplugin-cuda'

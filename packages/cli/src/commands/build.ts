@@ -32,6 +32,8 @@ one image per target) and DIR/<name>.manifest.json (kernels, parameters and vari
   --std STD               C++ standard, e.g. c++17
   --rdc                   relocatable device code (-rdc=true / -fgpu-rdc)
   --lineinfo              line information for profilers
+  --wgsl                  also translate the PTX to WGSL and ship it in the offload binary (for WebGPU);
+                          kernels that cannot run on WebGPU are warnings (at their .cu line with --lineinfo)
   -G, --debug             device debug information (no optimisation)
   -O, --optimize N        device optimisation level 0-3
   --flag ARG              pass ARG to the compiler as it is (repeatable)
@@ -64,6 +66,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       std: { type: 'string' },
       rdc: { type: 'boolean' },
       lineinfo: { type: 'boolean' },
+      wgsl: { type: 'boolean' },
       debug: { type: 'boolean', short: 'G' },
       optimize: { type: 'string', short: 'O' },
       flag: { type: 'string', multiple: true },
@@ -127,6 +130,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     flags: values.flag ?? [],
     rdc: values.rdc ?? false,
     lineinfo: values.lineinfo ?? false,
+    wgsl: values.wgsl ?? false,
     debug: values.debug ?? false,
     session: new BuildSession(),
   }
@@ -215,7 +219,7 @@ async function writeOutputs(r: BuildResult, outDir: string, emit: Set<string>, f
     written.push(`${base}.hostrefs.c`)
   }
   if (!quiet) {
-    for (const w of r.warnings) io.stderr(formatWithFrame(io.cwd, w) + '\n')
+    for (const w of [...r.warnings, ...(r.webgpuRefused ?? [])]) io.stderr(formatWithFrame(io.cwd, w) + '\n')
     const targets = r.images.map((i) => i.target).join(', ')
     const cached = r.stats.compiles === 0 ? ', cached' : r.stats.cacheHits ? `, ${r.stats.cacheHits} cached` : ''
     io.stdout(`${shown(io.cwd, r.file)} → ${written.map((w) => shown(io.cwd, w)).join(', ')} (${targets}; ${r.manifest.kernels.length} kernel${r.manifest.kernels.length === 1 ? '' : 's'}${cached})\n`)

@@ -50,13 +50,14 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
     const reason = which === 'emulator' ? `backend 'emulator' was requested${check ? ', with checks' : ''}` : 'auto: checks were requested, which run on the PTX emulator'
     return createModule(await emulatorBackend(options, check), bytes, manifest, { sourceName, reason, timeoutMs: options.timeoutMs })
   }
-  if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested" })
+  // timeoutMs: WebGPU stops a launch that runs longer too (in slices, or by destroying the device)
+  if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested", timeoutMs: options.timeoutMs })
   // a hardware adapter that translates every kernel, else the emulator (never a fallback/CPU adapter)
   const hw = await hardwareWebGpu(options.webgpu)
   let why: string
   if ('backend' in hw) {
     try {
-      return await createModule(hw.backend, bytes, manifest, { sourceName, reason: `auto: WebGPU (${hw.adapter}) runs every kernel of this module` })
+      return await createModule(hw.backend, bytes, manifest, { sourceName, reason: `auto: WebGPU (${hw.adapter}) runs every kernel of this module`, timeoutMs: options.timeoutMs })
     } catch (err) {
       if (!isWebGpuFallback(err)) throw err
       why = describeWebGpuFallback(err, hw.adapter)

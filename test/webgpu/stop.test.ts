@@ -19,7 +19,7 @@ const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgp
 const manifest = await readPtxManifest(ptx, { demangle: false })
 const load = () => loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'webgpu' })
 /** spin's rounds: a few seconds for its 16 × 256 threads on SwiftShader, far past the 400 ms timeout below. */
-const SPIN_ROUNDS = 300_000
+const SPIN_ROUNDS = 600_000
 
 async function caught(f: () => Promise<unknown>): Promise<Error> {
   try { await f() } catch (e) { return e as Error }

@@ -220,7 +220,7 @@ async function writeOutputs(r: BuildResult, outDir: string, emit: Set<string>, f
   }
   if (!quiet) {
     for (const w of [...r.warnings, ...(r.webgpuRefused ?? [])]) io.stderr(formatWithFrame(io.cwd, w) + '\n')
-    const targets = r.images.map((i) => i.target).join(', ')
+    const targets = r.images.map((i) => i.target).join(', ') + (r.webgpuRefused ? ', WGSL' : '')
     const cached = r.stats.compiles === 0 ? ', cached' : r.stats.cacheHits ? `, ${r.stats.cacheHits} cached` : ''
     io.stdout(`${shown(io.cwd, r.file)} → ${written.map((w) => shown(io.cwd, w)).join(', ')} (${targets}; ${r.manifest.kernels.length} kernel${r.manifest.kernels.length === 1 ? '' : 's'}${cached})\n`)
   }

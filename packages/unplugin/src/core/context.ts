@@ -142,7 +142,10 @@ export function createContext(options: Options = {}, root = process.cwd()): Plug
         if (refused.length && r.backend === 'webgpu') {
           throw new CompileError(file, refused.map((d) => ({ ...d, severity: 'error' as const, message: `${d.message} (the plugin's backend is 'webgpu'; 'auto' runs such a module on the emulator)` })))
         }
-        for (const d of refused) ctx.logger.warn(`unplugin-cuda: ${formatDiagnostic({ ...d, file: relative(r.root, d.file) || d.file })}`)
+        for (const d of refused) {
+          const hint = ` (on WebGPU, 'auto' runs this module on the emulator; the plugin's wgsl: false stops translating at build time)`
+          ctx.logger.warn(`unplugin-cuda: ${formatDiagnostic({ ...d, file: relative(r.root, d.file) || d.file, message: d.message + hint })}`)
+        }
         if (res.stats.compiles > 0) {
           // Progress: one line per file that needed the compiler (cache hits stay quiet).
           const ms = Math.round(performance.now() - t0)

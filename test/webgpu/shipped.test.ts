@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib'
 import { buildCudaFile, type BuildResult } from '@kernelpack/toolchain'
 import { ImageKind, OffloadKind, readOffloadEntries } from '@kernelpack/offload'
 import { decodeModule, parsePtx } from '@kernelpack/ptx'
-import { decodeWgslImage, SHIPPING_TARGET, translateModule } from '../../packages/webgpu/src/index.js'
+import { compactWgsl, decodeWgslImage, SHIPPING_TARGET, translateModule } from '../../packages/webgpu/src/index.js'
 import { loadModule } from '../../packages/runtime/src/index.js'
 import { repoRoot, tempDir, tool } from '../helpers/tools.js'
 import { runUnderDawn } from '../helpers/webgpu.js'
@@ -50,7 +50,10 @@ Build('ships the WGSL of the PTX as an image of its own: kind None, triple and a
   const ptx = new TextDecoder().decode(r.images.find((i) => i.kind === 'ptx')!.bytes)
   const fresh = translateModule(decodeModule(parsePtx(ptx), { perFunction: true }), SHIPPING_TARGET, ptx)
   assert.equal([...shipped.kernels.keys()], ['saxpy'])
-  assert.is(shipped.kernels.get('saxpy')!.wgsl, fresh.kernels.get('saxpy')!.wgsl)
+  // the same WGSL without emit-wgsl's comment lines (the PTX above each statement)
+  const full = fresh.kernels.get('saxpy')!.wgsl
+  assert.is(shipped.kernels.get('saxpy')!.wgsl, compactWgsl(full))
+  assert.ok(compactWgsl(full).length < full.length && !/^\s*\/\/ ld\.global/m.test(compactWgsl(full)) && /^\s*\/\/ ld\.global/m.test(full), 'comment lines left out')
   assert.equal(shipped.kernels.get('saxpy')!.paramOffsets, fresh.kernels.get('saxpy')!.paramOffsets)
   assert.equal(shipped.refused.map((u) => [u.kernel, u.line, u.source?.line]), [['axpy_f64', fresh.refused[0]!.line, f64Line]])
 })

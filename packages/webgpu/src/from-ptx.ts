@@ -51,7 +51,20 @@ export function translatePtxForShipping(ptx: string, source: string): { image: U
   const { module, undecodable } = decoded
   const translated = translateModule(module, SHIPPING_TARGET, ptx)
   const refused = [...undecodable, ...translated.refused].map((u) => withSource(module, u))
-  return { image: encodeWgslImage({ ...translated, refused }), refused }
+  const kernels = new Map([...translated.kernels].map(([name, k]) => [name, {
+    ...k,
+    wgsl: compactWgsl(k.wgsl),
+    ...(k.coarse ? { coarse: { ...k.coarse, wgsl: compactWgsl(k.coarse.wgsl) } } : {}),
+  }]))
+  return { image: encodeWgslImage({ ...translated, kernels, refused }), refused }
+}
+
+/** WGSL as shipped: emit-wgsl's comment lines (the PTX instruction above each statement, about a third of the
+ *  text) left out, the first line (which kernel, translated by what) kept. A kernel's WGSL with its comments
+ *  is what loading its PTX gives (`wgsl: false`, or `mod.inspect`). */
+export function compactWgsl(wgsl: string): string {
+  const lines = wgsl.split('\n')
+  return [lines[0]!, ...lines.slice(1).filter((l) => !/^\s*\/\//.test(l))].join('\n')
 }
 
 function withSource(module: IrModule, u: Untranslatable): Untranslatable {

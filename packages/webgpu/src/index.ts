@@ -9,7 +9,7 @@ export { CannotTranslateError, NoAdapterError, WebGpuError, WebGpuFault, WebGpuL
 export { createFixedTranslator } from './translate.js'
 export { emitWgsl } from './translator.js'
 export { translateModule } from './emit-wgsl.js'
-export { translatePtxForShipping, SHIPPING_TARGET } from './from-ptx.js'
+export { translatePtxForShipping, compactWgsl, SHIPPING_TARGET } from './from-ptx.js'
 export { encodeWgslImage, decodeWgslImage, WGSL_IMAGE_TRIPLE } from './wgsl-image.js'
 export type { Dim3, TranslateInput, TranslateTarget, WgslKernel, WgslModule, WgslTranslator, WgslVariable } from './translate.js'
 export { ArenaAllocator } from './arena.js'

@@ -12,7 +12,7 @@
 // nothing running they answer at once. See emit-js.ts for how a block's threads run and scheduler.ts for
 // how barriers and warp collectives are resolved. Checked launches (`check`, issue 19: sanitizer/) run on the
 // calling thread, whatever `workers` says: the sanitizer's shadow state lives there.
-import { resolveCheck, type Backend, type BackendEvent, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
+import { ptxText, resolveCheck, type Backend, type BackendEvent, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './js/emit-js.js'
 import { describeThreadLoops } from './js/emit-thread-loops.js'
@@ -406,9 +406,7 @@ class EmulatorBackendImpl implements EmulatorBackend {
     if (this.refusal !== undefined && !this.evaluate) {
       throw new Error(`the emulator cannot compile kernels in this context: ${this.refusal}. Create the backend with { evaluate: await loadInterpreter() } (@kernelpack/runtime does where it has to) to run them through the interpreter, or allow 'unsafe-eval' in the page's Content-Security-Policy`)
     }
-    let end = image.bytes.length
-    while (end > 0 && image.bytes[end - 1] === 0) end--
-    const text = new TextDecoder().decode(image.bytes.subarray(0, end))
+    const text = ptxText(image.bytes)
     const o = this.options
     const lm = loadPtxModule(text, this.heap, { print: this.print, threadLoops: o.threadLoops, fmad: o.fmad, evaluate: this.evaluate, sanitizer: this.san, codegen: o.codegen })
     this.modules.add(lm)

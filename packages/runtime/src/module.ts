@@ -249,13 +249,11 @@ async function checkManifestAgainstPtx(manifest: KernelManifest, entries: readon
   if (entryKind(chosen) === 'wgsl') return
   const ptx = entryKind(chosen) === 'ptx' ? chosen : entries.find((e) => entryKind(e) === 'ptx')
   if (!ptx) return
-  const { readPtxInterface } = await import('./ptx-interface.js')
+  const { readPtxInterface, ptxText } = await import('./ptx-interface.js')
   const arch = ptx.strings.get('arch') || 'PTX'
-  let end = ptx.image.length
-  while (end > 0 && ptx.image[end - 1] === 0) end--
   let iface: PtxInterface
   try {
-    iface = readPtxInterface(new TextDecoder().decode(ptx.image.subarray(0, end)))
+    iface = readPtxInterface(ptxText(ptx.image))
   } catch (err) {
     throw new Error(`${source}: the PTX image ${arch} cannot be read: ${(err as Error).message}`, { cause: err })
   }

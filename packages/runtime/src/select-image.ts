@@ -6,7 +6,7 @@
 //   (compute_XYa / compute_XYf PTX keep the a/f rule).
 // A matching cubin is preferred (the newest arch that fits; a > f > plain at the same arch), then the newest PTX.
 import type { OffloadEntry } from '@kernelpack/offload'
-import { ImageKind } from '@kernelpack/offload/core'
+import { ImageKind, WGSL_TRIPLE } from '@kernelpack/offload/core'
 import type { ImageToLoad } from './backend.js'
 
 export interface SelectDevice {
@@ -40,7 +40,7 @@ export function entryKind(e: OffloadEntry): ImageToLoad['kind'] | undefined {
     case ImageKind.PTX: return 'ptx'
     case ImageKind.Fatbinary: return 'fatbin'
     case ImageKind.Object: return 'object'
-    case ImageKind.None: return e.strings.get('triple') === 'wgsl' ? 'wgsl' : sniffKind(e.image)
+    case ImageKind.None: return e.strings.get('triple') === WGSL_TRIPLE ? 'wgsl' : sniffKind(e.image)
     default: return undefined
   }
 }

@@ -11,7 +11,7 @@ import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
 import { packImages, type WgslPackable } from './pack.js'
-import { readableName } from '@kernelpack/ptx'
+import { ptxText, readableName } from '@kernelpack/ptx'
 import type { Untranslatable } from '@kernelpack/webgpu'
 import { compilePool, Pool } from './pool.js'
 import { readPtxManifest } from './ptx-manifest.js'
@@ -522,22 +522,23 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   }
 }
 
-/** Translations of this process, by PTX hash (watch-mode rebuilds of an unchanged file translate once). */
-const translations = new Map<string, Promise<{ image: Uint8Array; refused: Untranslatable[] }>>()
+/** The latest translation of each file in this process, with its PTX's hash (watch-mode rebuilds of an
+ *  unchanged file translate once; an edited file replaces its entry). */
+const translations = new Map<string, { key: string; result: Promise<{ image: Uint8Array; refused: Untranslatable[] }> }>()
 
 /** The WGSL image of a build (the newest PTX image, else the manifest's PTX) and its refusals as diagnostics. */
 async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestTarget: string, abs: string): Promise<{ image: WgslPackable; refused: Diagnostic[] }> {
   const ptxImages = images.filter((i) => i.kind === 'ptx')
   const newest = ptxImages[ptxImages.length - 1]
   const from = newest ? newest.target : manifestTarget
-  const text = new TextDecoder().decode(newest ? newest.bytes : manifestPtx).replace(/\0+$/, '')
+  const text = ptxText(newest ? newest.bytes : manifestPtx)
   const key = sha256(text)
-  let t = translations.get(key)
-  if (!t) {
-    t = import('@kernelpack/webgpu').then((m) => m.translatePtxForShipping(text, basename(abs)))
-    translations.set(key, t)
+  let t = translations.get(abs)
+  if (t?.key !== key) {
+    t = { key, result: import('@kernelpack/webgpu').then((m) => m.translatePtxForShipping(text, basename(abs))) }
+    translations.set(abs, t)
   }
-  const { image, refused } = await t
+  const { image, refused } = await t.result
   const diagnostics = refused.map((u): Diagnostic => {
     const at = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
     const message = `${u.kernel ? `kernel ${readableName(u.kernel)}` : 'this module'} cannot run on WebGPU: ${at}${u.reason}`

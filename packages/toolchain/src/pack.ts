@@ -2,7 +2,7 @@
 // `--image=file=X.cubin|X.s,triple=nvptx64-nvidia-cuda,arch=sm_XY,kind=cuda,producer=…[,feature=+ptxNN]`:
 // image kind Cubin (3) or PTX (5), offload kind CUDA (2), one version-1 binary per image, concatenated.
 // `feature=+ptxNN` on PTX images is the PTX ISA version of its `.version` line, as clang names it.
-import { ImageKind, OffloadKind, writeOffloadBinary, type OffloadEntryInput } from '@kernelpack/offload'
+import { ImageKind, OffloadKind, WGSL_TRIPLE, writeOffloadBinary, type OffloadEntryInput } from '@kernelpack/offload'
 
 export interface PackableImage {
   arch: string
@@ -43,6 +43,6 @@ export function packImages(images: PackableImage[], producer: string, wgsl?: Wgs
   }))
   // the WGSL image: kind None (no LLVM kind fits; llvm-offload-binary lists and extracts it like any other),
   // triple and arch `wgsl`, the PTX target it came from
-  if (wgsl) entries.push({ imageKind: ImageKind.None, offloadKind: OffloadKind.None, strings: { triple: 'wgsl', arch: 'wgsl', producer: `${producer}, kernelpack emit-wgsl`, 'kernelpack-from': wgsl.from }, image: wgsl.bytes })
+  if (wgsl) entries.push({ imageKind: ImageKind.None, offloadKind: OffloadKind.None, strings: { triple: WGSL_TRIPLE, arch: WGSL_TRIPLE, producer: `${producer}, kernelpack emit-wgsl`, 'kernelpack-from': wgsl.from }, image: wgsl.bytes })
   return writeOffloadBinary(entries)
 }

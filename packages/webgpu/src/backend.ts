@@ -8,7 +8,7 @@
 // launch that awaits a pipeline is never overtaken by a later copy. Errors of the WebGPU implementation are
 // caught with error scopes around each submit and reported at the next synchronize or download, like CUDA's
 // sticky launch errors; a kernel that checks its accesses reports a fault through the fault record.
-import { launchAbortError, timeoutReason } from '@kernelpack/ptx'
+import { launchAbortError, ptxText, timeoutReason } from '@kernelpack/ptx'
 import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
@@ -337,7 +337,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     else {
       // PTX: parsed and decoded once, by the one PTX front end (loaded now, with the translator: a bundle
       // that runs WGSL translated at build time never loads either); a translator reads the IR, never the text
-      const { decodeForTranslation, ptxText } = await import('./from-ptx.js')
+      const { decodeForTranslation } = await import('./from-ptx.js')
       const ptx = ptxText(image.bytes)
       const decoded = decodeForTranslation(ptx, sourceName)
       undecodable.push(...decoded.undecodable)
@@ -504,17 +504,13 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       if (onAbort) signal?.removeEventListener('abort', onAbort)
       // a slice that ends soon after the signal or deadline (within GRACE_MS or four times the last slice's
       // time) counts as stopped between slices; only one that runs on is stopped by destroying the device
-      if (r !== 'finished' && (await Promise.race([finished, sleep(Math.max(GRACE_MS, 4 * lastMs))])) === 'finished') {
-        done += n
-        throw abortError(r, `stopped between slices of the grid after ${done * perSlice} of ${grid[0] * perSlice} blocks; the device and its memory are kept`)
-      }
-      if (r !== 'finished') {
+      if (r !== 'finished' && (await Promise.race([finished, sleep(Math.max(GRACE_MS, 4 * lastMs))])) !== 'finished') {
         killDevice(`kernel ${h.name} was stopped while it ran (${r === 'timeout' ? `past timeoutMs, ${timeoutMs} ms` : 'its signal was aborted'}) by destroying the device`)
         throw abortError(r, 'WebGPU cannot stop a running dispatch, so the device was destroyed: the device memory of every module on it is gone; load the module again (a new device)')
       }
       done += n
       live()
-      const why = done < grid[0] ? stopped() : undefined
+      const why = r !== 'finished' ? r : done < grid[0] ? stopped() : undefined
       if (why) throw abortError(why, `stopped between slices of the grid after ${done * perSlice} of ${grid[0] * perSlice} blocks; the device and its memory are kept`)
       lastMs = performance.now() - t0
       columns = Math.max(1, Math.min(limit('maxComputeWorkgroupsPerDimension'), Math.floor(lastMs > 0 ? (n * SLICE_MS) / lastMs : n * 2), n * 4))

@@ -8,13 +8,6 @@ import { translateModule } from './emit-wgsl.js'
 import { encodeWgslImage } from './wgsl-image.js'
 import type { TranslateTarget } from './translate.js'
 
-/** The text of a PTX image (trailing NUL padding removed). */
-export function ptxText(bytes: Uint8Array): string {
-  let end = bytes.length
-  while (end > 0 && bytes[end - 1] === 0) end--
-  return new TextDecoder().decode(bytes.subarray(0, end))
-}
-
 /** The decoded IR of `ptx` without the entries the front end cannot read (listed in `undecodable`). */
 export function decodeForTranslation(ptx: string, source: string): { module: IrModule; undecodable: Untranslatable[] } {
   const undecodable: Untranslatable[] = []

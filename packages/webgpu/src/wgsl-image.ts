@@ -3,13 +3,11 @@
 // the PTX front end. The image is one UTF-8 JSON document (the same WgslModule a translator returns at load:
 // every kernel's WGSL and launch facts, the kernels that cannot run on WebGPU with their reasons, the module
 // variables with their initial bytes in base64), in the offload binary with image kind None and the strings
-// triple=wgsl, arch=wgsl (README.md, "WGSL translated at build time"). Keys are written in a fixed order, so the
+// triple=wgsl, arch=wgsl (@kernelpack/offload's WGSL_TRIPLE; README.md, "WGSL translated at build time"). Keys are written in a fixed order, so the
 // same PTX gives the same bytes.
 import { WebGpuError, type Untranslatable } from './errors.js'
 import type { Dim3, WgslKernel, WgslModule, WgslVariable } from './translate.js'
 
-/** The `triple` and `arch` strings of the image in the offload binary. */
-export const WGSL_IMAGE_TRIPLE = 'wgsl'
 const FORMAT = 'kernelpack-wgsl'
 const VERSION = 1
 

@@ -7,7 +7,7 @@ export { readOffloadBinaries, readOffloadEntries, decodeBinaryAt, windowSource, 
 export type { DecodeLimits, DecodedEntry, DecodedBinary, Codecs } from './read.js'
 export { writeOffloadBinary, encodeV1Prefix, orderedStrings, zstdStored } from './write.js'
 export type { WriteOptions, EntryMeta, BinaryPrefix } from './write.js'
-export { WGSL_TRIPLE, imageKindFromExtension, imageKindName, offloadKindName, offloadKindFromName, imageKindOfFile, isBitcode, extensionOf, stemOf } from './kinds.js'
+export { imageKindFromExtension, imageKindName, offloadKindName, offloadKindFromName, imageKindOfFile, isBitcode, extensionOf, stemOf } from './kinds.js'
 export { orderKeysLikeLLVM, hashStringRef } from './string-order.js'
 export { buildStringTable } from './string-table.js'
 export { nameKernels, splitSignature, kernelParamTypes, RESERVED_EXPORTS, SEMANTIC_EXPORTS } from './kernel-names.js'

@@ -4,10 +4,6 @@
 // a .spv file gets kind None and an IMG_SPIRV image unpacks with an empty extension).
 import { ImageKind, OffloadKind } from './types.js'
 
-/** The `triple` (and `arch`) string of kernelpack's WGSL image (@kernelpack/webgpu's wgsl-image.ts): image kind
- *  None, as no LLVM kind fits it. Written by @kernelpack/toolchain, chosen by @kernelpack/runtime. */
-export const WGSL_TRIPLE = 'wgsl'
-
 const imageKindByExtension: Record<string, number> = {
   o: ImageKind.Object,
   bc: ImageKind.Bitcode,

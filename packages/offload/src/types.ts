@@ -51,3 +51,7 @@ export interface OffloadBinary {
   version: number
   entries: OffloadEntry[]
 }
+
+/** The `triple` (and `arch`) string of kernelpack's WGSL image (@kernelpack/webgpu's wgsl-image.ts): image kind
+ *  None, as no LLVM kind fits it. Written by @kernelpack/toolchain, chosen by @kernelpack/runtime. */
+export const WGSL_TRIPLE = 'wgsl'

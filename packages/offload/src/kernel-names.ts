@@ -3,14 +3,12 @@
 // demangled signature (issue 17 item 10). One function, so that the stub and the runtime never disagree.
 // Pure: no Node APIs.
 import type { KernelInfo, KernelManifest } from './manifest.js'
+import { exportOf, SEMANTIC_EXPORTS } from './semantic-exports.js'
+
+export { exportOf, SEMANTIC_EXPORTS } from './semantic-exports.js'
 
 /** Names the stub exports itself; an extern "C" kernel cannot take them. */
 export const RESERVED_EXPORTS: ReadonlySet<string> = new Set(['module', 'kernels', 'default'])
-
-/** Export names that would change the meaning of the stub module itself: a module namespace with a `then`
- *  export is a thenable, so `await import('./k.cu')` would call the launcher instead of giving the module.
- *  A kernel with such a name is exported as `<name>_` (issue 17 item 6). */
-export const SEMANTIC_EXPORTS: ReadonlySet<string> = new Set(['then'])
 
 // ECMAScript reserved words (and strict-mode ones): an export may be named so, but a `const` may not.
 const RESERVED_WORDS = new Set(('await break case catch class const continue debugger default delete do else enum export extends ' +
@@ -125,7 +123,6 @@ export function nameKernels(manifest: KernelManifest): KernelName[] {
     else if (fixed.has(k.name)) problems.set(k, 'duplicate')
     else fixed.set(k.name, k)
   }
-  const exportOf = (name: string) => (SEMANTIC_EXPORTS.has(name) ? `${name}_` : name)
   const taken = new Set<string>([...RESERVED_EXPORTS, ...SEMANTIC_EXPORTS, ...[...fixed.keys()].map(exportOf)])
   const mangled = kernels.filter((k) => k.demangled !== k.name)
   const parts = new Map(mangled.map((k) => [k, readableParts(k)]))

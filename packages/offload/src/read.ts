@@ -4,7 +4,7 @@
 import {
   ALIGNMENT, E_FLAGS, E_IMAGE_KIND, E_IMAGE_OFFSET, E_IMAGE_SIZE, E_NUM_STRINGS, E_OFFLOAD_KIND, E_STRING_OFFSET,
   ENTRY_SIZE, H_ENTRIES_OFFSET, H_ENTRY_SIZE_OR_COUNT, H_INFLATED_SIZE, H_SIZE, H_VERSION, HEADER_SIZE_V1,
-  HEADER_SIZE_V3, MAGIC, MAX_VERSION, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2, ZSTD_MAGIC, alignTo,
+  HEADER_SIZE_V3, MAGIC, MAX_VERSION, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2, alignTo,
 } from './layout.js'
 import { DecodeError, TruncatedError } from './errors.js'
 import type { OffloadBinary, OffloadEntry } from './types.js'
@@ -16,6 +16,9 @@ export interface Codecs {
   unzlib(data: Uint8Array, out: Uint8Array): Uint8Array
   unzstd(data: Uint8Array, out: Uint8Array): Uint8Array
   zlib(data: Uint8Array, level: number): Uint8Array
+  /** A compressed v3 binary (`binary`: header and compressed body; `at` its offset in the source, for
+   *  errors) inflated into a fresh buffer holding the header (InflatedSize cleared) and the body (inflate.ts). */
+  inflate(binary: Uint8Array, at: number, inflatedSize: number, maxInflatedSize: number): Uint8Array
 }
 
 let codecs: Codecs | undefined
@@ -42,10 +45,6 @@ export interface DecodeLimits {
 
 const defaults: Required<DecodeLimits> = { maxEntries: 65536, maxStrings: 65536, maxInflatedSize: 1 << 30 }
 
-// Worst expansion ratios, so that a lying InflatedSize cannot make us allocate more than the compressed
-// bytes could possibly produce: deflate's maximum is 1032:1; zstd's is an RLE block (128 KiB from 4 bytes).
-const ZLIB_MAX_RATIO = 1032
-const ZSTD_MAX_RATIO = 32768
 
 /** Thrown internally when a partial window (streaming unpack) lacks bytes the binary declares. */
 export class WindowTooSmall extends Error {
@@ -235,7 +234,7 @@ function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
-/** Inflates a compressed v3 binary into a fresh buffer holding the header (InflatedSize cleared) and body. */
+/** Checks a compressed v3 binary's header fields and hands it to the codecs' inflate (inflate.ts). */
 function inflate(src: Source, offset: number, size: number, entriesOffset: number, inflatedSize: number, lim: Required<DecodeLimits>): Uint8Array {
   if (entriesOffset !== HEADER_SIZE_V3 || entriesOffset > size) {
     throw new DecodeError(`compressed binary: entries offset ${entriesOffset} must be ${HEADER_SIZE_V3}`, offset + H_ENTRIES_OFFSET)
@@ -244,78 +243,7 @@ function inflate(src: Source, offset: number, size: number, entriesOffset: numbe
     throw new DecodeError(`compressed binary: inflated size ${inflatedSize} is smaller than the header`, offset + H_INFLATED_SIZE)
   }
   need(src, offset, size)
-  const compressed = src.bytes.subarray(offset + entriesOffset, offset + size)
-  const bodySize = inflatedSize - entriesOffset
-  const isZstd = ZSTD_MAGIC.every((b, i) => compressed[i] === b)
-  const bound = compressed.length * (isZstd ? ZSTD_MAX_RATIO : ZLIB_MAX_RATIO) + 1024
-  if (inflatedSize > lim.maxInflatedSize || bodySize > bound) {
-    throw new DecodeError(`compressed binary: inflated size ${inflatedSize} is beyond what ${compressed.length} compressed bytes can hold or the limit of ${lim.maxInflatedSize}`, offset + H_INFLATED_SIZE)
-  }
-  if (isZstd) {
-    const declared = zstdContentSize(compressed)
-    if (declared !== undefined && declared !== bodySize) {
-      throw new DecodeError(`compressed binary: zstd frame holds ${declared} bytes, header says ${bodySize}`, offset + H_INFLATED_SIZE)
-    }
-  }
-  const out = new Uint8Array(entriesOffset + bodySize)
-  let body: Uint8Array
-  const c = getCodecs()
-  try {
-    body = isZstd ? c.unzstd(compressed, out.subarray(entriesOffset)) : c.unzlib(compressed, out.subarray(entriesOffset))
-  } catch (err) {
-    throw new DecodeError(`compressed binary: ${isZstd ? 'zstd' : 'zlib'} body does not decompress: ${(err as Error).message}`, offset + entriesOffset)
-  }
-  if (!isZstd && compressed.length >= 4) {
-    // fflate does not verify zlib's Adler-32 trailer; LLVM (zlib's uncompress) does.
-    const want = new DataView(compressed.buffer, compressed.byteOffset + compressed.length - 4, 4).getUint32(0, false)
-    if (adler32(body) !== want) throw new DecodeError('compressed binary: zlib body fails its Adler-32 check', offset + size - 4)
-  }
-  if (body.length !== bodySize || (body.buffer !== out.buffer || body.byteOffset !== out.byteOffset + entriesOffset)) {
-    if (body.length !== bodySize) {
-      throw new DecodeError(`compressed binary: body inflates to ${body.length} bytes, header says ${bodySize}`, offset + H_INFLATED_SIZE)
-    }
-    out.set(body, entriesOffset)
-  }
-  // The inflated binary is the original: header with Size = InflatedSize and InflatedSize = 0.
-  out.set(src.bytes.subarray(offset, offset + entriesOffset), 0)
-  const v = viewOf(out)
-  v.setBigUint64(H_SIZE, BigInt(inflatedSize), true)
-  v.setBigUint64(H_INFLATED_SIZE, 0n, true)
-  return out
-}
-
-function adler32(data: Uint8Array): number {
-  let a = 1
-  let b = 0
-  const NMAX = 5552
-  for (let i = 0; i < data.length; ) {
-    const end = Math.min(data.length, i + NMAX)
-    for (; i < end; i++) {
-      a += data[i]!
-      b += a
-    }
-    a %= 65521
-    b %= 65521
-  }
-  return ((b << 16) | a) >>> 0
-}
-
-/** Frame_Content_Size of a zstd frame header (RFC 8878 §3.1.1.1), when the frame declares it. */
-function zstdContentSize(frame: Uint8Array): number | undefined {
-  if (frame.length < 5) return undefined
-  const fhd = frame[4]!
-  const fcsFlag = fhd >> 6
-  const single = (fhd >> 5) & 1
-  const dictBytes = [0, 1, 2, 4][fhd & 3]!
-  const fcsBytes = [single ? 1 : 0, 2, 4, 8][fcsFlag]!
-  if (fcsBytes === 0) return undefined
-  const at = 5 + (single ? 0 : 1) + dictBytes
-  if (at + fcsBytes > frame.length) return undefined
-  const v = new DataView(frame.buffer, frame.byteOffset + at, fcsBytes)
-  if (fcsBytes === 1) return v.getUint8(0)
-  if (fcsBytes === 2) return v.getUint16(0, true) + 256
-  if (fcsBytes === 4) return v.getUint32(0, true)
-  return Number(v.getBigUint64(0, true))
+  return getCodecs().inflate(src.bytes.subarray(offset, offset + size), offset, inflatedSize, lim.maxInflatedSize)
 }
 
 /**

@@ -2,8 +2,8 @@
 // Node built-ins). A string or URL source is fetched. `auto` runs WebGPU when the page has an adapter and
 // every kernel translates, else the emulator, and says why in `mod.backend.reason` (issue 15).
 import type { KernelManifest } from '@kernelpack/offload'
-import { resolveCheck, type CheckSetting } from '@kernelpack/ptx'
-import { emulatorBackend, type EmulatorLoadOptions } from './emulator.js'
+import type { CheckSetting } from '@kernelpack/ptx'
+import type { EmulatorLoadOptions } from './emulator.js'
 import { createModule, type Module } from './module.js'
 import { createKernelModule, type KernelModule, type KernelModuleSpec } from './kernel-module.js'
 import { bytesOf, describeSource, fetchBytes, isResponse, readResponse, type ModuleSource } from './source.js'
@@ -31,13 +31,18 @@ export interface LoadModuleOptions extends EmulatorLoadOptions {
   check?: CheckSetting
 }
 
+/** The emulator's adapter, loaded when a module runs there (a page that runs its kernels on WebGPU never
+ *  loads it; the emulator itself is loaded by it). */
+const emulator = () => import('./emulator.js')
+
 export async function loadModule(source: ModuleSource, manifest: KernelManifest, options: LoadModuleOptions = {}): Promise<Module> {
   const which = options.backend ?? 'auto'
   if (which === 'cuda') {
     throw new Error("loadModule: backend 'cuda' needs Node and the NVIDIA driver; in a browser use 'auto', 'webgpu' or 'emulator'")
   }
   if (which !== 'auto' && which !== 'emulator' && which !== 'webgpu') throw new TypeError(`loadModule: backend must be 'auto', 'cuda', 'emulator' or 'webgpu', got ${JSON.stringify(which)}`)
-  const check = resolveCheck(options.check, 'loadModule: check')
+  // the sanitizer's settings are read only when some are given (a page without them does not load the code)
+  const check = options.check === undefined || options.check === false ? undefined : (await import('@kernelpack/ptx/sanitizer')).resolveCheck(options.check, 'loadModule: check')
   if (check && which === 'webgpu') throw new TypeError("loadModule: check runs on the PTX emulator, not on backend 'webgpu'; use backend 'emulator' or 'auto'")
   let bytes = bytesOf(source)
   if (!bytes) {
@@ -48,7 +53,7 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
   const sourceName = describeSource(source)
   if (which === 'emulator' || check) {
     const reason = which === 'emulator' ? `backend 'emulator' was requested${check ? ', with checks' : ''}` : 'auto: checks were requested, which run on the PTX emulator'
-    return createModule(await emulatorBackend(options, check), bytes, manifest, { sourceName, reason, timeoutMs: options.timeoutMs })
+    return createModule(await (await emulator()).emulatorBackend(options, check), bytes, manifest, { sourceName, reason, timeoutMs: options.timeoutMs })
   }
   // timeoutMs: WebGPU stops a launch that runs longer too (in slices, or by destroying the device)
   if (which === 'webgpu') return createModule(await webgpuBackend(options.webgpu), bytes, manifest, { sourceName, reason: "backend 'webgpu' was requested", timeoutMs: options.timeoutMs })
@@ -63,7 +68,7 @@ export async function loadModule(source: ModuleSource, manifest: KernelManifest,
       why = describeWebGpuFallback(err, hw.adapter)
     }
   } else why = hw.why
-  return createModule(await emulatorBackend(options), bytes, manifest, {
+  return createModule(await (await emulator()).emulatorBackend(options), bytes, manifest, {
     sourceName,
     timeoutMs: options.timeoutMs,
     reason: `auto: browsers have no CUDA driver, and ${why}, so the PTX emulator runs`,

@@ -8,7 +8,7 @@
 // x ≤ 2^31−1, y and z ≤ 65535; block x and y ≤ 1024, z ≤ 64, x·y·z ≤ 1024; and "Maximum amount of shared
 // memory per thread block", which beyond 48 KiB needs the opt-in attribute
 // cudaFuncAttributeMaxDynamicSharedMemorySize (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
-import { CudaError, fallbackErrorName } from './errors.js'
+import { CudaError } from './errors.js'
 
 export const CUDA_ERROR_INVALID_VALUE = 1
 
@@ -54,9 +54,10 @@ export function computeCapabilityOfArch(arch: string): [number, number] | undefi
   return m ? [Number(m[1]), Number(m[2])] : undefined
 }
 
-/** A CudaError as the driver would report the rejected call. */
+/** A CudaError as the driver would report the rejected call (the name written out, so that a page that never
+ *  meets the driver does not carry errors.ts's table of CUresult names). */
 export function invalidValue(call: string, why: string): CudaError {
-  return new CudaError(call, CUDA_ERROR_INVALID_VALUE, fallbackErrorName(CUDA_ERROR_INVALID_VALUE), why)
+  return new CudaError(call, CUDA_ERROR_INVALID_VALUE, 'CUDA_ERROR_INVALID_VALUE', why)
 }
 
 const axes = ['x', 'y', 'z'] as const

@@ -15,7 +15,8 @@
 import type { ParamInfo } from '@kernelpack/offload'
 import { layoutParams as layoutPtxParams } from '@kernelpack/ptx'
 import type { KernelParams } from './backend.js'
-import { fromValueType, isTypedValue, showValue, toBfloat16Bits, toHalfBits, writeValue, type TypedValue } from './schema.js'
+import type { valueLayouts } from './schema.js'
+import { isTypedValue, showValue, writeTypedValue, type TypedValue } from './typed-value.js'
 
 /** A (pointer, length) pair passed as two kernel parameters (Rust slices, `std::span` by value). */
 export interface Slice {
@@ -139,7 +140,12 @@ export interface PackerOptions {
   /** Generate a pack function specialised to the parameter list with `new Function` (falls back to a loop
    * over the parameters where code generation is refused, e.g. under a Content-Security-Policy). @default true */
   generate?: boolean
+  /** schema.ts's `valueLayouts`, for parameters with the compiler's layout (`valueType`) and f16/bf16 ones:
+   *  module.ts loads that file only for a manifest that has them. */
+  layouts?: ValueLayouts
 }
+
+export type ValueLayouts = typeof valueLayouts
 
 /**
  * Builds the packer for one kernel: `pack(args, target)` checks `args` against the PTX parameter list and
@@ -164,17 +170,20 @@ export function createPacker(
   function makeWriter(p: ParamInfo, i: number): Writer {
     if (isAggregate(p)) {
       // the compiler's layout of the parameter's C++ type: a plain object (or array) with its field names
-      const schema = p.valueType ? fromValueType(p.valueType) : undefined
+      const layouts = options.layouts
+      if (p.valueType && !layouts) throw new Error(`kernel ${kernel}: parameter ${i} has the compiler's layout (valueType) but the packer was made without schema.ts's valueLayouts`)
+      const schema = p.valueType ? layouts!.fromValueType(p.valueType) : undefined
+      const writeValue = layouts?.writeValue
       const where = `kernel ${kernel}: parameter ${i}${p.sourceName ?? p.name ? ` (${p.sourceName ?? p.name})` : ''}`
       return (t, off, v) => {
         // (a typed array for a C array by value, `std::array`; a Uint8Array stays the exact bytes)
         if (schema && typeof v === 'object' && v !== null && !isTypedValue(v) && (!ArrayBuffer.isView(v) || (schema.kind === 'array' && !(v instanceof Uint8Array) && !(v instanceof DataView)))) {
-          writeValue(t.dv, off, schema, v, where)
+          writeValue!(t.dv, off, schema, v, where)
           return
         }
         // `__half`, `__nv_bfloat16` by value: the compiler's type says what a plain number means
         if (schema?.kind === 'scalar' && (schema.name === 'f16' || schema.name === 'bf16') && typeof v === 'number') {
-          writeValue(t.dv, off, schema, v, where)
+          writeValue!(t.dv, off, schema, v, where)
           return
         }
         if (v instanceof Uint8Array) {
@@ -184,7 +193,7 @@ export function createPacker(
         }
         if (isTypedValue(v) && v.type.size !== 0) {
           if (v.type.size !== p.size || v.type.align !== p.align) throw errAt(i, v, ` of ${v.type.size} bytes aligned to ${v.type.align}`)
-          writeValue(t.dv, off, v.type, v.value, path(i))
+          writeTypedValue(t.dv, off, v, path(i))
           return
         }
         if (p.size === 16 && p.align === 16 && typeof v === 'bigint') {
@@ -202,10 +211,12 @@ export function createPacker(
     if (ty === 'f32') return (t, off, v) => { if (typeof v !== 'number') throw errAt(i, v); t.f32[off >> 2] = v }
     if (ty === 'f64') return (t, off, v) => { if (typeof v !== 'number') throw errAt(i, v); t.f64[off >> 3] = v }
     if (ty === 'f16' || ty === 'bf16') {
-      const conv = ty === 'f16' ? toHalfBits : toBfloat16Bits
+      const layouts = options.layouts
+      if (!layouts) throw new Error(`kernel ${kernel}: parameter ${i} is .${ty} but the packer was made without schema.ts's valueLayouts`)
+      const conv = ty === 'f16' ? layouts.toHalfBits : layouts.toBfloat16Bits
       return (t, off, v) => {
         if (typeof v === 'number') return void (t.u16[off >> 1] = conv(v))
-        if (isTypedValue(v) && v.type.size === 2) return writeValue(t.dv, off, v.type, v.value, path(i))
+        if (isTypedValue(v) && v.type.size === 2) return writeTypedValue(t.dv, off, v, path(i))
         throw errAt(i, v)
       }
     }
@@ -216,7 +227,7 @@ export function createPacker(
         if (typeof v === 'object' && v !== null) {
           const address = (v as { address?: unknown }).address
           if (typeof address === 'bigint') return void (t.u64[off >> 3] = address)
-          if (isTypedValue(v) && v.type.size === 8) return writeValue(t.dv, off, v.type, v.value, path(i))
+          if (isTypedValue(v) && v.type.size === 8) return writeTypedValue(t.dv, off, v, path(i))
           throw errAt(i, v)
         }
         if (typeof v === 'bigint') {
@@ -243,7 +254,7 @@ export function createPacker(
         if (typeof v !== 'number') {
           if (typeof v === 'boolean' && size === 1) v = v ? 1 : 0
           else if (typeof v === 'bigint' && v >= BigInt(lo) && v <= BigInt(max)) v = Number(v)
-          else if (isTypedValue(v) && v.type.size === size) return writeValue(t.dv, off, v.type, v.value, path(i))
+          else if (isTypedValue(v) && v.type.size === size) return writeTypedValue(t.dv, off, v, path(i))
         }
         if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > max) throw errAt(i, raw, typeof v === 'number' && Number.isInteger(v) ? ` (out of range [${lo}, ${max}])` : '')
         const u = v < 0 ? v + mod : v
@@ -409,8 +420,8 @@ function describeParamShort(p: ParamInfo): string {
 }
 
 /** Packs `args` for `params` into a fresh buffer: the KernelParams a Backend.launch receives. */
-export function packParams(kernel: string, params: readonly ParamInfo[], args: readonly unknown[]): KernelParams {
-  const { layout, pack } = createPacker(kernel, params)
+export function packParams(kernel: string, params: readonly ParamInfo[], args: readonly unknown[], layouts?: ValueLayouts): KernelParams {
+  const { layout, pack } = createPacker(kernel, params, { layouts })
   const bytes = new Uint8Array(layout.size)
   pack(args, createPackTarget(bytes))
   return { bytes, offsets: layout.offsets, sizes: layout.sizes }

@@ -3,12 +3,12 @@
 // Shared by the Node entry (index.ts) and the browser entry (browser.ts); no Node built-ins here.
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
 // the core reader: the zlib/zstd codecs of compressed binaries are loaded only when one is read (createModule)
-import { ImageKind, nameKernels, readOffloadEntries, splitSignature } from '@kernelpack/offload/core'
+import { exportOf, readOffloadEntries } from '@kernelpack/offload/core'
 import { isPtxType, layoutParams, typeSize, type PtxInterface } from '@kernelpack/ptx'
 import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch, SanitizerReport } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
-import { createPacker, createPackTarget, type KernelArg, type Packer, type PackTarget } from './marshal.js'
-import { entryKind, selectImage, sniffKind, type ImageChoice } from './select-image.js'
+import { createPacker, createPackTarget, type KernelArg, type Packer, type PackTarget, type ValueLayouts } from './marshal.js'
+import { entryKind, selectImage, type ImageChoice } from './select-image.js'
 
 /** Device memory the host reads and writes: what DeviceBuffer and DeviceGlobal have in common. */
 export interface DeviceMemory {
@@ -151,33 +151,15 @@ export interface Module {
   unload(): Promise<void>
 }
 
-/** The images of a module file: offload binary entries, or one raw cubin/PTX/fatbin (arch from its text). */
-export function readImages(bytes: Uint8Array, sourceName: string): OffloadEntry[] {
-  const isOffload = bytes.length >= 4 && bytes[0] === 0x10 && bytes[1] === 0xff && bytes[2] === 0x10 && bytes[3] === 0xad
-  if (isOffload) {
-    try {
-      return readOffloadEntries(bytes)
-    } catch (err) {
-      throw new Error(`${sourceName}: not a readable offload binary: ${(err as Error).message}`, { cause: err })
-    }
+const isOffloadBinary = (bytes: Uint8Array) => bytes.length >= 4 && bytes[0] === 0x10 && bytes[1] === 0xff && bytes[2] === 0x10 && bytes[3] === 0xad
+
+/** An offload binary's entries, with the message readImages gives (images.ts) for one that cannot be read. */
+function readOffloadImages(bytes: Uint8Array, sourceName: string): OffloadEntry[] {
+  try {
+    return readOffloadEntries(bytes)
+  } catch (err) {
+    throw new Error(`${sourceName}: not a readable offload binary: ${(err as Error).message}`, { cause: err })
   }
-  const kind = sniffKind(bytes)
-  if (!kind) {
-    throw new Error(`${sourceName}: neither an offload binary (magic 10 ff 10 ad) nor a cubin (ELF) or PTX text; build it with \`kernelpack build\``)
-  }
-  let arch = ''
-  if (kind === 'ptx') {
-    const m = /^\s*\.target\s+(sm_\d+[af]?)/m.exec(new TextDecoder().decode(bytes.subarray(0, 65536)))
-    arch = m ? m[1]!.replace('sm_', 'compute_') : ''
-  } else if (kind === 'cubin' && bytes.length >= 52) {
-    // CUDA ELF e_flags (offset 48 in ELF64): the SM number in bits 0-7 (ABI < 8) or 8-15 (newer ABI).
-    const flags = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(48, true)
-    const abi = bytes[8]!
-    const sm = abi >= 8 ? (flags >> 8) & 0xff : flags & 0xff
-    if (sm) arch = `sm_${sm}`
-  }
-  const imageKind = kind === 'ptx' ? ImageKind.PTX : kind === 'cubin' ? ImageKind.Cubin : kind === 'fatbin' ? ImageKind.Fatbinary : ImageKind.Object
-  return [{ imageKind, offloadKind: 2, flags: 0, strings: new Map([['arch', arch]]), image: bytes }]
 }
 
 function checkDim(v: unknown, d: Dim, what: string, kernel: string): number {
@@ -342,6 +324,7 @@ class ModuleState {
     readonly sourceName: string,
     readonly timeoutMs: number | undefined,
     readonly limits: LaunchLimits,
+    readonly layouts: ValueLayouts | undefined,
   ) {}
 
   alive(what: string): void {
@@ -456,10 +439,14 @@ class KernelNames {
   readonly #exportNames: Map<KernelInfo, string | undefined>
   readonly #byName = new Map<string, KernelInfo>()
 
-  constructor(manifest: KernelManifest, sourceName: string) {
+  readonly #splitSignature: ((demangled: string) => { qualified: string }) | undefined
+
+  /** `names`: nameKernels's answer; `splitSignature` from the same module, for C++ kernels (absent when every
+   *  kernel is extern "C": then no name is a signature to split). */
+  constructor(manifest: KernelManifest, sourceName: string, kernelNames: LoadedNames['kernelNames'], splitSignature: ((demangled: string) => { qualified: string }) | undefined) {
     this.#manifest = manifest
     this.#sourceName = sourceName
-    const kernelNames = nameKernels(manifest)
+    this.#splitSignature = splitSignature
     this.#exportNames = new Map<KernelInfo, string | undefined>(kernelNames.map((n) => [n.kernel, n.exportName]))
     const byName = this.#byName
     for (const k of manifest.kernels) if (!byName.has(k.name)) byName.set(k.name, k)
@@ -478,8 +465,8 @@ class KernelNames {
     const kernels = this.#manifest.kernels
     // a function name (`scale`, `ns::k`) or one with template arguments (`scale<float>`): unique or ambiguous
     const byDemangled = kernels.filter((k) => {
-      if (k.demangled === k.name) return false
-      const q = splitSignature(k.demangled).qualified
+      if (k.demangled === k.name || !this.#splitSignature) return false
+      const q = this.#splitSignature(k.demangled).qualified
       const lt = q.indexOf('<')
       return q === name || (lt > 0 && q.slice(0, lt) === name)
     })
@@ -522,7 +509,7 @@ class KernelImpl implements Kernel {
     this.#module = module
     this.#info = info
     const label = this.#label = info.demangled && info.demangled !== info.name ? `${info.name} (${info.demangled})` : info.name
-    const packer = this.#packer = createPacker(label, info.params)
+    const packer = this.#packer = createPacker(label, info.params, { layouts: module.layouts })
     this.#config = { grid: [1, 1, 1], block: [1, 1, 1], sharedBytes: 0, stream: null, maxDynamicSharedBytes: module.limits.defaultDynamicShared }
     const state = this.#state = { prepared: undefined, target: undefined, configure: this.#configure, general: this.#launchArgs }
     module.fastStates.push(state)
@@ -615,15 +602,15 @@ class ModuleImpl implements Module {
   readonly #variables: Map<string, VariableInfo>
   readonly #globals = new Map<string, Promise<DeviceGlobal>>()
 
-  constructor(backend: Backend, device: DeviceInfo, manifest: KernelManifest, choice: ImageChoice, bmod: BackendModule, opts: { sourceName: string; reason: string; timeoutMs?: number }) {
+  constructor(backend: Backend, device: DeviceInfo, manifest: KernelManifest, choice: ImageChoice, bmod: BackendModule, opts: { sourceName: string; reason: string; timeoutMs?: number }, layouts: ValueLayouts | undefined, names: LoadedNames) {
     // how the backend runs launches (the emulator: worker threads, or the calling thread and why) can change
     // after loading (workers that fail to start), so it is read when asked
     this.backend = { name: backend.name, device, get reason() { const how = backend.describeExecution?.(); return how ? `${opts.reason}; ${how}` : opts.reason } }
     this.manifest = manifest
     this.image = { arch: choice.arch, kind: choice.kind, reason: choice.reason }
-    this.#shared = new ModuleState(backend, bmod, opts.sourceName, opts.timeoutMs, limitsOf(backend, device, choice.arch))
+    this.#shared = new ModuleState(backend, bmod, opts.sourceName, opts.timeoutMs, limitsOf(backend, device, choice.arch), layouts)
     this.#variables = new Map<string, VariableInfo>((manifest.variables ?? []).map((v) => [v.name, v]))
-    this.#names = new KernelNames(manifest, opts.sourceName)
+    this.#names = new KernelNames(manifest, opts.sourceName, names.kernelNames, names.splitSignature)
   }
 
   readonly upload = async (data: ArrayBufferView): Promise<DeviceBuffer> => {
@@ -738,17 +725,36 @@ class ModuleImpl implements Module {
   }
 }
 
+interface LoadedNames {
+  /** Each kernel's export name in the stub (nameKernels); undefined where it has none. */
+  kernelNames: ReadonlyArray<{ kernel: KernelInfo; exportName: string | undefined }>
+  splitSignature: ((demangled: string) => { qualified: string }) | undefined
+}
+
+/** The export names of a manifest's kernels, by @kernelpack/offload's rules (nameKernels, what the stub
+ *  exports): the C++ naming rules are loaded only for a manifest with C++ (mangled) kernels. An extern "C"
+ *  kernel answers to its own name already, so of nameKernels's answer for it only the one rename (`then` →
+ *  `then_`, exportOf) matters here; a name nameKernels refuses as an export (a reserved word) stays its PTX name. */
+async function kernelNamesOf(manifest: KernelManifest): Promise<LoadedNames> {
+  if (manifest.kernels.every((k) => k.demangled === k.name)) {
+    return { kernelNames: manifest.kernels.map((k) => ({ kernel: k, exportName: exportOf(k.name) })), splitSignature: undefined }
+  }
+  const { nameKernels, splitSignature } = await import('@kernelpack/offload/names')
+  return { kernelNames: nameKernels(manifest), splitSignature }
+}
+
 /** Builds a Module: picks the image for the backend's device, loads it, and serves buffers and kernels. */
 export async function createModule(backend: Backend, bytes: Uint8Array, manifest: KernelManifest, opts: { sourceName: string; reason: string; timeoutMs?: number }): Promise<Module> {
   checkManifest(manifest, opts.sourceName)
   let entries: OffloadEntry[]
   try {
-    entries = readImages(bytes, opts.sourceName)
+    // a raw cubin, PTX or fatbin (not what the plugin ships): read by images.ts, loaded for it
+    entries = isOffloadBinary(bytes) ? readOffloadImages(bytes, opts.sourceName) : (await import('./images.js')).readImages(bytes, opts.sourceName)
   } catch (err) {
     if ((err as { cause?: { code?: string } }).cause?.code !== 'CODECS_NOT_LOADED') throw err
     // a compressed binary (clang --offload-compress): the package entry registers the codecs
     await import('@kernelpack/offload')
-    entries = readImages(bytes, opts.sourceName)
+    entries = readOffloadImages(bytes, opts.sourceName)
   }
   const device = backend.device()
   let choice: ImageChoice
@@ -758,6 +764,9 @@ export async function createModule(backend: Backend, bytes: Uint8Array, manifest
     throw new Error(`${opts.sourceName}: ${(err as Error).message}`, { cause: err })
   }
   await checkManifestAgainstPtx(manifest, entries, choice.entry, opts.sourceName)
+  // struct parameters with the compiler's layout, f16/bf16 ones: the schema codecs, loaded only for a manifest that has them
+  const layouts = manifest.kernels.some((k) => k.params.some((p) => p.valueType || p.type === 'f16' || p.type === 'bf16')) ? (await import('./schema.js')).valueLayouts : undefined
+  const names = await kernelNamesOf(manifest)
   const bmod: BackendModule = await backend.loadModule({ kind: choice.kind, arch: choice.arch, bytes: choice.entry.image }, opts.sourceName)
-  return new ModuleImpl(backend, device, manifest, choice, bmod, opts)
+  return new ModuleImpl(backend, device, manifest, choice, bmod, opts, layouts, names)
 }

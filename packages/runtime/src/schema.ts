@@ -1,4 +1,7 @@
 import type { KernelManifest, ValueType } from '@kernelpack/offload'
+import { isTypedValue, showValue, typedValueTag, type TypedValue } from './typed-value.js'
+
+export { isTypedValue, showValue, type TypedValue } from './typed-value.js'
 
 // Data schemas for by-value kernel arguments, in the spirit of TypeGPU's `d.struct`: scalars, fixed arrays,
 // structs and unions, laid out the way the C compiler lays them out for the host ABI that nvcc mirrors on
@@ -42,20 +45,9 @@ export interface StructType extends TypeBase {
 
 export type DataType = ScalarType | ArrayType | StructType
 
-/** A JS value tagged with its schema; what `Kernel.launch` accepts for a by-value struct, array, f16… */
-export interface TypedValue {
-  readonly type: DataType
-  readonly value: unknown
-}
-
-const typedValueTag = Symbol.for('kernelpack.typedValue')
-
 function makeOf(this: DataType, value: unknown): TypedValue {
-  return { type: this, value, [typedValueTag]: true } as TypedValue
-}
-
-export function isTypedValue(x: unknown): x is TypedValue {
-  return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[typedValueTag] === true
+  // the tag holds writeValue: marshalling writes a typed value without importing this module (typed-value.ts)
+  return { type: this, value, [typedValueTag]: writeValue } as TypedValue
 }
 
 function scalar(name: ScalarName, size: number): ScalarType {
@@ -245,13 +237,6 @@ function fail(path: string, expected: string, got: unknown): never {
   throw new TypeError(`${path}: expected ${expected}, got ${showValue(got)}`)
 }
 
-export function showValue(v: unknown): string {
-  if (typeof v === 'bigint') return `${v}n`
-  if (typeof v === 'string') return `${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v)} (string)`
-  if (v === null || v === undefined || typeof v !== 'object') return String(v)
-  if (ArrayBuffer.isView(v)) return `${v.constructor.name}(${(v as ArrayBufferView).byteLength} bytes)`
-  return Array.isArray(v) ? `an array of ${v.length}` : `an object (${Object.keys(v).slice(0, 5).join(', ') || 'no keys'})`
-}
 
 function toInteger(name: string, v: unknown, path: string): bigint {
   let b: bigint
@@ -472,3 +457,7 @@ export function namedValueTypes(manifest: KernelManifest): Record<string, ValueC
   for (const k of manifest.kernels) for (const p of k.params) if (p.valueType) visit(p.valueType)
   return Object.freeze(out)
 }
+
+/** What marshal.ts needs for by-value parameters with the compiler's layout (`valueType`) and for f16/bf16
+ *  parameters; the module loads this file only for a manifest that has such parameters (module.ts). */
+export const valueLayouts = Object.freeze({ fromValueType, writeValue, toHalfBits, toBfloat16Bits })

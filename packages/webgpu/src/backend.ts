@@ -8,7 +8,6 @@
 // launch that awaits a pipeline is never overtaken by a later copy. Errors of the WebGPU implementation are
 // caught with error scopes around each submit and reported at the next synchronize or download, like CUDA's
 // sticky launch errors; a kernel that checks its accesses reports a fault through the fault record.
-import { launchAbortError, ptxText, timeoutReason } from '@kernelpack/ptx'
 import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
@@ -21,6 +20,7 @@ import {
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
 import { type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
 import { emitWgsl } from './translator.js'
+import type { SliceContext } from './stoppable.js'
 import { decodeWgslImage } from './wgsl-image.js'
 
 export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
@@ -121,14 +121,6 @@ function dim(d: unknown, what: string): Dim3 {
 }
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4
-/** A stoppable launch's first slice, in blocks (whole grid.x columns, at least one); later slices are sized to
- *  take about SLICE_MS each. */
-const FIRST_SLICE_BLOCKS = 1024
-const SLICE_MS = 50
-/** How long a stopped launch waits for its running slice to end before it destroys the device (at least; four
- *  times the last slice's time where that is longer). */
-const GRACE_MS = 250
-const sleep = (ms: number) => new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), ms))
 const align16 = (n: number) => Math.ceil(n / 16) * 16
 
 /** A bigger arena the device refused (caught where it is created; alloc turns it into a RangeError). */
@@ -337,7 +329,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     else {
       // PTX: parsed and decoded once, by the one PTX front end (loaded now, with the translator: a bundle
       // that runs WGSL translated at build time never loads either); a translator reads the IR, never the text
-      const { decodeForTranslation } = await import('./from-ptx.js')
+      const { decodeForTranslation, ptxText } = await import('./from-ptx.js')
       const ptx = ptxText(image.bytes)
       const decoded = decodeForTranslation(ptx, sourceName)
       undecodable.push(...decoded.undecodable)
@@ -357,7 +349,9 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         refused.push({ kernel: k.name, line: 0, reason: `.reqntid ${k.requiredBlock.join(',')} exceeds maxComputeInvocationsPerWorkgroup (${limit('maxComputeInvocationsPerWorkgroup')})` })
       }
     }
-    if (refused.length && !options.partial) throw new CannotTranslateError(sourceName, refused)
+    // kernels named demangled in the errors: the demangler is loaded only for a module that has such kernels
+    const readable = refused.length ? (await import('@kernelpack/ptx/demangle')).readableName : undefined
+    if (refused.length && !options.partial) throw new CannotTranslateError(sourceName, refused, readable)
     const refusedNames = new Set(refused.map((r) => r.kernel))
 
     const mod: LoadedModule = { source: sourceName, translated, variableAt: [], unloaded: false }
@@ -390,7 +384,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       getFunction(name: string) {
         const h = handles.get(name)
         const r = refused.filter((x) => x.kernel === name)
-        if (!h && r.length) throw new CannotTranslateError(sourceName, r)
+        if (!h && r.length) throw new CannotTranslateError(sourceName, r, readable)
         if (!h) throw new Error(`kernel ${name} is not in this module (kernels: ${[...handles.keys()].join(', ') || 'none'})`)
         return h
       },
@@ -457,66 +451,6 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     return p
   }
 
-  /**
-   * A launch with a signal or timeoutMs (issue 25): WebGPU cannot stop a dispatch, so the grid runs in slices
-   * of whole grid.x columns (about SLICE_MS each, sized from the previous slice's time), one submit at a time,
-   * and the signal and the deadline are looked at between them: a launch stopped there (or whose slice ends
-   * within the grace time after) rejects with an AbortError and leaves the device as it is (the blocks that
-   * ran have run). A slice that runs on is stopped the only way WebGPU has: the device is destroyed on purpose
-   * (as a CUDA context dies with a killed kernel). Every later call of this backend then fails, naming the
-   * kernel; the runtime opens a new device for the next loadModule. Resolves when the last slice has finished.
-   */
-  async function runStoppable(h: KernelHandle, p: GPUComputePipeline, grid: Dim3, stop: { signal: AbortSignal | undefined; timeoutMs: number | undefined }): Promise<void> {
-    const { signal, timeoutMs } = stop
-    const started = performance.now()
-    const deadline = timeoutMs === undefined ? Infinity : started + timeoutMs
-    const perSlice = grid[1] * grid[2]
-    const record = new Uint32Array(LAUNCH_RECORD_STRIDE / 4)
-    let done = 0
-    let lastMs = 0
-    let columns = Math.max(1, Math.min(limit('maxComputeWorkgroupsPerDimension'), Math.floor(FIRST_SLICE_BLOCKS / perSlice)))
-    const stopped = (): 'abort' | 'timeout' | undefined => (signal?.aborted ? 'abort' : performance.now() >= deadline ? 'timeout' : undefined)
-    const abortError = (why: 'abort' | 'timeout', detail: string) => why === 'timeout'
-      ? launchAbortError(h.name, `it ran longer than timeoutMs (${timeoutMs} ms); ${detail}`, timeoutReason(timeoutMs!))
-      : launchAbortError(h.name, `the signal was aborted; ${detail}`, signal?.reason)
-    while (done < grid[0]) {
-      const n = Math.min(columns, grid[0] - done)
-      record.set([grid[0], grid[1], grid[2], h.id, done, 0, 0, 0])
-      device.queue.writeBuffer(h.launchBuffer!, 0, record)
-      const t0 = performance.now()
-      submitChecked(`launch ${h.name}`, (enc) => {
-        const pass = enc.beginComputePass({ label: h.name })
-        pass.setPipeline(p)
-        pass.setBindGroup(0, h.bindGroup!, [0])
-        pass.dispatchWorkgroups(n, grid[1], grid[2])
-        pass.end()
-      })
-      let timer: ReturnType<typeof setTimeout> | undefined
-      let onAbort: (() => void) | undefined
-      const interrupted = new Promise<'abort' | 'timeout'>((resolve) => {
-        onAbort = () => resolve('abort')
-        signal?.addEventListener('abort', onAbort, { once: true })
-        if (deadline !== Infinity) timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - performance.now()))
-      })
-      const finished = device.queue.onSubmittedWorkDone().then(() => 'finished' as const)
-      const r = await Promise.race([finished, interrupted])
-      clearTimeout(timer)
-      if (onAbort) signal?.removeEventListener('abort', onAbort)
-      // a slice that ends soon after the signal or deadline (within GRACE_MS or four times the last slice's
-      // time) counts as stopped between slices; only one that runs on is stopped by destroying the device
-      if (r !== 'finished' && (await Promise.race([finished, sleep(Math.max(GRACE_MS, 4 * lastMs))])) !== 'finished') {
-        killDevice(`kernel ${h.name} was stopped while it ran (${r === 'timeout' ? `past timeoutMs, ${timeoutMs} ms` : 'its signal was aborted'}) by destroying the device`)
-        throw abortError(r, 'WebGPU cannot stop a running dispatch, so the device was destroyed: the device memory of every module on it is gone; load the module again (a new device)')
-      }
-      done += n
-      live()
-      const why = r !== 'finished' ? r : done < grid[0] ? stopped() : undefined
-      if (why) throw abortError(why, `stopped between slices of the grid after ${done * perSlice} of ${grid[0] * perSlice} blocks; the device and its memory are kept`)
-      lastMs = performance.now() - t0
-      columns = Math.max(1, Math.min(limit('maxComputeWorkgroupsPerDimension'), Math.floor(lastMs > 0 ? (n * SLICE_MS) / lastMs : n * 2), n * 4))
-    }
-  }
-
   /** Destroys the device on purpose (to stop a running dispatch): every later call fails with `why`. Dawn in
    *  Node waits there for the dispatch to end on the calling thread, so the destroy runs after the launch's
    *  rejection has been delivered. */
@@ -527,6 +461,9 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       device.destroy()
     }, 0)
   }
+
+  // what a launch with a signal or timeoutMs needs (stoppable.ts, loaded for the first such launch)
+  const sliceContext: SliceContext = { device, limit, submitChecked, live, killDevice }
 
   const backend: WebGpuBackend = {
     name: 'webgpu',
@@ -637,7 +574,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       if (signal !== undefined && !(typeof signal === 'object' && 'aborted' in signal)) throw new TypeError(`${what}: signal must be an AbortSignal`)
       const timeoutMs = config.timeoutMs
       if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`${what}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
-      if (signal?.aborted) throw launchAbortError(h.name, 'the signal was aborted before it ran', signal.reason)
+      // (the AbortError comes from stoppable.ts, loaded for it: launches with a signal are rare)
+      if (signal?.aborted) throw (await import('./stoppable.js')).notRun(h.name, signal)
       const stoppable = signal !== undefined || timeoutMs !== undefined
       // Without a signal or timeout, the grid is one submit (grid.x split into dispatches of at most perDim
       // workgroups, one launch record each); with one, it runs in slices (runStoppable).
@@ -676,7 +614,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           })
           h.bindGeneration = generation
         }
-        if (stoppable) return runStoppable(h, p, grid, { signal, timeoutMs })
+        if (stoppable) return import('./stoppable.js').then((m) => m.runStoppable(sliceContext, h, p, grid, { signal, timeoutMs }))
         submitChecked(what, (enc) => {
           const pass = enc.beginComputePass({ label: h.name })
           pass.setPipeline(p)

@@ -1,7 +1,6 @@
 // Errors of the WebGPU backend. Each has a stable `name` so the runtime (which loads this package on demand
 // and does not import its classes) can tell them apart: `auto` falls back to the emulator on
 // CannotTranslateError and NoAdapterError only.
-import { readableName } from '@kernelpack/ptx'
 
 /** One kernel (or the whole module, `kernel` undefined) that cannot run on WebGPU. */
 export interface Untranslatable {
@@ -18,18 +17,22 @@ export interface Untranslatable {
   source?: { file: string; line: number; column: number }
 }
 
-function describe(u: Untranslatable): string {
+/** How a message names a kernel: the demangled name (`@kernelpack/ptx/demangle`'s readableName), which the
+ *  backend loads only when a module has kernels that cannot run. */
+export type KernelNamer = (ptxName: string) => string
+
+function describe(u: Untranslatable, name: KernelNamer): string {
   const at = u.source ? ` in ${u.source.file}:${u.source.line}` : ''
   const where = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}${at}: ` : ''
-  return `${u.kernel ? `kernel ${readableName(u.kernel)}: ` : ''}${where}${u.reason}`
+  return `${u.kernel ? `kernel ${name(u.kernel)}: ` : ''}${where}${u.reason}`
 }
 
 /** The module's PTX has kernels that cannot be translated to WGSL; thrown by loadModule. */
 export class CannotTranslateError extends Error {
   override name = 'CannotTranslateError'
   readonly refused: readonly Untranslatable[]
-  constructor(source: string, refused: readonly Untranslatable[]) {
-    super(`${source}: cannot run on WebGPU: ${refused.map(describe).join('; ')}`)
+  constructor(source: string, refused: readonly Untranslatable[], name: KernelNamer = (k) => k) {
+    super(`${source}: cannot run on WebGPU: ${refused.map((u) => describe(u, name)).join('; ')}`)
     this.refused = refused
   }
 }

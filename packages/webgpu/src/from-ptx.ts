@@ -8,6 +8,9 @@ import { translateModule } from './emit-wgsl.js'
 import { encodeWgslImage } from './wgsl-image.js'
 import type { TranslateTarget } from './translate.js'
 
+/** The PTX text of an image (for the backend, which loads this file only for a PTX image). */
+export { ptxText } from '@kernelpack/ptx'
+
 /** The decoded IR of `ptx` without the entries the front end cannot read (listed in `undecodable`). */
 export function decodeForTranslation(ptx: string, source: string): { module: IrModule; undecodable: Untranslatable[] } {
   const undecodable: Untranslatable[] = []

@@ -249,7 +249,7 @@ Errors('a lost device fails every later call with the reason', async () => {
   assert.match(err.message, /the WebGPU device was lost \(destroyed\)/)
 })
 
-Errors('a failed device assert() and __trap() throw WebGpuFault at the next download with the PTX line (emit-wgsl)', async () => {
+Errors('a failed device assert(), __trap() and a wild load throw WebGpuFault at the next download with the PTX line (emit-wgsl)', async () => {
   const faults = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'faults.cu'), config })
   const be = await wg.createWebGpuBackend({ gpu })
   const mod = await be.loadModule(ptxImage(faults), 'faults.ptx')
@@ -273,6 +273,14 @@ Errors('a failed device assert() and __trap() throw WebGpuFault at the next down
   err = await caught(() => run('trap_on_negative', bad)) as InstanceType<typeof wg.WebGpuFault>
   assert.is(err.kind, 'trap')
   assert.is(err.message, `kernel trap_on_negative: trap instruction executed (PTX line ${line(/^\s*trap;/)})`)
+  assert.equal(Array.from(await run('checked_copy', good)), Array.from(good), 'the record is clear again')
+  // a thread's access fault is kept until it ends or traps; a trap after it reports the access, which came first
+  err = await caught(() => run('wild_then_trap', good)) as InstanceType<typeof wg.WebGpuFault>
+  assert.is(err.kind, 'access')
+  const lines = faults.split('\n'), entry = lines.findIndex((l) => l.includes('.entry wild_then_trap'))
+  const load = lines.findIndex((l, i) => i > entry && /^\s*ld\.global/.test(l)) + 1
+  assert.match(err.message, new RegExp(`^kernel wild_then_trap: invalid memory access at 0x[0-9a-f]+ \\(PTX line ${load}\\)$`))
+  assert.ok(BigInt(err.address) >= BigInt(input) + (1n << 30n), `the address of the access, 0x${err.address.toString(16)}`)
   assert.equal(Array.from(await run('checked_copy', good)), Array.from(good), 'the record is clear again')
   await be.dispose()
 })

@@ -110,7 +110,7 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
       if (ins.mode === 'red') {
         // bar.red.{popc,and,or}{.u32,.pred} d, id, {count,} {!}p
         if (A.length > 3) return w.refuse('bar.red with a thread count: WGSL has only whole-workgroup barriers')
-        if (w.mem.globalStores) w.line('storageBarrier();')
+        if (w.mem.storageBarriers.has(ins)) w.line('storageBarrier();')
         const p = () => w.pred(A[A.length - 1]!)
         const n = countBlock(w, ins.reduction === 'and' ? () => `${active()} && !(${p()})` : () => `${active()} && ${p()}`)
         w.perThread(() => {
@@ -124,8 +124,8 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
       // a named barrier without a thread count still waits for the whole block
       if (A.length > 1) return w.refuse('named barriers with a thread count (bar.sync id, count): WGSL has only whole-workgroup barriers')
       // CUDA's barrier also orders the block's global memory accesses (PTX ISA, "bar"): storageBarrier
-      // where the kernel writes global memory
-      if (w.mem.globalStores) w.line('storageBarrier();')
+      // where global accesses on both sides need it (globalBarriers)
+      if (w.mem.storageBarriers.has(ins)) w.line('storageBarrier();')
       w.line('workgroupBarrier();')
       return
     }

@@ -19,7 +19,7 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeBarrierRegions, RETURN_EXIT, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
@@ -27,7 +27,7 @@ import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
 import { callTarget, emitOp } from './emit-ops.js'
-import { emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
+import { checksGlobal, emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
@@ -527,6 +527,7 @@ export class KernelWriter {
     return {
       sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0,
       localBytes: Math.ceil(local / 4) * 4, globalAtomic, sharedAtomic: sharedAtomic && usesShared, globalStores,
+      storageBarriers: globalStores ? globalBarriers(fn) : new Set(),
     }
   }
 
@@ -1055,17 +1056,23 @@ export class KernelWriter {
       const t = s === 'u64' ? 'vec2<u32>' : s
       return `  var ${this.regName[id]}: ${this.coarse > 1 && !this.uniformRegs.has(id) ? `array<${t}, ${this.coarse}>` : t};`
     })
+    const builtins = this.coarse > 1
+      ? [['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
+      : [['local_invocation_id', 'kp_tid', 'vec3<u32>'], ['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
+    const entry = [this.coarse > 1 ? '@compute @workgroup_size(kp_wg)' : '@compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)',
+      `fn kp_main(${builtins.map(([b, n, t]) => `@builtin(${b}) ${n}: ${t}`).join(', ')}) {`]
+    // with checked global accesses the kernel is a function of its own, and its entry records the thread's
+    // first fault when the kernel returns (wherever it returns), outside the kernel's control flow
+    const checked = checksGlobal(this)
     const main = [
-      ...(this.coarse > 1
-        ? ['@compute @workgroup_size(kp_wg)', 'fn kp_main(@builtin(workgroup_id) kp_wid: vec3<u32>, @builtin(local_invocation_index) kp_lidx: u32) {']
-        : ['@compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)',
-          'fn kp_main(@builtin(local_invocation_id) kp_tid: vec3<u32>, @builtin(workgroup_id) kp_wid: vec3<u32>, @builtin(local_invocation_index) kp_lidx: u32) {',
-          '  let kp_t = kp_lidx;']),
+      ...(checked ? [`fn kp_kernel(${builtins.map(([, n, t]) => `${n}: ${t}`).join(', ')}) {`] : entry),
+      ...(this.coarse > 1 ? [] : ['  let kp_t = kp_lidx;']),
       '  let kp_ctaid = kp_wid + kp_launch.ctaid_base;',
       ...regDecls,
       ...[...this.decls.values()].map((d) => `  ${d}`),
       body,
       '}',
+      ...(checked ? ['', ...entry, `  kp_kernel(${builtins.map(([, n]) => n).join(', ')});`, '  kp_fault_flush();', '}'] : []),
     ]
     const wgsl = [...head, '', ...lib, ...helpers, '', ...main, ''].join('\n')
     const features: string[] = []
@@ -1081,6 +1088,92 @@ export class KernelWriter {
     if (max?.length) out.maxThreads = max[0]! * (max[1] ?? 1) * (max[2] ?? 1)
     return out
   }
+}
+
+/**
+ * The block barriers at which WGSL needs `storageBarrier()` beside `workgroupBarrier()` (which orders only
+ * workgroup memory), where CUDA's `__syncthreads()` orders the block's global accesses too: a barrier
+ * before which a thread may have written global memory that no storageBarrier has ordered yet, while global
+ * memory is touched after it (RAW, WAW), or before which it may have read global memory not yet ordered,
+ * while global memory is written right after it (WAR). What is not ordered at one barrier is carried to the
+ * next (barrier regions, @kernelpack/ptx), so a read before one barrier and a write two barriers later still
+ * get one between them. A tiled matmul then orders global memory once per tile (the barrier before the
+ * regions whose exit path stores the result) instead of at both barriers: storageBarrier made its loop 40 %
+ * slower on SwiftShader. Global or generic `st`/`atom`/`red` write, `ld`/`ldu`/`atom`/`red` read, `cp` both.
+ */
+export function globalBarriers(fn: IrFunction): Set<Instruction> {
+  const ins = fn.instructions
+  const cfg = buildCfg(fn)
+  const regions = analyzeBarrierRegions(fn, cfg)
+  const isCut = new Set(regions.cuts)
+  const global = (x: Instruction) => x.space === undefined || x.space === 'global' || x.space === 'generic'
+  const writes = (x: Instruction) => x.op === 'cp' || ((x.op === 'st' || x.op === 'atom' || x.op === 'red') && global(x))
+  const reads = (x: Instruction) => x.op === 'cp' || ((x.op === 'ld' || x.op === 'ldu' || x.op === 'atom' || x.op === 'red') && global(x))
+  type Access = { r: boolean; w: boolean }
+  const accessOf = (list: Iterable<number>): Access => {
+    const a = { r: false, w: false }
+    for (const i of list) { a.r ||= reads(ins[i]!); a.w ||= writes(ins[i]!) }
+    return a
+  }
+  /** The instructions of a region from which its exit `cut` is reached (not those only on other paths, such
+   *  as a store after the loop whose barrier `cut` is). */
+  const leadingTo = (inRegion: Set<number>, cut: number): number[] => {
+    const out: number[] = []
+    const seen = new Set<number>()
+    const walk = (block: number, from: number) => {
+      const b = cfg.blocks[block]!
+      for (let i = from - 1; i >= b.start; i--) {
+        if (isCut.has(i) || !inRegion.has(i)) return
+        out.push(i)
+      }
+      for (const p of b.preds) if (!seen.has(p)) { seen.add(p); walk(p, cfg.blocks[p]!.end) }
+    }
+    walk(cfg.blockOf[cut]!, cut)
+    return out
+  }
+  const inRegion = regions.regions.map((r) => new Set(r.instructions))
+  // a region's accesses up to each of its exit cuts, and right after each cut (up to anywhere)
+  const upTo = regions.regions.map((r, k) => new Map(r.exits.filter((c) => c !== RETURN_EXIT).map((c) => [c, accessOf(leadingTo(inRegion[k]!, c))])))
+  const own = regions.regions.map((r) => accessOf(r.instructions))
+  const afterCut = new Map(regions.regions.map((r, k) => [r.after, k]))
+  const ordered = new Set<number>()
+  // what reaches each region's entry unordered (carried over barriers without storageBarrier), for the
+  // barriers chosen so far
+  let carried: Access[] = []
+  const arriving = (c: number): Access => {
+    const a = { r: false, w: false }
+    regions.regions.forEach((_, k) => {
+      const up = upTo[k]!.get(c)
+      if (!up) return
+      a.r ||= up.r || carried[k]!.r
+      a.w ||= up.w || carried[k]!.w
+    })
+    return a
+  }
+  const carry = () => {
+    carried = regions.regions.map(() => ({ r: false, w: false }))
+    for (let again = true; again;) {
+      again = false
+      regions.regions.forEach((r, k) => {
+        if (r.after === undefined || ordered.has(r.after)) return
+        const a = arriving(r.after)
+        if ((a.r && !carried[k]!.r) || (a.w && !carried[k]!.w)) { carried[k] = { r: carried[k]!.r || a.r, w: carried[k]!.w || a.w }; again = true }
+      })
+    }
+  }
+  // barriers in program order, each decided with what the earlier choices leave unordered; again until no
+  // barrier is added (a loop's back edge carries accesses to the barriers before it)
+  carry()
+  for (let changed = true; changed;) {
+    changed = false
+    for (const c of regions.cuts) {
+      if (ordered.has(c)) continue
+      const before = arriving(c)
+      const next = own[afterCut.get(c)!]!
+      if ((before.w && (next.r || next.w)) || (before.r && next.w)) { ordered.add(c); changed = true; carry() }
+    }
+  }
+  return new Set([...ordered].map((c) => ins[c]!))
 }
 
 /** Translates one `.entry`; throws Refusal. When a CUDA block may hold more threads than the adapter allows

@@ -655,7 +655,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return w.setU64(A[0], 'vec2<u32>(0u, 0u)')
     case 'trap':
       w.features.add('kp_trap')
-      w.line(`kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.trap}u);`)
+      w.line(`kp_fault_flush(); kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.trap}u);`)
       return
     case 'call': {
       const name = callTarget(ins)
@@ -664,7 +664,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         // a failed assert(): the fault record says so and the launch throws WebGpuFault, as CUDA's launch fails
         // with cudaErrorAssert (the message, file and line arguments stay unread: no device printf yet)
         w.features.add('kp_trap')
-        w.line(`kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.assert}u);`)
+        w.line(`kp_fault_flush(); kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.assert}u);`)
         return
       }
       if (name === 'malloc' || name === 'free') return w.refuse(`device ${name}`)

@@ -1,5 +1,5 @@
-// Hand-written WGSL for the two kernels the WebGPU benches time (issue 25: "a comparison with hand-written
-// WGSL"): vector add and the 16×16-tiled matmul of test/fixtures/webgpu/plumbing.cu, written the way a WebGPU
+// Hand-written WGSL for the kernels the WebGPU benches time (issue 25: "a comparison with hand-written WGSL"):
+// vector add, the 16×16-tiled matmul and the shared-memory reduction of test/fixtures/webgpu/plumbing.cu, written the way a WebGPU
 // developer writes them (one storage buffer per array, a uniform for the sizes, workgroup tiles, the same
 // order of operations as the CUDA source), and run on a GPUDevice with nothing of kernelpack in between. The
 // benches run them beside the WGSL emit-wgsl translates from that kernel's PTX, on the same device, A/B
@@ -49,27 +49,51 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 `
 
+export const handReduceWgsl = `
+struct Sizes { n: u32 }
+@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read_write> sums: array<f32>;
+@group(0) @binding(2) var<uniform> sizes: Sizes;
+var<workgroup> s: array<f32, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let t = lid.x;
+  let i = wid.x * 512u + t;
+  var v = 0.0;
+  if (i < sizes.n) { v = input[i]; }
+  if (i + 256u < sizes.n) { v = v + input[i + 256u]; }
+  s[t] = v;
+  workgroupBarrier();
+  for (var st = 128u; st > 0u; st = st >> 1u) {
+    if (t < st) { s[t] = s[t] + s[t + st]; }
+    workgroupBarrier();
+  }
+  if (t == 0u) { sums[wid.x] = s[0]; }
+}
+`
+
 const STORAGE = 0x80, COPY_DST = 0x8, COPY_SRC = 0x4, UNIFORM = 0x40, MAP_READ = 0x1
 
 /** One hand-written kernel set up on `device` with its inputs: `run()` launches it and waits until the queue
  *  is done (what a synchronize does); `read()` copies the output back. */
 export interface HandKernel { run(): Promise<void>; read(): Promise<Float32Array>; destroy(): void }
 
-export async function setupHand(device: GPUDevice, which: 'vecAdd' | 'matmul', inputs: { a: Float32Array; b: Float32Array; outLength: number; sizes: number[]; groups: [number, number, number] }): Promise<HandKernel> {
+export async function setupHand(device: GPUDevice, which: 'vecAdd' | 'matmul' | 'reduce', inputs: { a: Float32Array; b?: Float32Array; outLength: number; sizes: number[]; groups: [number, number, number] }): Promise<HandKernel> {
   const buffer = (data: Float32Array | Uint32Array | number, usage: number) => {
     const size = typeof data === 'number' ? data : Math.max(16, data.byteLength)
     const b = device.createBuffer({ size: Math.ceil(size / 4) * 4, usage: usage | COPY_DST })
     if (typeof data !== 'number') device.queue.writeBuffer(b, 0, data as Float32Array<ArrayBuffer>)
     return b
   }
-  const a = buffer(inputs.a, STORAGE), b = buffer(inputs.b, STORAGE)
+  const a = buffer(inputs.a, STORAGE), b = inputs.b ? buffer(inputs.b, STORAGE) : undefined
   const c = buffer(inputs.outLength * 4, STORAGE | COPY_SRC)
   const sizes = buffer(Uint32Array.from([...inputs.sizes, 0, 0, 0, 0].slice(0, 4)), UNIFORM)
-  const module = device.createShaderModule({ code: which === 'vecAdd' ? handVecAddWgsl : handMatmulWgsl })
+  const module = device.createShaderModule({ code: which === 'vecAdd' ? handVecAddWgsl : which === 'matmul' ? handMatmulWgsl : handReduceWgsl })
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
   const group = device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
-    entries: [a, b, c, sizes].map((buf, binding) => ({ binding, resource: { buffer: buf } })),
+    entries: (b ? [a, b, c, sizes] : [a, c, sizes]).map((buf, binding) => ({ binding, resource: { buffer: buf } })),
   })
   return {
     async run() {
@@ -93,6 +117,6 @@ export async function setupHand(device: GPUDevice, which: 'vecAdd' | 'matmul', i
       staging.destroy()
       return out
     },
-    destroy() { for (const x of [a, b, c, sizes]) x.destroy() },
+    destroy() { for (const x of [a, b, c, sizes]) x?.destroy() },
   }
 }

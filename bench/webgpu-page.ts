@@ -17,13 +17,14 @@ interface Workload {
   entry: string
   grid: [number, number, number]
   block: [number, number, number]
-  hand: 'vecAdd' | 'matmul'
-  inputs(): { a: Float32Array; b: Float32Array; outLength: number; scalars: number[] }
+  hand: 'vecAdd' | 'matmul' | 'reduce'
+  inputs(): { a: Float32Array; b?: Float32Array; outLength: number; scalars: number[] }
 }
 
 // smoke mode (webgpu.bench.ts): the smallest sizes
 const N_ADD = KP_DATA.smoke ? 1 << 12 : 1 << 22
 const MM = KP_DATA.smoke ? 32 : 192
+const N_RED = KP_DATA.smoke ? 1 << 12 : 1 << 22
 const workloads: Workload[] = [
   {
     name: `vecAdd 2^${Math.log2(N_ADD)}`, entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1], hand: 'vecAdd',
@@ -41,13 +42,19 @@ const workloads: Workload[] = [
       outLength: MM * MM, scalars: [MM, MM, MM],
     }),
   },
+  {
+    // 256 threads a block, two elements each, a tree in shared memory; one sum per block (exact: quarters)
+    name: `shared-memory reduction 2^${Math.log2(N_RED)}`, entry: 'reduce_sum_shared', grid: [N_RED / 512, 1, 1], block: [256, 1, 1], hand: 'reduce',
+    inputs: () => ({ a: Float32Array.from({ length: N_RED }, (_, i) => (i % 64) * 0.25), outLength: N_RED / 512, scalars: [N_RED] }),
+  },
 ]
 
 /** The workload's buffers on a runner: its arguments (inputs, output, sizes) and the output. */
 async function setup(k: KernelRunner, w: Workload): Promise<{ args: KernelArg[]; out: DeviceBuffer }> {
   const x = w.inputs()
-  const [a, b, out] = [await k.upload(x.a), await k.upload(x.b), await k.alloc(x.outLength * 4)]
-  return { args: [a, b, out, ...x.scalars], out }
+  const ins = [await k.upload(x.a), ...(x.b ? [await k.upload(x.b)] : [])]
+  const out = await k.alloc(x.outLength * 4)
+  return { args: [...ins, out, ...x.scalars], out }
 }
 
 function sum(xs: Float32Array): number {
@@ -68,9 +75,11 @@ async function main() {
     const [se, sw] = [await setup(ke, w), await setup(kw, w)]
     const x = w.inputs()
     const hand = await setupHand(gpu.gpu.device, w.hand, { a: x.a, b: x.b, outLength: x.outLength, sizes: x.scalars, groups: w.grid })
-    // one untimed launch each: the emulator compiles its JS, WebGPU creates the pipeline
+    // one untimed launch each: the emulator compiles its JS, WebGPU creates the pipeline. Both WebGPU sides
+    // wait for the queue (synchronize would add the fault record's read-back, which the hand-written side
+    // does not have: a map of 16 bytes, about 1 ms here); the checksums below synchronize.
     const runEmu = async () => { await ke.launch(w.entry, w.grid, w.block, se.args); await emu.synchronize() }
-    const runWeb = async () => { await kw.launch(w.entry, w.grid, w.block, sw.args); await web.synchronize() }
+    const runWeb = async () => { await kw.launch(w.entry, w.grid, w.block, sw.args); await gpu.gpu.device.queue.onSubmittedWorkDone() }
     await runEmu()
     await runWeb()
     await hand.run()

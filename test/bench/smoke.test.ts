@@ -100,6 +100,8 @@ const expected: Record<string, string[]> = {
     'webgpu translated vs hand-written WGSL: vecAdd #^# (chromium, *)',
     'webgpu tiled matmul #x#x# (#x# tiles) (chromium, *; WGSL by emit-wgsl)',
     'webgpu translated vs hand-written WGSL: tiled matmul #x#x# (#x# tiles) (chromium, *)',
+    'webgpu shared-memory reduction #^# (chromium, *; WGSL by emit-wgsl)',
+    'webgpu translated vs hand-written WGSL: shared-memory reduction #^# (chromium, *)',
   ],
 }
 

@@ -165,13 +165,15 @@ export function createPacker(
     return new TypeError(`kernel ${kernel}: parameter ${i}${p.name ? ` (${p.name})` : ''} expects ${describeParam(p)}, got ${showValue(got)}${extra}`)
   }
   const path = (i: number) => `kernel ${kernel}: parameter ${i}`
+  // (module.ts loads the layouts for every manifest with such parameters: an internal error)
+  const noLayouts = (i: number) => new Error(`${path(i)} needs schema.ts's valueLayouts`)
   const writers: Writer[] = params.map((p, i) => makeWriter(p, i))
 
   function makeWriter(p: ParamInfo, i: number): Writer {
     if (isAggregate(p)) {
       // the compiler's layout of the parameter's C++ type: a plain object (or array) with its field names
       const layouts = options.layouts
-      if (p.valueType && !layouts) throw new Error(`kernel ${kernel}: parameter ${i} has the compiler's layout (valueType) but the packer was made without schema.ts's valueLayouts`)
+      if (p.valueType && !layouts) throw noLayouts(i)
       const schema = p.valueType ? layouts!.fromValueType(p.valueType) : undefined
       const writeValue = layouts?.writeValue
       const where = `kernel ${kernel}: parameter ${i}${p.sourceName ?? p.name ? ` (${p.sourceName ?? p.name})` : ''}`
@@ -212,7 +214,7 @@ export function createPacker(
     if (ty === 'f64') return (t, off, v) => { if (typeof v !== 'number') throw errAt(i, v); t.f64[off >> 3] = v }
     if (ty === 'f16' || ty === 'bf16') {
       const layouts = options.layouts
-      if (!layouts) throw new Error(`kernel ${kernel}: parameter ${i} is .${ty} but the packer was made without schema.ts's valueLayouts`)
+      if (!layouts) throw noLayouts(i)
       const conv = ty === 'f16' ? layouts.toHalfBits : layouts.toBfloat16Bits
       return (t, off, v) => {
         if (typeof v === 'number') return void (t.u16[off >> 1] = conv(v))

@@ -20,6 +20,7 @@ import {
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
 import { type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
 import { emitWgsl } from './translator.js'
+import type { accessesInside } from './access-sites.js'
 import type { SliceContext } from './stoppable.js'
 import { decodeWgslImage } from './wgsl-image.js'
 
@@ -98,6 +99,8 @@ class KernelHandle implements WebGpuFunction {
   readonly coarseOverrides: ReadonlySet<string>
   /** The coarsened variant's module, compiled on first use. */
   coarseShader: GPUShaderModule | undefined
+  /** The unchecked variant's module (launches proven in range), compiled on first use. */
+  uncheckedShader: GPUShaderModule | undefined
   paramBuffer: GPUBuffer | undefined
   launchBuffer: GPUBuffer | undefined
   bindGroup: GPUBindGroup | undefined
@@ -147,6 +150,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   const faultRecord = device.createBuffer({ label: 'kernelpack fault record', size: FAULT_RECORD_BYTES, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
 
   let lost: string | undefined
+  /** access-sites.ts's accessesInside, loaded with the first module whose kernels have an unchecked variant. */
+  let accessCheck: typeof accessesInside | undefined
   let disposed = false
   void device.lost.then((info) => { if (!disposed) lost ??= `the WebGPU device was lost (${info.reason}): ${info.message}` })
   const uncaptured: string[] = []
@@ -337,6 +342,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
       })
     }
+    // the host side of unchecked variants, loaded here (not at a launch, which must not wait before queueing)
+    for (const k of translated.kernels.values()) if (k.unchecked) accessCheck ??= (await import('./access-sites.js')).accessesInside
     const refused: Untranslatable[] = [...undecodable, ...translated.refused]
     // What the translator produced must fit this device; a kernel that does not is refused like an
     // untranslatable one, so `auto` falls back instead of failing at the first launch.
@@ -426,10 +433,10 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   /** The pipeline for a block shape and dynamic shared size; `coarse` > 0: the coarsened variant with that
    *  many CUDA threads per invocation. */
-  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number): Promise<GPUComputePipeline> {
+  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean): Promise<GPUComputePipeline> {
     const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
     const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)
-    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}`
+    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}`
     let p = h.pipelines.get(key)
     if (!p) {
       const overrides = coarse ? h.coarseOverrides : h.overrides
@@ -443,7 +450,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         constants[OVERRIDE_COARSE_WG] = Math.ceil(threads / coarse)
       }
       h.mod.variableAt.forEach((at, i) => { if (overrides.has(overrideVariable(i))) constants[overrideVariable(i)] = at })
-      const module = coarse ? (h.coarseShader ??= device.createShaderModule({ label: `${h.name} (coarsened)`, code: h.kernel.coarse!.wgsl })) : h.shader
+      const module = coarse ? (h.coarseShader ??= device.createShaderModule({ label: `${h.name} (coarsened)`, code: h.kernel.coarse!.wgsl }))
+        : unchecked ? (h.uncheckedShader ??= device.createShaderModule({ label: h.name, code: h.kernel.unchecked!.wgsl })) : h.shader
       p = device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module, entryPoint: coarse ? h.kernel.coarse!.entryPoint : h.kernel.entryPoint, constants } })
       h.pipelines.set(key, p)
       p.catch(() => h.pipelines.delete(key))
@@ -585,7 +593,9 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         const r = (c * LAUNCH_RECORD_STRIDE) / 4
         records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, 0], r)
       }
-      const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0)
+      // every access of every thread proven inside the arena (access-sites.ts): the variant without checks
+      const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size)
+      const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked)
       await serial(async () => {
         const p = await pipeline
         live()

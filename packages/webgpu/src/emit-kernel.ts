@@ -19,9 +19,10 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  analyzeBarrierRegions, RETURN_EXIT, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
-  type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
+  analyzeAffine, analyzeBarrierRegions, RETURN_EXIT, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  type AffineFacts, type InvExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
+import type { AccessSite, SiteExpr } from './access-sites.js'
 import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
 import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
@@ -103,6 +104,11 @@ export class KernelWriter {
   readonly paramOffsets: number[]
   /** Module variables this kernel addresses. */
   readonly varsUsed = new Set<number>()
+  /** The checked global accesses as affine forms (access-sites.ts); `unsited` once one has none. */
+  readonly sites: AccessSite[] = []
+  private unsited = false
+  private affine: AffineFacts | undefined
+  private readonly classes: RegisterClass[]
   /** Each invocation runs up to `coarse` CUDA threads (README.md, "Block sizes above …"): per-thread state
    *  is an array indexed by the sub-thread `kp_c`, and per-thread code runs in a loop over them. */
   readonly coarse: number
@@ -127,12 +133,13 @@ export class KernelWriter {
     this.paramBytes = layout.end
     this.paramOffsets = layout.offsets
     this.sync = fn.instructions.some((ins) => this.isSync(ins))
-    let classes: string[]
+    let classes: RegisterClass[]
     try {
       classes = assignRegisterClasses(fn)
     } catch (e) {
       throw new Refusal(fn.line, undefined, (e as Error).message)
     }
+    this.classes = classes
     const taken = new Set<string>()
     fn.registers.forEach((r, i) => {
       const c = classes[i]!
@@ -141,6 +148,55 @@ export class KernelWriter {
       this.regName.push(wgslName(r.name, taken, 'r_'))
     })
     this.mem = this.planMemory()
+  }
+
+  // --- checked global accesses as affine forms ---
+
+  /** Records the checked global access of the current instruction at address operand `op` (`size` bytes) as
+   *  an affine form, for launches that prove it in range (access-sites.ts); without a form (a predicated
+   *  access, a generic or atomic one, an address computed in a loop or from memory) the kernel keeps only
+   *  its checked WGSL. The forms are the emulator's per-block range checks (analysis/affine.ts). */
+  noteAccess(op: Operand | undefined, size: number): void {
+    if (this.unsited) return
+    const ins = this.ins
+    const index = ins ? this.indexOf(ins) : -1
+    if (!ins || index < 0 || ins.guard || op?.kind !== 'addr' || op.base?.kind !== 'reg') { this.unsited = true; return }
+    this.affine ??= analyzeAffine(this.fn, buildCfg(this.fn), this.classes, { wideParams: true })
+    const f = this.affine.formAt(op.base.id, index)
+    const inv = f && !f.iv ? this.siteExpr(f.inv) : undefined
+    const wraps = f?.conds.map((w) => ({ inv: this.siteExpr(w.inv), c: w.c, lo: w.lo }))
+    if (!f || !inv || !wraps || wraps.some((w) => !w.inv)) { this.unsited = true; return }
+    this.sites.push({ line: ins.line, size, inv, c: f.c, offset: op.offset, wraps: wraps as AccessSite['wraps'] })
+  }
+
+  #index: Map<Instruction, number> | undefined
+  private indexOf(ins: Instruction): number {
+    this.#index ??= new Map(this.fn.instructions.map((x, i) => [x, i]))
+    return this.#index.get(ins) ?? -1
+  }
+
+  /** A form's block-uniform term as site data: parameters by byte offset in the block; no variable addresses. */
+  private siteExpr(e: InvExpr): SiteExpr | undefined {
+    switch (e.kind) {
+      case 'const': return e
+      case 'special': return /^%(ctaid|ntid|nctaid)\.[xyz]$/.test(e.name) ? { kind: 'special', name: e.name } : undefined
+      case 'param': {
+        const base = this.paramOffset.get(e.name)
+        return base === undefined ? undefined : { kind: 'param', at: base + e.offset, width: e.width }
+      }
+      case 'symbol': return undefined
+      default: {
+        const a = this.siteExpr(e.a), b = this.siteExpr(e.b)
+        return a && b ? { kind: e.kind, a, b } : undefined
+      }
+    }
+  }
+
+  /** The sites, when every checked global access has one and the kernel has no generic or atomic global
+   *  access (those are checked inside helpers): then an unchecked variant can run in-range launches. */
+  private provenSites(): AccessSite[] | undefined {
+    const generic = [...this.features].some((f) => f.startsWith('kp_gen_'))
+    return !this.unsited && !generic && !this.mem.globalAtomic && this.coarse === 1 && this.sites.length > 0 && this.features.has('kp_gchk') ? this.sites : undefined
   }
 
   // --- refusals and output ---
@@ -1047,10 +1103,6 @@ export class KernelWriter {
     for (const [, d] of syncDeclarations(this)) { head.push(d.code); workgroupBytes += d.bytes }
     for (const [, d] of this.moduleDecls) head.push(d)
     const body = this.lines.join('\n')
-    const helpers = [...memoryHelpers(this), ...this.helpers.values()]
-    const libNames = new Set([...this.features].filter((f) => f in WGSL_LIB))
-    for (const h of [body, ...helpers]) for (const c of libCalls(h)) libNames.add(c)
-    const lib = collectLib(libNames)
     const regDecls = [...this.usedRegs].sort((a, b) => a - b).map((id) => {
       const s = this.regStore[id]!
       const t = s === 'u64' ? 'vec2<u32>' : s
@@ -1061,25 +1113,36 @@ export class KernelWriter {
       : [['local_invocation_id', 'kp_tid', 'vec3<u32>'], ['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
     const entry = [this.coarse > 1 ? '@compute @workgroup_size(kp_wg)' : '@compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)',
       `fn kp_main(${builtins.map(([b, n, t]) => `@builtin(${b}) ${n}: ${t}`).join(', ')}) {`]
-    // with checked global accesses the kernel is a function of its own, and its entry records the thread's
-    // first fault when the kernel returns (wherever it returns), outside the kernel's control flow
-    const checked = checksGlobal(this)
-    const main = [
-      ...(checked ? [`fn kp_kernel(${builtins.map(([, n, t]) => `${n}: ${t}`).join(', ')}) {`] : entry),
-      ...(this.coarse > 1 ? [] : ['  let kp_t = kp_lidx;']),
-      '  let kp_ctaid = kp_wid + kp_launch.ctaid_base;',
-      ...regDecls,
-      ...[...this.decls.values()].map((d) => `  ${d}`),
-      body,
-      '}',
-      ...(checked ? ['', ...entry, `  kp_kernel(${builtins.map(([, n]) => n).join(', ')});`, '  kp_fault_flush();', '}'] : []),
-    ]
-    const wgsl = [...head, '', ...lib, ...helpers, '', ...main, ''].join('\n')
+    /** The module, with its global accesses checked (the thread's first fault recorded when it returns) or,
+     *  for launches that access.ts proves in range, unchecked. */
+    const assemble = (unchecked: boolean): string => {
+      const helpers = [...memoryHelpers(this, unchecked), ...this.helpers.values()]
+      const libNames = new Set([...this.features].filter((f) => f in WGSL_LIB))
+      for (const h of [body, ...helpers]) for (const c of libCalls(h)) libNames.add(c)
+      const lib = collectLib(libNames)
+      // with checked global accesses the kernel is a function of its own, and its entry records the thread's
+      // first fault when the kernel returns (wherever it returns), outside the kernel's control flow
+      const checked = checksGlobal(this) && !unchecked
+      const main = [
+        ...(checked ? [`fn kp_kernel(${builtins.map(([, n, t]) => `${n}: ${t}`).join(', ')}) {`] : entry),
+        ...(this.coarse > 1 ? [] : ['  let kp_t = kp_lidx;']),
+        '  let kp_ctaid = kp_wid + kp_launch.ctaid_base;',
+        ...regDecls,
+        ...[...this.decls.values()].map((d) => `  ${d}`),
+        body,
+        '}',
+        ...(checked ? ['', ...entry, `  kp_kernel(${builtins.map(([, n]) => n).join(', ')});`, '  kp_fault_flush();', '}'] : []),
+      ]
+      return [...head, '', ...lib, ...helpers, '', ...main, ''].join('\n')
+    }
+    const wgsl = assemble(false)
+    const sites = this.provenSites()
     const features: string[] = []
     const out: WgslKernel = {
       name: fn.name, wgsl, entryPoint: 'kp_main', paramBytes: this.paramBytes, paramOffsets: this.paramOffsets,
       workgroupBytes, memory: mem.globalAtomic ? 'atomic-u32' : 'u32', features, variables: [...this.varsUsed].sort((a, b) => a - b),
     }
+    if (sites) out.unchecked = { wgsl: assemble(true), sites }
     const perThread = scratchBytesPerThread(this)
     if (perThread) out.workgroupBytesPerThread = perThread
     const req = fn.directives.reqntid

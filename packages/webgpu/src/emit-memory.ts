@@ -102,9 +102,11 @@ function storeBytes(w: KernelWriter, space: Space, a: string, v: string, bytes: 
   }
 }
 
-/** A checked global byte address: `a`, or the reserved page after recording a fault. */
-function checked(w: KernelWriter, space: Space, a: string, n: number): string {
+/** A checked global byte address: `a`, or the reserved page after recording a fault. `op`: the address
+ *  operand, whose affine form (if any) lets a launch prove the access in range (access-sites.ts). */
+function checked(w: KernelWriter, space: Space, a: string, n: number, op?: Operand): string {
   if (space !== 'global') return a
+  w.noteAccess(op, n)
   w.features.add('kp_gchk')
   return `kp_gchk(${a}, ${n}u, ${w.ins!.line}u)`
 }
@@ -133,7 +135,7 @@ function emitLoad(w: KernelWriter, ins: Instruction): void {
   const n = ins.vector ?? 1
   const dsts = n > 1 ? (ins.operands[0]?.kind === 'vec' ? ins.operands[0].items : w.refuse('a vector load needs a vector destination')) : [ins.operands[0]!]
   const { at, space } = address(w, ins.operands[1]!, spaceOf(ins))
-  const a = w.tmp(checked(w, space, at, es * n))
+  const a = w.tmp(checked(w, space, at, es * n, ins.operands[1]))
   dsts.forEach((d, k) => {
     if (d.kind === 'sink') return
     const ak = k === 0 ? a : `(${a} + ${es * k}u)`
@@ -151,7 +153,7 @@ function emitStore(w: KernelWriter, ins: Instruction): void {
   const { at, space } = address(w, ins.operands[0]!, spaceOf(ins))
   // sources first: a store never changes its own operands, but keep the reads ahead of the writes
   const vals = srcs.map((s) => w.tmp(es === 8 ? w.u64(s) : w.u32(s, es === 4 ? 'b32' : t)))
-  const a = w.tmp(checked(w, space, at, es * n))
+  const a = w.tmp(checked(w, space, at, es * n, ins.operands[0]))
   vals.forEach((v, k) => {
     const ak = k === 0 ? a : w.tmp(`${a} + ${es * k}u`)
     if (es === 8) {
@@ -315,7 +317,7 @@ export function checksGlobal(w: KernelWriter): boolean {
 }
 
 /** Helpers the kernel's generic accesses and checks use. */
-export function memoryHelpers(w: KernelWriter): string[] {
+export function memoryHelpers(w: KernelWriter, unchecked = false): string[] {
   const out: string[] = []
   const f = w.features
   const needFault = f.has('kp_gchk') || f.has('kp_gen_ldw') || f.has('kp_gen_stw') || f.has('kp_gen_stb') || f.has('kp_trap')
@@ -328,8 +330,11 @@ fn kp_fault_at(line: u32, a: u32, kind: u32) {
 }`)
   }
   // a trap or failed assert records the thread's earlier access fault first (kp_fault_flush), as it came first
-  if (f.has('kp_trap') && !checksGlobal(w)) out.push('fn kp_fault_flush() {}')
-  if (checksGlobal(w)) {
+  if (f.has('kp_trap') && (!checksGlobal(w) || unchecked)) out.push('fn kp_fault_flush() {}')
+  // the variant a launch runs when every access is proven inside the arena (access-sites.ts)
+  if (checksGlobal(w) && unchecked) out.push(`// every access of this launch is inside the arena (checked on the host: access-sites.ts)
+fn kp_gchk(a: u32, n: u32, line: u32) -> u32 { return a; }`)
+  if (checksGlobal(w) && !unchecked) {
     // No branch per access: a branch around the record's atomics made every checked access several times
     // slower on SwiftShader (vector add 2^22: 83 ms against 44 without it); selects keep the access straight.
     out.push(`// a global access of n bytes at a: inside the arena and past the reserved page; else it goes to the
@@ -441,7 +446,7 @@ export function emitMemoryOp(w: KernelWriter, ins: Instruction): boolean {
       const dst = address(w, ins.operands[0]!, 'shared')
       const src = address(w, ins.operands[1]!, 'global')
       const d = w.tmp(dst.at)
-      const s = w.tmp(checked(w, src.space, src.at, size))
+      const s = w.tmp(checked(w, src.space, src.at, size, ins.operands[1]))
       const n = ins.operands[3] ? w.tmp(w.u32(ins.operands[3])) : undefined
       for (let k = 0; k < size / 4; k++) {
         let v = loadWord(w, src.space, `(${s} >> 2u) + ${k}u`)

@@ -51,6 +51,7 @@ export function translatePtxForShipping(ptx: string, source: string): { image: U
     ...k,
     wgsl: compactWgsl(k.wgsl),
     ...(k.coarse ? { coarse: { ...k.coarse, wgsl: compactWgsl(k.coarse.wgsl) } } : {}),
+    ...(k.unchecked ? { unchecked: { ...k.unchecked, wgsl: compactWgsl(k.unchecked.wgsl) } } : {}),
   }]))
   return { image: encodeWgslImage({ ...translated, kernels, refused }), refused }
 }

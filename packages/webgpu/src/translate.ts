@@ -6,6 +6,7 @@
 // The default translator is emit-wgsl (emit-wgsl.ts); tests also prove the backend's plumbing with
 // hand-written WGSL through `createFixedTranslator`.
 import type { Dim3, IrModule } from '@kernelpack/ptx'
+import type { AccessSite } from './access-sites.js'
 import type { Untranslatable } from './errors.js'
 
 export type { Dim3 }
@@ -53,6 +54,9 @@ export interface WgslKernel {
   /** The coarsened variant, for blocks with more threads than maxComputeInvocationsPerWorkgroup: each of
    *  `ceil(threads / k)` invocations runs k ≤ `factor` CUDA threads in turn (overrides kp_k, kp_wg). */
   coarse?: { wgsl: string; entryPoint: string; factor: number }
+  /** The same kernel without checks on its global accesses, for launches in which the host proves every
+   *  access inside the arena (`sites`, access-sites.ts); absent when an access has no affine form. */
+  unchecked?: { wgsl: string; sites: AccessSite[] }
   /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
    *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */
   memory: 'u32' | 'atomic-u32'

@@ -27,6 +27,7 @@ export function encodeWgslImage(m: WgslModule): Uint8Array {
     ...(k.variables ? { variables: [...k.variables] } : {}),
     wgsl: k.wgsl,
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
+    ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl } } : {}),
   }))
   const refused = m.refused.map((u) => ({
     ...(u.kernel !== undefined ? { kernel: u.kernel } : {}),
@@ -68,6 +69,7 @@ export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
       ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads as number } : {}),
       ...(k.variables ? { variables: k.variables as number[] } : {}),
       ...(k.coarse ? { coarse: k.coarse as WgslKernel['coarse'] } : {}),
+      ...(k.unchecked ? { unchecked: k.unchecked as WgslKernel['unchecked'] } : {}),
     })
   }
   const refused = doc.refused as Untranslatable[]

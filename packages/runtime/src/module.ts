@@ -4,7 +4,7 @@
 import type { KernelInfo, KernelManifest, OffloadEntry, ParamInfo, VariableInfo } from '@kernelpack/offload'
 // the core reader: the zlib/zstd codecs of compressed binaries are loaded only when one is read (createModule)
 import { exportOf, readOffloadEntries } from '@kernelpack/offload/core'
-import { isPtxType, layoutParams, typeSize, type PtxInterface } from '@kernelpack/ptx'
+import { isPtxType, layoutParams, typeSize } from '@kernelpack/ptx'
 import type { Backend, BackendFunction, BackendName, BackendModule, BackendStream, DeviceInfo, Dim3, LaunchConfig, PreparedLaunch, SanitizerReport } from './backend.js'
 import { checkKernelAttribute, checkLaunchLimits, computeCapabilityOfArch, invalidValue, launchLimitsFor, type KernelAttribute, type LaunchLimits } from './launch-limits.js'
 import { createPacker, createPackTarget, type KernelArg, type Packer, type PackTarget, type ValueLayouts } from './marshal.js'
@@ -217,43 +217,13 @@ function checkManifest(manifest: KernelManifest, source: string): void {
   })
 }
 
-/**
- * Checks the manifest against the parameter lists of a PTX image of the binary (issue 17 item 8): the
- * manifest only repeats what the PTX declares, and a manifest from another build (types reordered at equal
- * offsets, sizes swapped) would otherwise pass arguments the kernel reads as something else. Types, sizes
- * and alignments must agree exactly; the offsets then agree too, as both come from @kernelpack/ptx's layout.
- * The image chosen to load is checked when it is PTX, else the binary's first PTX image; a binary of cubins
- * only has nothing to check against.
- */
+/** Checks the manifest against a PTX image of the binary (ptx-interface.ts, loaded for it: a module whose
+ *  chosen image is WGSL translated at build time carries each kernel's parameter offsets, which the webgpu
+ *  backend compares with the launch's at every launch, so the PTX front end is not loaded for it; issue 25). */
 async function checkManifestAgainstPtx(manifest: KernelManifest, entries: readonly OffloadEntry[], chosen: OffloadEntry, source: string): Promise<void> {
-  // WGSL translated at build time carries each kernel's parameter offsets, which the webgpu backend compares
-  // with the launch's at every launch: the PTX front end is not loaded for it (issue 25)
   if (entryKind(chosen) === 'wgsl') return
   const ptx = entryKind(chosen) === 'ptx' ? chosen : entries.find((e) => entryKind(e) === 'ptx')
-  if (!ptx) return
-  const { readPtxInterface, ptxText } = await import('./ptx-interface.js')
-  const arch = ptx.strings.get('arch') || 'PTX'
-  let iface: PtxInterface
-  try {
-    iface = readPtxInterface(ptxText(ptx.image))
-  } catch (err) {
-    throw new Error(`${source}: the PTX image ${arch} cannot be read: ${(err as Error).message}`, { cause: err })
-  }
-  const bad = (where: string, what: string) => {
-    throw new TypeError(`${source}: manifest ${where}: ${what} (is the manifest from another build? Use the <name>.manifest.json written with this binary)`)
-  }
-  const show = (p: { type: string; size: number; align: number }) => `.${p.type} of ${p.size} bytes aligned to ${p.align}`
-  manifest.kernels.forEach((k, i) => {
-    const pk = iface.kernels.find((x) => x.name === k.name)
-    if (!pk) bad(`kernels[${i}] (${k.name})`, `the PTX image ${arch} has no .entry ${k.name} (it has ${iface.kernels.map((x) => x.name).join(', ') || 'none'})`)
-    if (pk!.params.length !== k.params.length) bad(`kernels[${i}] (${k.name})`, `${k.params.length} parameters, but the PTX image ${arch} declares ${pk!.params.length}`)
-    k.params.forEach((p, j) => {
-      const q = pk!.params[j]!
-      if (p.type !== q.type || p.size !== q.size || p.align !== q.align) {
-        bad(`kernels[${i}] (${k.name}) params[${j}]${p.name ? ` (${p.name})` : ''}`, `${show(p)}, but the PTX image ${arch} declares ${q.name}: ${show(q)} (PTX line ${q.line})`)
-      }
-    })
-  })
+  if (ptx) (await import('./ptx-interface.js')).checkManifestAgainstPtx(manifest, ptx, source)
 }
 
 const resolved = Promise.resolve()

@@ -109,6 +109,8 @@ export class KernelWriter {
   private unsited = false
   private affine: AffineFacts | undefined
   private readonly classes: RegisterClass[]
+  /** 64-bit registers kept as one u32 (narrowRegisters): read as vec2<u32>(lo, 0), written as the low word. */
+  private readonly narrow: Set<number>
   /** Each invocation runs up to `coarse` CUDA threads (README.md, "Block sizes above …"): per-thread state
    *  is an array indexed by the sub-thread `kp_c`, and per-thread code runs in a loop over them. */
   readonly coarse: number
@@ -147,6 +149,9 @@ export class KernelWriter {
       this.regBits.push(r.type === 'pred' ? 1 : typeSize(r.type) * 8)
       this.regName.push(wgslName(r.name, taken, 'r_'))
     })
+    // 64-bit registers whose high word nothing reads: one u32 (narrowRegisters)
+    this.narrow = narrowRegisters(fn, classes)
+    for (const r of this.narrow) this.regStore[r] = 'u32'
     this.mem = this.planMemory()
   }
 
@@ -405,6 +410,7 @@ export class KernelWriter {
         const s = this.regStore[o.id]!
         const n = this.useReg(o.id)
         if (s === 'u64') return n
+        if (this.narrow.has(o.id)) return `vec2<u32>(${n}, 0u)`
         if (s === 'bool') return `vec2<u32>(select(0u, 1u, ${n}), 0u)`
         const lo = s === 'f32' ? `bitcast<u32>(${n})` : n
         if (t[0] === 's') {
@@ -508,6 +514,11 @@ export class KernelWriter {
     else if (s === 'u64') this.line(`${n} = vec2<u32>(select(0u, 1u, ${e}), 0u);`)
     else if (s === 'f32') this.line(`${n} = bitcast<f32>(select(0u, 1u, ${e}));`)
     else this.line(`${n} = select(0u, 1u, ${e});`)
+  }
+
+  /** Whether a destination is a 64-bit register kept as its low word (narrowRegisters). */
+  narrowed(o: Operand | undefined): boolean {
+    return o?.kind === 'reg' && this.narrow.has(o.id)
   }
 
   /** The storage of a destination register (`undefined` for `_`). */
@@ -1151,6 +1162,57 @@ export class KernelWriter {
     if (max?.length) out.maxThreads = max[0]! * (max[1] ?? 1) * (max[2] ?? 1)
     return out
   }
+}
+
+/**
+ * The 64-bit registers computed in u32 (README.md, "Narrowing to u32"): every definition a ring operation
+ * (`add`/`sub`, `mul.lo`/`mul.wide`, `mad.lo`/`mad.wide`, `shl` by an immediate below 32, `and/or/xor/not`,
+ * `mov`, `selp`, `cvt` from ≤ 32 bits, `cvta`, a load) and every use an address, a ring operation into
+ * another such register, or a conversion to ≤ 32 bits: the low word of the result depends only on the low
+ * words of the operands (arithmetic modulo 2^32), and the high word is never read. Addresses are below 2^32
+ * (the arena), so a pointer's arithmetic runs on one word instead of carries across two (vector add: about
+ * 8 % of its time on SwiftShader).
+ */
+export function narrowRegisters(fn: IrFunction, classes: readonly RegisterClass[]): Set<number> {
+  const ins = fn.instructions
+  const int = (t: string | undefined) => !!t && /^[bsu](8|16|32|64)$/.test(t)
+  const ring = (x: Instruction): boolean => {
+    const t = x.type ?? ''
+    switch (x.op) {
+      case 'add': case 'sub': return int(t) && !x.flags.sat && !x.flags.cc
+      case 'mul': case 'mad': return int(t) && (x.part === 'lo' || x.part === 'wide') && !x.flags.cc
+      case 'shl': { const k = x.operands[2]; return k?.kind === 'imm' && k.imm.kind === 'int' && k.imm.value < 32n }
+      case 'and': case 'or': case 'xor': case 'not': case 'mov': case 'selp': case 'cvta': case 'ld': return true
+      case 'cvt': { const [, src] = (x.types ?? []) as string[]; return int(src) && /(8|16|32)$/.test(src!) }
+      default: return false
+    }
+  }
+  const candidates = new Set<number>()
+  const defsOf = new Map<number, Instruction[]>()
+  for (const x of ins) for (const r of definedRegisters(x)) (defsOf.get(r) ?? defsOf.set(r, []).get(r)!).push(x)
+  for (const [r, defs] of defsOf) if (classes[r] === 'i64' && defs.every(ring)) candidates.add(r)
+  // drop a candidate with a use that needs its high word, until none is left
+  const addressBases = (x: Instruction) => x.operands.flatMap((o) => (o.kind === 'addr' && o.base?.kind === 'reg' ? [o.base.id] : []))
+  for (let changed = true; changed;) {
+    changed = false
+    for (const x of ins) {
+      const used = usedRegisters(x).filter((r) => candidates.has(r))
+      if (!used.length) continue
+      const bases = new Set(addressBases(x))
+      const dsts = definedRegisters(x)
+      const truncates = x.op === 'cvt' && /(8|16|32)$/.test(((x.types ?? []) as string[])[0] ?? '')
+      const intoNarrow = ring(x) && x.op !== 'ld' && dsts.length > 0 && dsts.every((d) => candidates.has(d))
+      for (const r of used) {
+        // a use as an address, as the guard of the instruction (never a 64-bit register), or into a narrowed result
+        const asValue = x.operands.some((o) => o.kind === 'reg' && o.id === r) || x.operands.some((o) => o.kind === 'vec' && o.items.some((i) => i.kind === 'reg' && i.id === r))
+        if (!asValue && bases.has(r)) continue
+        if (truncates || intoNarrow) continue
+        candidates.delete(r)
+        changed = true
+      }
+    }
+  }
+  return candidates
 }
 
 /**

@@ -162,14 +162,17 @@ function intProduct(w: KernelWriter, ins: Instruction, a: Operand, b: Operand): 
   const bits = bitsOf(t)
   const signed = t[0] === 's'
   const part = ins.part ?? 'lo'
+  // a result kept as its low word (narrowRegisters): the low word of the product is the product mod 2^32
+  const narrow = w.narrowed(ins.operands[0])
   if (bits === 64) {
     if (part === 'wide') return w.refuse('mul.wide on 64-bit operands')
+    if (narrow && part === 'lo') return { e: `vec2<u32>(${w.u32(a)} * ${w.u32(b)}, 0u)`, wide: true }
     if (part === 'hi') return { e: `kp_mulhi_${signed ? 's' : 'u'}64(${w.u64(a)}, ${w.u64(b)})`, wide: true }
     return { e: `kp_mul64(${w.u64(a)}, ${w.u64(b)})`, wide: true }
   }
   const x = w.u32(a, t), y = w.u32(b, t)
   if (bits === 32) {
-    if (part === 'wide') return { e: `kp_mulwide_${signed ? 's' : 'u'}32(${x}, ${y})`, wide: true }
+    if (part === 'wide') return { e: narrow ? `vec2<u32>(${x} * ${y}, 0u)` : `kp_mulwide_${signed ? 's' : 'u'}32(${x}, ${y})`, wide: true }
     if (part === 'hi') return { e: `kp_mulhi_${signed ? 's' : 'u'}32(${x}, ${y})`, wide: false }
     return { e: `(${x} * ${y})`, wide: false }
   }
@@ -395,6 +398,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fin(w, ins, A[2]!)}`))
       }
       if (isHalf(t)) return half(w, ins, ins.op)
+      // a result kept as its low word (narrowRegisters): the low words' sum or difference
+      if (bitsOf(t!) === 64 && w.narrowed(A[0])) return w.setU64(A[0], `vec2<u32>(${w.u32(A[1]!)} ${sub ? '-' : '+'} ${w.u32(A[2]!)}, 0u)`)
       if (bitsOf(t!) === 64) return w.setU64(A[0], `kp_${sub ? 'sub' : 'add'}64(${w.u64(A[1]!)}, ${w.u64(A[2]!)})`)
       const [x, y] = ints(w, ins, 1, 2)
       if (ins.flags.sat) {
@@ -427,6 +432,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       if (isHalf(t)) return half(w, ins, 'fma')
       if (ins.flags.sat) return w.refuse('mad.hi.sat')
       const p = intProduct(w, ins, A[1]!, A[2]!)
+      if (p.wide && w.narrowed(A[0])) return w.setU64(A[0], `vec2<u32>((${p.e}).x + ${w.u32(A[3]!)}, 0u)`)
       if (p.wide) return w.setU64(A[0], `kp_add64(${p.e}, ${w.u64(A[3]!)})`)
       if (ins.part === 'wide') return setInt(w, ins, `${p.e} + ${w.u32(A[3]!)}`, 'b32')
       return setInt(w, ins, `${p.e} + ${w.u32(A[3]!, t)}`)

@@ -14,7 +14,7 @@ import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDev
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 import {
   ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
-  LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
+  LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, OVERRIDE_SPLIT, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
@@ -433,15 +433,16 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   /** The pipeline for a block shape and dynamic shared size; `coarse` > 0: the coarsened variant with that
    *  many CUDA threads per invocation. */
-  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean): Promise<GPUComputePipeline> {
+  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean): Promise<GPUComputePipeline> {
     const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
     const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)
-    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}`
+    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}${split ? '/split' : ''}`
     let p = h.pipelines.get(key)
     if (!p) {
       const overrides = coarse ? h.coarseOverrides : h.overrides
       const constants: Record<string, number> = {}
       OVERRIDE_NTID.forEach((name, i) => { if (overrides.has(name)) constants[name] = block[i]! })
+      if (overrides.has(OVERRIDE_SPLIT)) constants[OVERRIDE_SPLIT] = split ? 1 : 0
       if (overrides.has(OVERRIDE_DYN_SHARED_WORDS)) constants[OVERRIDE_DYN_SHARED_WORDS] = dynWords
       if (overrides.has(OVERRIDE_DYN_SHARED_BYTES)) constants[OVERRIDE_DYN_SHARED_BYTES] = sharedBytes
       if (coarse) {
@@ -595,7 +596,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       }
       // every access of every thread proven inside the arena (access-sites.ts): the variant without checks
       const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size)
-      const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked)
+      const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable)
       await serial(async () => {
         const p = await pipeline
         live()

@@ -1095,6 +1095,7 @@ export class KernelWriter {
     head.push('@group(0) @binding(2) var<uniform> kp_launch: KpLaunch;')
     head.push('@group(0) @binding(3) var<storage, read_write> kp_fault: array<atomic<u32>, 4>;')
     head.push('override kp_ntid_x: u32 = 1u;', 'override kp_ntid_y: u32 = 1u;', 'override kp_ntid_z: u32 = 1u;')
+    head.push('override kp_split: bool = true;')
     const body0 = this.lines.join('\n')
     if (mem.usesShared && mem.hasDynamic) head.push('override kp_dyn_shared_words: u32 = 1u;')
     if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')
@@ -1137,7 +1138,7 @@ export class KernelWriter {
       const main = [
         ...(checked ? [`fn kp_kernel(${builtins.map(([, n, t]) => `${n}: ${t}`).join(', ')}) {`] : entry),
         ...(this.coarse > 1 ? [] : ['  let kp_t = kp_lidx;']),
-        '  let kp_ctaid = kp_wid + kp_launch.ctaid_base;',
+        '  let kp_ctaid = select(kp_wid, kp_wid + kp_launch.ctaid_base, kp_split);',
         ...regDecls,
         ...[...this.decls.values()].map((d) => `  ${d}`),
         body,

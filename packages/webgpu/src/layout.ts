@@ -12,9 +12,10 @@
 //   override kp_dyn_shared_words: u32;                                            // dynamic .shared, in u32 words
 //   override kp_dyn_shared_bytes: u32;                                            // the same in bytes (%dynamic_smem_size)
 //   override kp_var_<i>: u32;                                                     // address of module variable i
+//   override kp_split: bool;                                                      // the grid is dispatched in parts
 //   @compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)
 //   fn <entryPoint>(@builtin(local_invocation_id) tid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>)
-//     // %ctaid = wid + kp_launch.ctaid_base, %nctaid = kp_launch.nctaid, %ntid = (kp_ntid_x, kp_ntid_y, kp_ntid_z)
+//     // %ctaid = wid (+ kp_launch.ctaid_base when kp_split), %nctaid = kp_launch.nctaid, %ntid = (kp_ntid_x, kp_ntid_y, kp_ntid_z)
 
 export const BINDING_MEMORY = 0
 export const BINDING_PARAMS = 1
@@ -34,6 +35,10 @@ export const OVERRIDE_DYN_SHARED_BYTES = 'kp_dyn_shared_bytes'
 /** A coarsened kernel (README.md, "Block sizes above …"): CUDA threads per invocation, and invocations. */
 export const OVERRIDE_COARSE_K = 'kp_k'
 export const OVERRIDE_COARSE_WG = 'kp_wg'
+/** The grid runs as several dispatches (grid.x over maxComputeWorkgroupsPerDimension, or the slices of a
+ *  stoppable launch), each with its ctaid_base; false for one dispatch, where the shader then never reads
+ *  ctaid_base (that uniform read, behind a dynamic offset, was 12 % of a vector add on SwiftShader). */
+export const OVERRIDE_SPLIT = 'kp_split'
 /** Name of the override constant holding the device address (u32) of module variable `index`. */
 export function overrideVariable(index: number): string {
   return `kp_var_${index}`

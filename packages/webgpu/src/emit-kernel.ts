@@ -594,7 +594,7 @@ export class KernelWriter {
     return {
       sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0,
       localBytes: Math.ceil(local / 4) * 4, globalAtomic, sharedAtomic: sharedAtomic && usesShared, globalStores,
-      storageBarriers: globalStores ? globalBarriers(fn) : new Set(),
+      ...(globalStores ? ((g) => ({ storageBarriers: g.at, storageBarrierAfterLoop: g.afterLoop }))(globalBarriers(fn)) : { storageBarriers: new Set<Instruction>(), storageBarrierAfterLoop: new Set<number>() }),
     }
   }
 
@@ -859,7 +859,11 @@ export class KernelWriter {
           const g = this.guardExpr(ins)
           return g ? `(${this.on} && ${g})` : this.on
         })
-      } else if (n.kind !== 'jump') for (const f of this.uniformRegion(n, frames)) out.add(f)
+      } else if (n.kind !== 'jump') {
+        for (const f of this.uniformRegion(n, frames)) out.add(f)
+        // after a loop with barriers (uniform here): the storageBarrier its barriers left to its exit
+        if (n.kind === 'loop' && this.ownInstructions(n).some((i) => this.mem.storageBarrierAfterLoop.has(i))) this.line('storageBarrier();')
+      }
     }
     flush()
     return out
@@ -940,6 +944,19 @@ export class KernelWriter {
     this.ins = ins
     const g = this.guardExpr(ins)
     return g ? { target: b, guard: g } : { target: b }
+  }
+
+  /** The instructions of a region that no loop inside it holds. */
+  private ownInstructions(r: StructRegion): number[] {
+    const out: number[] = []
+    const walk = (nodes: readonly StructNode[]) => {
+      for (const n of nodes) {
+        if (n.kind === 'instr') out.push(n.index)
+        else if (n.kind !== 'jump' && n.kind !== 'loop') walk(n.body)
+      }
+    }
+    walk(r.body)
+    return out
   }
 
   private regionInside(id: number, r: StructRegion): boolean {
@@ -1227,7 +1244,7 @@ export function narrowRegisters(fn: IrFunction, classes: readonly RegisterClass[
  * regions whose exit path stores the result) instead of at both barriers: storageBarrier made its loop 40 %
  * slower on SwiftShader. Global or generic `st`/`atom`/`red` write, `ld`/`ldu`/`atom`/`red` read, `cp` both.
  */
-export function globalBarriers(fn: IrFunction): Set<Instruction> {
+export function globalBarriers(fn: IrFunction): { at: Set<Instruction>; afterLoop: Set<number> } {
   const ins = fn.instructions
   const cfg = buildCfg(fn)
   const regions = analyzeBarrierRegions(fn, cfg)
@@ -1287,19 +1304,32 @@ export function globalBarriers(fn: IrFunction): Set<Instruction> {
       })
     }
   }
+  // the innermost loop around each barrier: where the accesses that need ordering come only after that loop
+  // (a tile loop's result stored after it), one storageBarrier on the loop's exit replaces one per iteration
+  const loopOf = (i: number) => {
+    let best: number[] | undefined
+    for (const l of cfg.loops) if (l.blocks.includes(cfg.blockOf[i]!) && (!best || l.blocks.length < best.length)) best = l.blocks
+    return best ? new Set(best) : undefined
+  }
+  const afterLoop = new Set<number>()
+  const needs = (before: Access, next: Access) => (before.w && (next.r || next.w)) || (before.r && next.w)
   // barriers in program order, each decided with what the earlier choices leave unordered; again until no
   // barrier is added (a loop's back edge carries accesses to the barriers before it)
   carry()
   for (let changed = true; changed;) {
     changed = false
     for (const c of regions.cuts) {
-      if (ordered.has(c)) continue
+      if (ordered.has(c) || afterLoop.has(c)) continue
       const before = arriving(c)
-      const next = own[afterCut.get(c)!]!
-      if ((before.w && (next.r || next.w)) || (before.r && next.w)) { ordered.add(c); changed = true; carry() }
+      const region = regions.regions[afterCut.get(c)!]!
+      if (!needs(before, own[region.id]!)) continue
+      const loop = loopOf(c)
+      const inLoop = loop ? accessOf(region.instructions.filter((i) => loop.has(cfg.blockOf[i]!))) : undefined
+      if (inLoop && !needs(before, inLoop)) { afterLoop.add(c); continue }
+      ordered.add(c); changed = true; carry()
     }
   }
-  return new Set([...ordered].map((c) => ins[c]!))
+  return { at: new Set([...ordered].map((c) => ins[c]!)), afterLoop }
 }
 
 /** Translates one `.entry`; throws Refusal. When a CUDA block may hold more threads than the adapter allows

@@ -30,6 +30,8 @@ export interface MemoryPlan {
   globalStores: boolean
   /** The block barriers that must also order global memory (storageBarrier; globalBarriers). */
   storageBarriers: ReadonlySet<Instruction>
+  /** Barriers (instruction indices) whose loop gets the storageBarrier on its exit instead (globalBarriers). */
+  storageBarrierAfterLoop: ReadonlySet<number>
 }
 
 type Space = 'global' | 'shared' | 'local' | 'param' | 'generic'

@@ -64,4 +64,13 @@ s('only shared memory before the barrier: no storageBarrier; and the WGSL says w
   }
 })
 
+s('predication only where threads can be inactive: a tile loop under a uniform branch has no kp_on tests; an early return before a barrier keeps them', () => {
+  const wgsl = (ptx: string, k: string) => translateModule(decodeModule(parsePtx(ptx), { perFunction: true }), target, ptx).kernels.get(k)!.wgsl
+  const mm = wgsl(plumbing, 'matmul_tile16')
+  assert.not.match(mm, /if \(kp_on\)/)
+  assert.not.match(mm, /kp_block_count\(/, 'no vote before the loop: every thread reaches it')
+  assert.match(mm, /if \(!\(r_p\d+\)\) \{/, 'the K < 1 test is a WGSL if')
+  assert.match(wgsl(barriers, 'partial_exit'), /if \(kp_on\) \{/)
+})
+
 s.run()

@@ -115,6 +115,12 @@ export class KernelWriter {
    *  is an array indexed by the sub-thread `kp_c`, and per-thread code runs in a loop over them. */
   readonly coarse: number
   private inThreadLoop = false
+  /** Every thread of the block is active here (kp_on is true for all: no divergent region entered, none left
+   *  early): predicated code then needs no `if (kp_on)` (SwiftShader runs such an if under a mask even when it
+   *  is always true: 9 % of a tiled matmul). */
+  private allOn = false
+  /** Set when code is written that may leave some thread inactive for what follows (escape flags). */
+  private onChanged = false
   /** Registers whose value is the same for every thread of the block and whose every definition is a pure
    *  instruction at the predicated level (ptx's uniformity analysis, then narrowed): written outside
    *  `if (kp_on)`, once per invocation, so WGSL's own uniformity analysis sees them as uniform too (loop
@@ -638,6 +644,7 @@ export class KernelWriter {
     const root: Frame = { kind: 'root', uniform: this.sync }
     if (this.sync) {
       this.perThread(() => this.line(`${this.on} = true;`))
+      this.allOn = true
       this.uniformSeq(s.body, [root])
     } else this.perThread(() => this.plainSeq(s.body, [root]))
   }
@@ -830,11 +837,13 @@ export class KernelWriter {
       run = []
       let set = new Set<string>()
       this.perThread(() => {
-        this.open(`if (${this.on}) {`)
+        const guard = !this.allOn
+        if (guard) this.open(`if (${this.on}) {`)
         set = this.plainSeq(nodesOfRun, [...frames, { kind: 'run', uniform: false }])
-        this.close()
+        if (guard) this.close()
         if (set.size) this.line(`${this.on} = ${this.on} && !(${[...set].map((f) => this.flagName(f)).join(' || ')});`)
       })
+      if (set.size) this.markOff()
       for (const f of set) out.add(f)
     }
     for (let k = start; k < nodes.length; k++) {
@@ -924,6 +933,7 @@ export class KernelWriter {
         const flag = this.flagName(`b${e.target.node}`)
         out.add(`b${e.target.node}`)
         this.perThread(() => this.line(`if (${this.on}) { ${flag} = true; ${this.on} = false; }`))
+        this.markOff()
         this.line('break;')
       }
       if (e.guard) this.close()
@@ -964,7 +974,48 @@ export class KernelWriter {
     return t !== r && t.start >= r.start && t.end <= r.end
   }
 
+  private markOff(): void {
+    this.allOn = false
+    this.onChanged = true
+  }
+
   private uniformRegion(r: StructRegion, frames: Frame[]): Set<string> {
+    const prevAll = this.allOn
+    if (r.kind === 'if' && prevAll && this.uniformIf(r)) {
+      // every thread active and the predicate uniform: a WGSL if (uniform to WGSL too), kp_on left as it is
+      const inner = [...frames, { kind: r.kind, region: r, uniform: true } as Frame]
+      const br = this.fn.instructions[r.branch!]!
+      this.ins = br
+      this.line(`// if ${r.label} (uniform: the whole block takes the same side)`)
+      this.open(`if (!(${this.guardExpr(br)!})) {`)
+      const set = this.uniformSeq(r.body, inner)
+      this.close()
+      if (set.size) {
+        this.perThread(() => this.line(`${this.on} = ${this.on} && !(${[...set].map((f) => this.flagName(f)).join(' || ')});`))
+        this.markOff()
+      } else this.allOn = prevAll
+      return set
+    }
+    if (r.kind === 'loop' && this.uniformLoop(r) && prevAll) {
+      // written as if every thread stays active; written again with `if (kp_on)` where the body turns out to
+      // leave some inactive (an escape), since the next iteration would then start with them off
+      const mark = this.lines.length, sites = this.sites.length, depth = this.depth, changed = this.onChanged
+      this.onChanged = false
+      const set = this.uniformRegionAs(r, frames)
+      if (!this.onChanged) { this.onChanged = changed; this.allOn = true; return set }
+      this.lines.length = mark
+      this.sites.length = sites
+      this.depth = depth
+      this.allOn = false
+      this.onChanged = true
+      return this.uniformRegionAs(r, frames)
+    }
+    const set = this.uniformRegionAs(r, frames)
+    if (set.size) this.markOff()
+    return set
+  }
+
+  private uniformRegionAs(r: StructRegion, frames: Frame[]): Set<string> {
     const inner = [...frames, { kind: r.kind, region: r, uniform: true } as Frame]
     if (r.kind === 'loop' && this.uniformLoop(r)) {
       // every active thread runs the same iterations: a plain WGSL loop, its breaks uniform to WGSL
@@ -973,7 +1024,7 @@ export class KernelWriter {
       // not. Where no thread of the block may reach the loop (a branch around it, an exit before it), it is
       // entered only if one does: otherwise it runs on values the skipped guard excluded, e.g. nvcc's
       // unrolled prologue counting a trip count rounded down to 0 past zero, 2^30 iterations of barriers.
-      const guarded = frames.length > 1 || this.decls.has('kp_exited')
+      const guarded = !this.allOn && (frames.length > 1 || this.decls.has('kp_exited'))
       if (guarded) {
         this.features.add('kp_block_count')
         const n = this.declare('kp_n', 'u32', false)
@@ -993,7 +1044,10 @@ export class KernelWriter {
     const save = this.declare(`kp_s${r.id}`, 'bool')
     const on = this.on
     let set: Set<string>
+    const wasAll = this.allOn
     this.line(`// ${r.kind} ${r.label} (predicated: it contains a barrier or warp collective)`)
+    // inside, some threads may be inactive; after it, kp_on is restored (less the escapes)
+    if (r.kind !== 'block') this.allOn = false
     if (r.kind === 'if') {
       const br = this.fn.instructions[r.branch!]!
       this.ins = br
@@ -1036,6 +1090,7 @@ export class KernelWriter {
       this.close()
     }
     this.perThread(() => this.line(`${on} = ${save}${set.size ? ` && !(${[...set].map((f) => this.flagName(f)).join(' || ')})` : ''};`))
+    this.allOn = wasAll && !set.size
     return set
   }
 

@@ -285,4 +285,32 @@ Errors('a failed device assert(), __trap() and a wild load throw WebGpuFault at 
   await be.dispose()
 })
 
+Errors('integer to float conversions round to nearest even, as CUDA does (not as the implementation rounds f32(u32))', async () => {
+  const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'conversions.cu'), config })
+  const be = await wg.createWebGpuBackend({ gpu })
+  const mod = await be.loadModule(ptxImage(ptx), 'conversions.ptx')
+  // ties and near-ties at every exponent from 2^24 up, values SwiftShader's f32(u32) rounded wrongly, the ends
+  const u: number[] = [0, 1, 0x7fffffff, 0x80000000, 0x80000001, 0xffffffff, 4177729699, 3531631270, 3895400816, 2960602997]
+  for (let e = 24; e < 32; e++) for (let k = 0; k < 8; k++) { const b = 2 ** e + k * 2 ** (e - 24); u.push(b >>> 0, (b + 1) >>> 0, (b - 1) >>> 0) }
+  const n = u.length
+  const w = u.map((x, i) => BigInt.asIntN(64, (BigInt(x) << BigInt(i % 33)) * (i % 3 === 0 ? -1n : 1n)))
+  const uBuf = await be.alloc(n * 4), wBuf = await be.alloc(n * 8), out = await be.alloc(n * 16)
+  await be.copyToDevice(uBuf, new Uint8Array(Uint32Array.from(u).buffer))
+  await be.copyToDevice(wBuf, new Uint8Array(BigInt64Array.from(w).buffer))
+  const params = { bytes: new Uint8Array(new BigUint64Array([uBuf, wBuf, out, BigInt(n)]).buffer).slice(0, 28), offsets: [0, 8, 16, 24], sizes: [8, 8, 8, 4] }
+  await be.launch(mod.getFunction('to_float'), { grid: [Math.ceil(n / 64), 1, 1], block: [64, 1, 1], sharedBytes: 0 }, params)
+  const got = new Float32Array(n * 4)
+  await be.copyFromDevice(new Uint8Array(got.buffer), out)
+  // JS converts a safe integer exactly and Math.fround rounds to nearest even; a 64-bit one through its exact
+  // decimal text (Number() of a bigint beyond 2^53 would round twice)
+  const f32 = (b: bigint) => Math.fround(Number.parseFloat(b.toString()))
+  const bad: string[] = []
+  u.forEach((x, i) => {
+    const want = [Math.fround(x), Math.fround(x | 0), f32(BigInt.asUintN(64, w[i]!)), f32(w[i]!)]
+    want.forEach((v, k) => { if (got[4 * i + k] !== v) bad.push(`${['u32', 's32', 'u64', 's64'][k]} of ${k < 2 ? x : w[i]}: ${got[4 * i + k]}, expected ${v}`) })
+  })
+  assert.equal(bad, [])
+  await be.dispose()
+})
+
 Errors.run()

@@ -1273,7 +1273,8 @@ export function narrowRegisters(fn: IrFunction, classes: readonly RegisterClass[
       if (!used.length) continue
       const bases = new Set(addressBases(x))
       const dsts = definedRegisters(x)
-      const truncates = x.op === 'cvt' && /(8|16|32)$/.test(((x.types ?? []) as string[])[0] ?? '')
+      // an integer conversion to 32 bits or fewer reads only the low word (not one to a float: that reads all 64)
+      const truncates = x.op === 'cvt' && /^[bsu](8|16|32)$/.test(((x.types ?? []) as string[])[0] ?? '')
       const intoNarrow = ring(x) && x.op !== 'ld' && dsts.length > 0 && dsts.every((d) => candidates.has(d))
       for (const r of used) {
         // a use as an address, as the guard of the instruction (never a 64-bit register), or into a narrowed result

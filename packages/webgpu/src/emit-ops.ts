@@ -287,6 +287,9 @@ function cvt(w: KernelWriter, ins: Instruction): void {
     const sg = st[0] === 's'
     let f: string
     if (sb === 64) f = `${sg ? 'kp_s64_to_f32' : 'kp_u64_to_f32'}(${w.u64(A[1]!)})`
+    // 32-bit sources in integer arithmetic (kp_u32_to_f32: f32(u32) rounds as the implementation likes);
+    // narrower ones convert exactly
+    else if (sb === 32) f = sg ? `kp_s32_to_f32(bitcast<i32>(${w.u32(A[1]!, st)}))` : `kp_u32_to_f32(${w.u32(A[1]!, st)})`
     else f = sg ? `f32(bitcast<i32>(${w.u32(A[1]!, st)}))` : `f32(${w.u32(A[1]!, st)})`
     if (ins.flags.sat) f = `kp_sat(${f})`
     if (dt === 'f32') return w.setF32(A[0], f)

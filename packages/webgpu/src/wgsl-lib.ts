@@ -146,15 +146,32 @@ fn kp_f2sN(x: f32, mode: u32, bits: u32) -> u32 {
   if (r < 0.0) { return kp_neg64(m); }
   return m;
 }`, ['kp_isnan', 'kp_round', 'kp_neg64']),
+  kp_u32_to_f32: F(`// cvt.rn.f32.u32 in integer arithmetic: WGSL leaves the rounding of an inexact f32(u32) to the
+// implementation, and SwiftShader rounds u32 values from 2^31 up to the wrong neighbour
+fn kp_u32_to_f32(x: u32) -> f32 {
+  if (x < 0x1000000u) { return f32(x); }
+  let n = countLeadingZeros(x);
+  let sh = 8u - n;
+  let m = x >> sh;
+  let rem = x & ((1u << sh) - 1u);
+  let half = 1u << (sh - 1u);
+  let up = select(0u, 1u, rem > half || (rem == half && (m & 1u) == 1u));
+  // a carry out of the mantissa field moves into the exponent: the next power of two
+  return bitcast<f32>(((158u - n) << 23u) + (m & 0x7fffffu) + up);
+}`),
+  kp_s32_to_f32: F(`fn kp_s32_to_f32(x: i32) -> f32 {
+  let m = kp_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0));
+  return select(m, -m, x < 0);
+}`, ['kp_u32_to_f32']),
   kp_u64_to_f32: F(`// cvt.rn.f32.u64: one rounding (the bits below the 32 kept ones only decide ties, as a sticky bit)
 fn kp_u64_to_f32(a: vec2<u32>) -> f32 {
-  if (a.y == 0u) { return f32(a.x); }
+  if (a.y == 0u) { return kp_u32_to_f32(a.x); }
   let n = countLeadingZeros(a.y);
   let top = select((a.y << n) | (a.x >> (32u - n)), a.y, n == 0u);
   let rest = a.x << n;
   let t = top | select(0u, 1u, rest != 0u);
-  return ldexp(f32(t), i32(32u - n));
-}`),
+  return ldexp(kp_u32_to_f32(t), i32(32u - n));
+}`, ['kp_u32_to_f32']),
   kp_s64_to_f32: F(`fn kp_s64_to_f32(a: vec2<u32>) -> f32 {
   if ((a.y & 0x80000000u) != 0u) { return -kp_u64_to_f32(kp_neg64(a)); }
   return kp_u64_to_f32(a);

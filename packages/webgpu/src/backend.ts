@@ -432,7 +432,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   }
 
   /** The pipeline for a block shape and dynamic shared size; `coarse` > 0: the coarsened variant with that
-   *  many CUDA threads per invocation. */
+   *  many CUDA threads per invocation; `unchecked`: the variant without access checks (access-sites.ts);
+   *  `split`: the grid runs as several dispatches, each with its ctaid_base (override kp_split). */
   function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean): Promise<GPUComputePipeline> {
     const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
     const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)

@@ -1,18 +1,13 @@
 // The images of a module file that is not an offload binary (a raw cubin, PTX or fatbin, read with its arch),
 // and of one that is: the public readImages. The runtime loads this file only for a raw image.
 import type { OffloadEntry } from '@kernelpack/offload'
-import { ImageKind, readOffloadEntries } from '@kernelpack/offload/core'
+import { ImageKind } from '@kernelpack/offload/core'
+import { isOffloadBinary, readOffloadImages } from './module.js'
 import { sniffKind } from './select-image.js'
 
 /** The images of a module file: offload binary entries, or one raw cubin/PTX/fatbin (arch from its text). */
 export function readImages(bytes: Uint8Array, sourceName: string): OffloadEntry[] {
-  if (bytes.length >= 4 && bytes[0] === 0x10 && bytes[1] === 0xff && bytes[2] === 0x10 && bytes[3] === 0xad) {
-    try {
-      return readOffloadEntries(bytes)
-    } catch (err) {
-      throw new Error(`${sourceName}: not a readable offload binary: ${(err as Error).message}`, { cause: err })
-    }
-  }
+  if (isOffloadBinary(bytes)) return readOffloadImages(bytes, sourceName)
   const kind = sniffKind(bytes)
   if (!kind) {
     throw new Error(`${sourceName}: neither an offload binary (magic 10 ff 10 ad) nor a cubin (ELF) or PTX text; build it with \`kernelpack build\``)

@@ -3,6 +3,7 @@
 // `module.launcher(entry)` per kernel. The types here are also what the generated `<file>.cu.d.ts` files
 // import. No Node built-ins: the Node and browser entries pass their own loadModule.
 import type { KernelManifest } from '@kernelpack/offload'
+import { hasValueTypes } from '@kernelpack/offload/core'
 import type { CheckOptions } from '@kernelpack/ptx'
 import type { KernelArg } from './marshal.js'
 import type { DeviceBuffer, DeviceGlobal, LaunchOptions, Module } from './module.js'
@@ -147,7 +148,7 @@ export function createKernelModule(spec: KernelModuleSpec, loadModule: LoadModul
     get types() {
       if (typesFor !== current) {
         if (current.valueTypes) types = current.valueTypes(current.manifest)
-        else if (!current.manifest.kernels.some((k) => k.params.some((p) => p.valueType))) types = noTypes
+        else if (!hasValueTypes(current.manifest)) types = noTypes
         else throw new Error(`${current.name}: module.types needs valueTypes, which older stubs lack: rebuild the app`)
         typesFor = current
       }

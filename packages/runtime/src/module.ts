@@ -151,10 +151,10 @@ export interface Module {
   unload(): Promise<void>
 }
 
-const isOffloadBinary = (bytes: Uint8Array) => bytes.length >= 4 && bytes[0] === 0x10 && bytes[1] === 0xff && bytes[2] === 0x10 && bytes[3] === 0xad
+export const isOffloadBinary = (bytes: Uint8Array) => bytes.length >= 4 && bytes[0] === 0x10 && bytes[1] === 0xff && bytes[2] === 0x10 && bytes[3] === 0xad
 
-/** An offload binary's entries, with the message readImages gives (images.ts) for one that cannot be read. */
-function readOffloadImages(bytes: Uint8Array, sourceName: string): OffloadEntry[] {
+/** An offload binary's entries, or an error naming the source (also readImages's, images.ts). */
+export function readOffloadImages(bytes: Uint8Array, sourceName: string): OffloadEntry[] {
   try {
     return readOffloadEntries(bytes)
   } catch (err) {

@@ -20,7 +20,7 @@
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
   analyzeAffine, analyzeBarrierRegions, RETURN_EXIT, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
-  type AffineFacts, type InvExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
+  type AffineFacts, type Cfg, type InvExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr } from './access-sites.js'
 import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
@@ -131,11 +131,14 @@ export class KernelWriter {
   private branches: Map<number, { kind: 'break' | 'continue'; node: number }> = new Map()
   private readonly regionById = new Map<number, StructRegion>()
   private syncMemo = new Map<number, boolean>()
+  /** The kernel's control-flow graph, for the analyses (uniformity, affine forms, barrier regions). */
+  private readonly cfg: Cfg
 
   constructor(readonly env: KernelEnv) {
     this.fn = env.fn
     this.coarse = env.coarse ?? 1
     const fn = env.fn
+    this.cfg = buildCfg(fn)
     const layout = layoutParams(fn.params)
     fn.params.forEach((p, i) => this.paramOffset.set(p.name, layout.offsets[i]!))
     this.paramBytes = layout.end
@@ -170,20 +173,14 @@ export class KernelWriter {
   noteAccess(op: Operand | undefined, size: number): void {
     if (this.unsited) return
     const ins = this.ins
-    const index = ins ? this.indexOf(ins) : -1
+    const index = ins?.index ?? -1
     if (!ins || index < 0 || ins.guard || op?.kind !== 'addr' || op.base?.kind !== 'reg') { this.unsited = true; return }
-    this.affine ??= analyzeAffine(this.fn, buildCfg(this.fn), this.classes, { wideParams: true })
+    this.affine ??= analyzeAffine(this.fn, this.cfg, this.classes, { wideParams: true })
     const f = this.affine.formAt(op.base.id, index)
     const inv = f && !f.iv ? this.siteExpr(f.inv) : undefined
     const wraps = f?.conds.map((w) => ({ inv: this.siteExpr(w.inv), c: w.c, lo: w.lo }))
     if (!f || !inv || !wraps || wraps.some((w) => !w.inv)) { this.unsited = true; return }
     this.sites.push({ line: ins.line, size, inv, c: f.c, offset: op.offset, wraps: wraps as AccessSite['wraps'] })
-  }
-
-  #index: Map<Instruction, number> | undefined
-  private indexOf(ins: Instruction): number {
-    this.#index ??= new Map(this.fn.instructions.map((x, i) => [x, i]))
-    return this.#index.get(ins) ?? -1
   }
 
   /** A form's block-uniform term as site data: parameters by byte offset in the block; no variable addresses. */
@@ -597,10 +594,11 @@ export class KernelWriter {
       }
     }
     const usesShared = sharedVars.length > 0 || fn.instructions.some((i) => i.space === 'shared')
+    const barriers = globalStores ? globalBarriers(fn, this.cfg) : { at: new Set<Instruction>(), afterLoop: new Set<number>() }
     return {
       sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0,
       localBytes: Math.ceil(local / 4) * 4, globalAtomic, sharedAtomic: sharedAtomic && usesShared, globalStores,
-      ...(globalStores ? ((g) => ({ storageBarriers: g.at, storageBarrierAfterLoop: g.afterLoop }))(globalBarriers(fn)) : { storageBarriers: new Set<Instruction>(), storageBarrierAfterLoop: new Set<number>() }),
+      storageBarriers: barriers.at, storageBarrierAfterLoop: barriers.afterLoop,
     }
   }
 
@@ -662,7 +660,7 @@ export class KernelWriter {
       }
     }
     walk(root)
-    const levels = analyzeUniformity(fn, buildCfg(fn)).register
+    const levels = analyzeUniformity(fn, this.cfg).register
     const W = new Set<number>()
     levels.forEach((l, id) => { if (l === 'grid' || l === 'block') W.add(id) })
     const pure = (ins: Instruction) => {
@@ -1300,9 +1298,8 @@ export function narrowRegisters(fn: IrFunction, classes: readonly RegisterClass[
  * regions whose exit path stores the result) instead of at both barriers: storageBarrier made its loop 40 %
  * slower on SwiftShader. Global or generic `st`/`atom`/`red` write, `ld`/`ldu`/`atom`/`red` read, `cp` both.
  */
-export function globalBarriers(fn: IrFunction): { at: Set<Instruction>; afterLoop: Set<number> } {
+export function globalBarriers(fn: IrFunction, cfg: Cfg = buildCfg(fn)): { at: Set<Instruction>; afterLoop: Set<number> } {
   const ins = fn.instructions
-  const cfg = buildCfg(fn)
   const regions = analyzeBarrierRegions(fn, cfg)
   const isCut = new Set(regions.cuts)
   const global = (x: Instruction) => x.space === undefined || x.space === 'global' || x.space === 'generic'

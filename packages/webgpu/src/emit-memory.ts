@@ -322,8 +322,8 @@ export function checksGlobal(w: KernelWriter): boolean {
 export function memoryHelpers(w: KernelWriter, unchecked = false): string[] {
   const out: string[] = []
   const f = w.features
-  const needFault = f.has('kp_gchk') || f.has('kp_gen_ldw') || f.has('kp_gen_stw') || f.has('kp_gen_stb') || f.has('kp_trap')
-  if (needFault) {
+  // the record is written by the checks of the checked variant and by trap and assert
+  if ((checksGlobal(w) && !unchecked) || f.has('kp_trap')) {
     // one atomicMax, no compare-exchange loop: the invocation that finds the word 0 owns the record (the
     // loop cost about 5 % of a vector add on SwiftShader even when no thread faulted)
     out.push(`// the first fault of a launch wins the record (layout.ts): kernel id + 1, PTX line, address, kind

@@ -126,4 +126,48 @@ $skip:
   assert.not.ok(facts.register.has(reg(fn, '%r8')))
 })
 
+// nvcc's tiled matmul: tid.y and tid.x are both stepped by the tile loop (induction variables), and the tile
+// rows' bases are computed from their initial values before the loop
+const tiles = `  mov.u32 %r21, %tid.y;
+  mov.u32 %r20, %tid.x;
+  ld.param.u32 %r12, [k_n];
+  setp.lt.s32 %p1, %r12, 1;
+  @%p1 bra $end;
+  shl.b32 %r17, %r21, 6;
+  mov.u32 %r18, tile;
+  add.s32 %r8, %r18, %r17;
+  shl.b32 %r19, %r20, 2;
+  add.s32 %r6, %r8, %r19;
+$loop:
+  ld.shared.f32 %f1, [%r6];
+  add.s32 %r21, %r21, 16;
+  add.s32 %r20, %r20, 16;
+  setp.lt.s32 %p2, %r20, %r12;
+  @%p2 bra $loop;
+  shl.b32 %r23, %r20, 2;
+$end:
+  ret;`
+
+af('an induction variable read before its loop has its initial value\'s form; after the loop, none', () => {
+  const { fn, cfg } = kernel(tiles)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn))
+  // 4·tid.x: %r20's first value, read on the way into the loop
+  const f = facts.register.get(reg(fn, '%r19'))!
+  assert.equal([show(f.inv), f.c, f.iv], ['0·4', 4, undefined])
+  // read after the loop (the increment reaches it), %r20 has no form, so neither has %r23
+  assert.not.ok(facts.register.has(reg(fn, '%r23')))
+  // %r8 = &tile + 64·tid.y has no tid.x form: tid.y is a thread index
+  assert.not.ok(facts.register.has(reg(fn, '%r8')))
+})
+
+af('rowInvariant: tid.y and tid.z are invariant terms, for strides along a row (tile[ty][k] is the same in a row)', () => {
+  const { fn, cfg } = kernel(tiles)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { rowInvariant: true })
+  const f = facts.register.get(reg(fn, '%r8'))!
+  assert.equal([show(f.inv), f.c], ['(&tile + %tid.y·64)', 0])
+  assert.is(facts.register.get(reg(fn, '%r6'))!.c, 4)
+  // without the option, the same register has none
+  assert.not.ok(analyzeAffine(fn, cfg, assignRegisterClasses(fn)).register.has(reg(fn, '%r8')))
+})
+
 af.run()

@@ -351,6 +351,10 @@ class KernelWriter {
   private readonly sites = new Map<string, { lo: number; hi: number; d: number }>()
   private readonly scratch = new Map<string, number>()
   private readonly affine: AffineFacts
+  /** Forms with %tid.y and %tid.z as invariant terms (AffineOptions.rowInvariant): a 4-lane turn's lanes are
+   *  consecutive threads of one row, so these give a 32-bit register's stride across them (0 for an address
+   *  made of tid.y, as a tile row's `As[ty][k]`), never a range. */
+  private readonly rowAffine: AffineFacts
   /** The thread-loop schedule of a kernel with barriers (its block-level loops run here). */
   private readonly plan?: ThreadLoopSchedule
   /** Bytes per thread of the loops' slots (0 without a plan). */
@@ -432,6 +436,7 @@ class KernelWriter {
     if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
     const cfg = buildCfg(this.fn)
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
+    this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
     this.windows = planWindowGroups(this.fn, cfg, this.classes)
     const isFunc = this.fn.kind === 'func'
     this.b = new FunctionBody(isFunc ? FUNC_PARAMS.map(() => 'i32' as const) : ['i32', 'i32', 'i32', 'i32', 'i32'])
@@ -1142,7 +1147,7 @@ class KernelWriter {
       b.get(this.vlocal(base.id))
       if (o.offset) b.i32(o.offset).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add)
       stride = this.vstride.get(base.id)
-      if (stride === undefined) { const f = this.affine.formAt(base.id, ins.index); stride = f && !f.iv ? f.c : undefined }
+      if (stride === undefined) { const f = this.rowAffine.formAt(base.id, ins.index); stride = f && !f.iv ? f.c : undefined }
     } else if (base.kind === 'reg' && this.classes[base.id] === 'i64' && !this.simd!.addressOnly.has(base.id)) {
       // a 64-bit window offset per lane (clang's shared addresses): each must fit 32 bits, which with the
       // 32-bit test below is the scalar path's 0 ≤ a ≤ size − n
@@ -2086,7 +2091,7 @@ class KernelWriter {
           b.get(lb[0]!).simdMem(SimdOp.v128_load32_splat, 2, off).set(v)
           for (let k = 1; k < 4; k++) b.get(lb[k]!).get(v).simdMemLane(SimdOp.v128_load32_lane, 2, off, k).set(v)
           b.get(v); mask(r)
-          const f = this.classes[r] === 'i32' ? this.affine.formAt(r, it.start) : undefined
+          const f = this.classes[r] === 'i32' ? this.rowAffine.formAt(r, it.start) : undefined
           if (f && !f.iv) this.vstride.set(r, f.c | 0)
         }
         b.set(this.vlocal(r))

@@ -65,6 +65,11 @@ export interface AffineFacts {
 export interface AffineOptions {
   /** 64-bit kernel parameters are exact numbers (within ±2^40) and may take part. @default false */
   wideParams?: boolean
+  /** `%tid.y` and `%tid.z` count as invariant terms (`special`), as for a writer that runs consecutive threads
+   *  of one row together: `inv` is then the same along a row of the block, not across it. Such forms' wrap
+   *  checks name a thread index, so they are for strides along tid.x (a 32-bit form's value is exact modulo
+   *  2^32 whatever they say), not for a once-per-block range test. @default false */
+  rowInvariant?: boolean
 }
 
 const MAG_LIMIT = 2 ** 52
@@ -135,6 +140,19 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
 
   /** Initial values of induction variables (set where their definition before the loop is evaluated). */
   const ivInit = new Map<number, AffineForm>()
+  /** The same, kept (with where they are defined) for reads before the loop. */
+  const ivStart = new Map<number, { form: AffineForm; at: number }>()
+  /** Blocks reachable from block `b` (b itself when it is in a cycle). */
+  const reached = new Map<number, Set<number>>()
+  const reachableFrom = (b: number): Set<number> => {
+    let out = reached.get(b)
+    if (out) return out
+    out = new Set<number>()
+    const work = [...cfg.blocks[b]!.succs]
+    while (work.length) { const x = work.pop()!; if (!out.has(x)) { out.add(x); work.push(...cfg.blocks[x]!.succs) } }
+    reached.set(b, out)
+    return out
+  }
   const induction = (r: number): AffineForm | undefined => {
     const known = inductions.get(r)
     if (known || !ivUpdate.has(r) || !ivInit.has(r)) return known
@@ -173,7 +191,12 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
     if (ivf) {
       // inside the loop only; after the increment (same iteration) it reads init + (k+1)·step
       const loop = ivf.iv!.loop
-      if (!cfg.loops[loop]!.blocks.includes(cfg.blockOf[at]!)) return undefined
+      if (!cfg.loops[loop]!.blocks.includes(cfg.blockOf[at]!)) {
+        // before the loop: where the initial definition reaches and the increment cannot (nvcc's `shl.b32
+        // %r27, %r41, 6` of a tile row's base from tid.y, which the loop then steps), its initial value
+        const start = ivStart.get(o.id)
+        return start && reaches(start.at, at) && !reachableFrom(cfg.blockOf[ivUpdate.get(o.id)!]!).has(cfg.blockOf[at]!) ? start.form : undefined
+      }
       const upd = ivUpdate.get(o.id)!
       const after = cfg.blockOf[upd] === cfg.blockOf[at] ? upd < at : dominates(cfg, cfg.blockOf[upd]!, cfg.blockOf[at]!)
       return { ...ivf, iv: { ...ivf.iv!, next: after } }
@@ -202,7 +225,7 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
         if (src?.kind === 'special') {
           if (cls !== 'i32') return undefined
           if (src.name === '%tid.x') return { inv: { kind: 'const', value: 0 }, c: 1, conds: [], mag: 1024 }
-          if (/^%(ctaid|ntid|nctaid)\.[xyz]$/.test(src.name)) return { inv: { kind: 'special', name: src.name }, c: 0, conds: [], mag: 2 ** 31 }
+          if (/^%(ctaid|ntid|nctaid)\.[xyz]$/.test(src.name) || (options.rowInvariant && (src.name === '%tid.y' || src.name === '%tid.z'))) return { inv: { kind: 'special', name: src.name }, c: 0, conds: [], mag: 2 ** 31 }
           return undefined
         }
         return formOf(src, cls, i)
@@ -266,7 +289,7 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       if (upd !== undefined) {
         if (i === upd) continue
         const init = evaluate(x, i, cls)
-        if (init) ivInit.set(d.id, init)
+        if (init) { ivInit.set(d.id, init); if (!init.iv && init.mag <= MAG_LIMIT) ivStart.set(d.id, { form: init, at: i }) }
         continue
       }
       if (at.length !== 1) continue

@@ -35,10 +35,12 @@ function shflRef(mode: string, vals: Int32Array, b: number, c: number): Array<[n
   return Array.from(vals, (_, t) => {
     const lane = t & 31, base = t - lane
     const segmask = (c >> 8) & 0x1f, maxLane = (lane & segmask) | (c & 0x1f & ~segmask), minLane = lane & segmask
+    // bval[4:0] = b[4:0]: an offset of 33 is an offset of 1
+    const bval = b & 0x1f
     let j = 0, pval = false
-    if (mode === 'up') { j = lane - b; pval = j >= maxLane }
-    if (mode === 'down') { j = lane + b; pval = j <= maxLane }
-    if (mode === 'bfly') { j = lane ^ b; pval = j <= maxLane }
+    if (mode === 'up') { j = lane - bval; pval = j >= maxLane }
+    if (mode === 'down') { j = lane + bval; pval = j <= maxLane }
+    if (mode === 'bfly') { j = lane ^ bval; pval = j <= maxLane }
     if (mode === 'idx') { j = minLane | (b & 0x1f & ~segmask); pval = j <= maxLane }
     return [pval ? vals[base + j]! : vals[t]!, pval]
   })
@@ -51,7 +53,7 @@ shfl('up / down / bfly / idx with widths and clamps', () => {
   const n = 64
   const vals = new Int32Array(n).map((_, i) => i * 7 + 1)
   for (const mode of ['up', 'down', 'bfly', 'idx']) {
-    for (const [b, c] of [[1, mode === 'up' ? 0 : 0x1f], [5, mode === 'up' ? 0 : 0x1f], [3, mode === 'up' ? (32 - 8) << 8 : ((32 - 8) << 8) | 0x1f], [17, 0x1f], [0, 0x1f]] as const) {
+    for (const [b, c] of [[1, mode === 'up' ? 0 : 0x1f], [5, mode === 'up' ? 0 : 0x1f], [3, mode === 'up' ? (32 - 8) << 8 : ((32 - 8) << 8) | 0x1f], [17, 0x1f], [0, 0x1f], [9, 0x05], [33, 0x1f], [2, 0x1e]] as const) {
       const got = perThread(`shfl.sync.${mode}.b32 %r9|%p1, %r2, ${b}, ${c}, -1;`, vals, n)
       const pred = perThread(`shfl.sync.${mode}.b32 %r10|%p1, %r2, ${b}, ${c}, -1; selp.u32 %r9, 1, 0, %p1;`, vals, n)
       const ref = shflRef(mode, vals, b, c)

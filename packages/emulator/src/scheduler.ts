@@ -87,8 +87,9 @@ function resolveCollective(kind: Collective, states: ThreadState[], w: number, g
         const minLane = lane & segmask
         let j: number, pval: boolean
         switch (kind.mode) {
-          case 'up': j = lane - (b >>> 0); pval = j >= maxLane; break
-          case 'down': j = lane + (b >>> 0); pval = j <= maxLane; break
+          // (b's low 5 bits: the ISA's bval = b[4:0], so an offset of 33 reads the lane 1 away)
+          case 'up': j = lane - (b & 31); pval = j >= maxLane; break
+          case 'down': j = lane + (b & 31); pval = j <= maxLane; break
           case 'bfly': j = lane ^ (b & 31); pval = j <= maxLane; break
           default: j = minLane | (b & 0x1f & ~segmask); pval = j <= maxLane; break
         }

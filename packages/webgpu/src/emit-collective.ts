@@ -142,8 +142,9 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
         const maxLane = w.tmp(`(${lane} & ${seg}) | (${c} & 0x1fu & ~${seg})`)
         let j: string, pv: string
         switch (ins.mode) {
-          case 'up': j = w.tmp(`${lane} - ${b}`); pv = w.tmp(`${b} < 32u && bitcast<i32>(${lane}) - bitcast<i32>(${b}) >= bitcast<i32>(${maxLane})`); break
-          case 'down': j = w.tmp(`${lane} + ${b}`); pv = w.tmp(`${b} < 32u && ${lane} + ${b} <= ${maxLane}`); break
+          // (b's low 5 bits: the PTX ISA's bval = b[4:0], so an offset of 33 reads the lane 1 away)
+          case 'up': j = w.tmp(`${lane} - (${b} & 31u)`); pv = w.tmp(`bitcast<i32>(${lane}) - bitcast<i32>(${b} & 31u) >= bitcast<i32>(${maxLane})`); break
+          case 'down': j = w.tmp(`${lane} + (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
           case 'bfly': j = w.tmp(`${lane} ^ (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
           default: j = w.tmp(`(${lane} & ${seg}) | (${b} & 0x1fu & ~${seg})`); pv = w.tmp(`${j} <= ${maxLane}`)
         }

@@ -346,7 +346,7 @@ export class ThreadLoopWriter {
         // PTX ISA shfl.sync: c packs the segment mask (bits 8–12) and the clamp lane (bits 0–4); in range
         // (pv), lane j's value, or 0 when lane j is not in membermask or did not arrive (scheduler.ts)
         const b = this.input(i, 1), cc = this.input(i, 2)
-        const j = c.mode === 'up' ? `l-(${b}>>>0)` : c.mode === 'down' ? `l+(${b}>>>0)` : c.mode === 'bfly' ? `l^(${b}&31)` : `(l&sg)|(${b}&31&~sg)`
+        const j = c.mode === 'up' ? `l-(${b}&31)` : c.mode === 'down' ? `l+(${b}&31)` : c.mode === 'bfly' ? `l^(${b}&31)` : `(l&sg)|(${b}&31&~sg)`
         const ok = c.mode === 'up' ? 'j>=mx' : 'j<=mx'
         res = `const sg=(${cc}>>>8)&31,mx=(l&sg)|(${cc}&31&~sg);const j=${j};const pv=${ok};q0=pv?((((${A}&${this.input(i, 3)})>>>j)&1)!==0?${this.input(i, 0, 'j')}:0):${this.input(i, 0)};q1=pv;`
         break

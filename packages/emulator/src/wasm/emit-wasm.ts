@@ -1592,24 +1592,26 @@ class KernelWriter {
   // --- collectives between loops (emit-thread-loops.ts gather/scatter, the same rules) ---
 
   /** The inputs of collective instruction i, as its lanes compute them (emit-instruction.ts's order). */
-  private collectiveInputs(ins: Instruction): Array<{ k: WKind; push: () => void; direct: boolean }> {
+  private collectiveInputs(ins: Instruction): Array<{ k: WKind; push: () => void; direct: boolean; value?: number }> {
     const A = ins.operands
     // an immediate (or an absent mask) is the same in every lane: read where it is used, no slot (emit-thread-loops.ts direct)
     // so is a 32-bit register that holds one constant wherever the collective reads it (nvcc's `mov.u32 %r12,
     // 16;` before `shfl.sync.down.b32 … %r12, %r11, %r13`): the constant is pushed where it is used
     const constant = (o: IrOperand | undefined): number | undefined => {
+      if (o?.kind === 'imm') return o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined
       if (o?.kind !== 'reg' || this.classes[o.id] !== 'i32') return undefined
       const f = this.affine.formAt(o.id, ins.index)
       return f && f.c === 0 && !f.iv && f.inv.kind === 'const' && f.conds.length === 0 ? f.inv.value | 0 : undefined
     }
+    // (`value`: the constant, for the writer to fold, as scatter does with a shfl's lane, clamp and mask)
     const mask = (o: IrOperand | undefined) => {
-      const v = constant(o)
-      if (v !== undefined) return { k: 'i32' as WKind, push: () => { this.b.i32(v) }, direct: true }
-      return { k: 'i32' as WKind, push: () => (o ? this.rd(o, 'i32') : this.b.i32(-1)), direct: !o || o.kind === 'imm' }
+      const v = o ? constant(o) : -1
+      if (v !== undefined) return { k: 'i32' as WKind, push: () => { this.b.i32(v) }, direct: true, value: v }
+      return { k: 'i32' as WKind, push: () => this.rd(o, 'i32'), direct: false }
     }
     const reg = (o: IrOperand | undefined, k: WKind) => {
       const v = k === 'i32' ? constant(o) : undefined
-      if (v !== undefined) return { k, push: () => { this.b.i32(v) }, direct: true }
+      if (v !== undefined) return { k, push: () => { this.b.i32(v) }, direct: true, value: v }
       return { k, push: () => this.rd(o, k), direct: o?.kind === 'imm' }
     }
     const c = collectiveOf(ins)!
@@ -1683,6 +1685,48 @@ class KernelWriter {
     if (ins.guard) b.end()
   }
 
+  /** shfl.sync whose lane operand, clamp/segment word and member mask are constants with no segments (the
+   *  warp butterflies and down/up shifts compilers write: `shfl.sync.bfly.b32 %r, %v, 16, 31, -1`): scatter's
+   *  computation folded where it is written, the lane's source `j` one operation, the range test `j ≤ 31`
+   *  gone where it always holds. Writes the destinations as scatter does and returns true; false (nothing
+   *  written) for any other shfl. */
+  private constantShfl(i: number, mode: string | undefined, l: number, Ai: number, q0: number, q1: number): boolean {
+    const b = this.b
+    const ins = this.fn.instructions[i]!
+    const [, xb, xc, xm] = this.collectiveInputs(ins)
+    const bv = xb?.value, cv = xc?.value, mv = xm?.value
+    if (bv === undefined || cv === undefined || mv === undefined || ((cv >>> 8) & 31) !== 0) return false
+    const clamp = cv & 31, lane = bv & 31
+    const j = this.tmp('sj', 'i32')
+    // with no segment bits, mx = clamp: up reads j ≥ clamp, the others j ≤ clamp (signed, as scatter does)
+    let always = false
+    switch (mode) {
+      case 'up': b.get(l).i32(lane).op(Op.i32_sub); break
+      case 'down': b.get(l).i32(lane).op(Op.i32_add); break
+      // j = l ^ lane is a lane (0–31): in range wherever the clamp is 31
+      case 'bfly': b.get(l).i32(lane).op(Op.i32_xor); always = clamp === 31; break
+      default: b.i32(lane); always = lane <= clamp
+    }
+    b.set(j)
+    if (always) b.i32(1).set(q1)
+    else b.get(j).i32(clamp).op(mode === 'up' ? Op.i32_ge_s : Op.i32_le_s).set(q1)
+    const read = () => {
+      // lane j's value, or 0 when lane j is not in the member mask or did not arrive (as scatter)
+      b.get(Ai); if (mv !== -1) b.i32(mv).op(Op.i32_and)
+      b.get(j).op(Op.i32_shr_u).i32(1).op(Op.i32_and).begin('if', 'i32')
+      this.input(i, 0, j)
+      b.else().i32(0).end()
+    }
+    if (always) read()
+    else { b.get(q1).begin('if', 'i32'); read(); b.else(); this.input(i, 0, l); b.end() }
+    b.set(q0)
+    const A = ins.operands
+    const [dst, p] = A[0]!.kind === 'pair' ? [A[0]!.first, A[0]!.second] : [A[0]!, undefined]
+    this.wr(dst, 'i32', () => b.get(q0))
+    if (p) this.wr(p, 'pred', () => b.get(q1))
+    return true
+  }
+
   /** Pushes input j of collective i as lane `lane` (a local holding 0–31) left it. */
   private input(i: number, j: number, lane: number): void {
     const b = this.b, L = this.L
@@ -1715,6 +1759,7 @@ class KernelWriter {
     b.get(Ai).get(l).op(Op.i32_shr_u).i32(1).op(Op.i32_and).begin('if')
     switch (c.kind) {
       case 'shfl': {
+        if (this.constantShfl(i, c.mode, l, Ai, q0, q1)) break
         // PTX ISA shfl.sync: c packs the segment mask (bits 8–12) and the clamp lane (bits 0–4)
         const sg = this.tmp('sg', 'i32'), mx = this.tmp('mx', 'i32'), j = this.tmp('j', 'i32'), bb = this.tmp('sb', 'i32'), cc = this.tmp('sc', 'i32')
         this.input(i, 1, l); b.set(bb)
@@ -1722,8 +1767,9 @@ class KernelWriter {
         b.get(cc).i32(8).op(Op.i32_shr_u).i32(31).op(Op.i32_and).set(sg)
         b.get(l).get(sg).op(Op.i32_and).get(cc).i32(31).op(Op.i32_and).get(sg).i32(-1).op(Op.i32_xor).op(Op.i32_and).op(Op.i32_or).set(mx)
         switch (c.mode) {
-          case 'up': b.get(l).get(bb).op(Op.i32_sub); break
-          case 'down': b.get(l).get(bb).op(Op.i32_add); break
+          // (b's low 5 bits: the ISA's bval = b[4:0])
+          case 'up': b.get(l).get(bb).i32(31).op(Op.i32_and).op(Op.i32_sub); break
+          case 'down': b.get(l).get(bb).i32(31).op(Op.i32_and).op(Op.i32_add); break
           case 'bfly': b.get(l).get(bb).i32(31).op(Op.i32_and).op(Op.i32_xor); break
           default: b.get(l).get(sg).op(Op.i32_and).get(bb).i32(31).op(Op.i32_and).get(sg).i32(-1).op(Op.i32_xor).op(Op.i32_and).op(Op.i32_or)
         }

@@ -397,6 +397,13 @@ class KernelWriter {
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
    *  back to one thread at a time. */
   private vStored = false
+  /** Writing a loop's pre-pass (vloopPrecheck): the instructions it computes (control and addresses), and
+   *  the global accesses it tests. */
+  private vSlice?: Set<number>
+  private vSliceTests = new Set<number>()
+  /** Accesses and branches a loop's pre-pass has tested in this turn, on the values the loop then computes
+   *  again: written without their lane tests after the loop's stores. */
+  private readonly vPreLoop = new Set<number>()
   /** Writing a 4-lane turn of a thread loop (vectorTurn), not the whole-kernel group (vectorGroup). */
   private vLoop = false
   /** In a 4-lane turn: registers whose lanes are known to differ by a constant (lane k = lane 0 + k·stride,
@@ -813,6 +820,11 @@ class KernelWriter {
   /** One instruction in 4 lanes: its 4-lane form; in a thread loop's turn, where it has none, each lane's
    *  scalar code (vperLane) for arithmetic, and per lane accesses for global loads and stores (vglobalLanes). */
   private vinstruction(ins: Instruction): void {
+    if (this.vSlice) {
+      // a loop's pre-pass (vloopPrecheck): its control and address arithmetic, and its accesses' tests
+      if (this.vSliceTests.has(ins.index)) return this.vglobalLanes(ins, true)
+      if (ins.op !== 'bra' && !this.vSlice.has(ins.index)) return
+    }
     const defs = definedRegisters(ins)
     // (the address-only registers a turn leaves out, or computes once as block values: vinstruction4)
     if (!this.vLoop || (defs.length && defs.every((r) => this.simd!.addressOnly.has(r)))) return this.vinstruction4(ins)
@@ -897,7 +909,7 @@ class KernelWriter {
   /** A global load or store at per-lane addresses (a thread loop's turn): each lane's address tested against
    *  the site's cached allocation first (a lane that misses sends the group back to one thread at a time,
    *  whose turns ask the instance, fill the cache or fault), then the four accesses in lane order. */
-  private vglobalLanes(ins: Instruction): void {
+  private vglobalLanes(ins: Instruction, testOnly = false): void {
     const b = this.b
     const A = ins.operands, t = ins.type ?? ''
     const load = ins.op === 'ld'
@@ -910,28 +922,59 @@ class KernelWriter {
     if (!site) { site = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }; this.sites.set(key, site) }
     const al = sz >= 16 ? 15 : sz - 1
     const lanes = this.vwideLocals(base)
-    const bad = this.tmp('vgbad', 'i32'), a = this.tmp('vga', 'i64')
-    b.i32(0).set(bad)
-    for (let k = 0; k < 4; k++) {
-      b.get(lanes[k]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add); b.set(a)
-      b.get(a).get(site.lo).op(Op.i64_lt_s).get(a).get(site.hi).op(Op.i64_ge_s).op(Op.i32_or)
-      if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or)
-      b.get(bad).op(Op.i32_or).set(bad)
-    }
-    b.get(bad)
-    this.vleave()
     const value = load ? A[0] : A[1]
     if (value?.kind !== 'reg') return this.vfail('a global access whose value is not a register')
+    const bad = this.tmp('vgbad', 'i32'), a = this.tmp('vga', 'i64')
+    const addr = (k: number) => { b.get(lanes[k]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add) }
+    // a 32-bit word per lane at consecutive addresses (a strided loop's `x[c]`, c = tid + k·ntid, whose 64-bit
+    // address each lane computes): one v128 access after one test of the four words' hull against the site's
+    // cached allocation, where the lanes' addresses turn out consecutive at run time
+    const words = sz === 4 && (this.classes[value.id] === 'i32' || this.classes[value.id] === 'f32')
+    const consec = this.tmp('vgcons', 'i32')
+    // (tested by the pre-pass of the loop it is in, vloopPrecheck: only the consecutive-words test here)
+    const tested = this.vPreLoop.has(ins.index) && !testOnly
+    if (tested) {
+      if (words) for (let k = 1; k < 4; k++) { b.get(lanes[k]!).get(lanes[0]!).i64(BigInt(4 * k)).op(Op.i64_add).op(Op.i64_eq); if (k > 1) b.op(Op.i32_and); if (k === 3) b.set(consec) }
+    } else if (words) {
+      for (let k = 1; k < 4; k++) { b.get(lanes[k]!).get(lanes[0]!).i64(BigInt(4 * k)).op(Op.i64_add).op(Op.i64_eq); if (k > 1) b.op(Op.i32_and) }
+      b.tee(consec).begin('if', 'i32')
+      addr(0); b.set(a)
+      b.get(a).get(site.lo).op(Op.i64_lt_s).get(a).i64(12n).op(Op.i64_add).get(site.hi).op(Op.i64_ge_s).op(Op.i32_or)
+      b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or)
+      b.else()
+    }
+    if (!tested) {
+      b.i32(0).set(bad)
+      for (let k = 0; k < 4; k++) {
+        addr(k); b.set(a)
+        b.get(a).get(site.lo).op(Op.i64_lt_s).get(a).get(site.hi).op(Op.i64_ge_s).op(Op.i32_or)
+        if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or)
+        b.get(bad).op(Op.i32_or).set(bad)
+      }
+      b.get(bad)
+      if (words) b.end()
+      this.vleave()
+    }
+    if (testOnly) return
     const mt = this.memType(t, value)
+    if (words) {
+      b.get(consec).begin('if')
+      addr(0); b.op(Op.i32_wrap_i64).get(site.d).op(Op.i32_add)
+      if (load) b.simdMem(SimdOp.v128_load, 2).set(this.vlocal(value.id))
+      else { this.vrd(value); b.simdMem(SimdOp.v128_store, 2) }
+      b.else()
+    }
     this.vlanes(load ? [] : [value.id], load ? [value.id] : [], (k) => {
-      b.get(lanes[k]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add)
+      addr(k)
       b.op(Op.i32_wrap_i64).get(site!.d).op(Op.i32_add).set(this.L.a32!)
       if (load) this.wr(value, this.loadKind(mt), () => this.loadAt(mt, 0))
       else { b.get(this.L.a32!); this.rd(value, this.loadKind(mt)); this.storeAt(mt, 0) }
     }, false)
+    if (words) b.end()
     if (load) this.vstride.delete(value.id)
     else this.vStored = true
-    this.vLaneCount++
+    // (consecutive words are one v128 access: not counted as lane by lane)
+    if (!words) this.vLaneCount++
   }
 
   private vinstruction4(ins: Instruction): void {
@@ -1054,11 +1097,15 @@ class KernelWriter {
     const b = this.b
     // one lane mask (x86: movmskps): 15 all lanes, 0 none
     const m = this.tmp('vmask', 'i32')
-    if (this.vStored) this.vfail('lanes that may part after a store')
-    if (this.vLaneByLane) this.vfail('lanes that may part after a region run lane by lane')
+    // a branch of a loop whose pre-pass (vloopPrecheck) ran it on the same values: its lanes did not part
+    // there, so they do not here
+    const agreed = this.vPreLoop.has(this.cur.index)
+    if (this.vStored && !agreed) this.vfail('lanes that may part after a store')
+    if (this.vLaneByLane && !agreed) this.vfail('lanes that may part after a region run lane by lane')
     this.vguard(g)
     b.simd(SimdOp.i32x4_bitmask).tee(m).i32(15).op(Op.i32_eq).brIf(lv)
-    b.get(m).brIf(this.vFail)
+    if (agreed) b.get(m).begin('if').op(Op.unreachable).end()
+    else b.get(m).brIf(this.vFail)
   }
 
   private vsetp(ins: Instruction): void {
@@ -1958,6 +2005,89 @@ class KernelWriter {
    *  thread's scalar code (its registers taken from and put back into its lane). Lanes in lane order are
    *  threads in thread order, and no lane test may follow (vleave): a fault in such a body is the first
    *  one the threads would meet one after another. */
+  /** A loop with stores in a 4-lane turn, before the turn's first store: its tests would come after a store
+   *  from the second trip on, where the group can no longer go back to one thread at a time. When the loop's
+   *  control and its global accesses' addresses are integer arithmetic within it on values it starts with
+   *  (and its shared accesses need no test of their own), a pre-pass runs the loop with that arithmetic,
+   *  the branches and the accesses' lane tests only (no load, no store: nothing another lane or thread can
+   *  see), from the same starting values: a lane that would fail a test, or lanes that part at a branch, fail
+   *  the group there, before anything is stored, and the four threads take their scalar turns (which fault as
+   *  one thread would). Then the loop runs for real on the same values, without those tests. Writes nothing
+   *  where it does not apply. */
+  private vloopPrecheck(n: StructRegion): void {
+    const ins = this.fn.instructions
+    // the loop's instructions, from its nodes (a re-laid-out loop's positions are not instruction indices)
+    const at: number[] = []
+    let jumps = false
+    const walk = (ns: readonly StructNode[]) => { for (const x of ns) { if (x.kind === 'instr') at.push(x.index); else if (x.kind === 'jump') jumps = true; else walk(x.body) } }
+    walk(n.body)
+    if (jumps) return
+    const accesses: number[] = [], branches: number[] = []
+    const INT = /^[sub](8|16|32|64)$/
+    const PURE = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'not', 'cvt', 'cvta', 'setp', 'selp', 'min', 'max'])
+    const pure = (x: Instruction) => PURE.has(x.op) && !x.flags.cc && !x.flags.sat && x.types.every((t) => INT.test(t) || t === 'pred')
+      && x.operands.every((o) => o.kind !== 'special' || /^%(tid|ntid|ctaid|nctaid)\.[xyz]$/.test(o.name))
+    for (const i of at) {
+      const x = ins[i]!
+      if (x.op === 'ld' || x.op === 'st') {
+        if (x.space === 'global' && !x.guard && (x.vector ?? 1) === 1) { if (!(this.unchecked && this.testedStride(i) !== undefined)) accesses.push(i) } else if (x.space === 'shared') { if (!this.sharedCovered(i) && !this.vPre.has(i)) return } else if (!(x.space === 'param' && x.op === 'ld' && this.paramLocal(x) !== undefined)) return
+      } else if (x.op === 'bra') { if (x.guard) branches.push(i) } else if (!pure(x) && (['ret', 'exit', 'call', 'atom', 'red', 'trap', 'brkpt', 'bar', 'barrier', 'membar', 'fence', 'cp'].includes(x.op) || collectiveOf(x))) return
+    }
+    if (!accesses.length) return
+    const defs = new Map<number, number[]>()
+    for (const i of at) for (const r of definedRegisters(ins[i]!)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
+    const slice = new Set<number>()
+    const work: number[] = []
+    for (const i of accesses) {
+      const x = ins[i]!, o = x.operands[x.op === 'ld' ? 1 : 0]
+      if (o?.kind !== 'addr' || o.base?.kind !== 'reg') return
+      work.push(o.base.id)
+    }
+    for (const i of branches) work.push(ins[i]!.guard!.reg)
+    while (work.length) {
+      for (const d of defs.get(work.pop()!) ?? []) {
+        if (slice.has(d)) continue
+        if (!pure(ins[d]!)) return
+        slice.add(d)
+        work.push(...usedRegisters(ins[d]!))
+      }
+    }
+    const b = this.b
+    const written = [...new Set([...slice].flatMap((i) => definedRegisters(ins[i]!)))]
+    const mark = b.mark()
+    const strides = new Map(this.vstride), laneCount = this.vLaneCount
+    // the values the loop starts from, put back after the pre-pass
+    const saved: Array<[number, number]> = []
+    const save = () => {
+      for (const r of written) {
+        if (this.isWide(r)) { if (!this.simd!.addressOnly.has(r)) for (const l of this.vwideLocals(r)) { const q = b.local(classType(this.classes[r]!)); b.get(l).set(q); saved.push([l, q]) } } else if (this.vregs.has(r)) { const l = this.vlocal(r), q = b.local('v128'); b.get(l).set(q); saved.push([l, q]) }
+      }
+    }
+    try {
+      for (const i of at) this.vPreLoop.delete(i)
+      save()
+      this.vSlice = slice
+      this.vSliceTests = new Set(accesses)
+      const lv = b.open('loop')
+      this.level.set(n.id, lv)
+      this.nodes(n.body)
+      b.end()
+      this.level.delete(n.id)
+      for (const [l, q] of saved) b.get(q).set(l)
+      for (const i of [...accesses, ...branches]) this.vPreLoop.add(i)
+    } catch (e) {
+      if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
+      b.rewind(mark)
+      this.level.delete(n.id)
+    } finally {
+      this.vSlice = undefined
+      this.vSliceTests = new Set()
+      this.vstride.clear()
+      for (const [k, v] of strides) this.vstride.set(k, v)
+      this.vLaneCount = laneCount
+    }
+  }
+
   private vscalarIf(n: StructRegion): void {
     const { b, L } = this
     const ins = this.fn.instructions
@@ -2145,6 +2275,7 @@ class KernelWriter {
       this.vmode = true
       this.vPre.clear()
       this.vPreRuns.clear()
+      this.vPreLoop.clear()
       this.vprecheck(it)
       this.nodes(it.nodes)
       this.vmode = false
@@ -2199,6 +2330,7 @@ class KernelWriter {
       this.vLaneByLane = false
       this.vPre.clear()
       this.vPreRuns.clear()
+      this.vPreLoop.clear()
       this.simd = undefined
     }
   }
@@ -2388,11 +2520,14 @@ class KernelWriter {
     for (const n of ns) {
       if (n.kind === 'instr') { this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
-      if (this.vmode && this.vLoop && this.vStored && n.kind === 'if' && n.branch !== undefined) { this.vscalarIf(n); continue }
+      if (this.vmode && this.vLoop && this.vStored && n.kind === 'if' && n.branch !== undefined && !this.vPreLoop.has(n.branch)) { this.vscalarIf(n); continue }
       if (this.vLoop && n.kind === 'loop') {
         for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vstride.delete(r)
-        // a test at the top of a loop that stores runs, from the second trip on, after that store
-        for (let i = n.start; i < n.end; i++) if (this.fn.instructions[i]!.op === 'st') this.vStored = true
+        // a test at the top of a loop that stores runs, from the second trip on, after that store: the
+        // loop's tests are made by a pre-pass where they can be (vloopPrecheck), else the turn cannot test
+        const stores = this.fn.instructions.slice(n.start, n.end).some((x) => x.op === 'st')
+        if (stores && this.vmode && !this.vStored && !this.vLaneByLane && !this.vSlice) this.vloopPrecheck(n)
+        if (stores) this.vStored = true
       }
       const lv = this.b.open(n.kind === 'loop' ? 'loop' : 'block')
       this.level.set(n.id, lv)

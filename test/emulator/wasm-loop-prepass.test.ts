@@ -1,0 +1,103 @@
+// The wasm tier's pre-pass of a loop with stores in a 4-lane turn (emit-wasm.ts vloopPrecheck): a block-stride
+// loop that reads x[c] and writes y[c] (layernorm's last loop, c = tid + k·ntid) runs its address arithmetic,
+// branches and lane tests first, then the loop without them. Checked against the JavaScript tier (the same
+// bytes, the same fault) and a hand computation, in the cases that tell: every lane in range; a buffer that
+// ends inside the loop, so that a lane fails a test in a later trip (the JavaScript tier's thread 0 faults
+// first, at its last trip: the group must not have stored anything when it goes back to one thread at a time);
+// lanes that part at the loop's branch (a length that is not a multiple of 4).
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend, EmulatorFault } from '@kernelpack/emulator'
+import { download, marshal, ptxBytes, upload } from './helpers.js'
+
+const PTX = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry strided(.param .u64 x, .param .u64 y, .param .u32 n)
+{
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .pred %p<4>;
+  .shared .align 4 .f32 sh[64];
+  ld.param.u64 %rd1, [x]; ld.param.u64 %rd2, [y]; ld.param.u32 %r1, [n];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ntid.x;
+  shl.b32 %r5, %r2, 2; mov.u32 %r6, sh; add.s32 %r7, %r6, %r5;
+  cvt.rn.f32.u32 %f1, %r2;
+  st.shared.f32 [%r7], %f1;
+  bar.sync 0;
+  ld.shared.f32 %f1, [sh+4];
+  setp.ge.s32 %p1, %r2, %r1;
+  @%p1 bra $done;
+  mov.u32 %r4, %r2;
+$loop:
+  cvt.s64.s32 %rd3, %r4;
+  shl.b64 %rd4, %rd3, 2;
+  add.s64 %rd5, %rd1, %rd4;
+  ld.global.f32 %f2, [%rd5];
+  add.rn.f32 %f3, %f2, %f1;
+  add.s64 %rd6, %rd2, %rd4;
+  st.global.f32 [%rd6], %f3;
+  add.s32 %r4, %r4, %r3;
+  setp.lt.s32 %p2, %r4, %r1;
+  @%p2 bra $loop;
+$done:
+  ret;
+}`
+
+interface Run { y?: Float32Array; fault?: EmulatorFault; inspect: string }
+
+function run(codegen: 'wasm' | 'js', n: number, yLength: number): Run {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(PTX))
+    const x = Float32Array.from({ length: n }, (_, i) => i * 0.5)
+    const dx = upload(be, x), dy = be.alloc(yLength * 4)
+    try {
+      be.launch(mod.getFunction('strided'), { grid: [2, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { u32: n }]))
+    } catch (e) {
+      if (!(e instanceof EmulatorFault)) throw e
+      return { fault: e, inspect: mod.inspect('strided') }
+    }
+    return { y: download(be, dy, new Float32Array(yLength)), inspect: mod.inspect('strided') }
+  } finally {
+    be.dispose()
+  }
+}
+
+const s = suite('wasm tier: the pre-pass of a loop with stores in a 4-lane turn')
+
+s('the loop runs in 4-lane turns, with the JavaScript tier\'s bytes and the hand computation\'s', () => {
+  const n = 1024
+  const wasm = run('wasm', n, n), js = run('js', n, n)
+  // both thread loops: the one before the barrier and the one with the strided loop
+  assert.match(wasm.inspect, /SIMD across threads: 4 consecutive threads of a row a step \(f32x4\/i32x4\) in 2 of its thread loops/)
+  assert.match(wasm.inspect, /tier: WebAssembly$/)
+  assert.ok(wasm.y && js.y, wasm.fault?.message ?? js.fault?.message)
+  // both blocks write every element: x[c] + sh[1] (= 1)
+  assert.equal([...wasm.y!], Array.from({ length: n }, (_, c) => c * 0.5 + 1))
+  assert.equal([...wasm.y!], [...js.y!])
+})
+
+s('a buffer that ends inside the loop: the JavaScript tier\'s fault (thread 0, its last trip), nothing half-stored', () => {
+  // y has 900 floats; thread t writes t + 64k: thread 0's element 960 (k = 15) is its first past the end, and
+  // thread 0 runs all its trips first on the JavaScript tier; lanes 0–3 pass the test up to k = 14
+  for (const yLength of [900, 961, 1000]) {
+    const wasm = run('wasm', 1024, yLength), js = run('js', 1024, yLength)
+    assert.ok(js.fault, `y of ${yLength}: the JavaScript tier must fault`)
+    assert.ok(wasm.fault, `y of ${yLength}: the wasm tier must fault`)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.instruction, js.fault!.instruction)
+    assert.is(wasm.fault!.address, js.fault!.address)
+    assert.ok(js.fault!.instruction.startsWith('st.global.f32 [%rd6]'), js.fault!.instruction)
+  }
+})
+
+s('lanes that part at the loop\'s branch (n not a multiple of 4) take their scalar turns: the same bytes', () => {
+  for (const n of [1001, 1003, 66, 5]) {
+    const wasm = run('wasm', n, n), js = run('js', n, n)
+    assert.ok(wasm.y && js.y, `n=${n}: ${wasm.fault?.message ?? js.fault?.message}`)
+    assert.equal([...wasm.y!], Array.from({ length: n }, (_, c) => c * 0.5 + 1), `n=${n}`)
+    assert.equal([...wasm.y!], [...js.y!])
+  }
+})
+
+s.run()

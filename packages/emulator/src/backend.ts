@@ -316,7 +316,7 @@ class EmulatorModuleImpl implements EmulatorModule {
     const cf = this.entry(name)
     const tier = this.lm.tiers.get(name)
     const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
-    const simd = tier?.simd ? `\n  SIMD across threads: 4 consecutive threads of a row a step (f32x4/i32x4) ${tier.simd}` : ''
+    const simd = tier?.simd ? `\n  SIMD across threads: ${tier.simd}` : ''
     return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized, cf.lockstepNotRun)}${simd}\n  ${tierLine}`
   }
 

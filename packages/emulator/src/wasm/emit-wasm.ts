@@ -277,7 +277,11 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       mb.exportFunc(name, idx)
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
-      if (w.vectorized) vectorized.set(k.fn.name, w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test')
+      const simd: string[] = []
+      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
+      const runs = [...w.warpRuns].sort((x, y) => x - y)
+      if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run`)
+      if (simd.length) vectorized.set(k.fn.name, simd.join('; '))
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
       refused.set(k.fn.name, e)
@@ -389,9 +393,11 @@ class KernelWriter {
   vectorized = false
   /** Thread loops (their first instruction) with a 4-lane turn. */
   readonly vectorLoops = new Set<number>()
-  private readonly vregs = new Map<number, number>()
+  private vregs = new Map<number, number>()
   /** Lane locals of the wide registers of a 4-lane turn (vwideLocals). */
-  private readonly vwide = new Map<number, number[]>()
+  private vwide = new Map<number, number[]>()
+  /** Warp runs written 32 lanes at once (warpRun), by their first shuffle's PTX line, for mod.inspect. */
+  readonly warpRuns = new Set<number>()
   private vDone = 0
   private vFail = 0
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
@@ -1498,7 +1504,7 @@ class KernelWriter {
     this.split3(L.W0!, 'wx', 'wy', 'wz', 'NTX', 'NTY')
     const was = this.warpLevel
     this.warpLevel = true
-    this.items(it.body)
+    this.warpItems(it.body)
     this.warpLevel = was
     b.get(L.W0!).i32(32).op(Op.i32_add).set(L.W0!)
     b.br(lp)
@@ -1513,6 +1519,255 @@ class KernelWriter {
     }
   }
 
+  /** A warp-level schedule, its runs of lane loops between constant shuffles (warpRunEnd) written 32 lanes at
+   *  once where the warp is whole (warpRun), the rest as lane loops. */
+  private warpItems(list: ScheduleItem[]): void {
+    let i = 0
+    while (i < list.length) {
+      const end = this.helpers.simd ? this.warpRunEnd(list, i) : i
+      if (end > i) { this.warpRun(list.slice(i, end)); i = end; continue }
+      this.items([list[i]!])
+      i++
+    }
+  }
+
+  /** A shfl.sync whose lane, clamp (no segments) and member mask (all lanes) are constants, on a 32-bit
+   *  register, unguarded: the source lane of each lane is known when the code is written. */
+  private constantShflOf(i: number): { mode: string; b: number; clamp: number } | undefined {
+    const ins = this.fn.instructions[i]!
+    const c = collectiveOf(ins)
+    if (c?.kind !== 'shfl' || ins.guard) return undefined
+    const [x, xb, xc, xm] = this.collectiveInputs(ins)
+    const v = ins.operands[1]
+    if (!x || v?.kind !== 'reg' || !['i32', 'f32'].includes(this.classes[v.id]!)) return undefined
+    const d = ins.operands[0]
+    const dst = d?.kind === 'pair' ? [d.first, d.second] : [d]
+    if (dst.some((o) => o && o.kind !== 'reg') || (dst[0] && !['i32', 'f32'].includes(this.classes[(dst[0] as { id: number }).id]!))) return undefined
+    if (xb?.value === undefined || xc?.value === undefined || xm?.value !== -1 || ((xc.value >>> 8) & 31) !== 0) return undefined
+    return { mode: c.mode, b: xb.value, clamp: xc.value & 31 }
+  }
+
+  /** A warp-level lane loop whose code is 32-bit arithmetic only (no memory, branch, collective or call),
+   *  that hands out a constant shuffle's results. */
+  private pureLaneLoop(x: ScheduleItem | undefined): x is ThreadLoop {
+    if (x?.kind !== 'threads' || x.level !== 'warp' || x.restores.length || x.scatter === undefined || !this.constantShflOf(x.scatter)) return false
+    const wide = (r: number) => !['i32', 'f32', 'pred'].includes(this.classes[r]!)
+    if ([...x.loads, ...x.stores].some(wide)) return false
+    return x.nodes.every((n) => {
+      if (n.kind !== 'instr') return false
+      const ins = this.fn.instructions[n.index]!
+      return !PER_LANE_NOT.has(ins.op) && !collectiveOf(ins) && !this.plan!.departures.has(n.index) && ![...usedRegisters(ins), ...definedRegisters(ins)].some(wide)
+    })
+  }
+
+  /** The end (exclusive) of a run starting at list[i]: lane loops that each hand out a constant shuffle's
+   *  results (the first one's inputs left before the run), separated by those shuffles, at least two of
+   *  them; the last loop may leave the inputs of a shuffle after the run. i when there is none. */
+  private warpRunEnd(list: ScheduleItem[], i: number): number {
+    if (!this.pureLaneLoop(list[i])) return i
+    let end = i + 1
+    for (;;) {
+      const last = list[end - 1] as ThreadLoop
+      const c = list[end], next = list[end + 1]
+      if (c?.kind !== 'collective' || c.index !== last.gather || !this.pureLaneLoop(next) || next.scatter !== c.index) break
+      end += 2
+    }
+    const lastLoop = list[end - 1] as ThreadLoop
+    if (lastLoop.gather !== undefined && collectiveOf(this.fn.instructions[lastLoop.gather]!)?.kind !== 'shfl') return i
+    return end - i >= 3 ? end : i
+  }
+
+  /** A run of lane loops and constant shuffles (warpRunEnd), 32 lanes at once where the warp's 32 lanes all
+   *  run (a whole warp in one row of the block, none ended or waiting): every 32-bit register as eight 4-lane
+   *  values, the loops' code as a 4-lane turn writes it (vinstruction) for each quarter... eighth of the warp,
+   *  each shuffle as a permutation of those values fixed when the code is written (lane j's value, or the
+   *  lane's own out of range, as scatter gives them). The run's registers come from the lanes' slots (the
+   *  first shuffle's inputs from its input slots) and go back to them at its end, with the inputs of a
+   *  shuffle after the run. Pure arithmetic between shuffles has no order another lane can see, so the
+   *  values are the lane loops'. Any other warp runs the lane loops. */
+  private warpRun(run: ScheduleItem[]): void {
+    const { b, L } = this
+    const ins = this.fn.instructions
+    const loops = run.filter((x): x is ThreadLoop => x.kind === 'threads')
+    const mark = b.mark()
+    const regs0 = this.vregs, wide0 = this.vwide, stride0 = new Map(this.vstride)
+    try {
+      // the warp is whole, in one row, and every lane runs
+      const full = this.tmp('wfull', 'i32'), at = this.tmp('wat', 'i32')
+      b.get(L.W1!).get(L.W0!).op(Op.i32_sub).i32(32).op(Op.i32_eq).get(L.NTX!).i32(31).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).set(full)
+      b.get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(at)
+      b.get(full).begin('if')
+      for (let k = 0; k < 32; k++) {
+        b.get(at)
+        if (k) b.get(L.LN!).i32(k).op(Op.i32_mul).op(Op.i32_add)
+        b.mem(Op.i32_load, 2, this.stateOff); if (k) b.op(Op.i32_or)
+      }
+      b.op(Op.i32_eqz).set(full)
+      b.end()
+      b.get(full).begin('if')
+      const chunks = Array.from({ length: 8 }, () => ({ regs: new Map<number, number>(), wide: new Map<number, number[]>() }))
+      const laneAt = (k: number) => { b.get(at); if (k) b.get(L.LN!).i32(k).op(Op.i32_mul).op(Op.i32_add) }
+      const use = (c: number) => {
+        this.vregs = chunks[c]!.regs
+        this.vwide = chunks[c]!.wide
+        b.get(L.wx!).i32(4 * c).op(Op.i32_add).set(L.tx!).get(L.wy!).set(L.ty!).get(L.wz!).set(L.tz!)
+        b.get(L.tx!).simd(SimdOp.i32x4_splat).i32x4([0, 1, 2, 3]).simd(SimdOp.i32x4_add).set(this.vlocal(-1))
+      }
+      const maskPred = (r: number) => { if (this.classes[r] === 'pred') b.i32x4([0, 0, 0, 0]).simd(SimdOp.i32x4_ne) }
+      /** 32 lanes' words at slot offset `off` into register r's eight values. */
+      const gather = (off: number, dst: (c: number) => number, r?: number) => {
+        for (let c = 0; c < 8; c++) {
+          use(c)
+          const v = dst(c)
+          laneAt(4 * c); b.simdMem(SimdOp.v128_load32_splat, 2, off).set(v)
+          for (let k = 1; k < 4; k++) { laneAt(4 * c + k); b.get(v).simdMemLane(SimdOp.v128_load32_lane, 2, off, k).set(v) }
+          if (r !== undefined && this.classes[r] === 'pred') { b.get(v); maskPred(r); b.set(v) }
+        }
+      }
+      const scatterTo = (off: number, push: (c: number) => void) => {
+        for (let c = 0; c < 8; c++) {
+          use(c)
+          const v = this.tmp('wsv', 'v128')
+          push(c); b.set(v)
+          for (let k = 0; k < 4; k++) { laneAt(4 * c + k); b.get(v).simdMemLane(SimdOp.v128_store32_lane, 2, off, k) }
+        }
+      }
+      // registers the run reads before writing: per-thread ones from the slots, block values splat
+      const written = new Set<number>()
+      const loaded = new Set<number>()
+      for (const it of loops) {
+        for (const r of it.loads) {
+          if (written.has(r) || loaded.has(r)) continue
+          const off = this.slotOf.get(r)
+          if (off === undefined || this.plan!.recomputed.has(r)) throw new NotVectorizable(`register ${this.fn.registers[r]?.name} without a slot`)
+          gather(off, () => this.vlocal(r), r)
+          loaded.add(r)
+        }
+        for (const n of it.nodes) {
+          const x = ins[(n as { index: number }).index]!
+          for (const r of usedRegisters(x)) {
+            if (written.has(r) || loaded.has(r) || it.loads.includes(r)) continue
+            for (let c = 0; c < 8; c++) {
+              use(c)
+              b.get(this.regs[r]!)
+              if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
+              b.simd(SimdOp.i32x4_splat); maskPred(r); b.set(this.vlocal(r))
+            }
+            loaded.add(r)
+          }
+          for (const r of definedRegisters(x)) written.add(r)
+        }
+        const sc = ins[it.scatter!]!
+        for (const r of definedRegisters(sc)) written.add(r)
+      }
+      // the first shuffle's inputs, as the lane loop before the run left them
+      let cin = Array.from({ length: 8 }, () => b.local('v128'))
+      const first = cin, fx = ins[loops[0]!.scatter!]!
+      if (this.collectiveInputs(fx)[0]!.direct) {
+        // a value the same in every lane (an immediate)
+        for (let c = 0; c < 8; c++) { use(c); this.cur = fx; this.vrd(fx.operands[1]); b.set(first[c]!) }
+      } else gather(this.inputSlot(loops[0]!.scatter!, 0), (c) => first[c]!)
+      this.simd = { addressOnly: new Set(), uniform: new Set() }
+      this.vmode = true
+      this.vLoop = true
+      this.vStored = false
+      this.vLaneByLane = false
+      this.vScalar = new Set()
+      this.vWritten = new Set()
+      this.vFail = b.open('block')
+      this.vDone = b.open('block')
+      for (const it of loops) {
+        // the shuffle's results: lane l reads lane j (in range, p true) or keeps its own value (p false)
+        const si = it.scatter!
+        const sh = this.constantShflOf(si)!
+        const sx = ins[si]!
+        const d = sx.operands[0]!
+        const [dst, pd] = d.kind === 'pair' ? [d.first, d.second] : [d, undefined]
+        const src: number[] = [], pv: boolean[] = []
+        for (let l = 0; l < 32; l++) {
+          const lane = sh.b & 31
+          const j = sh.mode === 'up' ? l - lane : sh.mode === 'down' ? l + lane : sh.mode === 'bfly' ? l ^ lane : lane
+          const ok = sh.mode === 'up' ? j >= sh.clamp : j <= sh.clamp
+          pv.push(ok); src.push(ok ? j : l)
+        }
+        for (let c = 0; c < 8; c++) {
+          use(c)
+          const from = [...new Set(src.slice(4 * c, 4 * c + 4).map((l) => l >> 2))]
+          if (from.length > 2) throw new NotVectorizable('a shuffle reading more than two groups of four lanes')
+          const [a, a2] = [from[0]!, from[1] ?? from[0]!]
+          const bytes = src.slice(4 * c, 4 * c + 4).flatMap((l) => { const base = ((l >> 2) === a ? 0 : 16) + 4 * (l & 3); return [base, base + 1, base + 2, base + 3] })
+          b.get(cin[a]!).get(cin[a2]!).shuffle(bytes).set(this.vlocal((dst as { id: number }).id))
+          if (pd?.kind === 'reg') b.i32x4(pv.slice(4 * c, 4 * c + 4).map((x) => (x ? -1 : 0)) as [number, number, number, number]).set(this.vlocal(pd.id))
+          for (const n of it.nodes) {
+            const x = ins[(n as { index: number }).index]!
+            this.cur = x
+            this.vinstruction(x)
+          }
+        }
+        if (it.gather !== undefined) {
+          // the next shuffle's inputs (its value operand), for the next loop or for the lanes after the run
+          const gx = ins[it.gather]!
+          if (it === loops[loops.length - 1]) {
+            this.collectiveInputs(gx).forEach((x, j) => {
+              if (x.direct) return
+              // (vrd refuses an operand that is not a 32-bit value)
+              this.cur = gx
+              scatterTo(this.inputSlot(it.gather!, j), () => this.vrd(gx.operands[j + 1]))
+            })
+            b.i32(-1).set(this.cl('A', it.gather))
+          } else {
+            const next = Array.from({ length: 8 }, () => b.local('v128'))
+            for (let c = 0; c < 8; c++) { use(c); this.cur = gx; this.vrd(gx.operands[1]); b.set(next[c]!) }
+            cin = next
+          }
+        }
+      }
+      b.end().end()
+      // the registers the loops keep in slots, as the last lane loop that wrote them left them: those a loop
+      // outside the run reads, or the run's own loops read before writing them (a run in a loop reads them
+      // again on the next trip); the others lived from one loop of the run to the next only
+      const outside = new Set<number>()
+      const walk = (list: readonly ScheduleItem[]) => {
+        for (const x of list) {
+          if (x.kind === 'threads') { if (!loops.includes(x)) for (const r of x.loads) outside.add(r) } else if (x.kind === 'warps' || x.kind === 'region') walk(x.body)
+        }
+      }
+      walk(this.plan!.schedule)
+      const stored = new Set(loops.flatMap((it) => it.stores).filter((r) => outside.has(r) || loaded.has(r)))
+      for (const r of stored) {
+        const off = this.slotOf.get(r)
+        if (off === undefined) continue
+        scatterTo(off, () => { b.get(this.vlocal(r)); if (this.classes[r] === 'pred') b.i32x4([1, 1, 1, 1]).simd(SimdOp.v128_and) })
+      }
+      b.else()
+      this.vmode = false
+      this.vLoop = false
+      this.vregs = regs0
+      this.vwide = wide0
+      this.simd = undefined
+      this.items(run)
+      b.end()
+      this.warpRuns.add(ins[loops[0]!.scatter!]!.line)
+    } catch (e) {
+      if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
+      b.rewind(mark)
+      this.vmode = false
+      this.vLoop = false
+      this.vregs = regs0
+      this.vwide = wide0
+      this.simd = undefined
+      this.items(run)
+    } finally {
+      this.vmode = false
+      this.vLoop = false
+      this.vregs = regs0
+      this.vwide = wide0
+      this.simd = undefined
+      this.vstride.clear()
+      for (const [k, v] of stride0) this.vstride.set(k, v)
+    }
+  }
+
   /** A structure node with collectives, once per warp: lanes that leave wait at its end (or, for a loop, for
    *  the next trip) until the warp gets there, as a GPU's reconvergence (emit-thread-loops.ts). */
   private warpRegion(it: Extract<ScheduleItem, { kind: 'region' }>): void {
@@ -1524,7 +1779,7 @@ class KernelWriter {
     if (r.kind === 'loop') {
       const again = this.tmp(`again${r.id}`, 'i32')
       const lp = b.open('loop')
-      this.items(it.body)
+      this.warpItems(it.body)
       // lanes still running leave at the end; lanes waiting for the next trip go on, and so does the loop
       b.i32(0).set(again)
       this.eachThread(-1, () => b.get(L.W1!), () => {
@@ -1541,7 +1796,7 @@ class KernelWriter {
       this.level.set(r.id, lv)
       // no lane enters after the first item (lanes only leave): a warp with none left running skips the rest
       const [first, ...rest] = it.body
-      if (first) this.items([first])
+      if (first) this.warpItems([first])
       if (rest.length) {
         // (the first lane still running ends the search)
         const any = this.tmp('any', 'i32'), at = this.tmp('anyAt', 'i32')
@@ -1558,7 +1813,7 @@ class KernelWriter {
         b.br(scan)
         b.end().end()
         b.get(any).op(Op.i32_eqz).brIf(lv)
-        this.items(rest)
+        this.warpItems(rest)
       }
       b.end()
       this.level.delete(r.id)

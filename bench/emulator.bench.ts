@@ -74,7 +74,7 @@ export function instrumentInstructionCount(ptx: string, entry: string): string {
   return out.join('\n')
 }
 
-interface Workload {
+export interface Workload {
   name: string
   entry: string
   grid: [number, number, number]
@@ -158,7 +158,7 @@ const JS_TARGET = 'ratio >= 2.0 (issue 24: every kernel >= 2x the plain JS loop)
 const NATIVE_HALF = 'native/emulator >= 0.5 (issue 24)'
 const NATIVE_QUARTER = 'native/emulator >= 0.25 (issue 24)'
 
-const workloads: Workload[] = [
+export const workloads: Workload[] = [
   {
     name: `vecAdd 2^${Math.log2(N_ADD)}`, entry: 'vec_add', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1],
     async setup(k) { return [await k.upload(addA), await k.upload(addB), await k.alloc(N_ADD * 4), N_ADD] },
@@ -303,7 +303,9 @@ export async function run(): Promise<BenchResult[]> {
   return results
 }
 
-async function measure(w: Workload, ptx: string, target: string, native: { exe: string; compiler: string }, results: BenchResult[]): Promise<void> {
+/** Measures workload `w` (its PTX compiled for `target`) and adds its figures to `results`; `who` names the
+ *  emulator side in them (emulator-relaxed.bench.ts measures the same in a Node with relaxed SIMD on). */
+export async function measure(w: Workload, ptx: string, target: string, native: { exe: string; compiler: string }, results: BenchResult[], who = 'emulator'): Promise<void> {
   // 1. Exact thread-instruction count from the instrumented copy.
   const counted = createEmulatorBackend({ workers: 1 })
   const kc = await KernelRunner.load(counted, instrumentInstructionCount(ptx, w.entry), target, `${w.entry} (counting)`)
@@ -362,7 +364,7 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
   const emu = median(emuTimes)
   const js = median(jsTimes)
   results.push({
-    name: `emulator ${w.name} (${(threadInstr / 1e6).toFixed(1)} M thread-instr)`,
+    name: `${who} ${w.name} (${(threadInstr / 1e6).toFixed(1)} M thread-instr)`,
     value: threadInstr / emu,
     unit: 'thread-instr/s',
     reference: 'plain JS loop, same work (same instruction count / its CPU time), interleaved; emulator on 1 worker, CPU time',
@@ -372,7 +374,7 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
   })
   const jt = median(jsTierTimes)
   results.push({
-    name: `emulator default tiers vs JS tier: ${w.name}`,
+    name: `${who} default tiers vs JS tier: ${w.name}`,
     value: threadInstr / emu,
     unit: 'thread-instr/s',
     reference: "the same kernel with codegen: 'js' (the JavaScript tier), interleaved; both on 1 worker, CPU time",
@@ -382,7 +384,7 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
   })
   const nat = median(nativeTimes)
   results.push({
-    name: `emulator vs native: ${w.name}`,
+    name: `${who} vs native: ${w.name}`,
     value: threadInstr / emu,
     unit: 'thread-instr/s',
     reference: `single-threaded C, the JS loop's algorithm and order of operations (bench/native/emulator-ref.c, ${native.compiler} ${nativeFlags.join(' ')}; same instruction count / its CPU time), interleaved; emulator on 1 worker, CPU time`,
@@ -390,7 +392,7 @@ async function measure(w: Workload, ptx: string, target: string, native: { exe: 
     ratio: nat / emu,
     target: w.nativeTarget,
   })
-  if (w.sanitizer) results.push(await measureSanitizer(w, ptx, target, threadInstr))
+  if (w.sanitizer && who === 'emulator') results.push(await measureSanitizer(w, ptx, target, threadInstr))
 }
 
 /** The same launch with all four checks on and off, A/B interleaved on two backends. */

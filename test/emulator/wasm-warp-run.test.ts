@@ -91,4 +91,57 @@ s('the JavaScript tier\'s values and predicates, bit for bit, in whole warps and
   }
 })
 
+// A lane loop with a loop in it before the shuffles (layernorm's strided partial sums): 4 lanes a turn, which
+// leave the butterfly's inputs (their bits in the arrival mask, their values in the input slots) for the
+// warp run after it.
+const PSUM = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry psum(.param .u64 in, .param .u64 out, .param .u32 n)
+{
+  .reg .b64 %rd<8>; .reg .b32 %r<16>; .reg .f32 %f<8>; .reg .pred %p<4>;
+  ld.param.u64 %rd1, [in]; ld.param.u64 %rd2, [out]; ld.param.u32 %r1, [n];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ntid.x;
+  mov.f32 %f1, 0f00000000;
+  setp.ge.s32 %p1, %r2, %r1;
+  @%p1 bra $sum;
+  mov.u32 %r4, %r2;
+$loop:
+  mul.wide.s32 %rd3, %r4, 4; add.s64 %rd4, %rd1, %rd3; ld.global.f32 %f2, [%rd4];
+  add.f32 %f1, %f1, %f2;
+  add.s32 %r4, %r4, %r3;
+  setp.lt.s32 %p2, %r4, %r1;
+  @%p2 bra $loop;
+$sum:
+  mov.b32 %r5, %f1; shfl.sync.bfly.b32 %r6, %r5, 16, 31, -1; mov.b32 %f3, %r6; add.f32 %f1, %f1, %f3;
+  mov.b32 %r5, %f1; shfl.sync.bfly.b32 %r6, %r5, 8, 31, -1; mov.b32 %f3, %r6; add.f32 %f1, %f1, %f3;
+  mov.b32 %r5, %f1; shfl.sync.bfly.b32 %r6, %r5, 4, 31, -1; mov.b32 %f3, %r6; add.f32 %f1, %f1, %f3;
+  mov.b32 %r5, %f1; shfl.sync.bfly.b32 %r6, %r5, 2, 31, -1; mov.b32 %f3, %r6; add.f32 %f1, %f1, %f3;
+  mov.b32 %r5, %f1; shfl.sync.bfly.b32 %r6, %r5, 1, 31, -1; mov.b32 %f3, %r6; add.f32 %f1, %f1, %f3;
+  mul.wide.u32 %rd5, %r2, 4; add.s64 %rd6, %rd2, %rd5; st.global.f32 [%rd6], %f1;
+  ret;
+}`
+
+function runPsum(codegen: 'wasm' | 'js', threads: number, n: number): { out: Uint32Array; inspect: string } {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(PSUM))
+    const din = upload(be, Float32Array.from({ length: n }, (_, i) => ((i * 7919) % 211) / 8 - 13))
+    const dout = be.alloc(threads * 4)
+    be.launch(mod.getFunction('psum'), { grid: [1, 1, 1], block: [threads, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u32: n }]))
+    return { out: download(be, dout, new Uint32Array(threads)), inspect: mod.inspect('psum') }
+  } finally {
+    be.dispose()
+  }
+}
+
+s('a lane loop with a loop in it, 4 lanes a turn, leaves the butterfly\'s inputs: the JavaScript tier\'s sums', () => {
+  assert.match(runPsum('wasm', 64, 1000).inspect, /4 consecutive threads of a row a step \(f32x4\/i32x4\) in one of its thread loops.*; a whole warp at once/)
+  for (const [threads, n] of [[64, 1000], [64, 37], [96, 300], [48, 1000], [64, 61]] as const) {
+    const wasm = runPsum('wasm', threads, n), js = runPsum('js', threads, n)
+    assert.equal([...wasm.out], [...js.out], `${threads} threads, n = ${n}`)
+  }
+})
+
 s.run()

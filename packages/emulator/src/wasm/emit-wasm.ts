@@ -1865,6 +1865,7 @@ class KernelWriter {
     b.get(L.wx!).set(L.tx!).get(L.wy!).set(L.ty!).get(L.wz!).set(L.tz!)
     const done = b.open('block'), lp = b.open('loop')
     b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(done)
+    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, L.NTX!, lp, true)
     this.turn(it, saved, true)
     b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
     this.step3('tx', 'ty', 'tz', 'NTX', 'NTY')
@@ -2243,7 +2244,13 @@ class KernelWriter {
    *  are lockstep points, which the plan runs in loops of their own (@kernelpack/ptx lockstep.ts), so in
    *  such a loop no lane reads what another writes and the order gives the same bytes. */
   private vectorItem(it: ThreadLoop): boolean {
-    if (it.level !== 'block' || it.once || it.scatter !== undefined || it.gather !== undefined || it.restores.length) return false
+    if (it.once || it.scatter !== undefined || it.restores.length) return false
+    // a warp's lane loop that leaves a shuffle's inputs (layernorm's strided partial sums before its butterfly)
+    if (it.gather !== undefined && (it.level !== 'warp' || collectiveOf(this.fn.instructions[it.gather]!)?.kind !== 'shfl' || this.fn.instructions[it.gather]!.guard)) return false
+    // in a warp, only a lane loop with a loop in it: a few instructions a lane cost less as lane turns than the
+    // 4-lane turn's set-up (the warp-shuffle reduction's first loop measured 10 % slower as 4-lane turns)
+    const hasLoop = (ns: readonly StructNode[]): boolean => ns.some((n) => n.kind !== 'instr' && n.kind !== 'jump' && (n.kind === 'loop' || hasLoop(n.body)))
+    if (it.level === 'warp' && !hasLoop(it.nodes)) return false
     for (let i = it.start; i < it.end; i++) {
       const x = this.fn.instructions[i]!
       // (the kernel's closing `ret`, when this loop ends the kernel: the turn ends there, and no loop after it
@@ -2438,9 +2445,12 @@ class KernelWriter {
     const mark = b.mark()
     const levels = new Map(this.level)
     const vregs = new Map(this.vregs)
+    const warp = it.level === 'warp'
     try {
       b.get(L.tx!).i32(3).op(Op.i32_and).op(Op.i32_eqz)
       b.get(L.tx!).i32(4).op(Op.i32_add).get(HI).op(Op.i32_le_s).op(Op.i32_and)
+      // a warp's lane loop (lanes): four lanes of one row of the block, a quarter of a group of 4 in the warp
+      if (warp) b.get(L.t!).i32(3).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).get(L.t!).i32(4).op(Op.i32_add).get(L.W1!).op(Op.i32_le_u).op(Op.i32_and)
       b.begin('if')
       this.vFail = b.open('block')
       this.vDone = b.open('block')
@@ -2533,6 +2543,20 @@ class KernelWriter {
       this.vPreLoop.clear()
       this.vprecheck(it)
       this.nodes(it.nodes)
+      if (it.gather !== undefined) {
+        // the shuffle's inputs the four lanes leave (gather): their bits in the arrival mask, their values in
+        // their input slots
+        const gi = it.gather, gx = this.fn.instructions[gi]!
+        const A = this.cl('A', gi)
+        b.get(A).i32(15).get(L.t!).i32(31).op(Op.i32_and).op(Op.i32_shl).op(Op.i32_or).set(A)
+        this.collectiveInputs(gx).forEach((x, j) => {
+          if (x.direct) return
+          this.cur = gx
+          const v = this.tmp('vgin', 'v128')
+          this.vrd(gx.operands[j + 1]); b.set(v)
+          for (let k = 0; k < 4; k++) b.get(lb[k]!).get(v).simdMemLane(SimdOp.v128_store32_lane, 2, this.inputSlot(gi, j), k)
+        })
+      }
       this.vmode = false
       for (const r of it.stores) {
         const off = this.slotOf.get(r)
@@ -2564,8 +2588,15 @@ class KernelWriter {
       }
       b.br(this.vDone)
       b.end()
-      // the four threads ran: on at tx + 4
+      // the four threads ran: on at tx + 4 (a warp's lanes: at t + 4, the next row where this one ends)
       b.get(L.tx!).i32(4).op(Op.i32_add).set(L.tx!)
+      if (warp) {
+        b.get(L.t!).i32(4).op(Op.i32_add).set(L.t!)
+        b.get(L.tx!).get(L.NTX!).op(Op.i32_eq).begin('if')
+        b.i32(0).set(L.tx!).get(L.ty!).i32(1).op(Op.i32_add).set(L.ty!)
+        b.get(L.ty!).get(L.NTY!).op(Op.i32_eq).begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
+        b.end()
+      }
       b.br(lp)
       b.end()
       b.end()

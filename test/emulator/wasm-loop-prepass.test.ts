@@ -100,4 +100,69 @@ s('lanes that part at the loop\'s branch (n not a multiple of 4) take their scal
   }
 })
 
+// 64-bit addresses from a 32-bit index whose lanes' values differ by a stride (emit-wasm.ts vwideStrided):
+// lane 0's address and the stride, where the four lanes' indices do not cross 2^31; where they do, sign
+// extension breaks the progression and the group goes back to one thread at a time. Here the index is
+// tid + off with off = 2^31 − 7: thread 7's index wraps to −2^31, its address lands far below y, and the
+// JavaScript tier's thread 7 faults; the wasm tier must fault there too (a progression from lane 0 would
+// have given thread 7 an address inside y). Threads 0–3 fill the store's allocation cache one at a time, so
+// the group of threads 4–7 is the one that tells.
+const WRAP = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry wrapidx(.param .u64 y, .param .u32 off)
+{
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .pred %p<2>;
+  .shared .align 4 .f32 sh[64];
+  ld.param.u64 %rd1, [y]; ld.param.u32 %r1, [off];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r2, %tid.x;
+  shl.b32 %r5, %r2, 2; mov.u32 %r6, sh; add.s32 %r7, %r6, %r5;
+  cvt.rn.f32.u32 %f1, %r2;
+  st.shared.f32 [%r7], %f1;
+  bar.sync 0;
+  ld.shared.f32 %f1, [sh+4];
+  add.s32 %r3, %r2, %r1;
+  cvt.s64.s32 %rd2, %r3;
+  cvt.s64.s32 %rd3, %r1;
+  sub.s64 %rd4, %rd2, %rd3;
+  shl.b64 %rd5, %rd4, 2;
+  add.s64 %rd6, %rd1, %rd5;
+  add.f32 %f2, %f1, %f1;
+  st.global.f32 [%rd6], %f2;
+  ret;
+}`
+
+function runWrap(codegen: 'wasm' | 'js', off: number): { y?: Float32Array; fault?: EmulatorFault } {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(WRAP))
+    const dy = be.alloc(64 * 4)
+    try {
+      be.launch(mod.getFunction('wrapidx'), { grid: [1, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: dy }, { u32: off >>> 0 }]))
+    } catch (e) {
+      if (!(e instanceof EmulatorFault)) throw e
+      return { fault: e }
+    }
+    return { y: download(be, dy, new Float32Array(64)) }
+  } finally {
+    be.dispose()
+  }
+}
+
+s('a 32-bit index whose lanes cross 2^31 before widening: the JavaScript tier\'s fault; one that does not: its bytes', () => {
+  const wasm = runWrap('wasm', 2 ** 31 - 7), js = runWrap('js', 2 ** 31 - 7)
+  assert.ok(js.fault && wasm.fault, `both tiers must fault (${js.fault?.message}, ${wasm.fault?.message})`)
+  assert.is(wasm.fault!.message, js.fault!.message)
+  assert.is(wasm.fault!.address, js.fault!.address)
+  // thread 7's address: y + 4·(−2^31 − (2^31 − 7)) = y + 4·(7 − 2^32)
+  assert.is(js.fault!.address! & 0xffffffffn, 0x1000n + 28n)
+  for (const off of [0, 1000, -5, 2 ** 31 - 70]) {
+    const w = runWrap('wasm', off), j = runWrap('js', off)
+    assert.ok(w.y && j.y, `off ${off}: ${w.fault?.message ?? j.fault?.message}`)
+    assert.equal([...w.y!], [...j.y!])
+    assert.equal([...w.y!], new Array(64).fill(2))
+  }
+})
+
 s.run()

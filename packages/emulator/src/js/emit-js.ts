@@ -365,7 +365,8 @@ export class FunctionEmitter implements InstructionEmitter {
    *  and module variables are global memory); a generic address may also name the block's shared window,
    *  the thread's local memory or the parameter frame, which lie at GSH, GLO, GPA (2^34, 2^35, 2^36, cvta),
    *  beyond the reach of a device pointer gone astray, and are mapped to where the launch keeps them. A
-   *  >>> 2 of a negative address indexes far past OK (undefined); a < HN rules out wrap-around. */
+   *  negative address is no address (a >>> 2 would read it modulo 2^32, where an address 2^34 below an
+   *  allocation lands inside it); a < HN rules out wrap-around the other way. */
   private globalCheck(space: string, n: number, rw: AccessKind = 'r'): string {
     const idx = this.curIdx
     const ft = this.faultTail(space, n, rw)
@@ -374,8 +375,8 @@ export class FunctionEmitter implements InstructionEmitter {
     const last = n > 4 ? `||OK[(a+${n - 4})>>>2]!==1` : ''
     const windows = `if(a>=GSH&&a<=GSH+SHN-${n})a=a-GSH+SB;else if(a>=GLO&&a<=GLO+LBE-LB0-${n})a=a-GLO+LB0;else if(a>=GPA&&a<=GPA+PE-PB-${n})a=a-GPA+PB;else fault(${idx},a,"${space}"${ft});`
     return space === 'generic'
-      ? `if(!(a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}"${ft});` : ''}}`
-      : `if(!(a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}"${ft});`
+      ? `if(!(a>=0&&a<HN&&OK[a>>>2]===1)${last}${alc}){${windows}${alc ? `if(${alc.slice(2)})fault(${idx},a,"${space}"${ft});` : ''}}`
+      : `if(!(a>=0&&a<HN&&OK[a>>>2]===1)${last}${alc})fault(${idx},a,"${space}"${ft});`
   }
 
   /** The checked variant's faults say which thread, what kind of access and how many bytes (param-space

@@ -15,7 +15,7 @@
 // range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
-  analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, structureFunction, typeSize,
+  analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
@@ -416,6 +416,15 @@ class KernelWriter {
    *  mod 2^32), from the values the turn starts with and the integer arithmetic on them written so far at
    *  the loop's top level; and the instructions at that level. */
   private readonly vstride = new Map<number, number>()
+  /** In a 4-lane turn: 64-bit registers whose lanes are lane 0's value + k·stride (exact mod 2^64), of which
+   *  only lane 0's local is written (vwideStrided): the other lanes' locals are stale until materialized. */
+  private vwstride = new Map<number, number>()
+  /** Instructions whose one 64-bit destination has a single definition that every use comes after
+   *  (dominates): vwideStrided may give it a stride; `local` where every use is in its basic block (an address
+   *  computed for the accesses next to it), so that lane 0 alone may be written. */
+  private readonly localWide = new Map<number, 'local' | 'dominated'>()
+  /** 64-bit registers with a stride whose other lanes' locals hold their values too (vmaterialize). */
+  private readonly vwLanes = new Set<number>()
   private vTop = new Set<number>()
   /** Shared accesses (and window runs, by their first access) whose lane test a 4-lane turn made at its start
    *  (vprecheck), not where they are. */
@@ -450,6 +459,20 @@ class KernelWriter {
     const cfg = buildCfg(this.fn)
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
+    {
+      const defs = new Map<number, number[]>(), uses = new Map<number, number[]>()
+      this.fn.instructions.forEach((x, i) => {
+        for (const r of definedRegisters(x)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
+        for (const r of usedRegisters(x)) (uses.get(r) ?? uses.set(r, []).get(r)!).push(i)
+      })
+      for (const [r, d] of defs) {
+        if (d.length !== 1 || this.classes[r] !== 'i64') continue
+        const at = d[0]!, bd = cfg.blockOf[at]!
+        const us = uses.get(r) ?? []
+        if (us.every((u) => u > at && cfg.blockOf[u] === bd)) this.localWide.set(at, 'local')
+        else if (us.every((u) => (cfg.blockOf[u] === bd ? u > at : dominates(cfg, bd, cfg.blockOf[u]!)))) this.localWide.set(at, 'dominated')
+      }
+    }
     this.windows = planWindowGroups(this.fn, cfg, this.classes)
     const isFunc = this.fn.kind === 'func'
     this.b = new FunctionBody(isFunc ? FUNC_PARAMS.map(() => 'i32' as const) : ['i32', 'i32', 'i32', 'i32', 'i32'])
@@ -831,6 +854,124 @@ class KernelWriter {
       if (this.vSliceTests.has(ins.index)) return this.vglobalLanes(ins, true)
       if (ins.op !== 'bra' && !this.vSlice.has(ins.index)) return
     }
+    if (this.vLoop && this.vwideStrided(ins)) return
+    // 64-bit registers kept as lane 0 and a stride: their lanes, where this instruction reads them as such
+    // (a global access reads them as they are, vglobalLanes)
+    const globalAccess = (ins.op === 'ld' || ins.op === 'st') && ins.space === 'global'
+    for (const r of usedRegisters(ins)) if (this.vwstride.has(r) && !(globalAccess && this.addressBase(ins) === r)) this.vmaterialize(r)
+    for (const r of definedRegisters(ins)) if (this.vwstride.has(r)) this.vmaterialize(r)
+    this.vinstructionLanes(ins)
+    for (const r of definedRegisters(ins)) { this.vwstride.delete(r); this.vwLanes.delete(r) }
+  }
+
+  /** The register an access's address is based on. */
+  private addressBase(ins: Instruction): number | undefined {
+    const o = ins.operands[ins.op === 'st' || ins.op === 'red' ? 0 : 1]
+    return o?.kind === 'addr' && o.base?.kind === 'reg' ? o.base.id : undefined
+  }
+
+  /** Pushes lane k of 64-bit register r in a 4-lane turn (lane 0 + k·stride where only lane 0 is kept). */
+  private vwideLane(r: number, k: number): void {
+    const s = this.vwstride.get(r)
+    this.b.get(this.vwideLocals(r)[s === undefined ? k : 0]!)
+    if (s !== undefined && k && s) this.b.i64(BigInt(k * s)).op(Op.i64_add)
+  }
+
+  /** Writes lanes 1–3 of a 64-bit register kept as lane 0 and a stride (once; the stride stays known). */
+  private vmaterialize(r: number): void {
+    const s = this.vwstride.get(r)
+    if (s === undefined || this.vwLanes.has(r)) return
+    const l = this.vwideLocals(r)
+    for (let k = 1; k < 4; k++) this.b.get(l[0]!).i64(BigInt(k * s)).op(Op.i64_add).set(l[k]!)
+    this.vwLanes.add(r)
+  }
+
+  /** 64-bit address arithmetic on values whose lanes differ by a known stride (a strided loop's
+   *  `cvt.s64.s32 %rd, %r; shl.b64; add.s64` to a global address), for a register used only next to it
+   *  (localWide): lane 0 computed as one thread would, the stride carried (vwideLane, vmaterialize), instead
+   *  of every lane's scalar code. A 32-bit value widened by sign (zero) extension keeps its stride only where
+   *  the four lanes' values do not cross 2^31 (2^32): tested here, a failing group going back to one thread at
+   *  a time, so only before the turn's first store, or where a loop's pre-pass made the test. */
+  private vwideStrided(ins: Instruction): boolean {
+    const kind = this.localWide.get(ins.index)
+    if (!kind || ins.guard || ins.flags.cc || ins.flags.sat) return false
+    const b = this.b, A = ins.operands, t = ins.types
+    const d = A[0]
+    if (d?.kind !== 'reg' || this.classes[d.id] !== 'i64') return false
+    const wide = (o: IrOperand | undefined): { s: number; push: () => void } | undefined => {
+      if (o?.kind === 'imm' && o.imm.kind === 'int') { const v = BigInt.asIntN(64, o.imm.value); return { s: 0, push: () => { b.i64(v) } } }
+      if (o?.kind !== 'reg' || this.classes[o.id] !== 'i64') return undefined
+      const s = this.vwstride.get(o.id)
+      if (s !== undefined) return { s, push: () => { b.get(this.vwideLocals(o.id)[0]!) } }
+      return undefined
+    }
+    /** A 32-bit operand widened: its lane 0 and stride, with the test that the lanes do not cross. */
+    const narrow = (o: IrOperand | undefined, signed: boolean): { s: number; push: () => void; test: () => void } | undefined => {
+      if (o?.kind !== 'reg' || this.classes[o.id] !== 'i32') return undefined
+      const s = this.vstride.get(o.id)
+      if (s === undefined) return undefined
+      const ext = signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u
+      const push = () => { b.get(this.vlocal(o.id)).simdLane(SimdOp.i32x4_extract_lane, 0).op(ext) }
+      const test = () => {
+        // (made by the loop's pre-pass where it ran this instruction on the same values)
+        if (s === 0 || this.vPreLoop.has(ins.index)) return
+        // lane 3's exact value within the 32-bit range the extension reads
+        push(); b.i64(BigInt(3 * s)).op(Op.i64_add)
+        const v = this.tmp('vwx', 'i64')
+        b.set(v)
+        b.get(v).i64(signed ? -(2n ** 31n) : 0n).op(Op.i64_lt_s).get(v).i64(signed ? 2n ** 31n - 1n : 2n ** 32n - 1n).op(Op.i64_gt_s).op(Op.i32_or)
+        this.vleave()
+      }
+      return { s, push, test }
+    }
+    const canTest = () => this.vPreLoop.has(ins.index) || (!this.vStored && !this.vLaneByLane)
+    const l0 = this.vwideLocals(d.id)[0]!
+    const out = (s: number, emit: () => void) => {
+      if (!Number.isSafeInteger(s) || Math.abs(s) > 2 ** 31) return false
+      emit(); b.set(l0)
+      this.vwstride.set(d.id, s)
+      this.vwLanes.delete(d.id)
+      // a register used beyond its block: every lane's local written now (its uses read them as they are)
+      if (kind === 'dominated') this.vmaterialize(d.id)
+      return true
+    }
+    switch (ins.op) {
+      case 'mov': { const x = wide(A[1]); return x ? out(x.s, x.push) : false }
+      case 'cvta': { if (!ins.flags.to || ins.space !== 'global') return false; const x = wide(A[1]); return x ? out(x.s, x.push) : false }
+      case 'cvt': {
+        if ((t[0] !== 's64' && t[0] !== 'u64' && t[0] !== 'b64') || (t[1] !== 's32' && t[1] !== 'u32') || ins.rounding || !canTest()) return false
+        const x = narrow(A[1], t[1] === 's32')
+        if (!x) return false
+        x.test()
+        return out(x.s, x.push)
+      }
+      case 'add': case 'sub': {
+        if (!['s64', 'u64', 'b64'].includes(t[0] ?? '')) return false
+        const x = wide(A[1]), y = wide(A[2])
+        if (!x || !y) return false
+        return out(ins.op === 'add' ? x.s + y.s : x.s - y.s, () => { x.push(); y.push(); b.op(ins.op === 'add' ? Op.i64_add : Op.i64_sub) })
+      }
+      case 'shl': {
+        const k = A[2]?.kind === 'imm' && A[2].imm.kind === 'int' ? Number(A[2].imm.value) : -1
+        const x = wide(A[1])
+        if (!x || k < 0 || k > 31 || t[0] !== 'b64') return false
+        return out(x.s * 2 ** k, () => { x.push(); b.i64(BigInt(k)).op(Op.i64_shl) })
+      }
+      case 'mul': {
+        if (ins.part !== 'wide' || (t[0] !== 's32' && t[0] !== 'u32') || !canTest()) return false
+        const imm = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined)
+        const [xo, k] = imm(A[2]) !== undefined ? [A[1], imm(A[2])!] : [A[2], imm(A[1])]
+        if (k === undefined) return false
+        const x = narrow(xo, t[0] === 's32')
+        if (!x) return false
+        x.test()
+        return out(x.s * (t[0] === 's32' ? k : k >>> 0), () => { x.push(); b.i64(t[0] === 's32' ? BigInt(k) : BigInt(k >>> 0)).op(Op.i64_mul) })
+      }
+      default: return false
+    }
+  }
+
+  private vinstructionLanes(ins: Instruction): void {
     const defs = definedRegisters(ins)
     // (the address-only registers a turn leaves out, or computes once as block values: vinstruction4)
     if (!this.vLoop || (defs.length && defs.every((r) => this.simd!.addressOnly.has(r)))) return this.vinstruction4(ins)
@@ -927,11 +1068,16 @@ class KernelWriter {
     let site = this.sites.get(key)
     if (!site) { site = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }; this.sites.set(key, site) }
     const al = sz >= 16 ? 15 : sz - 1
-    const lanes = this.vwideLocals(base)
     const value = load ? A[0] : A[1]
     if (value?.kind !== 'reg') return this.vfail('a global access whose value is not a register')
     const bad = this.tmp('vgbad', 'i32'), a = this.tmp('vga', 'i64')
-    const addr = (k: number) => { b.get(lanes[k]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add) }
+    const addr = (k: number) => { this.vwideLane(base, k); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add) }
+    // consecutive words known from the register's stride (vwideStrided), else tested at run time
+    const known = this.vwstride.get(base) === 4
+    const consecutive = () => {
+      if (known) { b.i32(1); return }
+      for (let k = 1; k < 4; k++) { this.vwideLane(base, k); this.vwideLane(base, 0); b.i64(BigInt(4 * k)).op(Op.i64_add).op(Op.i64_eq); if (k > 1) b.op(Op.i32_and) }
+    }
     // a 32-bit word per lane at consecutive addresses (a strided loop's `x[c]`, c = tid + k·ntid, whose 64-bit
     // address each lane computes): one v128 access after one test of the four words' hull against the site's
     // cached allocation, where the lanes' addresses turn out consecutive at run time
@@ -940,9 +1086,9 @@ class KernelWriter {
     // (tested by the pre-pass of the loop it is in, vloopPrecheck: only the consecutive-words test here)
     const tested = this.vPreLoop.has(ins.index) && !testOnly
     if (tested) {
-      if (words) for (let k = 1; k < 4; k++) { b.get(lanes[k]!).get(lanes[0]!).i64(BigInt(4 * k)).op(Op.i64_add).op(Op.i64_eq); if (k > 1) b.op(Op.i32_and); if (k === 3) b.set(consec) }
+      if (words) { consecutive(); b.set(consec) }
     } else if (words) {
-      for (let k = 1; k < 4; k++) { b.get(lanes[k]!).get(lanes[0]!).i64(BigInt(4 * k)).op(Op.i64_add).op(Op.i64_eq); if (k > 1) b.op(Op.i32_and) }
+      consecutive()
       b.tee(consec).begin('if', 'i32')
       addr(0); b.set(a)
       b.get(a).get(site.lo).op(Op.i64_lt_s).get(a).i64(12n).op(Op.i64_add).get(site.hi).op(Op.i64_ge_s).op(Op.i32_or)
@@ -2317,7 +2463,7 @@ class KernelWriter {
     const b = this.b
     const written = [...new Set([...slice].flatMap((i) => definedRegisters(ins[i]!)))]
     const mark = b.mark()
-    const strides = new Map(this.vstride), laneCount = this.vLaneCount
+    const strides = new Map(this.vstride), wideStrides = new Map(this.vwstride), wideLanes = new Set(this.vwLanes), laneCount = this.vLaneCount
     // the values the loop starts from, put back after the pre-pass
     const saved: Array<[number, number]> = []
     const save = () => {
@@ -2336,7 +2482,7 @@ class KernelWriter {
       b.end()
       this.level.delete(n.id)
       for (const [l, q] of saved) b.get(q).set(l)
-      for (const i of [...accesses, ...branches]) this.vPreLoop.add(i)
+      for (const i of [...accesses, ...branches, ...slice]) this.vPreLoop.add(i)
     } catch (e) {
       if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
       b.rewind(mark)
@@ -2346,11 +2492,16 @@ class KernelWriter {
       this.vSliceTests = new Set()
       this.vstride.clear()
       for (const [k, v] of strides) this.vstride.set(k, v)
+      this.vwstride = wideStrides
+      this.vwLanes.clear()
+      for (const r of wideLanes) this.vwLanes.add(r)
       this.vLaneCount = laneCount
     }
   }
 
   private vscalarIf(n: StructRegion): void {
+    // (each lane's scalar code reads its own lane's locals)
+    for (const r of [...this.vwstride.keys()]) this.vmaterialize(r)
     const { b, L } = this
     const ins = this.fn.instructions
     const br = ins[n.branch!]!
@@ -2474,6 +2625,8 @@ class KernelWriter {
       }
       this.vScalarDone.clear()
       this.vstride.clear()
+      this.vwstride.clear()
+      this.vwLanes.clear()
       this.vTop = new Set(it.nodes.flatMap((n) => (n.kind === 'instr' ? [n.index] : [])))
       // the lanes' LB, where the turn has slots to read or write, or states to test
       const lb = [L.LB!, this.tmp('vlb1', 'i32'), this.tmp('vlb2', 'i32'), this.tmp('vlb3', 'i32')]
@@ -2501,7 +2654,11 @@ class KernelWriter {
       }
       for (const r of exposed) {
         if (addressOnly.has(r)) continue
-        if (this.isWide(r)) { for (const l of this.vwideLocals(r)) b.get(this.regs[r]!).set(l); continue }
+        if (this.isWide(r)) {
+          for (const l of this.vwideLocals(r)) b.get(this.regs[r]!).set(l)
+          if (this.classes[r] === 'i64') { this.vwstride.set(r, 0); this.vwLanes.add(r) }
+          continue
+        }
         b.get(this.regs[r]!)
         if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
         b.simd(SimdOp.i32x4_splat); mask(r); b.set(this.vlocal(r))
@@ -2543,6 +2700,7 @@ class KernelWriter {
       this.vPreLoop.clear()
       this.vprecheck(it)
       this.nodes(it.nodes)
+      for (const r of [...this.vwstride.keys()]) this.vmaterialize(r)
       if (it.gather !== undefined) {
         // the shuffle's inputs the four lanes leave (gather): their bits in the arrival mask, their values in
         // their input slots
@@ -2617,6 +2775,8 @@ class KernelWriter {
       this.vPre.clear()
       this.vPreRuns.clear()
       this.vPreLoop.clear()
+      this.vwstride.clear()
+      this.vwLanes.clear()
       this.simd = undefined
     }
   }
@@ -2808,7 +2968,25 @@ class KernelWriter {
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
       if (this.vmode && this.vLoop && this.vStored && n.kind === 'if' && n.branch !== undefined && !this.vPreLoop.has(n.branch)) { this.vscalarIf(n); continue }
       if (this.vLoop && n.kind === 'loop') {
-        for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vstride.delete(r)
+        // a register the loop only steps by a value the same in every lane (`add %r, %r, %ntid`: a
+        // block-stride loop's index) keeps its lanes' stride through it; the others' are not known there
+        const ins = this.fn.instructions
+        const inLoop = new Set<number>()
+        for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(ins[i]!)) inLoop.add(r)
+        const steps = (r: number) => {
+          for (let i = n.start; i < n.end; i++) {
+            const x = ins[i]!
+            if (!definedRegisters(x).includes(r)) continue
+            const A = x.operands
+            const self = (o: IrOperand | undefined) => o?.kind === 'reg' && o.id === r
+            const uniform = (o: IrOperand | undefined) => o !== undefined && this.operandStride(o) === 0 && !(o.kind === 'reg' && inLoop.has(o.id))
+            const t = x.type ?? ''
+            if (x.guard || x.flags.cc || x.flags.sat || !['s32', 'u32', 'b32'].includes(t) || this.classes[r] !== 'i32') return false
+            if (!((x.op === 'add' && ((self(A[1]) && uniform(A[2])) || (self(A[2]) && uniform(A[1])))) || (x.op === 'sub' && self(A[1]) && uniform(A[2])))) return false
+          }
+          return true
+        }
+        for (const r of inLoop) if (!this.vstride.has(r) || !steps(r)) this.vstride.delete(r)
         // a test at the top of a loop that stores runs, from the second trip on, after that store: the
         // loop's tests are made by a pre-pass where they can be (vloopPrecheck), else the turn cannot test
         const stores = this.fn.instructions.slice(n.start, n.end).some((x) => x.op === 'st')

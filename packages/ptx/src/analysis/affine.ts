@@ -159,9 +159,11 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
     const upd = ivUpdate.get(r)!
     const u = ins[upd]!
     const init = ivInit.get(r)!
-    ivInit.delete(r)
+    // (a step whose definition comes later in reverse post-order has no form yet: asked again after the walk)
     const step = formOf(u.operands[1]?.kind === 'reg' && u.operands[1].id === r ? u.operands[2] : u.operands[1], classes[r]!, upd)
-    if (!step || step.c !== 0 || step.iv || init.iv) return undefined
+    if (!step) return undefined
+    ivInit.delete(r)
+    if (step.c !== 0 || step.iv || init.iv) return undefined
     const f: AffineForm = { ...init, iv: { loop: cfg.loopOf[cfg.blockOf[upd]!]!, step: step.inv, next: false } }
     inductions.set(r, f)
     return f

@@ -1737,6 +1737,14 @@ class KernelWriter {
     const loops = run.filter((x): x is ThreadLoop => x.kind === 'threads')
     const mark = b.mark()
     const regs0 = this.vregs, wide0 = this.vwide, stride0 = new Map(this.vstride)
+    /** The writer as it was before the run (scalar mode, the turn's register maps). */
+    const restore = () => {
+      this.vmode = false
+      this.vLoop = false
+      this.vregs = regs0
+      this.vwide = wide0
+      this.simd = undefined
+    }
     try {
       // the warp is whole, in one row, and every lane runs
       const full = this.tmp('wfull', 'i32'), at = this.tmp('wat', 'i32')
@@ -1886,29 +1894,17 @@ class KernelWriter {
         scatterTo(off, () => { b.get(this.vlocal(r)); if (this.classes[r] === 'pred') b.i32x4([1, 1, 1, 1]).simd(SimdOp.v128_and) })
       }
       b.else()
-      this.vmode = false
-      this.vLoop = false
-      this.vregs = regs0
-      this.vwide = wide0
-      this.simd = undefined
+      restore()
       this.items(run)
       b.end()
       this.warpRuns.add(ins[loops[0]!.scatter!]!.line)
     } catch (e) {
       if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
       b.rewind(mark)
-      this.vmode = false
-      this.vLoop = false
-      this.vregs = regs0
-      this.vwide = wide0
-      this.simd = undefined
+      restore()
       this.items(run)
     } finally {
-      this.vmode = false
-      this.vLoop = false
-      this.vregs = regs0
-      this.vwide = wide0
-      this.simd = undefined
+      restore()
       this.vstride.clear()
       for (const [k, v] of stride0) this.vstride.set(k, v)
     }

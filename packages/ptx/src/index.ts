@@ -25,7 +25,7 @@ export { collectiveOf, collectiveScope, waitOf, type Collective } from './collec
 export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
 export { analyzeLiveness, type Liveness } from './analysis/liveness.js'
 export { analyzeUniformity, type Uniformity, type UniformityFacts } from './analysis/uniformity.js'
-export { analyzeAffine, type AffineForm, type AffineFacts, type AffineOptions, type InvExpr, type WrapCheck } from './analysis/affine.js'
+export { analyzeAffine, type AffineForm, type AffineFacts, type AffineOptions, type InvExpr, type ScalarExpr, type TripBound, type WrapCheck } from './analysis/affine.js'
 export { analyzeBounds, PARAM_BOUND } from './analysis/bounds.js'
 export { analyzeCasLoads } from './analysis/cas-loads.js'
 export { analyzeContraction, type Contraction } from './analysis/contraction.js'

@@ -21,15 +21,33 @@ export type SiteExpr =
   | { kind: 'special'; name: string }
   | { kind: 'add' | 'mul'; a: SiteExpr; b: SiteExpr }
 
-/** One global access: `size` bytes at `inv + c·%tid.x + offset`; `wraps`: 32-bit terms `inv + c·%tid.x` that
- *  must stay in [lo, 2^31 − 1]. */
+/** A 32-bit value a loop bound is computed from, with the kernel's wrapping arithmetic (ScalarExpr of
+ *  @kernelpack/ptx): parameters by byte offset, launch dimensions, constants. */
+export type SiteScalar =
+  | { kind: 'const'; value: number }
+  | { kind: 'param'; at: number }
+  | { kind: 'special'; name: string }
+  | { kind: 'op'; op: 'add' | 'sub' | 'mul' | 'shl' | 'shr_s' | 'shr_u' | 'and' | 'or' | 'xor'; a: SiteScalar; b: SiteScalar }
+
+/** A loop's iteration bound (TripBound): iteration k runs only where k = 0 or init + c·%tid.x + k·step <
+ *  bound (signed), its counter read after its increment. */
+export interface SiteTrip { init: SiteExpr; c: number; step: SiteExpr; bound: SiteScalar; wraps: Array<{ inv: SiteExpr; c: number; lo: number }> }
+
+/** An induction variable's term in an access or a wrap check: + (k + (next ? 1 : 0))·step in iteration k of
+ *  `loop` (SiteTrip). */
+export interface SiteIv { loop: number; step: SiteExpr; next: boolean }
+
+/** One global access: `size` bytes at `inv + c·%tid.x + offset` (+ the iteration term `iv`, in a loop with a
+ *  bound in `trips`); `wraps`: 32-bit terms `inv + c·%tid.x` (+ their iteration term) that must stay in
+ *  [lo, 2^31 − 1]. */
 export interface AccessSite {
   line: number
   size: number
   inv: SiteExpr
   c: number
   offset: number
-  wraps: Array<{ inv: SiteExpr; c: number; lo: number }>
+  wraps: Array<{ inv: SiteExpr; c: number; lo: number; iv?: SiteIv }>
+  iv?: SiteIv
 }
 
 type Range = [bigint, bigint]
@@ -45,11 +63,12 @@ function range(e: SiteExpr, params: DataView, grid: Dim3, block: Dim3): Range | 
       return v > PARAM_LIMIT || v < -PARAM_LIMIT ? undefined : [v, v]
     }
     case 'special': {
-      const m = /^%(ctaid|ntid|nctaid)\.([xyz])$/.exec(e.name)
-      if (!m) return undefined
+      // (%tid.y and %tid.z: forms whose tid.x term is apart, the others a thread's row and plane)
+      const m = /^%(ctaid|ntid|nctaid|tid)\.([xyz])$/.exec(e.name)
+      if (!m || (m[1] === 'tid' && m[2] === 'x')) return undefined
       const d = 'xyz'.indexOf(m[2]!)
-      const n = BigInt(m[1] === 'ntid' ? block[d]! : grid[d]!)
-      return m[1] === 'ctaid' ? [0n, n - 1n] : [n, n]
+      const n = BigInt(m[1] === 'ntid' || m[1] === 'tid' ? block[d]! : grid[d]!)
+      return m[1] === 'ctaid' || m[1] === 'tid' ? [0n, n - 1n] : [n, n]
     }
     default: {
       const a = range(e.a, params, grid, block), b = range(e.b, params, grid, block)
@@ -69,17 +88,87 @@ function spread(inv: SiteExpr, c: number, params: DataView, grid: Dim3, block: D
   return [r[0] + (t < 0n ? t : 0n), r[1] + (t > 0n ? t : 0n)]
 }
 
+/** A loop bound's value for this launch (32-bit wrapping arithmetic, as the kernel computes it). */
+function scalar(e: SiteScalar, params: DataView, grid: Dim3, block: Dim3): number | undefined {
+  switch (e.kind) {
+    case 'const': return e.value | 0
+    case 'param': return e.at + 4 <= params.byteLength ? params.getInt32(e.at, true) : undefined
+    case 'special': {
+      const m = /^%(ntid|nctaid)\.([xyz])$/.exec(e.name)
+      if (!m) return undefined
+      const d = 'xyz'.indexOf(m[2]!)
+      return (m[1] === 'ntid' ? block[d]! : grid[d]!) | 0
+    }
+    default: {
+      const a = scalar(e.a, params, grid, block), b = scalar(e.b, params, grid, block)
+      if (a === undefined || b === undefined) return undefined
+      switch (e.op) {
+        case 'add': return (a + b) | 0
+        case 'sub': return (a - b) | 0
+        case 'mul': return Math.imul(a, b)
+        case 'shl': return (b & 31) === b ? a << b : undefined
+        case 'shr_s': return (b & 31) === b ? a >> b : undefined
+        case 'shr_u': return (b & 31) === b ? (a >>> b) | 0 : undefined
+        case 'and': return a & b
+        case 'or': return a | b
+        case 'xor': return a ^ b
+      }
+    }
+  }
+}
+
+/** The largest iteration index k any thread of the launch reaches in a loop with bound `t`, or undefined when
+ *  the host cannot bound it: a step not positive, or a counter that could wrap on its way to the bound. */
+function lastIteration(t: SiteTrip, params: DataView, grid: Dim3, block: Dim3): bigint | undefined {
+  const bound = scalar(t.bound, params, grid, block)
+  const init = spread(t.init, t.c, params, grid, block)
+  const step = range(t.step, params, grid, block)
+  if (bound === undefined || !init || !step || step[0] <= 0n) return undefined
+  // (the counter's first value exactly as its form says: its 32-bit terms unwrapped)
+  for (const w of t.wraps) {
+    const x = spread(w.inv, w.c, params, grid, block)
+    if (!x || x[0] < BigInt(w.lo) || x[1] > 2147483647n) return undefined
+  }
+  const b = BigInt(bound)
+  // k runs where k = 0 or init + k·step < bound: k ≤ ⌈(bound − init)/step⌉ − 1, largest for the smallest init
+  // and step; the counter's values (each compared after its increment) stay below bound + step
+  const span = b - init[0]
+  const last = span <= 0n ? 0n : (span + step[0] - 1n) / step[0] - 1n
+  if (init[0] < -2147483648n || init[1] > 2147483647n || (init[1] > b ? init[1] : b) + step[1] > 2147483647n) return undefined
+  return last < 0n ? 0n : last
+}
+
+/** The range of an iteration term (k + next)·step, k in [0, last]. */
+function ivSpan(iv: SiteIv, last: bigint, params: DataView, grid: Dim3, block: Dim3): Range | undefined {
+  const step = range(iv.step, params, grid, block)
+  if (!step) return undefined
+  const kHi = last + (iv.next ? 1n : 0n), kLo = iv.next ? 1n : 0n
+  const p = [kLo * step[0], kLo * step[1], kHi * step[0], kHi * step[1]]
+  return [p.reduce((x, y) => (y < x ? y : x)), p.reduce((x, y) => (y > x ? y : x))]
+}
+
 /**
  * Whether every access of `sites`, by every thread of a launch of `grid` × `block` with these parameters,
- * lies in [reserved, arenaBytes) and no 32-bit term wraps: then the launch may run without checks.
+ * lies in [reserved, arenaBytes) and no 32-bit term wraps: then the launch may run without checks. An access
+ * in a loop counts every iteration the loop's bound (`trips`) lets any thread run.
  */
-export function accessesInside(sites: readonly AccessSite[], params: Uint8Array, grid: Dim3, block: Dim3, reserved: number, arenaBytes: number): boolean {
+export function accessesInside(sites: readonly AccessSite[], params: Uint8Array, grid: Dim3, block: Dim3, reserved: number, arenaBytes: number, trips: ReadonlyMap<number, SiteTrip> = new Map()): boolean {
   const dv = new DataView(params.buffer, params.byteOffset, params.byteLength)
+  const lasts = new Map<number, bigint | undefined>()
+  const withIv = (r: Range | undefined, iv: SiteIv | undefined): Range | undefined => {
+    if (!r || !iv) return r
+    const t = trips.get(iv.loop)
+    if (!t) return undefined
+    if (!lasts.has(iv.loop)) lasts.set(iv.loop, lastIteration(t, dv, grid, block))
+    const last = lasts.get(iv.loop)
+    const k = last === undefined ? undefined : ivSpan(iv, last, dv, grid, block)
+    return k ? [r[0] + k[0], r[1] + k[1]] : undefined
+  }
   for (const s of sites) {
-    const r = spread(s.inv, s.c, dv, grid, block)
+    const r = withIv(spread(s.inv, s.c, dv, grid, block), s.iv)
     if (!r || r[0] + BigInt(s.offset) < BigInt(reserved) || r[1] + BigInt(s.offset + s.size) > BigInt(arenaBytes)) return false
     for (const w of s.wraps) {
-      const x = spread(w.inv, w.c, dv, grid, block)
+      const x = withIv(spread(w.inv, w.c, dv, grid, block), w.iv)
       if (!x || x[0] < BigInt(w.lo) || x[1] > 2147483647n) return false
     }
   }

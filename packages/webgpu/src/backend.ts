@@ -20,7 +20,7 @@ import {
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
 import { type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
 import { emitWgsl } from './translator.js'
-import type { accessesInside } from './access-sites.js'
+import type { accessesInside, SiteTrip } from './access-sites.js'
 import type { SliceContext } from './stoppable.js'
 import { decodeWgslImage } from './wgsl-image.js'
 
@@ -101,11 +101,14 @@ class KernelHandle implements WebGpuFunction {
   coarseShader: GPUShaderModule | undefined
   /** The unchecked variant's module (launches proven in range), compiled on first use. */
   uncheckedShader: GPUShaderModule | undefined
+  /** The loop bounds its sites' iteration terms count (access-sites.ts). */
+  readonly trips: ReadonlyMap<number, SiteTrip>
   paramBuffer: GPUBuffer | undefined
   launchBuffer: GPUBuffer | undefined
   bindGroup: GPUBindGroup | undefined
   bindGeneration = -1
   constructor(readonly name: string, readonly id: number, readonly mod: LoadedModule, readonly kernel: WgslKernel, readonly shader: GPUShaderModule) {
+    this.trips = new Map(kernel.unchecked?.trips ?? [])
     const names = (wgsl: string) => new Set([...wgsl.matchAll(/\boverride\s+(kp_\w+)/g)].map((m) => m[1]!))
     this.overrides = names(kernel.wgsl)
     this.coarseOverrides = kernel.coarse ? names(kernel.coarse.wgsl) : new Set()
@@ -596,7 +599,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, 0], r)
       }
       // every access of every thread proven inside the arena (access-sites.ts): the variant without checks
-      const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size)
+      const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size, h.trips)
       const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable)
       await serial(async () => {
         const p = await pipeline

@@ -20,9 +20,9 @@
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
   analyzeAffine, analyzeBarrierRegions, RETURN_EXIT, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
-  type AffineFacts, type Cfg, type InvExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
+  type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
-import type { AccessSite, SiteExpr } from './access-sites.js'
+import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
 import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
 import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
@@ -106,6 +106,8 @@ export class KernelWriter {
   readonly varsUsed = new Set<number>()
   /** The checked global accesses as affine forms (access-sites.ts); `unsited` once one has none. */
   readonly sites: AccessSite[] = []
+  /** The bounds of the loops the sites' iteration terms count (siteTrip). */
+  readonly trips = new Map<number, SiteTrip>()
   private unsited = false
   private affine: AffineFacts | undefined
   private readonly classes: RegisterClass[]
@@ -175,19 +177,60 @@ export class KernelWriter {
     const ins = this.ins
     const index = ins?.index ?? -1
     if (!ins || index < 0 || ins.guard || op?.kind !== 'addr' || op.base?.kind !== 'reg') { this.unsited = true; return }
-    this.affine ??= analyzeAffine(this.fn, this.cfg, this.classes, { wideParams: true })
+    // (%tid.y and %tid.z as terms of their own, a 2-D tile's row; an induction variable's iteration term where
+    // its loop's trip count has a bound the host can compute)
+    this.affine ??= analyzeAffine(this.fn, this.cfg, this.classes, { wideParams: true, rowInvariant: true })
     const f = this.affine.formAt(op.base.id, index)
-    const inv = f && !f.iv ? this.siteExpr(f.inv) : undefined
-    const wraps = f?.conds.map((w) => ({ inv: this.siteExpr(w.inv), c: w.c, lo: w.lo }))
-    if (!f || !inv || !wraps || wraps.some((w) => !w.inv)) { this.unsited = true; return }
-    this.sites.push({ line: ins.line, size, inv, c: f.c, offset: op.offset, wraps: wraps as AccessSite['wraps'] })
+    const inv = f ? this.siteExpr(f.inv) : undefined
+    const iv = (x: { loop: number; step: InvExpr; next: boolean } | undefined): SiteIv | undefined | false => {
+      if (!x) return undefined
+      const step = this.siteExpr(x.step)
+      return step && this.siteTrip(x.loop) ? { loop: x.loop, step, next: x.next } : false
+    }
+    const fiv = iv(f?.iv)
+    const wraps = f?.conds.map((w) => ({ inv: this.siteExpr(w.inv), c: w.c, lo: w.lo, iv: iv(w.iv) }))
+    if (!f || !inv || fiv === false || !wraps || wraps.some((w) => !w.inv || w.iv === false)) { this.unsited = true; return }
+    this.sites.push({
+      line: ins.line, size, inv, c: f.c, offset: op.offset,
+      wraps: wraps.map((w) => ({ inv: w.inv!, c: w.c, lo: w.lo, ...(w.iv ? { iv: w.iv } : {}) })),
+      ...(fiv ? { iv: fiv } : {}),
+    })
+  }
+
+  /** A loop's trip bound as site data (recorded in `trips`), or undefined. */
+  private siteTrip(loop: number): SiteTrip | undefined {
+    const known = this.trips.get(loop)
+    if (known) return known
+    const t = this.affine?.trips.get(loop)
+    if (!t) return undefined
+    const init = this.siteExpr(t.init.inv), step = this.siteExpr(t.step), bound = this.siteScalar(t.bound)
+    const wraps = t.init.conds.map((w) => ({ inv: this.siteExpr(w.inv), c: w.c, lo: w.lo }))
+    if (!init || !step || !bound || wraps.some((w) => !w.inv || w.lo === undefined) || t.init.conds.some((w) => w.iv)) return undefined
+    const trip: SiteTrip = { init, c: t.init.c, step, bound, wraps: wraps.map((w) => ({ inv: w.inv!, c: w.c, lo: w.lo })) }
+    this.trips.set(loop, trip)
+    return trip
+  }
+
+  /** A loop bound's computation as site data: parameters by byte offset in the block. */
+  private siteScalar(e: ScalarExpr): SiteScalar | undefined {
+    switch (e.kind) {
+      case 'const': case 'special': return e
+      case 'param': {
+        const base = this.paramOffset.get(e.name)
+        return base === undefined ? undefined : { kind: 'param', at: base + e.offset }
+      }
+      default: {
+        const a = this.siteScalar(e.a), b = this.siteScalar(e.b)
+        return a && b ? { kind: 'op', op: e.op, a, b } : undefined
+      }
+    }
   }
 
   /** A form's block-uniform term as site data: parameters by byte offset in the block; no variable addresses. */
   private siteExpr(e: InvExpr): SiteExpr | undefined {
     switch (e.kind) {
       case 'const': return e
-      case 'special': return /^%(ctaid|ntid|nctaid)\.[xyz]$/.test(e.name) ? { kind: 'special', name: e.name } : undefined
+      case 'special': return /^%(ctaid|ntid|nctaid)\.[xyz]$|^%tid\.[yz]$/.test(e.name) ? { kind: 'special', name: e.name } : undefined
       case 'param': {
         const base = this.paramOffset.get(e.name)
         return base === undefined ? undefined : { kind: 'param', at: base + e.offset, width: e.width }
@@ -1224,7 +1267,7 @@ export class KernelWriter {
       name: fn.name, wgsl, entryPoint: 'kp_main', paramBytes: this.paramBytes, paramOffsets: this.paramOffsets,
       workgroupBytes, memory: mem.globalAtomic ? 'atomic-u32' : 'u32', features, variables: [...this.varsUsed].sort((a, b) => a - b),
     }
-    if (sites) out.unchecked = { wgsl: assemble(true), sites }
+    if (sites) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
     const perThread = scratchBytesPerThread(this)
     if (perThread) out.workgroupBytesPerThread = perThread
     const req = fn.directives.reqntid

@@ -6,7 +6,7 @@
 // The default translator is emit-wgsl (emit-wgsl.ts); tests also prove the backend's plumbing with
 // hand-written WGSL through `createFixedTranslator`.
 import type { Dim3, IrModule } from '@kernelpack/ptx'
-import type { AccessSite } from './access-sites.js'
+import type { AccessSite, SiteTrip } from './access-sites.js'
 import type { Untranslatable } from './errors.js'
 
 export type { Dim3 }
@@ -56,7 +56,7 @@ export interface WgslKernel {
   coarse?: { wgsl: string; entryPoint: string; factor: number }
   /** The same kernel without checks on its global accesses, for launches in which the host proves every
    *  access inside the arena (`sites`, access-sites.ts); absent when an access has no affine form. */
-  unchecked?: { wgsl: string; sites: AccessSite[] }
+  unchecked?: { wgsl: string; sites: AccessSite[]; /** Loop bounds the sites' iteration terms use (loop → bound). */ trips?: Array<[number, SiteTrip]> }
   /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
    *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */
   memory: 'u32' | 'atomic-u32'

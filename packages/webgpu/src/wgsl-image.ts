@@ -27,7 +27,7 @@ export function encodeWgslImage(m: WgslModule): Uint8Array {
     ...(k.variables ? { variables: [...k.variables] } : {}),
     wgsl: k.wgsl,
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
-    ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl } } : {}),
+    ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl, ...(k.unchecked.trips?.length ? { trips: k.unchecked.trips } : {}) } } : {}),
   }))
   const refused = m.refused.map((u) => ({
     ...(u.kernel !== undefined ? { kernel: u.kernel } : {}),

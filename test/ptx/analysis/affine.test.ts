@@ -170,4 +170,62 @@ af('rowInvariant: tid.y and tid.z are invariant terms, for strides along a row (
   assert.not.ok(analyzeAffine(fn, cfg, assignRegisterClasses(fn)).register.has(reg(fn, '%r8')))
 })
 
+// nvcc's tile loop: a counter from 0 stepped by 1 and compared after its increment with (K + 15) / 16 in
+// shifts; an address stepped by 64 each trip, and a 32-bit index stepped by 16·N whose widening must not wrap
+const tileLoop = `  ld.param.u32 %r12, [k_n];
+  mov.u32 %r20, %tid.x;
+  add.s32 %r14, %r12, 15;
+  shr.s32 %r15, %r14, 31;
+  shr.u32 %r16, %r15, 28;
+  add.s32 %r17, %r14, %r16;
+  shr.s32 %r11, %r17, 4;
+  mov.u32 %r13, 0;
+  mov.u32 %r21, %r20;
+$loop:
+  mul.wide.s32 %rd3, %r21, 4;
+  ld.global.f32 %f1, [%rd3];
+  shl.b32 %r18, %r12, 4;
+  add.s32 %r21, %r21, %r18;
+  add.s32 %r13, %r13, 1;
+  setp.lt.s32 %p1, %r13, %r11;
+  @%p1 bra $loop;
+  ret;`
+
+af('a loop\'s trip bound: the counter compared after its increment with a value computed from parameters', () => {
+  const { fn, cfg } = kernel(tileLoop)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn))
+  assert.equal([...facts.trips.keys()], [0])
+  const t = facts.trips.get(0)!
+  assert.equal([show(t.init.inv), t.init.c, show(t.step)], ['0', 0, '1'])
+  // the bound as the kernel computes it: ((n + 15) + ((n + 15) >> 31 >>> 28)) >> 4
+  const ev = (e: typeof t.bound, n: number): number => {
+    switch (e.kind) {
+      case 'const': return e.value
+      case 'param': return n
+      case 'special': throw new Error('no special here')
+      default: {
+        const a = ev(e.a, n), b = ev(e.b, n)
+        return { add: (a + b) | 0, sub: (a - b) | 0, mul: Math.imul(a, b), shl: a << b, shr_s: a >> b, shr_u: (a >>> b) | 0, and: a & b, or: a | b, xor: a ^ b }[e.op]
+      }
+    }
+  }
+  assert.equal([0, 1, 16, 17, 192, -5].map((n) => ev(t.bound, n)), [0, 1, 1, 2, 12, 0])
+  // the load's address carries the index's iteration term, and a check that the 32-bit index does not wrap in
+  // any trip (its widening by sign)
+  const ld = facts.address(at(fn, 'ld.global.f32'))!
+  assert.equal([show(ld.inv), ld.c, show(ld.iv!.step)], ['0·4', 4, 'k_n:u32·16·4'])
+  assert.ok(ld.conds.some((w) => w.iv && w.lo === -2147483648 && w.c === 1), JSON.stringify(ld.conds.map((w) => [show(w.inv), w.c, w.lo, !!w.iv])))
+})
+
+af('no trip bound where the loop has a second back edge, a negated guard or an unsigned compare', () => {
+  for (const body of [
+    tileLoop.replace('setp.lt.s32 %p1, %r13, %r11;\n  @%p1 bra $loop;', 'setp.ge.s32 %p1, %r13, %r11;\n  @!%p1 bra $loop;'),
+    tileLoop.replace('setp.lt.s32 %p1', 'setp.lt.u32 %p1'),
+    tileLoop.replace('  mul.wide.s32 %rd3', '  setp.eq.s32 %p2, %r21, 7;\n  @%p2 bra $loop;\n  mul.wide.s32 %rd3'),
+  ]) {
+    const { fn, cfg } = kernel(body)
+    assert.is(analyzeAffine(fn, cfg, assignRegisterClasses(fn)).trips.size, 0, body)
+  }
+})
+
 af.run()

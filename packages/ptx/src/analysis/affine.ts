@@ -32,8 +32,25 @@ export type InvExpr =
   | { kind: 'add'; a: InvExpr; b: InvExpr }
   | { kind: 'mul'; a: InvExpr; b: InvExpr }
 
-/** `inv + c·(%ntid.x − 1)` and `inv` both lie in [lo, 2^31 − 1]: a 32-bit value did not wrap. */
-export interface WrapCheck { inv: InvExpr; c: number; lo: number }
+/** `inv + c·(%ntid.x − 1)` and `inv` both lie in [lo, 2^31 − 1]: a 32-bit value did not wrap. With `iv`,
+ *  the value of an induction variable's form: the same in every iteration the loop runs (the iteration term
+ *  added, TripBound). */
+export interface WrapCheck { inv: InvExpr; c: number; lo: number; iv?: { loop: number; step: InvExpr; next: boolean } }
+
+/** A block-invariant 32-bit value computed from kernel parameters, launch dimensions and constants with the
+ *  kernel's own wrapping integer arithmetic (a loop bound such as nvcc's `(K + 15) / 16` in shifts), for a host
+ *  that knows the launch to compute exactly. */
+export type ScalarExpr =
+  | { kind: 'const'; value: number }
+  | { kind: 'param'; name: string; offset: number; type: PtxType }
+  | { kind: 'special'; name: SpecialRegister }
+  | { kind: 'op'; op: 'add' | 'sub' | 'mul' | 'shl' | 'shr_s' | 'shr_u' | 'and' | 'or' | 'xor'; a: ScalarExpr; b: ScalarExpr }
+
+/** How many times a loop runs, at most: its one back edge is `@p bra` with `p = (iv < bound)` (signed) read
+ *  after iv's increment, iv an induction variable of the loop with a step the same in every thread. Iteration
+ *  k (from 0) runs only where k = 0 or init + k·step < bound, so k ≤ max(0, ⌈(bound − init)/step⌉ − 1) for
+ *  a positive step, while init + (k + 1)·step does not wrap (the caller checks both against the launch). */
+export interface TripBound { init: AffineForm; step: InvExpr; bound: ScalarExpr }
 
 export interface AffineForm {
   inv: InvExpr
@@ -60,6 +77,8 @@ export interface AffineFacts {
   /** The form of register `reg` as instruction `index` reads it: its one definition dominates that
    *  instruction (so every thread that gets there has computed it), an induction variable inside its loop. */
   formAt(reg: number, index: number): AffineForm | undefined
+  /** Loops (cfg.loops index) whose iteration count has a bound (TripBound). */
+  trips: Map<number, TripBound>
 }
 
 export interface AffineOptions {
@@ -78,7 +97,7 @@ function literal(f: AffineForm): number | undefined {
   return f.inv.kind === 'const' && f.c === 0 && !f.iv ? f.inv.value : undefined
 }
 
-const wrap = (f: AffineForm, lo = -2147483648): AffineForm => ({ ...f, conds: [...f.conds, { inv: f.inv, c: f.c, lo }], mag: 2 ** 31 + Math.abs(f.c) * 1024 })
+const wrap = (f: AffineForm, lo = -2147483648): AffineForm => ({ ...f, conds: [...f.conds, { inv: f.inv, c: f.c, lo, ...(f.iv ? { iv: f.iv } : {}) }], mag: 2 ** 31 + Math.abs(f.c) * 1024 })
 
 function sum(x: AffineForm, y: AffineForm): AffineForm | undefined {
   if (x.iv && y.iv) return undefined
@@ -245,7 +264,8 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       case 'cvt': {
         if (cls !== 'i64' || (t[0] !== 's64' && t[0] !== 'u64') || (t[1] !== 's32' && t[1] !== 'u32')) return undefined
         const f = formOf(A[1], 'i32', i)
-        return f && t[1] === 'u32' ? wrap(f, 0) : f
+        // (an induction variable's 32-bit value must not wrap in any iteration: a check with its iteration term)
+        return f && t[1] === 'u32' ? wrap(f, 0) : f?.iv ? wrap(f) : f
       }
       case 'add': {
         if (x.flags.cc || x.flags.sat || !(s32 || t[0] === 's64' || t[0] === 'u64' || t[0] === 'b64')) return undefined
@@ -268,7 +288,8 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
         if (x.op === 'mul' && cls === 'i64' && x.part === 'wide' && (t[0] === 's32' || t[0] === 'u32')) {
           const a = formOf(A[1], 'i32', i), b = formOf(A[2], 'i32', i)
           // the 64-bit product of two block-invariant values may exceed 2^53: only literal factors
-          if (a && b) return product(t[0] === 'u32' ? wrap(a, 0) : a, t[0] === 'u32' ? wrap(b, 0) : b, true)
+          const ext = (f: AffineForm) => (t[0] === 'u32' ? wrap(f, 0) : f.iv ? wrap(f) : f)
+          if (a && b) return product(ext(a), ext(b), true)
         }
         return undefined
       }
@@ -299,10 +320,79 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       if (f && f.mag <= MAG_LIMIT) { register.set(d.id, f); definedAt.set(d.id, i) }
     }
   }
-
   for (const r of ivUpdate.keys()) induction(r)
+  // a loop's body reads an induction variable whose step is computed later in the loop (nvcc's `shl.b32 %r38,
+  // %r21, 4` before `add.s32 %r42, %r42, %r38` at the bottom): its form comes after the walk above, and the
+  // registers computed from it get theirs in another walk (forms only ever get added)
+  for (let pass = 0, added = true; added && pass < 4; pass++) {
+    added = false
+    for (const b of cfg.rpo) {
+      const blk = cfg.blocks[b]!
+      for (let i = blk.start; i < blk.end; i++) {
+        const x = ins[i]!
+        const d = x.operands[0]
+        if (x.guard || d?.kind !== 'reg' || register.has(d.id) || ivUpdate.has(d.id) || defs.get(d.id)!.length !== 1) continue
+        const cls = classes[d.id]!
+        if (cls !== 'i32' && cls !== 'i64') continue
+        const f = evaluate(x, i, cls)
+        if (f && f.mag <= MAG_LIMIT) { register.set(d.id, f); definedAt.set(d.id, i); added = true }
+      }
+    }
+  }
+
+  // loop trip bounds: the one back edge `@p bra header` with p = setp.lt.s32 (iv after its increment, bound)
+  const defsOf = (r: number) => defs.get(r) ?? []
+  const scalar = (o: Operand | undefined, depth = 0): ScalarExpr | undefined => {
+    if (!o || depth > 24) return undefined
+    if (o.kind === 'imm') return o.imm.kind === 'int' ? { kind: 'const', value: Number(BigInt.asIntN(32, o.imm.value)) } : undefined
+    if (o.kind === 'special') return /^%(ntid|nctaid)\.[xyz]$/.test(o.name) ? { kind: 'special', name: o.name } : undefined
+    if (o.kind !== 'reg' || classes[o.id] !== 'i32') return undefined
+    const d = defsOf(o.id)
+    if (d.length !== 1) return undefined
+    const x = ins[d[0]!]!
+    const t = x.type ?? ''
+    if (x.guard || x.flags.cc || x.flags.sat || !['s32', 'u32', 'b32'].includes(t)) return undefined
+    const A = x.operands
+    if (x.op === 'ld') {
+      const a = A[1]
+      return x.space === 'param' && !x.vector && a?.kind === 'addr' && a.base?.kind === 'sym' && params.has(a.base.name) ? { kind: 'param', name: a.base.name, offset: a.offset, type: t as PtxType } : undefined
+    }
+    if (x.op === 'mov') return scalar(A[1], depth + 1)
+    type Op = Extract<ScalarExpr, { kind: 'op' }>['op']
+    const OPS: Record<string, Op> = { add: 'add', sub: 'sub', shl: 'shl', and: 'and', or: 'or', xor: 'xor' }
+    let op: Op | undefined = OPS[x.op]
+    if (x.op === 'mul' && x.part === 'lo') op = 'mul'
+    if (x.op === 'shr') op = t === 's32' ? 'shr_s' : 'shr_u'
+    if (!op) return undefined
+    const a = scalar(A[1], depth + 1), b = scalar(A[2], depth + 1)
+    return a && b ? { kind: 'op', op, a, b } : undefined
+  }
+  const trips = new Map<number, TripBound>()
+  cfg.loops.forEach((loop, li) => {
+    const header = loop.header
+    const backs = loop.latches
+    if (backs.length !== 1) return
+    const blk = cfg.blocks[backs[0]!]!
+    const br = ins[blk.end - 1]
+    if (br?.op !== 'bra' || !br.guard || br.guard.negate || !cfg.blocks[header]!.succs.length) return
+    if (!blk.succs.includes(header)) return
+    const p = br.guard.reg
+    const pd = defsOf(p)
+    if (pd.length !== 1 || cfg.blockOf[pd[0]!] !== backs[0]) return
+    const cmp = ins[pd[0]!]!
+    if (cmp.op !== 'setp' || cmp.guard || cmp.cmp !== 'lt' || cmp.type !== 's32' || cmp.operands.length !== 3) return
+    const a = cmp.operands[1], b = cmp.operands[2]
+    if (a?.kind !== 'reg' || !ivUpdate.has(a.id)) return
+    const iv = inductions.get(a.id)
+    const upd = ivUpdate.get(a.id)!
+    if (!iv || iv.iv!.loop !== li || cfg.blockOf[upd] !== backs[0] || upd > pd[0]!) return
+    const bound = scalar(b)
+    if (!bound) return
+    const { iv: _iv, ...init } = iv
+    trips.set(li, { init, step: iv.iv!.step, bound })
+  })
   return {
-    register, definedAt, inductions, prefixEnd,
+    register, definedAt, inductions, prefixEnd, trips,
     address(index: number) {
       const x = ins[index]
       if (!x) return undefined

@@ -165,4 +165,33 @@ s('a 32-bit index whose lanes cross 2^31 before widening: the JavaScript tier\'s
   }
 })
 
+// The same loop with a `break` (`if (c >= lim) break;`, arithmetic on values the loop starts with, so the
+// pre-pass runs it): the branch out of the loop ends the pre-pass, not the code after it.
+const BREAK_PTX = PTX.replace('.param .u32 n)', '.param .u32 n, .param .u32 lim)')
+  .replace('.reg .b32 %r<8>;', '.reg .b32 %r<12>;')
+  .replace('ld.param.u32 %r1, [n];', 'ld.param.u32 %r1, [n]; ld.param.u32 %r9, [lim];')
+  .replace('$loop:\n', '$loop:\n  setp.ge.s32 %p3, %r4, %r9;\n  @%p3 bra $done;\n')
+
+s('a loop that breaks out (a test on values it starts with): the pre-pass ends there, the loop runs after it', () => {
+  assert.ok(BREAK_PTX.includes('@%p3 bra $done;') && BREAK_PTX.includes('.param .u32 lim)') && BREAK_PTX.includes('%r<12>'), 'the variant of the kernel was made')
+  const n = 1024
+  for (const lim of [700, 0, 1021, 4096]) {
+    const out: Record<string, Float32Array> = {}
+    for (const codegen of ['wasm', 'js'] as const) {
+      const be = createEmulatorBackend({ codegen, workers: 0 })
+      try {
+        const mod = be.loadModule(ptxBytes(BREAK_PTX))
+        if (codegen === 'wasm') assert.match(mod.inspect('strided'), /in 2 of its thread loops/)
+        const dx = upload(be, Float32Array.from({ length: n }, (_, i) => i * 0.5)), dy = be.alloc(n * 4)
+        be.launch(mod.getFunction('strided'), { grid: [2, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { u32: n }, { u32: lim }]))
+        out[codegen] = download(be, dy, new Float32Array(n))
+      } finally {
+        be.dispose()
+      }
+    }
+    assert.equal([...out.wasm!], Array.from({ length: n }, (_, c) => (c < lim ? c * 0.5 + 1 : 0)), `lim ${lim}`)
+    assert.equal([...out.wasm!], [...out.js!])
+  }
+})
+
 s.run()

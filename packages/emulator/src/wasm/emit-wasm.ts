@@ -2472,17 +2472,25 @@ class KernelWriter {
       save()
       this.vSlice = slice
       this.vSliceTests = new Set(accesses)
+      // a branch out of the loop (a `break` to an enclosing block) ends the pre-pass, not the code around it:
+      // every enclosing level is the pre-pass's own block while it is written
+      const outer = new Map(this.level)
+      const passEnd = b.open('block')
+      for (const k of outer.keys()) this.level.set(k, passEnd)
       const lv = b.open('loop')
       this.level.set(n.id, lv)
-      this.nodes(n.body)
-      b.end()
-      this.level.delete(n.id)
+      try {
+        this.nodes(n.body)
+      } finally {
+        this.level.clear()
+        for (const [k, v] of outer) this.level.set(k, v)
+      }
+      b.end().end()
       for (const [l, q] of saved) b.get(q).set(l)
       for (const i of [...accesses, ...branches, ...slice]) this.vPreLoop.add(i)
     } catch (e) {
       if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
       b.rewind(mark)
-      this.level.delete(n.id)
     } finally {
       this.vSlice = undefined
       this.vSliceTests = new Set()

@@ -374,8 +374,10 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
     if (backs.length !== 1) return
     const blk = cfg.blocks[backs[0]!]!
     const br = ins[blk.end - 1]
-    if (br?.op !== 'bra' || !br.guard || br.guard.negate || !cfg.blocks[header]!.succs.length) return
-    if (!blk.succs.includes(header)) return
+    if (br?.op !== 'bra' || !br.guard || br.guard.negate) return
+    // the branch itself goes to the header (the loop goes on where p holds), not its fall-through
+    const t = br.operands[0]
+    if (t?.kind !== 'label' || !cfg.blocks[header]!.labels.includes(t.name)) return
     const p = br.guard.reg
     const pd = defsOf(p)
     if (pd.length !== 1 || cfg.blockOf[pd[0]!] !== backs[0]) return

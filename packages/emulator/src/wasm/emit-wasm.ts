@@ -426,6 +426,9 @@ class KernelWriter {
   /** 64-bit registers with a stride whose other lanes' locals hold their values too (vmaterialize). */
   private readonly vwLanes = new Set<number>()
   private vTop = new Set<number>()
+  /** In a 4-lane turn: the registers each loop (structure node) only steps by a block value, whose stride
+   *  holds all through it and after it. */
+  private readonly vLoopSteps = new Map<number, Set<number>>()
   /** Shared accesses (and window runs, by their first access) whose lane test a 4-lane turn made at its start
    *  (vprecheck), not where they are. */
   private readonly vPre = new Set<number>()
@@ -792,7 +795,9 @@ class KernelWriter {
     }
     b.set(d)
     if (this.vLoop) {
-      const st = ins.guard || !this.vTop.has(ins.index) ? undefined : this.strideOf(ins)
+      // (inside a region of the turn too: its four lanes go through it together, and the registers it defines
+      // lose their strides where it ends, nodes())
+      const st = ins.guard ? undefined : this.strideOf(ins)
       if (st === undefined) this.vstride.delete(o.id); else this.vstride.set(o.id, st)
     }
   }
@@ -2990,7 +2995,9 @@ class KernelWriter {
           }
           return true
         }
-        for (const r of inLoop) if (!this.vstride.has(r) || !steps(r)) this.vstride.delete(r)
+        const kept = new Set<number>()
+        for (const r of inLoop) { if (!this.vstride.has(r) || !steps(r)) this.vstride.delete(r); else kept.add(r) }
+        this.vLoopSteps.set(n.id, kept)
         // a test at the top of a loop that stores runs, from the second trip on, after that store: the
         // loop's tests are made by a pre-pass where they can be (vloopPrecheck), else the turn cannot test
         const stores = this.fn.instructions.slice(n.start, n.end).some((x) => x.op === 'st')
@@ -3002,6 +3009,13 @@ class KernelWriter {
       this.nodes(n.body)
       this.b.end()
       this.level.delete(n.id)
+      // after a region, a register it defines holds its value or an older one (a branch may have skipped it):
+      // no stride is known there; a loop's registers that keep theirs through it (steps) keep them
+      if (this.vmode && this.vLoop) {
+        const keep = n.kind === 'loop' ? this.vLoopSteps.get(n.id) : undefined
+        const walk = (ns: readonly StructNode[]) => { for (const x of ns) { if (x.kind === 'instr') { for (const r of definedRegisters(this.fn.instructions[x.index]!)) if (!keep?.has(r)) this.vstride.delete(r) } else if (x.kind !== 'jump') walk(x.body) } }
+        walk(n.body)
+      }
     }
   }
 

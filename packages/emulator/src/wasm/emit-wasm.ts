@@ -403,6 +403,9 @@ class KernelWriter {
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
    *  back to one thread at a time. */
   private vStored = false
+  /** vinstruction4 writes an integer instruction: f32 registers are read as their bits (vrd). */
+  private vIntBits = false
+  private readonly movedOnly = new Map<number, boolean>()
   /** Writing a loop's pre-pass (vloopPrecheck): the instructions it computes (control and addresses), and
    *  the global accesses it tests. */
   private vSlice?: Set<number>
@@ -754,7 +757,12 @@ class KernelWriter {
       case 'reg': {
         const c = this.classes[o.id]
         if (c !== 'i32' && c !== 'f32' && c !== 'pred') return this.vfail('a register that is not 32 bits wide')
-        b.get(this.vlocal(o.id)); return
+        b.get(this.vlocal(o.id))
+        if (c === 'f32' && this.vIntBits) {
+          // bitselect(bits, NaN's 0x7fffffff, lanes that are not NaN)
+          b.i32x4([0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff]).get(this.vlocal(o.id)).get(this.vlocal(o.id)).simd(SimdOp.f32x4_eq).simd(SimdOp.v128_bitselect)
+        }
+        return
       }
       case 'imm': {
         const im = o.imm
@@ -1135,6 +1143,40 @@ class KernelWriter {
   }
 
   private vinstruction4(ins: Instruction): void {
+    // an f32 register read by an integer instruction is read as its bits, a NaN as 0x7fffffff (vrd), as one
+    // thread reads it (f32Bits, js-values.ts bitsOfF32)
+    const was = this.vIntBits
+    const d = ins.operands[0]
+    // (not where the bits only move: to a shuffle and back to an f32 register, as a warp sum's `mov.b32`s do,
+    // which no integer operation reads)
+    this.vIntBits = /^[sub](8|16|32|64)$/.test(ins.type ?? '') && !(ins.op === 'mov' && d?.kind === 'reg' && this.bitsOnlyMoved(d.id))
+    try { this.vinstruction4Body(ins) } finally { this.vIntBits = was }
+  }
+
+  /** Register r's bits only move: every instruction that reads it is a shuffle of it (whose result's bits only
+   *  move, in turn) or a `mov` of it into an f32 register. */
+  private bitsOnlyMoved(r: number, seen = new Set<number>()): boolean {
+    const known = this.movedOnly.get(r)
+    if (known !== undefined) return known
+    if (seen.has(r)) return true
+    // (remembered for the register asked about, not for those on the way, which assumed it)
+    const top = seen.size === 0
+    seen.add(r)
+    let ok = true
+    for (const x of this.fn.instructions) {
+      if (!usedRegisters(x).includes(r)) continue
+      const A = x.operands, d = A[0]
+      const dst = d?.kind === 'pair' ? d.first : d
+      if (collectiveOf(x)?.kind === 'shfl' && !x.guard && A[1]?.kind === 'reg' && A[1].id === r && ![2, 3, 4].some((j) => A[j]?.kind === 'reg' && A[j].id === r) && dst?.kind === 'reg' && this.bitsOnlyMoved(dst.id, seen)) continue
+      if (x.op === 'mov' && !x.guard && dst?.kind === 'reg' && this.classes[dst.id] === 'f32') continue
+      ok = false
+      break
+    }
+    if (top) this.movedOnly.set(r, ok)
+    return ok
+  }
+
+  private vinstruction4Body(ins: Instruction): void {
     const b = this.b, A = ins.operands, t = ins.type ?? ''
     const defs = definedRegisters(ins)
     // the address-only 64-bit registers are not computed (the accesses use the tested base); the

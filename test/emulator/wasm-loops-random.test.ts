@@ -4,7 +4,8 @@
 // seed: block widths that are and are not multiples of 4, 1–3 rows, loop bounds from 0 past the block,
 // index scales 1–3 (consecutive words or not), an optional `break` on a second bound, an optional store
 // skipped on odd indices, and buffers cut short so that some launches fault inside the loop. Each launch must
-// give the JavaScript tier's bytes, or its fault (message and address).
+// give the JavaScript tier's bytes and a hand computation's (both tiers read the same affine facts), or the
+// JavaScript tier's fault (message and address).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import fc from 'fast-check'
@@ -97,6 +98,18 @@ s('bytes or the same fault, on every drawn shape', () => {
       return
     }
     assert.equal([...wasm.y!], [...js.y!], JSON.stringify(sh))
+    // and the hand computation's: y[c·scale] = x[c·scale] + sh[1] for every index c the loop reaches (sh[1] is
+    // thread 1's, 1, where the block has a thread 1; buffers cut short may be read past their end without a
+    // fault, inside the allocation's rounding, which the hand computation does not model)
+    if (sh.ntx * sh.nty < 2 || sh.cutX || sh.cutY) return
+    const want = new Uint32Array(js.y!.length).fill(0xdeadbeef)
+    const f = new Float32Array(1), u = new Uint32Array(f.buffer)
+    for (let c = 0; c < sh.n && (!sh.brk || c < sh.lim); c++) {
+      if (sh.odd && c % 2 === 1) continue
+      f[0] = Math.fround(c * sh.scale * 0.25 - 3 + 1)
+      want[c * sh.scale] = u[0]!
+    }
+    assert.equal([...wasm.y!], [...want], `${JSON.stringify(sh)}: against the hand computation`)
   }), { numRuns: Number(process.env.KP_WASM_LOOP_RUNS ?? 120), seed: Number(process.env.KP_WASM_LOOP_SEED ?? 45), includeErrorInReport: true })
   // the loop's turn takes 4 threads in most shapes (the property would be empty otherwise)
   assert.ok(vectorized > 40, `${vectorized} of the drawn kernels had their loop's thread loop in 4-lane turns`)

@@ -1,6 +1,7 @@
 // Shared helpers for bench/*.bench.ts.
 import { spawnSync } from 'node:child_process'
 import { renameSync, writeFileSync } from 'node:fs'
+import { relaxedSimdCompiles } from '../packages/emulator/src/wasm/emit-wasm.js'
 
 /**
  * Smoke mode (`KP_BENCH_SMOKE=1`, issue 34): every bench file runs its smallest sizes with one untimed and one
@@ -91,18 +92,10 @@ export function writeResults(file: string, results: readonly BenchResult[]): voi
   renameSync(file + '.tmp', file)
 }
 
-/** Whether this engine compiles WebAssembly's relaxed SIMD (f32x4.relaxed_madd) without a flag. */
-function relaxedSimd(): boolean {
-  const b = [0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0, 0x0a, 0x3d, 1, 0x3b, 0]
-  for (let i = 0; i < 3; i++) b.push(0xfd, 0x0c, ...new Array<number>(16).fill(0))
-  b.push(0xfd, 0x85, 0x02, 0x0b)
-  return WebAssembly.validate(new Uint8Array(b))
-}
-
 /** V8 flags a bench file's process needs on this Node: emulator-relaxed.bench.ts measures the emulator where
  *  relaxed SIMD is on (Chromium, Node 22 and later), which Node 20 has behind a flag. */
 const nodeFlags: Record<string, () => string[]> = {
-  'emulator-relaxed.bench.ts': () => (relaxedSimd() ? [] : ['--experimental-wasm-relaxed-simd']),
+  'emulator-relaxed.bench.ts': () => (relaxedSimdCompiles() ? [] : ['--experimental-wasm-relaxed-simd']),
 }
 
 /** The V8 flags bench file `file`'s process is started with (bench/run.ts; the suite's smoke runs too). */

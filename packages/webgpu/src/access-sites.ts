@@ -88,6 +88,9 @@ function spread(inv: SiteExpr, c: number, params: DataView, grid: Dim3, block: D
   return [r[0] + (t < 0n ? t : 0n), r[1] + (t > 0n ? t : 0n)]
 }
 
+/** A 32-bit term's range within [lo, 2^31 − 1] (it did not wrap). */
+const unwrapped = (x: Range | undefined, lo: number): boolean => !!x && x[0] >= BigInt(lo) && x[1] <= 2147483647n
+
 /** A loop bound's value for this launch (32-bit wrapping arithmetic, as the kernel computes it). */
 function scalar(e: SiteScalar, params: DataView, grid: Dim3, block: Dim3): number | undefined {
   switch (e.kind) {
@@ -125,10 +128,7 @@ function lastIteration(t: SiteTrip, params: DataView, grid: Dim3, block: Dim3): 
   const step = range(t.step, params, grid, block)
   if (bound === undefined || !init || !step || step[0] <= 0n) return undefined
   // (the counter's first value exactly as its form says: its 32-bit terms unwrapped)
-  for (const w of t.wraps) {
-    const x = spread(w.inv, w.c, params, grid, block)
-    if (!x || x[0] < BigInt(w.lo) || x[1] > 2147483647n) return undefined
-  }
+  if (!t.wraps.every((w) => unwrapped(spread(w.inv, w.c, params, grid, block), w.lo))) return undefined
   const b = BigInt(bound)
   // k runs where k = 0 or init + k·step < bound: k ≤ ⌈(bound − init)/step⌉ − 1, largest for the smallest init
   // and step; the counter's values (each compared after its increment) stay below bound + step
@@ -167,10 +167,7 @@ export function accessesInside(sites: readonly AccessSite[], params: Uint8Array,
   for (const s of sites) {
     const r = withIv(spread(s.inv, s.c, dv, grid, block), s.iv)
     if (!r || r[0] + BigInt(s.offset) < BigInt(reserved) || r[1] + BigInt(s.offset + s.size) > BigInt(arenaBytes)) return false
-    for (const w of s.wraps) {
-      const x = withIv(spread(w.inv, w.c, dv, grid, block), w.iv)
-      if (!x || x[0] < BigInt(w.lo) || x[1] > 2147483647n) return false
-    }
+    if (!s.wraps.every((w) => unwrapped(withIv(spread(w.inv, w.c, dv, grid, block), w.iv), w.lo))) return false
   }
   return true
 }

@@ -204,8 +204,9 @@ export class KernelWriter {
     const t = this.affine?.trips.get(loop)
     if (!t) return undefined
     const init = this.siteExpr(t.init.inv), step = this.siteExpr(t.step), bound = this.siteScalar(t.bound)
+    // (the counter's first value has no iteration term, nor have its wrap checks)
     const wraps = t.init.conds.map((w) => ({ inv: this.siteExpr(w.inv), c: w.c, lo: w.lo }))
-    if (!init || !step || !bound || wraps.some((w) => !w.inv || w.lo === undefined) || t.init.conds.some((w) => w.iv)) return undefined
+    if (!init || !step || !bound || wraps.some((w) => !w.inv)) return undefined
     const trip: SiteTrip = { init, c: t.init.c, step, bound, wraps: wraps.map((w) => ({ inv: w.inv!, c: w.c, lo: w.lo })) }
     this.trips.set(loop, trip)
     return trip

@@ -194,13 +194,7 @@ export function relaxedMaddFused(): { f32: boolean; f64: boolean } {
   maddProbe = { f32: false, f64: false }
   if (!wasmSimdSupported()) return maddProbe
   try {
-    const mb = new ModuleBuilder()
-    for (const [t, splat, extract, madd] of [['f32', SimdOp.f32x4_splat, SimdOp.f32x4_extract_lane, SimdOp.f32x4_relaxed_madd], ['f64', SimdOp.f64x2_splat, SimdOp.f64x2_extract_lane, SimdOp.f64x2_relaxed_madd]] as const) {
-      const f = new FunctionBody([t, t, t])
-      f.get(0).simd(splat).get(1).simd(splat).get(2).simd(splat).simd(madd).simdLane(extract, 0)
-      mb.exportFunc(t, mb.addFunc(f, [t]))
-    }
-    const bytes = mb.encode() as Uint8Array<ArrayBuffer>
+    const bytes = maddProbeModule()
     if (!WebAssembly.validate(bytes)) return maddProbe
     const ex = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as Record<'f32' | 'f64', (x: number, y: number, z: number) => number>
     const same = (a: number, b: number) => Object.is(a, b) || (a !== a && b !== b)
@@ -220,6 +214,22 @@ export function relaxedMaddFused(): { f32: boolean; f64: boolean } {
     maddProbe.f64 = t64.every(([x, y, z]) => same(ex.f64(x, y, z), exactFma64(x, y, z)))
   } catch { maddProbe = { f32: false, f64: false } }
   return maddProbe
+}
+
+/** The probe's module: `f32(x, y, z)` and `f64(x, y, z)`, lane 0 of relaxed_madd on splat operands. */
+function maddProbeModule(): Uint8Array<ArrayBuffer> {
+  const mb = new ModuleBuilder()
+  for (const [t, splat, extract, madd] of [['f32', SimdOp.f32x4_splat, SimdOp.f32x4_extract_lane, SimdOp.f32x4_relaxed_madd], ['f64', SimdOp.f64x2_splat, SimdOp.f64x2_extract_lane, SimdOp.f64x2_relaxed_madd]] as const) {
+    const f = new FunctionBody([t, t, t])
+    f.get(0).simd(splat).get(1).simd(splat).get(2).simd(splat).simd(madd).simdLane(extract, 0)
+    mb.exportFunc(t, mb.addFunc(f, [t]))
+  }
+  return mb.encode() as Uint8Array<ArrayBuffer>
+}
+
+/** Whether this engine compiles relaxed SIMD's multiply-add at all (fused or not: relaxedMaddFused). */
+export function relaxedSimdCompiles(): boolean {
+  return wasmSimdSupported() && WebAssembly.validate(maddProbeModule())
 }
 
 export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: ModuleLayout, shared: boolean, simd = wasmSimdSupported()): WasmModuleCode {
@@ -406,6 +416,8 @@ class KernelWriter {
   /** vinstruction4 writes an integer instruction: f32 registers are read as their bits (vrd). */
   private vIntBits = false
   private readonly movedOnly = new Map<number, boolean>()
+  /** The instructions that read each register (by index, ascending). */
+  private readonly usesOf = new Map<number, number[]>()
   /** Writing a loop's pre-pass (vloopPrecheck): the instructions it computes (control and addresses), and
    *  the global accesses it tests. */
   private vSlice?: Set<number>
@@ -466,7 +478,7 @@ class KernelWriter {
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
     {
-      const defs = new Map<number, number[]>(), uses = new Map<number, number[]>()
+      const defs = new Map<number, number[]>(), uses = this.usesOf
       this.fn.instructions.forEach((x, i) => {
         for (const r of definedRegisters(x)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
         for (const r of usedRegisters(x)) (uses.get(r) ?? uses.set(r, []).get(r)!).push(i)
@@ -1163,8 +1175,8 @@ class KernelWriter {
     const top = seen.size === 0
     seen.add(r)
     let ok = true
-    for (const x of this.fn.instructions) {
-      if (!usedRegisters(x).includes(r)) continue
+    for (const i of this.usesOf.get(r) ?? []) {
+      const x = this.fn.instructions[i]!
       const A = x.operands, d = A[0]
       const dst = d?.kind === 'pair' ? d.first : d
       if (collectiveOf(x)?.kind === 'shfl' && !x.guard && A[1]?.kind === 'reg' && A[1].id === r && ![2, 3, 4].some((j) => A[j]?.kind === 'reg' && A[j].id === r) && dst?.kind === 'reg' && this.bitsOnlyMoved(dst.id, seen)) continue
@@ -3022,12 +3034,12 @@ class KernelWriter {
         // a register the loop only steps by a value the same in every lane (`add %r, %r, %ntid`: a
         // block-stride loop's index) keeps its lanes' stride through it; the others' are not known there
         const ins = this.fn.instructions
-        const inLoop = new Set<number>()
-        for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(ins[i]!)) inLoop.add(r)
+        const defsIn = new Map<number, number[]>()
+        for (let i = n.start; i < n.end; i++) for (const r of definedRegisters(ins[i]!)) (defsIn.get(r) ?? defsIn.set(r, []).get(r)!).push(i)
+        const inLoop = new Set(defsIn.keys())
         const steps = (r: number) => {
-          for (let i = n.start; i < n.end; i++) {
+          for (const i of defsIn.get(r)!) {
             const x = ins[i]!
-            if (!definedRegisters(x).includes(r)) continue
             const A = x.operands
             const self = (o: IrOperand | undefined) => o?.kind === 'reg' && o.id === r
             const uniform = (o: IrOperand | undefined) => o !== undefined && this.operandStride(o) === 0 && !(o.kind === 'reg' && inLoop.has(o.id))

@@ -298,47 +298,37 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
   }
 
   // definitions in reverse post-order, so operands' definitions come first; induction variables' initial
-  // values before the loops that update them
-  for (const b of cfg.rpo) {
-    const blk = cfg.blocks[b]!
-    for (let i = blk.start; i < blk.end; i++) {
-      const x = ins[i]!
-      const d = x.operands[0]
-      if (x.guard || d?.kind !== 'reg') continue
-      const cls = classes[d.id]!
-      if (cls !== 'i32' && cls !== 'i64') continue
-      const at = defs.get(d.id)!
-      const upd = ivUpdate.get(d.id)
-      if (upd !== undefined) {
-        if (i === upd) continue
-        const init = evaluate(x, i, cls)
-        if (init) { ivInit.set(d.id, init); if (!init.iv && init.mag <= MAG_LIMIT) ivStart.set(d.id, { form: init, at: i }) }
-        continue
-      }
-      if (at.length !== 1) continue
-      const f = evaluate(x, i, cls)
-      if (f && f.mag <= MAG_LIMIT) { register.set(d.id, f); definedAt.set(d.id, i) }
-    }
-  }
-  for (const r of ivUpdate.keys()) induction(r)
-  // a loop's body reads an induction variable whose step is computed later in the loop (nvcc's `shl.b32 %r38,
-  // %r21, 4` before `add.s32 %r42, %r42, %r38` at the bottom): its form comes after the walk above, and the
-  // registers computed from it get theirs in another walk (forms only ever get added)
-  for (let pass = 0, added = true; added && pass < 4; pass++) {
-    added = false
+  // values before the loops that update them (first walk). A loop's body may read an induction variable whose
+  // step is computed later in the loop (nvcc's `shl.b32 %r38, %r21, 4` before `add.s32 %r42, %r42, %r38` at the
+  // bottom): its form comes after the first walk, and the registers computed from it get theirs in another
+  // (forms only ever get added). Returns whether a walk added a form.
+  const walk = (first: boolean): boolean => {
+    let added = false
     for (const b of cfg.rpo) {
       const blk = cfg.blocks[b]!
       for (let i = blk.start; i < blk.end; i++) {
         const x = ins[i]!
         const d = x.operands[0]
-        if (x.guard || d?.kind !== 'reg' || register.has(d.id) || ivUpdate.has(d.id) || defs.get(d.id)!.length !== 1) continue
+        if (x.guard || d?.kind !== 'reg') continue
         const cls = classes[d.id]!
         if (cls !== 'i32' && cls !== 'i64') continue
+        const upd = ivUpdate.get(d.id)
+        if (upd !== undefined) {
+          if (!first || i === upd) continue
+          const init = evaluate(x, i, cls)
+          if (init) { ivInit.set(d.id, init); if (!init.iv && init.mag <= MAG_LIMIT) ivStart.set(d.id, { form: init, at: i }) }
+          continue
+        }
+        if (defs.get(d.id)!.length !== 1 || register.has(d.id)) continue
         const f = evaluate(x, i, cls)
         if (f && f.mag <= MAG_LIMIT) { register.set(d.id, f); definedAt.set(d.id, i); added = true }
       }
     }
+    return added
   }
+  walk(true)
+  for (const r of ivUpdate.keys()) induction(r)
+  for (let pass = 0; pass < 4 && walk(false); pass++) { /* until no form is added */ }
 
   // loop trip bounds: the one back edge `@p bra header` with p = setp.lt.s32 (iv after its increment, bound)
   const defsOf = (r: number) => defs.get(r) ?? []

@@ -73,6 +73,26 @@ for (const compiler of compilers) {
   }
 }
 
+// The tensor-core cases run on the WebAssembly tier by default (its thread loops gather the fragments in each
+// lane's slots); their JavaScript thread loops (the fragments in per-collective arrays) are run here as well.
+const tensorCases = corpusCases.filter((c) => c.features.some((f) => f === 'wmma' || f === 'mma' || f === 'ldmatrix'))
+s('the tensor-core cases also pass on the JavaScript tier\'s thread loops (codegen: \'js\')', async () => {
+  assert.ok(tensorCases.length >= 9, `the tensor-core cases were found (${tensorCases.length})`)
+  for (const compiler of compilers) {
+    for (const c of tensorCases) {
+      if (expectedFailures.some((e) => e.case === c.name && e.compiler === compiler)) continue
+      const b = builds.get(`${c.file}|${compiler}`)!
+      if (!b.ok) { assert.unreachable(`${c.file} (${compiler}) did not build: ${b.message}`); continue }
+      const host = await RuntimeKernelHost.load(b.offload, b.manifest, `${c.file} (${compiler}, js)`, { backend: 'emulator', codegen: 'js' })
+      try {
+        await runAndCheck(c, host)
+      } finally {
+        await host.freeAll()
+      }
+    }
+  }
+})
+
 s('the expected failures name only cases of the registry, each pair once', () => {
   const names = new Set(corpusCases.map((c) => c.name))
   assert.is(names.size, corpusCases.length, 'case names are unique')

@@ -12,7 +12,17 @@ import { download, marshal, ptxBytes, upload } from './helpers.js'
 import { fromBf16Bits, fromHalfBits, toBf16Bits, toHalfBits } from '../fixtures/emulator/reference.js'
 
 const head = '.version 8.0\n.target sm_90\n.address_size 64\n'
-const be = createEmulatorBackend()
+// every test runs in both schemes: thread loops (warp by warp, each tensor-core instruction's inputs gathered
+// from the warp's lanes between two lane loops) and the continuation scheme (the scheduler gathers them)
+const schemes = [
+  { label: 'thread loops', be: createEmulatorBackend({ workers: 0, threadLoops: true, codegen: 'js' }), plan: /: thread loops\n/ },
+  { label: 'continuation scheme', be: createEmulatorBackend({ workers: 0, threadLoops: false }), plan: /: continuation scheme .*thread loops are turned off/ },
+  // the WebAssembly tier's thread loops: fragments through slots in each lane's local memory, the product by
+  // the tier's tc import; wmma.load/store and ldmatrix/stmatrix as wasm accesses
+  { label: 'WebAssembly tier', be: createEmulatorBackend({ workers: 0, codegen: 'wasm' }), plan: /: thread loops\n[\s\S]*tier: WebAssembly/ },
+]
+let be = schemes[0]!.be
+let plan = schemes[0]!.plan
 
 type T = 'f16' | 'bf16' | 'tf32' | 'f32' | 'f64' | 'u8' | 's8' | 's32'
 type Pos = (g: number, q: number, i: number) => [number, number]
@@ -165,8 +175,8 @@ function runMma(f: Form, A: number[], B: number[], C: number[]): number[] {
   ${stores}
   ret; }`
   const mod = be.loadModule(ptxBytes(head + ptx))
-  // thread loops do not exchange fragments: the kernel runs in the continuation scheme, and says why
-  assert.match(mod.inspect('k'), /exchanges matrix fragments between the lanes of a warp/)
+  // the kernel runs in the scheme under test
+  assert.match(mod.inspect('k'), plan)
   const din = upload(be, host), dout = be.alloc(32 * nd * w)
   be.launch(mod.getFunction('k'), { grid: [1, 1, 1], block: [32, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }]))
   const out = download(be, dout, f64 ? new Float64Array(32 * nd) : new Int32Array(32 * nd))
@@ -175,8 +185,12 @@ function runMma(f: Form, A: number[], B: number[], C: number[]): number[] {
   return fromRegisters(rd, f.d, fc)
 }
 
+for (const scheme of schemes) {
+const wmmaSuite = suite(`wmma (${scheme.label}): load, mma, store per shape, type, layout and state space against a JS GEMM`)
+const ldm = suite(`ldmatrix / stmatrix / movmatrix (${scheme.label}) against the ISA's ldmatrix fragment`)
 // ---
-const mmaSuite = suite('mma.sync: every form, registers distributed by the ISA tables, against a JS GEMM')
+const mmaSuite = suite(`mma.sync (${scheme.label}): every form, registers distributed by the ISA tables, against a JS GEMM`)
+for (const x of [mmaSuite, wmmaSuite, ldm]) x.before(() => { be = scheme.be; plan = scheme.plan })
 
 mmaSuite('f16 and bf16 (m16n8k16, m16n8k8) into f32 and f16; small dyadic inputs make every sum exact', () => {
   for (const f of [
@@ -226,7 +240,6 @@ mmaSuite('f64 (m8n8k4): IEEE binary64 within fma-chain error', () => {
 })
 
 // ---
-const wmmaSuite = suite('wmma: load, mma, store per shape, type, layout and state space against a JS GEMM')
 
 interface WForm { shape: string; ab: T; acc: T; layoutA: 'row' | 'col'; layoutB: 'row' | 'col'; space: 'global' | 'shared' | 'generic' }
 
@@ -326,7 +339,6 @@ wmmaSuite('an element outside the allocation faults with the instruction', () =>
 })
 
 // ---
-const ldm = suite('ldmatrix / stmatrix / movmatrix against the ISA\'s ldmatrix fragment')
 
 // PTX ISA "ldmatrix": threads 8j..8j+7 give the addresses of rows 0–7 of matrix j; each thread receives, per
 // matrix, row (laneid >> 2), elements 2·(laneid % 4) and 2·(laneid % 4) + 1 (low, high half); .trans
@@ -403,3 +415,4 @@ ldm('stmatrix .x4 (.trans) writes what ldmatrix reads; movmatrix transposes the 
 mmaSuite.run()
 wmmaSuite.run()
 ldm.run()
+}

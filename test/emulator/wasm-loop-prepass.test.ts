@@ -194,4 +194,58 @@ s('a loop that breaks out (a test on values it starts with): the pre-pass ends t
   }
 })
 
+// A loop tested at its top (`while (i < n) { sh[i] = …; i += 32; }`, as hand-written PTX and some compilers lay
+// it out): its body is an `if` whose lanes may run one by one after the loop's first store, and the body ends in
+// the loop's `continue`. A lane's scalar body that branched back to the 4-lane loop from there left its
+// registers in the lane's scalar locals and the other lanes not run: the 4-lane loop never ended.
+const WHILE_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry fill(.param .u64 y, .param .u32 n)
+{
+  .reg .b64 %rd<8>; .reg .b32 %r<100>; .reg .pred %p<2>;
+  .shared .align 16 .b8 sh[1024];
+  ld.param.u64 %rd1, [y]; ld.param.u32 %r1, [n];
+  mov.u32 %r80, sh;
+  mov.u32 %r90, %tid.x;
+$top:
+  setp.ge.u32 %p1, %r90, %r1;
+  @%p1 bra $end;
+  add.u32 %r92, %r80, %r90; mul.lo.u32 %r93, %r90, 7; st.shared.u8 [%r92], %r93;
+  add.u32 %r90, %r90, 32;
+  bra $top;
+$end:
+  bar.sync 0;
+  mov.u32 %r2, %tid.x;
+$copy:
+  setp.ge.u32 %p1, %r2, 256;
+  @%p1 bra $done;
+  shl.b32 %r3, %r2, 2; add.u32 %r4, %r80, %r3; ld.shared.u32 %r5, [%r4];
+  cvt.u64.u32 %rd2, %r3; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r5;
+  add.u32 %r2, %r2, 32;
+  bra $copy;
+$done:
+  ret;
+}`
+
+s('a loop tested at its top, its body ending in the loop\'s continue: the JavaScript tier\'s bytes, and it ends', () => {
+  for (const n of [1024, 1000, 3, 0]) {
+    const out: Record<string, Uint8Array> = {}
+    for (const codegen of ['wasm', 'js'] as const) {
+      const be = createEmulatorBackend({ codegen, workers: 0 })
+      try {
+        const mod = be.loadModule(ptxBytes(WHILE_PTX))
+        const dy = upload(be, new Uint8Array(1024).fill(0xee))
+        be.launch(mod.getFunction('fill'), { grid: [1, 1, 1], block: [32, 1, 1], sharedBytes: 0 }, marshal([{ u64: dy }, { u32: n }]))
+        out[codegen] = download(be, dy, new Uint8Array(1024))
+      } finally {
+        be.dispose()
+      }
+    }
+    // (shared memory starts zeroed)
+    assert.equal([...out.wasm!], Array.from({ length: 1024 }, (_, i) => (i < n ? (i * 7) & 255 : 0)), `n ${n}`)
+    assert.equal([...out.wasm!], [...out.js!], `n ${n}`)
+  }
+})
+
 s.run()

@@ -237,7 +237,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
 
 /** Binds the compiled wasm kernels of `code` into `lm.inst` (a new instance object; setHeap binds them). */
 function bindWasm(lm: LoadedModule, code: ReturnType<typeof writeWasmModule>, module: WebAssembly.Module): void {
-  lm.wasm = { module, kernels: [...code.kernels].map(([name, exp]) => [lm.functions.get(name)!.index, exp]) }
+  lm.wasm = { module, kernels: [...code.kernels].map(([name, exp]) => [lm.functions.get(name)!.index, exp]), ...(code.tensor.length ? { tensor: code.tensor } : {}) }
   for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm', ...(code.simd.has(name) ? { simd: code.simd.get(name)! } : {}) })
   // the wasm thread loops keep per-thread registers after each thread's local memory
   for (const [name, n] of code.slotBytes) lm.functions.get(name)!.slotBytes = n

@@ -145,7 +145,8 @@ function resolveCollective(kind: Collective, states: ThreadState[], w: number, g
       // lane makes of them is its own code (emit-instruction.ts, tensor-core.ts)
       const all: unknown[] = new Array(32)
       for (const [l, s] of inGroup) all[l] = kind.kind === 'mma' ? [s.c0, s.c1, s.c2] : s.c0
-      for (const [, s] of inGroup) s.o0 = all
+      // (a stmatrix lane's own values come back as its second result: its store reads them there)
+      for (const [, s] of inGroup) { s.o0 = all; if (kind.kind === 'stmatrix') s.o1 = s.c1 }
       break
     }
     case 'redux': {

@@ -234,3 +234,42 @@ export function movmatrixLane(regs: ReadonlyArray<number | undefined>, lane: num
   const r = lane >> 2, c = 2 * (lane & 3)
   return (at(c, r) | (at(c + 1, r) << 16)) | 0
 }
+
+/** The element types tensor-core instructions name. */
+export const TC_TYPES: ReadonlySet<string> = new Set(['f16', 'bf16', 'tf32', 'f32', 'f64', 'u8', 's8', 's32'])
+
+/** How a fragment register of element type t is read (the writers' kinds): f32 and tf32 as f32, f64 as
+ *  f64, packed and integer types as 32-bit words. */
+export function fragKind(t: ElemType): 'i32' | 'f32' | 'f64' {
+  return t === 'f32' || t === 'tf32' ? 'f32' : t === 'f64' ? 'f64' : 'i32'
+}
+
+/** What a wmma.mma or mma.sync instruction computes: its key (mmaSpec, mmaLane), the product's spec and the
+ *  element types of D, A, B, C; a string says why the form is not run. `op`, `shape`, `types`, `layout`
+ *  (the first layout qualifier) and `satfinite` come from the instruction. */
+export function mmaForm(op: string, shape: string, types: ReadonlyArray<string | undefined>, layout: string | undefined, satfinite: boolean): { key: string; spec: MmaSpec; d: ElemType; a: ElemType; b: ElemType; c: ElemType } | string {
+  // wmma's f16 form names only D and C (.f32.f32); its other forms and mma.sync name D, A, B, C
+  const ty = op === 'wmma' && types.length === 2 ? [types[0], 'f16', 'f16', types[1]] : types
+  if (ty.length !== 4 || !ty.every((x) => x !== undefined && TC_TYPES.has(x))) return ''
+  if (op === 'mma' && (layout ?? 'row') !== 'row' && shape !== 'm8n8k4') return ''
+  const [d, a, b, c] = ty as ElemType[]
+  const key = `${op}:${shape}:${d}:${a}:${b}:${c}${satfinite ? ':satfinite' : ''}`
+  const spec = mmaSpec(key)
+  return typeof spec === 'string' ? spec : { key, spec, d: d!, a: a!, b: b!, c: c! }
+}
+
+/** Which element of a wmma fragment's matrix lane l's element e holds, as two bit-affine functions of the
+ *  lane: row(l, e) = row0[e] + Σ rowBit[j]·bit j of l, and col likewise, with the lane parts the same for
+ *  every element (every layout of wmmaFragment has that form: the ISA's tables are affine in groupID and
+ *  threadID_in_group, the linear spread is 32·e + l). Undefined for a layout that has not. */
+export function laneAffine(f: FragmentLayout): { row0: number[]; col0: number[]; rowBit: number[]; colBit: number[] } | undefined {
+  const at = (m: Int16Array, l: number, e: number) => m[l * f.count + e]!
+  const row0 = Array.from({ length: f.count }, (_, e) => at(f.row, 0, e)), col0 = Array.from({ length: f.count }, (_, e) => at(f.col, 0, e))
+  const rowBit = [0, 1, 2, 3, 4].map((j) => at(f.row, 1 << j, 0) - row0[0]!), colBit = [0, 1, 2, 3, 4].map((j) => at(f.col, 1 << j, 0) - col0[0]!)
+  for (let l = 0; l < 32; l++) {
+    let dr = 0, dc = 0
+    for (let j = 0; j < 5; j++) if ((l >> j) & 1) { dr += rowBit[j]!; dc += colBit[j]! }
+    for (let e = 0; e < f.count; e++) if (at(f.row, l, e) !== row0[e]! + dr || at(f.col, l, e) !== col0[e]! + dc) return undefined
+  }
+  return { row0, col0, rowBit, colBit }
+}

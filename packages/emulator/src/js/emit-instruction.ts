@@ -5,7 +5,7 @@
 import { collectiveOf, typeSize, type Instruction, type IrOperand } from '@kernelpack/ptx'
 import type { InstructionEmitter as FunctionEmitter, Suspension } from './emitter.js'
 import { kindOf, type Kind } from '../js-values.js'
-import { elemBytes, mmaSpec, perRegister, wmmaFragment, type ElemType } from '../tensor-core.js'
+import { elemBytes, fragKind, mmaForm, perRegister, TC_TYPES, wmmaFragment, type ElemType } from '../tensor-core.js'
 
 /** A suspension point: the code that suspends (inputs, resume pc, saved registers), the resume pc, and the
  *  code that takes the results on resume. */
@@ -491,7 +491,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
     case 'ldmatrix': case 'stmatrix': return matrixRows(E, ins)
     case 'movmatrix': {
       if (ins.shape?.[0] !== 'm8n8' || !ins.flags.trans || ins.type !== 'b16') return fail(`unsupported instruction ${[ins.op, ...ins.qualifiers].join('.')}`)
-      return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32')], [wr(A[0], 'i32', 'movmatrixLane(S.o0,t&31)')])
+      return E.suspend(collectiveOf(ins)!, [rd(A[1], 'i32')], [wr(A[0], 'i32', `movmatrixLane(${E.result(0)},t&31)`)])
     }
   }
 }
@@ -507,13 +507,9 @@ function spin(E: FunctionEmitter, code: string, dst: IrOperand): string | Suspen
 
 // --- tensor cores (tensor-core.ts holds the fragment layouts and the product)
 
-const TC_TYPES: ReadonlySet<string> = new Set(['f16', 'bf16', 'tf32', 'f32', 'f64', 'u8', 's8', 's32'])
 
 /** How a register of a fragment element type is read and written: packed types and s32 as int32 bits, f32
  *  and tf32 as numbers, f64 as a number. */
-function fragKind(t: ElemType): Kind {
-  return t === 'f32' || t === 'tf32' ? 'f32' : t === 'f64' ? 'f64' : 'i32'
-}
 
 function vecItems(E: FunctionEmitter, o: IrOperand | undefined, n: number, what: string): IrOperand[] {
   const items = o?.kind === 'vec' ? o.items : o ? [o] : []
@@ -568,21 +564,15 @@ function wmmaMove(E: FunctionEmitter, ins: Instruction): string {
 function mma(E: FunctionEmitter, ins: Instruction): Suspension | string {
   const A = ins.operands
   const opcode = [ins.op, ...ins.qualifiers].join('.')
-  const shape = ins.shape?.[0] ?? ''
-  // wmma's f16 form names only D and C (.f32.f32); its other forms and mma.sync name D, A, B, C
-  const ty = ins.op === 'wmma' && ins.types.length === 2 ? [ins.types[0], 'f16', 'f16', ins.types[1]] : ins.types
-  if (ty.length !== 4 || !ty.every((x) => x !== undefined && TC_TYPES.has(x))) return E.fail(`unsupported instruction ${opcode}`)
-  if (ins.op === 'mma' && (ins.layouts?.[0] ?? 'row') !== 'row' && ins.shape?.[0] !== 'm8n8k4') return E.fail(`unsupported instruction ${opcode}`)
-  const [d, a, b, c] = ty as ElemType[]
-  const key = `${ins.op}:${shape}:${d}:${a}:${b}:${c}${ins.flags.satfinite ? ':satfinite' : ''}`
-  const spec = mmaSpec(key)
-  if (typeof spec === 'string') return E.fail(`unsupported instruction ${opcode} (${spec})`)
+  const form = mmaForm(ins.op, ins.shape?.[0] ?? '', ins.types, ins.layouts?.[0], ins.flags.satfinite === true)
+  if (typeof form === 'string') return E.fail(`unsupported instruction ${opcode}${form ? ` (${form})` : ''}`)
+  const { key, spec, a, b, c, d } = form
   const ra = vecItems(E, A[1], spec.la.count / perRegister(a), `${opcode} A`)
   const rb = vecItems(E, A[2], spec.lb.count / perRegister(b), `${opcode} B`)
   const rc = vecItems(E, A[3], spec.lc.count / perRegister(c), `${opcode} C`)
   const rd_ = vecItems(E, A[0], spec.ld.count / perRegister(d), `${opcode} D`)
   const list = (rs: IrOperand[], t: ElemType) => `[${rs.map((r) => E.rd(r, fragKind(t))).join(',')}]`
-  const post = `{const TD=mmaLane(S.o0,'${key}',t&31);${rd_.map((r, i) => E.wr(r, fragKind(d), `TD[${i}]`)).join('')}}`
+  const post = `{const TD=mmaLane(${E.result(0)},'${key}',t&31);${rd_.map((r, i) => E.wr(r, fragKind(d), `TD[${i}]`)).join('')}}`
   return E.suspend(collectiveOf(ins)!, [list(ra, a), list(rb, b), list(rc, c)], [post])
 }
 
@@ -598,10 +588,11 @@ function matrixRows(E: FunctionEmitter, ins: Instruction): Suspension | string {
   const store = ins.op === 'stmatrix'
   const regs = vecItems(E, store ? A[1] : A[0], num, opcode)
   const space = ins.space ?? 'generic'
-  let post = '{const TG=S.o0,TL=t&31;'
-  // a store's values travel with the suspension (S.c1): its registers need not live past it
+  let post = `{const TG=${E.result(0)},TL=t&31;`
+  // a store's values travel with the suspension (input 1, handed back as result 1): its registers need not
+  // live past it
   regs.forEach((r, j) => {
-    const v = store ? `S.c1[${j}]` : ''
+    const v = store ? `${E.result(1)}[${j}]` : ''
     if (!ins.flags.trans) {
       post += E.checkedAccess(`TG[${8 * j}+(TL>>2)]+4*(TL&3)`, space, 4, store ? 'w' : 'r')
       post += store ? E.store('b32', v) + E.stored() : E.wr(r, 'i32', E.load('b32').e)

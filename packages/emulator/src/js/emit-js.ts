@@ -46,7 +46,6 @@ import { isGridWorkspaceRegister, jsNumber, memTypeFor, readAs, specialRegister,
 
 /** Warp collectives whose lanes exchange matrix fragments (tensor-core.ts): kernels with them run in the
  *  continuation scheme, where the scheduler resolves them. */
-const TENSOR_CORE_COLLECTIVES = new Set(['mma', 'ldmatrix', 'stmatrix', 'movmatrix'])
 
 /** How an access uses memory, for the checked variant: a read, a write, or an atomic read-modify-write. */
 export type { AccessKind } from './emitter.js'
@@ -1013,11 +1012,8 @@ export class ModuleEmitter {
       // a thread waiting in a loop for others without a collective (a spin-wait, an mbarrier wait) steps
       // aside at a yield point, which only the continuation scheme can do
       const wait = fn.instructions.find((x, i) => waitOf(x) && f.cfg.loopOf[f.cfg.blockOf[i]!]! >= 0)
-      // tensor-core collectives (mma, wmma, ldmatrix, stmatrix, movmatrix) are resolved by the scheduler
-      const tc = fn.instructions.find((x) => TENSOR_CORE_COLLECTIVES.has(collectiveOf(x)?.kind ?? ''))
       if (!this.threadLoops) p = { kind: 'fallback', reason: 'thread loops are turned off (threadLoops: false)' }
       else if (wait) p = { kind: 'fallback', reason: `a thread waits for others in a loop at PTX line ${wait.line} (\`${wait.text}\`), and only the continuation scheme lets it step aside there`, line: wait.line }
-      else if (tc) p = { kind: 'fallback', reason: `\`${tc.text}\` at PTX line ${tc.line} exchanges matrix fragments between the lanes of a warp, which the continuation scheme's scheduler does (tensor-core.ts) and thread loops do not`, line: tc.line }
       else p = planThreadLoops(fn, { cfg: f.cfg, structure: f.structure, liveness: this.liveOf(fn, f.cfg), lockstep: !this.check, ...(f.contraction?.size ? { extraUses: this.fusedUses(fn) } : {}) })
       this.plans.set(fn, p)
     }

@@ -17,6 +17,9 @@ import { usesName } from '../js-values.js'
 /** A collective as emit-instruction.ts describes it: its inputs (JS expressions) and the statements that
  *  write its results (reading q0, q1). */
 
+/** The tensor-core collectives: every lane reads every lane's inputs. */
+const TENSOR_CORE = new Set(['mma', 'ldmatrix', 'stmatrix', 'movmatrix'])
+
 const LEFT = 1
 const DEAD = -1
 const breakTag = (id: number) => 2 + 2 * id
@@ -296,7 +299,8 @@ export class ThreadLoopWriter {
     const u = this.use(i)
     u.inputs.forEach((e, j) => {
       if (this.direct(e)) return
-      const wide = u.c.kind === 'match' && this.E.fn.instructions[i]!.type?.endsWith('64')
+      // (tensor-core inputs are fragment lists and addresses that may pass 2^31: plain arrays)
+      const wide = (u.c.kind === 'match' && this.E.fn.instructions[i]!.type?.endsWith('64')) || TENSOR_CORE.has(u.c.kind)
       const decl = `const W${this.fi}_${i}_${j}=${wide ? 'new Array(32).fill(0)' : 'new Int32Array(32)'};`
       if (!this.decls.includes(decl)) this.decls.push(decl)
     })
@@ -308,6 +312,7 @@ export class ThreadLoopWriter {
     this.vars.add(`A${i}`)
     if (c.kind === 'vote') { this.vars.add(`VB${i}`); return `A${i}=0;VB${i}=0;` }
     if (c.kind === 'redux') { this.vars.add(`RM${i}`); this.vars.add(`RV${i}`); return `A${i}=0;RM${i}=0.5;` }
+    if (TENSOR_CORE.has(c.kind)) { this.vars.add(`TQ${i}`); return `A${i}=0;TQ${i}=null;` }
     return `A${i}=0;`
   }
 
@@ -378,6 +383,14 @@ export class ThreadLoopWriter {
         }
         // most lanes name the same members: the reduction is computed once per distinct mask
         res = `const m=${this.input(i, 1)}&${A};if(m!==RM${i}){RM${i}=m;let s=0,first=true;for(let x=m;x!==0;x&=x-1){const k=31-Math.clz32(x&-x);if(first){s=${v};first=false}else ${f}}RV${i}=s}q0=RV${i};`
+        break
+      }
+      case 'mma': case 'ldmatrix': case 'stmatrix': case 'movmatrix': {
+        // every arrived lane's inputs by lane (scheduler.ts resolveCollective), gathered once per warp and trip;
+        // what a lane makes of them is its own code (emit-instruction.ts, tensor-core.ts)
+        const item = c.kind === 'mma' ? `[${this.input(i, 0, 'k')},${this.input(i, 1, 'k')},${this.input(i, 2, 'k')}]` : this.input(i, 0, 'k')
+        res = `if(TQ${i}===null){TQ${i}=new Array(32);for(let k=0;k<32;k++)if(((${A}>>>k)&1)!==0)TQ${i}[k]=${item}}q0=TQ${i};`
+        if (c.kind === 'stmatrix') res += `q1=${this.input(i, 1)};`
         break
       }
       default: return ''

@@ -26,6 +26,7 @@ import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
 import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
+import { elemBytes, fragKind, laneAffine, mmaForm, perRegister, TC_TYPES, wmmaFragment, type ElemType } from '../tensor-core.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
@@ -40,7 +41,7 @@ const SLOT_OPS: Record<Exclude<ValType, 'v128'>, [number, number, number]> = {
 const slotOps = (c: RegisterClass) => SLOT_OPS[classType(c) as Exclude<ValType, 'v128'>]
 
 /** Instructions a 4-lane turn never runs lane by lane (vperLane): memory, control flow, calls, barriers. */
-const PER_LANE_NOT = new Set(['ld', 'st', 'atom', 'red', 'bra', 'brx', 'ret', 'exit', 'bar', 'barrier', 'call', 'cp', 'prefetch', 'prefetchu', 'trap', 'brkpt', 'tex', 'tld4', 'suld', 'sust', 'sured', 'ldu', 'isspacep', 'mbarrier'])
+const PER_LANE_NOT = new Set(['wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix', 'ld', 'st', 'atom', 'red', 'bra', 'brx', 'ret', 'exit', 'bar', 'barrier', 'call', 'cp', 'prefetch', 'prefetchu', 'trap', 'brkpt', 'tex', 'tld4', 'suld', 'sust', 'sured', 'ldu', 'isspacep', 'mbarrier'])
 
 export class WasmRefusal extends Error {
   constructor(message: string, readonly line?: number, readonly text?: string) { super(message) }
@@ -92,6 +93,8 @@ export const IMPORTED_FUNCS = {
   bfe64s: [['i64', 'i32', 'i32'], ['i64']],
   bfi64: [['i64', 'i64', 'i32', 'i32'], ['i64']],
   fmaB: [['f64', 'f64', 'f64'], ['i32']],
+  // a warp's tensor-core collective (TensorOp by index): base of lane 0's slots, bytes between lanes, lanes there
+  tc: [['i32', 'i32', 'i32', 'i32'], []],
   ...Object.fromEntries(PRMT_MODES.map((m) => [`prmt${m}`, [['i32', 'i32', 'i32'], ['i32']]])),
   ...Object.fromEntries(ROUND_OPS.flatMap((op) => DIRECTED.flatMap((m) => [[`fop32${op}${m}`, [['f64', 'f64', 'f64'], ['f64']]], [`fop64${op}${m}`, [['f64', 'f64', 'f64'], ['f64']]]]))),
   ...Object.fromEntries(DIRECTED.map((m) => [`cvt32${m}`, [['f64'], ['f64']]])),
@@ -129,8 +132,17 @@ const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
  *  block-wide decision, 2 + 2k / 3 + 2k waiting at the end / for the next trip of warp-level region k. */
 const LEFT = 1
 
+/** A slot of a lane's collective inputs or results (offset from the lane's local base) and its value kind. */
+export interface TcSlot { off: number; kind: 'i32' | 'f32' | 'f64' }
+
+/** What the `tc` import computes for a warp (tier.ts): the product of wmma.mma/mma.sync (tensor-core.ts
+ *  mmaLane, key `key`) from every lane's A, B, C slots into each lane's D slots, or movmatrix's transpose. */
+export type TensorOp =
+  | { kind: 'mma'; key: string; a: TcSlot[]; b: TcSlot[]; c: TcSlot[]; d: TcSlot[] }
+  | { kind: 'movmatrix'; x: TcSlot; d: TcSlot }
+
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { ftz: number; sat: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
+interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -146,6 +158,8 @@ export interface WasmModuleCode {
   simd: Map<string, string>
   /** fma.rn.f32/.f64 use relaxed SIMD's multiply-add (relaxedMaddFused). */
   fusedFma: boolean
+  /** The tensor-core collectives the `tc` import computes, by id. */
+  tensor: TensorOp[]
   /** Milliseconds spent writing the module (issue 24 item 6). */
   ms: number
 }
@@ -244,7 +258,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   globals.RH = mb.importGlobal('e', 'RH', 'f64')
   globals.RD = mb.importGlobal('e', 'RD', 'i32')
   const fused = simd ? relaxedMaddFused() : { f32: false, f64: false }
-  const helpers: Helpers = { ...defineHelpers(mb, funcs, simd), simd, fused32: fused.f32, fused64: fused.f64 }
+  const helpers: Helpers = { ...defineHelpers(mb, funcs, simd), tensor: [], simd, fused32: fused.f32, fused64: fused.f64 }
   const out = new Map<string, string>()
   const refused = new Map<string, WasmRefusal>()
   const slotBytes = new Map<string, number>()
@@ -298,10 +312,10 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, fusedFma: fused.f32 && fused.f64, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
 }
 
-function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd: boolean): Helpers {
+function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd: boolean): Omit<Helpers, 'tensor'> {
   // ftz(x): a subnormal f32 becomes a zero of its sign (numeric.ts ftz)
   const ftz = new FunctionBody(['f32'])
   ftz.get(0).op(Op.f32_abs).f32bits(0x00800000).op(Op.f32_lt)
@@ -460,13 +474,15 @@ class KernelWriter {
   private readonly vScalarDone = new Set<number>()
   /** Window limits by space, size and alignment (windowLimit). */
   private readonly limits = new Map<string, number>()
+  /** Tensor-core collectives registered with the module (tensorOp). */
+  private readonly tensorIds = new Map<string, number>()
 
   constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers, private readonly callees: Callees) {
     this.fn = k.fn
     if (k.suspends) throw new WasmRefusal(`its threads suspend at barriers or collectives in the continuation scheme${k.plan?.kind === 'fallback' ? ` (${k.plan.reason})` : ''}, which only the JavaScript tier has`)
     if (k.plan?.kind === 'fallback') throw new WasmRefusal(`it runs in the continuation scheme: ${k.plan.reason}`)
     if (k.plan?.kind === 'loops') {
-      const lowered = new Set(['bar', 'shfl', 'vote', 'activemask', 'elect', 'redux', 'warpsync', 'match'])
+      const lowered = new Set(['bar', 'shfl', 'vote', 'activemask', 'elect', 'redux', 'warpsync', 'match', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix'])
       const c = this.fn.instructions.find((x) => { const k2 = collectiveOf(x); return k2 !== undefined && !lowered.has(k2.kind) })
       if (c) throw new WasmRefusal(`\`${c.text}\` (PTX line ${c.line}) is a collective the wasm thread loops do not compute yet`, c.line, c.text)
       this.plan = k.plan
@@ -2118,6 +2134,7 @@ class KernelWriter {
       if (v !== undefined) return { k, push: () => { this.b.i32(v) }, direct: true, value: v }
       return { k, push: () => this.rd(o, k), direct: o?.kind === 'imm' }
     }
+    const slotted = (o: IrOperand | undefined, k: WKind) => ({ k, push: () => this.rd(o, k), direct: false })
     const c = collectiveOf(ins)!
     switch (c.kind) {
       case 'shfl': return [reg(A[1], 'i32'), reg(A[2], 'i32'), reg(A[3], 'i32'), mask(A[4])]
@@ -2130,6 +2147,14 @@ class KernelWriter {
       case 'warpsync': return [mask(A[0])]
       case 'activemask': return []
       case 'bar': return c.red ? [reg(A[A.length - 1], 'pred')] : []
+      // tensor-core collectives: every input in a slot (the tc import and other lanes read them there)
+      case 'mma': {
+        const m = this.mmaOf(ins)
+        return [...m.ra.map((o) => slotted(o, fragKind(m.form.a))), ...m.rb.map((o) => slotted(o, fragKind(m.form.b))), ...m.rc.map((o) => slotted(o, fragKind(m.form.c)))]
+      }
+      case 'movmatrix': return [slotted(A[1], 'i32')]
+      case 'ldmatrix': return [{ k: 'i64', push: () => this.addrValue(A[1]), direct: false }]
+      case 'stmatrix': return [{ k: 'i64', push: () => this.addrValue(A[0]), direct: false }, ...this.matrixRegs(ins).map((o) => slotted(o, 'i32'))]
       default: throw new WasmRefusal(`\`${ins.text}\` is not lowered`)
     }
   }
@@ -2157,6 +2182,7 @@ class KernelWriter {
     b.i32(0).set(this.cl('A', i))
     if (c.kind === 'vote') b.i32(0).set(this.cl('VB', i))
     if (c.kind === 'redux') b.i32(0).set(this.cl('RS', i))
+    if (c.kind === 'mma' || c.kind === 'movmatrix') b.i32(0).set(this.cl('TQ', i))
   }
 
   /** What a thread that reaches collective i leaves for it. */
@@ -2183,7 +2209,7 @@ class KernelWriter {
           return
         }
         if (x.direct) return
-        b.get(L.LB!); x.push(); b.mem(Op.i32_store, 2, this.inputSlot(i, j))
+        b.get(L.LB!); x.push(); this.slotAccess(x.k, true, this.inputSlot(i, j))
       })
     }
     if (ins.guard) b.end()
@@ -2236,9 +2262,69 @@ class KernelWriter {
     const b = this.b, L = this.L
     const x = this.collectiveInputs(this.fn.instructions[i]!)[j]!
     if (x.direct) return x.push()
-    b.get(L.LB0!).get(L.W0!).get(lane).op(Op.i32_add).get(L.LN!).op(Op.i32_mul).op(Op.i32_add)
-    b.mem(Op.i32_load, 2, this.inputSlot(i, j))
+    this.laneBase(lane)
+    this.slotAccess(x.k, false, this.inputSlot(i, j))
   }
+
+  /** Pushes the local base (LB) of lane `lane` (a local holding 0–31) of the current warp. */
+  private laneBase(lane: number): void {
+    this.b.get(this.L.LB0!).get(this.L.W0!).get(lane).op(Op.i32_add).get(this.L.LN!).op(Op.i32_mul).op(Op.i32_add)
+  }
+
+  /** A load (store) of a collective's slot value of kind k at `off` from the lane base on the stack (below
+   *  the value, for a store): 32-bit kinds as i32, f32, f64 and i64 as themselves. */
+  private slotAccess(k: WKind, store: boolean, off: number): void {
+    const b = this.b
+    if (k === 'f32') b.mem(store ? Op.f32_store : Op.f32_load, 2, off)
+    else if (k === 'f64') b.mem(store ? Op.f64_store : Op.f64_load, 3, off)
+    else if (k === 'i64') b.mem(store ? Op.i64_store : Op.i64_load, 3, off)
+    else b.mem(store ? Op.i32_store : Op.i32_load, 2, off)
+  }
+
+  /** A wmma.mma/mma.sync instruction's form and register lists (emit-instruction.ts mma). */
+  private mmaOf(ins: Instruction): { form: Exclude<ReturnType<typeof mmaForm>, string>; ra: IrOperand[]; rb: IrOperand[]; rc: IrOperand[]; rd: IrOperand[] } {
+    const A = ins.operands
+    const form = mmaForm(ins.op, ins.shape?.[0] ?? '', ins.types, ins.layouts?.[0], ins.flags.satfinite === true)
+    if (typeof form === 'string') return this.fail(`${[ins.op, ...ins.qualifiers].join('.')} is not lowered${form ? ` (${form})` : ''}`)
+    const { spec } = form
+    const items = (o: IrOperand | undefined, n: number) => {
+      const xs = o?.kind === 'vec' ? o.items : o ? [o] : []
+      return xs.length === n ? xs : this.fail(`\`${ins.text}\` needs ${n} registers`)
+    }
+    return { form, ra: items(A[1], spec.la.count / perRegister(form.a)), rb: items(A[2], spec.lb.count / perRegister(form.b)), rc: items(A[3], spec.lc.count / perRegister(form.c)), rd: items(A[0], spec.ld.count / perRegister(form.d)) }
+  }
+
+  /** ldmatrix/stmatrix .m8n8 .x1/.x2/.x4 .b16: its registers (one per matrix). */
+  private matrixRegs(ins: Instruction): IrOperand[] {
+    const num = Number(ins.shape?.find((x) => /^x[124]$/.test(x))?.slice(1) ?? 0)
+    if (!ins.shape?.includes('m8n8') || !num || ins.type !== 'b16') return this.fail(`${[ins.op, ...ins.qualifiers].join('.')} is not lowered`)
+    const o = ins.operands[ins.op === 'stmatrix' ? 1 : 0]
+    const xs = o?.kind === 'vec' ? o.items : o ? [o] : []
+    return xs.length === num ? xs : this.fail(`\`${ins.text}\` needs ${num} registers`)
+  }
+
+  /** The id of collective i's TensorOp (mma, movmatrix), registered once. */
+  private tensorOp(i: number): number {
+    const key = `tc:${i}`
+    let id = this.tensorIds.get(key)
+    if (id !== undefined) return id
+    const ins = this.fn.instructions[i]!
+    const xs = this.collectiveInputs(ins)
+    const slot = (j: number): TcSlot => ({ off: this.inputSlot(i, j), kind: xs[j]!.k as TcSlot['kind'] })
+    const out = (j: number, kind: TcSlot['kind']): TcSlot => ({ off: this.inputSlot(i, 1000 + j), kind })
+    let op: TensorOp
+    if (ins.op === 'movmatrix') op = { kind: 'movmatrix', x: slot(0), d: out(0, 'i32') }
+    else {
+      const m = this.mmaOf(ins)
+      const na = m.ra.length, nb = m.rb.length
+      op = { kind: 'mma', key: m.form.key, a: m.ra.map((_, j) => slot(j)), b: m.rb.map((_, j) => slot(na + j)), c: m.rc.map((_, j) => slot(na + nb + j)), d: m.rd.map((_, j) => out(j, fragKind(m.form.d))) }
+    }
+    id = this.helpers.tensor.length
+    this.helpers.tensor.push(op)
+    this.tensorIds.set(key, id)
+    return id
+  }
+
 
   /** What a thread that took part in collective i gets from it: q0, q1, then the instruction's writes. */
   private scatter(i: number): void {
@@ -2312,6 +2398,19 @@ class KernelWriter {
         break
       }
       case 'activemask': b.get(Ai).set(q0); this.wr(A[0], 'i32', () => b.get(q0)); break
+      case 'mma': case 'movmatrix': {
+        // the warp's results, computed once a trip by the first lane to take them (tier.ts tc), in each lane's slots
+        const id = this.tensorOp(i), op = this.helpers.tensor[id]!
+        const TQ = this.cl('TQ', i)
+        b.get(TQ).op(Op.i32_eqz).begin('if')
+        b.i32(id).get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).get(L.LN!).get(Ai).call(this.funcs.tc!)
+        b.i32(1).set(TQ).end()
+        const outs = op.kind === 'mma' ? op.d : [op.d]
+        const dst = ins.op === 'movmatrix' ? [A[0]!] : this.mmaOf(ins).rd
+        dst.forEach((r, j) => this.wr(r, outs[j]!.kind, () => { this.laneBase(l); this.slotAccess(outs[j]!.kind, false, outs[j]!.off) }))
+        break
+      }
+      case 'ldmatrix': case 'stmatrix': this.matrixRows(i, l); break
       case 'match': {
         // the member lanes that arrived with the same value (any), or all of them when every one did (all)
         const m = this.tmp('mm', 'i32'), x = this.tmp('mx2', 'i32'), k = this.tmp('mk2', 'i32'), eq = this.tmp('meq', 'i32'), all = this.tmp('mall', 'i32'), v = this.tmp('mv', 'i32')
@@ -2376,6 +2475,120 @@ class KernelWriter {
       }
     }
     b.end()
+  }
+
+  /** ldmatrix/stmatrix's own part for lane `l` (emit-instruction.ts matrixRows): lane 8j + r gave the address
+   *  of row r of matrix j; the lane loads (stores) its elements of each matrix, every access checked, in the
+   *  JavaScript tier's order. */
+  private matrixRows(i: number, l: number): void {
+    const b = this.b, L = this.L
+    const ins = this.fn.instructions[i]!
+    const store = ins.op === 'stmatrix'
+    const regs = this.matrixRegs(ins)
+    const space = (ins.space ?? 'generic') as Space
+    if (!SPACES.includes(space)) return this.fail(`${ins.op} in .${space}`)
+    const src = this.tmp('tms', 'i32'), u = this.tmp('tmu', 'i32')
+    // the address lane `lane` gave, plus `off` bytes, checked for n bytes
+    const at = (lane: () => void, off: () => void, n: number, slot: number) => {
+      lane(); b.set(src)
+      this.input(i, 0, src)
+      off(); b.op(Op.i64_extend_i32_u).op(Op.i64_add).set(L.a!)
+      this.checkAddress(space, n, slot)
+    }
+    const quad = () => b.get(l).i32(3).op(Op.i32_and)
+    const row = () => b.get(l).i32(2).op(Op.i32_shr_u)
+    regs.forEach((r, j) => {
+      if (!ins.flags.trans) {
+        // row l>>2 of matrix j, bytes 4(l&3)…
+        at(() => { b.i32(8 * j); row(); b.op(Op.i32_add) }, () => { quad(); b.i32(2).op(Op.i32_shl) }, 4, j)
+        if (store) { b.get(L.a32!); this.input(i, 1 + j, l); b.mem(Op.i32_store, 2, 0) }
+        else this.wr(r, 'i32', () => b.get(L.a32!).mem(Op.i32_load, 2, 0))
+        return
+      }
+      // .trans: element (l>>2) of rows 2(l&3) and 2(l&3)+1
+      const lane = (k: number) => () => { b.i32(8 * j + k); quad(); b.i32(1).op(Op.i32_shl).op(Op.i32_add) }
+      const off = () => { row(); b.i32(1).op(Op.i32_shl) }
+      at(lane(0), off, 2, 2 * j)
+      if (store) { this.input(i, 1 + j, l); b.set(u); b.get(L.a32!).get(u).mem(Op.i32_store16, 1, 0) } else b.get(L.a32!).mem(Op.i32_load16_u, 1, 0).set(u)
+      at(lane(1), off, 2, 2 * j + 1)
+      if (store) b.get(L.a32!).get(u).i32(16).op(Op.i32_shr_u).mem(Op.i32_store16, 1, 0)
+      else this.wr(r, 'i32', () => b.get(u).get(L.a32!).mem(Op.i32_load16_u, 1, 0).i32(16).op(Op.i32_shl).op(Op.i32_or))
+    })
+  }
+
+  /** wmma.load.{a,b,c} / wmma.store.d (emit-instruction.ts wmmaMove): each lane moves its own fragment
+   *  elements between registers and the matrix at the address with the given stride (in elements), every
+   *  element access checked in the JavaScript tier's order. The fragment's element positions are bit-affine
+   *  in the lane (tensor-core.ts laneAffine): the lane's part of the offset is computed once, each element
+   *  adds a constant row and column. */
+  private wmmaMove(ins: Instruction): void {
+    const b = this.b, L = this.L, A = ins.operands
+    const opcode = [ins.op, ...ins.qualifiers].join('.')
+    const t = ins.type as ElemType
+    const store = ins.mode === 'store'
+    const matrix = store ? 'c' : ins.fragment === 'd' ? undefined : ins.fragment
+    const f = matrix && TC_TYPES.has(t) ? wmmaFragment(ins.shape?.[0] ?? '', matrix, t) : undefined
+    if (!f) return this.fail(`${opcode} is not lowered`)
+    const aff = laneAffine(f)
+    if (!aff) return this.fail(`${opcode}: a fragment layout not affine in the lane`)
+    const per = perRegister(t), esz = elemBytes(t)
+    const o = store ? A[1] : A[0]
+    const regs = o?.kind === 'vec' ? o.items : o ? [o] : []
+    if (regs.length !== f.count / per) return this.fail(`${opcode} needs ${f.count / per} registers`)
+    const space = (ins.space ?? 'generic') as Space
+    if (!SPACES.includes(space)) return this.fail(`${opcode} in .${space}`)
+    const rowMajor = (ins.layouts?.[0] ?? 'row') === 'row'
+    // the base address and the stride, read before any register is written (a destination may be either)
+    const base = this.tmp('wmb', 'i64'), se = this.tmp('wms', 'i64'), lr = this.tmp('wmr', 'i32'), lc = this.tmp('wmc', 'i32')
+    this.addrValue(store ? A[0] : A[1]); b.set(base)
+    if (A[2]) { this.rd(A[2], 'u32'); b.op(Op.i64_extend_i32_u) } else b.i64(BigInt(rowMajor ? f.cols : f.rows))
+    b.set(se)
+    // the lane's row and column parts: Σ coefficient · bit j of the lane
+    const lanePart = (coef: number[], to: number) => {
+      b.i32(0)
+      coef.forEach((c, j) => { if (c) b.get(L.t!).i32(j).op(Op.i32_shr_u).i32(1).op(Op.i32_and).i32(c).op(Op.i32_mul).op(Op.i32_add) })
+      b.set(to)
+    }
+    lanePart(aff.rowBit, lr); lanePart(aff.colBit, lc)
+    // base += (major·stride + minor)·esz for the lane's parts; then se = stride·esz
+    const [maj, min] = rowMajor ? [lr, lc] : [lc, lr]
+    b.get(base).get(maj).op(Op.i64_extend_i32_u).get(se).op(Op.i64_mul).get(min).op(Op.i64_extend_i32_u).op(Op.i64_add).i64(BigInt(esz)).op(Op.i64_mul).op(Op.i64_add).set(base)
+    b.get(se).i64(BigInt(esz)).op(Op.i64_mul).set(se)
+    const elem = (e: number) => {
+      const [m0, n0] = rowMajor ? [aff.row0[e]!, aff.col0[e]!] : [aff.col0[e]!, aff.row0[e]!]
+      b.get(base)
+      if (m0) b.get(se).i64(BigInt(m0)).op(Op.i64_mul).op(Op.i64_add)
+      if (n0) b.i64(BigInt(n0 * esz)).op(Op.i64_add)
+      b.set(L.a!)
+      this.checkAddress(space, esz, e)
+    }
+    const mem = esz === 1 ? 'u8' : esz === 2 ? 'u16' : t === 'f64' ? 'f64' : t === 'f32' || t === 'tf32' ? 'f32' : 's32'
+    const kind = fragKind(t)
+    const u = this.tmp('wmu', 'i32')
+    regs.forEach((r, j) => {
+      if (per === 1) {
+        elem(j)
+        if (store) { b.get(L.a32!); this.rd(r, kind); this.storeAt(mem, 0) } else this.wr(r, kind, () => this.loadAt(mem, 0))
+        return
+      }
+      const bits = esz * 8
+      if (store) {
+        this.rd(r, 'i32'); b.set(u)
+        for (let s = 0; s < per; s++) {
+          elem(j * per + s)
+          b.get(L.a32!).get(u)
+          if (s) b.i32(bits * s).op(Op.i32_shr_u)
+          this.storeAt(mem, 0)
+        }
+        return
+      }
+      const parts = Array.from({ length: per }, (_, s) => this.tmp(`wmp${s}`, 'i32'))
+      for (let s = 0; s < per; s++) { elem(j * per + s); this.loadAt(mem, 0); b.set(parts[s]!) }
+      this.wr(r, 'i32', () => {
+        b.get(parts[0]!)
+        for (let s = 1; s < per; s++) b.get(parts[s]!).i32(bits * s).op(Op.i32_shl).op(Op.i32_or)
+      })
+    })
   }
 
   private threads(it: ThreadLoop): void {
@@ -2562,6 +2775,12 @@ class KernelWriter {
     }
   }
 
+  /** Whether region `id` is `n` or lies inside it. */
+  private inside(id: number, n: StructRegion): boolean {
+    const walk = (ns: readonly StructNode[]): boolean => ns.some((x) => x.kind !== 'instr' && x.kind !== 'jump' && (x.id === id || walk(x.body)))
+    return walk(n.body)
+  }
+
   private vscalarIf(n: StructRegion): void {
     // (each lane's scalar code reads its own lane's locals)
     for (const r of [...this.vwstride.keys()]) this.vmaterialize(r)
@@ -2569,6 +2788,20 @@ class KernelWriter {
     const ins = this.fn.instructions
     const br = ins[n.branch!]!
     if (!br.guard) return this.vfail('an if without a guarded branch')
+    // a lane's scalar body must end at the body's end: a branch from it to an enclosing region (a loop's
+    // continue or break, a return) would leave with the lane's registers not put back and the lanes after it
+    // not run (a block-stride loop `while (i < n) { s[i] = …; i += 32; }` looped for ever here)
+    const st = this.structure
+    const leaves = (ns: readonly StructNode[]): boolean => ns.some((x) => {
+      if (x.kind === 'jump') return true
+      if (x.kind !== 'instr') return leaves(x.body)
+      const y = ins[x.index]!
+      if (y.op === 'ret' || y.op === 'exit') return true
+      if (y.op !== 'bra') return false
+      const t = st.kind === 'structured' ? st.branches.get(x.index) : undefined
+      return t === undefined || (t.node !== n.id && !this.inside(t.node, n))
+    })
+    if (leaves(n.body.slice(1))) return this.vfail('a branch out of an if the lanes may run one by one')
     const m = this.tmp('vifm', 'i32')
     this.cur = br
     this.vguard(br.guard)
@@ -3642,7 +3875,12 @@ class KernelWriter {
         return this.fail(`${ins.op} of type .${t}`)
       }
       case 'ret': case 'exit': this.endThread(); return
+      case 'wmma':
+        if (ins.mode !== 'mma') return this.wmmaMove(ins)
+        if (this.plan && collectiveOf(ins)) return
+        return this.fail('a collective outside the thread-loop plan')
       case 'bar': case 'barrier': case 'shfl': case 'vote': case 'activemask': case 'elect': case 'redux': case 'match':
+      case 'mma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
         // a thread-loop kernel's collectives: the loops end there, and the writer gathers their inputs and
         // hands out their results (gather, scatter); nothing runs at the instruction itself
         if (this.plan && collectiveOf(ins)) return
@@ -3889,16 +4127,7 @@ class KernelWriter {
     const b = this.b, L = this.L
     if (o?.kind !== 'addr') return this.fail('expected an address operand')
     const base = o.base
-    const al = n >= 16 ? 15 : n - 1
-    // the address as i64 (emit-js.ts addrExpr: 32-bit registers zero-extended, wrapping with the offset)
-    const a = L.a!
-    if (!base) b.i64(BigInt(o.offset))
-    else if (base.kind === 'reg') {
-      const c = this.classes[base.id]
-      if (c === 'i64') { b.get(this.regs[base.id]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add) }
-      else if (c === 'i32' || c === 'i16') { b.get(this.regs[base.id]!); if (o.offset) b.i32(o.offset).op(Op.i32_add); b.op(Op.i64_extend_i32_u) }
-      else return this.fail('address register must be an integer')
-    } else if (base.kind === 'sym') {
+    if (base?.kind === 'sym') {
       const v = this.k.frame.vars.get(base.name)
       if (v?.v.space === 'param' && !this.fn.params.some((p) => p.name === base.name)) {
         // a return value or a call sequence's variable, in the frame (FB + its offset) or, for kernels whose
@@ -3915,7 +4144,28 @@ class KernelWriter {
         if (o.offset < 0 || o.offset + n > v.v.size) return this.fail('an access past its parameter')
         b.get(2).i32(v.off + o.offset).op(Op.i32_add).set(L.a32!)
         return
-      } else if (this.frameLocal(base.name) !== undefined) {
+      }
+    }
+    this.addrValue(o)
+    b.set(L.a!)
+    this.checkAddress(space, n, slot, o)
+  }
+
+  /** Pushes the address of operand o as an i64 (emit-js.ts addrExpr: 32-bit registers zero-extended,
+   *  wrapping with the offset). Not for parameters (address() reads those in their frame). */
+  private addrValue(o: IrOperand | undefined): void {
+    const b = this.b, L = this.L
+    if (o?.kind !== 'addr') return this.fail('expected an address operand')
+    const base = o.base
+    if (!base) b.i64(BigInt(o.offset))
+    else if (base.kind === 'reg') {
+      const c = this.classes[base.id]
+      if (c === 'i64') { b.get(this.regs[base.id]!); if (o.offset) b.i64(BigInt(o.offset)).op(Op.i64_add) }
+      else if (c === 'i32' || c === 'i16') { b.get(this.regs[base.id]!); if (o.offset) b.i32(o.offset).op(Op.i32_add); b.op(Op.i64_extend_i32_u) }
+      else return this.fail('address register must be an integer')
+    } else if (base.kind === 'sym') {
+      if (this.k.frame.vars.get(base.name)?.v.space === 'param') return this.fail('the address of a parameter as a value')
+      if (this.frameLocal(base.name) !== undefined) {
         b.get(L.LF!).op(Op.i64_extend_i32_u).i64(BigInt(this.frameLocal(base.name)! + o.offset)).op(Op.i64_add)
       } else {
         const s = this.symAddr(base.name)
@@ -3923,13 +4173,23 @@ class KernelWriter {
         b.i64(BigInt(s + o.offset))
       }
     } else return this.fail('bad address')
-    b.set(a)
+  }
+
+  /** Checks the address in local `a` (i64) for an access of n bytes in `space` and leaves the heap address in
+   *  a32. `o`, the instruction's address operand, lets the check use what is known of it (a 32-bit base
+   *  register, a window run, a hoisted range); without it (an address the writer computed: a wmma element,
+   *  an ldmatrix row) the full test is made, `slot` naming the access among the instruction's. */
+  private checkAddress(space: Space, n: number, slot: number, o?: Extract<IrOperand, { kind: 'addr' }>): void {
+    const b = this.b, L = this.L
+    const base = o?.base
+    const al = n >= 16 ? 15 : n - 1
+    const a = L.a!
     const misaligned = () => { if (al > 0) b.get(a).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_or) }
     switch (space) {
       case 'shared': case 'local': {
-        const run = this.windows.at.get(this.cur.index)
+        const run = o ? this.windows.at.get(this.cur.index) : undefined
         if (run) this.windowRun(run)
-        if (space === 'shared') {
+        if (space === 'shared' && o) {
           // every thread of the block at inv + off + c·tx: one test of both ends against the window per block
           if (this.hoistSite(o, space, n, al, slot, ['i32', 'i64'])) return
         }
@@ -3970,7 +4230,7 @@ class KernelWriter {
         // call) with the distance d to the heap byte; a miss asks the instance (granule check, generic
         // windows, fault)
         const key = `${this.cur.index}:${slot}`
-        if (this.hoistSite(o, space, n, al, slot, ['i64'])) return
+        if (o && this.hoistSite(o, space, n, al, slot, ['i64'])) return
         let s = this.sites.get(key)
         if (!s) {
           s = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }
@@ -4512,6 +4772,31 @@ class KernelWriter {
     const frnd = ins.rounding ?? 'rn'
     const ftz = ins.flags.ftz === true
     const sat = ins.flags.sat === true
+    if (dt === 'tf32' && st === 'f32' && !ins.flags.relu && !irnd && !ftz && !sat) {
+      // cvt.{rna,rn,rz}{.satfinite}.tf32.f32 (numeric.ts numToTf32): the low 13 bits rounded off in the bits;
+      // NaN and infinities pass; .satfinite turns an overflow into the largest finite tf32 of its sign
+      const mode = ins.rounding ?? 'rna'
+      if (mode !== 'rna' && mode !== 'rn' && mode !== 'rz') return this.fail(`cvt.${mode}.tf32.f32`)
+      const x = this.tmp('tfx', 'i32'), low = this.tmp('tfl', 'i32'), u = this.tmp('tfu', 'i32')
+      return this.wr(A[0], 'f32', () => {
+        this.rd(A[1], 'f32'); b.op(Op.i32_reinterpret_f32).set(x)
+        b.get(x).i32(0x1fff).op(Op.i32_and).set(low)
+        b.get(x).i32(~0x1fff).op(Op.i32_and).set(u)
+        if (mode !== 'rz') {
+          b.get(u).i32(0x2000).op(Op.i32_add).get(u)
+          if (mode === 'rna') b.get(low).i32(0x1000).op(Op.i32_ge_u)
+          else b.get(low).i32(0x1000).op(Op.i32_gt_u).get(low).i32(0x1000).op(Op.i32_eq).get(u).i32(0x2000).op(Op.i32_and).i32(0).op(Op.i32_ne).op(Op.i32_and).op(Op.i32_or)
+          b.op(Op.select).set(u)
+        }
+        if (ins.flags.satfinite) {
+          b.get(x).i32(0x80000000 | 0).op(Op.i32_and).i32(0x7f7fe000).op(Op.i32_or).get(u)
+          b.get(u).i32(0x7fffffff).op(Op.i32_and).i32(0x7f800000).op(Op.i32_eq).op(Op.select).set(u)
+        }
+        // NaN and infinities (every exponent bit set) as they are
+        b.get(x).get(u).get(x).i32(0x7f800000).op(Op.i32_and).i32(0x7f800000).op(Op.i32_eq).op(Op.select)
+        b.op(Op.f32_reinterpret_i32)
+      })
+    }
     if (ins.flags.relu || ins.flags.satfinite) return this.fail('cvt .relu/.satfinite')
     if ((dt === 'f16x2' || dt === 'bf16x2') && st === 'f32' && frnd === 'rn' && !irnd && !ftz && !sat) {
       // cvt.rn.f16x2.f32 d, a, b: d = {a → high half, b → low half}, each rounded once (numeric.ts numToF16)

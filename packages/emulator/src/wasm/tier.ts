@@ -7,13 +7,16 @@
 import type { LaunchState, ModuleInstance } from '../instance.js'
 import { bf16ToNum, bfe32, bfe64, bfi32, bfi64, brev32, cvt32, f16ToNum, fma32, fma64, fmaB, fmaH, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
 import { formatPrintf } from '../printf.js'
-import { DIRECTED, LAUNCH_GLOBALS, NO_ADDRESS, PRMT_MODES, ROUND_OPS, SPACES } from './emit-wasm.js'
+import { DIRECTED, LAUNCH_GLOBALS, NO_ADDRESS, PRMT_MODES, ROUND_OPS, SPACES, type TcSlot, type TensorOp } from './emit-wasm.js'
+import { mmaLane, movmatrixLane } from '../tensor-core.js'
 
 /** A compiled wasm module of kernels and where each lives in the instance's function table. */
 export interface WasmCode {
   module: WebAssembly.Module
   /** Function-table index (CompiledFunction.index) → export name. */
   kernels: Array<[number, string]>
+  /** The tensor-core collectives the module's `tc` import computes, by id (emit-wasm.ts TensorOp). */
+  tensor?: TensorOp[]
 }
 
 const GSH = 2 ** 34, GLO = 2 ** 35, GPA = 2 ** 36
@@ -88,6 +91,32 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
         fault: (row: number, a: number, space: number) => fault(row, NO_ADDRESS.has(SPACES[space]!) ? undefined : a, SPACES[space]!),
         miss, probe,
         fma32, fma64, fmaH, fmaB,
+        // a warp's tensor-core collective (scheduler.ts resolveCollective, then each lane's own part as
+        // emit-instruction.ts computes it): every lane's inputs from its slots (lane l's at base + l·stride),
+        // for the lanes in `mask`; each such lane's results into its slots
+        tc: (id: number, base: number, stride: number, mask: number) => {
+          const op = code.tensor![id]!
+          const dv = new DataView(mem.buffer)
+          const get = (at: number, s: TcSlot) => (s.kind === 'f32' ? dv.getFloat32(at + s.off, true) : s.kind === 'f64' ? dv.getFloat64(at + s.off, true) : dv.getInt32(at + s.off, true))
+          const put = (at: number, s: TcSlot, v: number) => { if (s.kind === 'f32') dv.setFloat32(at + s.off, v, true); else if (s.kind === 'f64') dv.setFloat64(at + s.off, v, true); else dv.setInt32(at + s.off, v, true) }
+          if (op.kind === 'movmatrix') {
+            const regs: Array<number | undefined> = new Array(32)
+            for (let l = 0; l < 32; l++) if ((mask >>> l) & 1) regs[l] = get(base + l * stride, op.x)
+            for (let l = 0; l < 32; l++) if ((mask >>> l) & 1) put(base + l * stride, op.d, movmatrixLane(regs, l))
+            return
+          }
+          const frags: Array<[number[], number[], number[]] | undefined> = new Array(32)
+          for (let l = 0; l < 32; l++) {
+            if (!((mask >>> l) & 1)) continue
+            const at = base + l * stride
+            frags[l] = [op.a.map((s) => get(at, s)), op.b.map((s) => get(at, s)), op.c.map((s) => get(at, s))]
+          }
+          for (let l = 0; l < 32; l++) {
+            if (!((mask >>> l) & 1)) continue
+            const d = mmaLane(frags, op.key, l)
+            op.d.forEach((s, j) => put(base + l * stride, s, d[j]!))
+          }
+        },
         // device printf (instance.ts vprintf): the text from the format and the argument buffer in the heap
         vprintf: (row: number, fmt: number, args: number, t: number, b: number) => {
           const text = formatPrintf(new Uint8Array(mem.buffer), fmt, args, (x) => inst.heapAt(x))

@@ -20,6 +20,9 @@
 //    inputs of 1.) and the JavaScript tier's bytes over consecutive, shared, every-other-word and
 //    parted-lane accesses in full and cut rows; a lane outside the shared window before and after the
 //    loop's first store faults as the JavaScript tier's thread does.
+// 9. div, rcp, sqrt (.rn, .approx, .full) and rsqrt.approx in 4-lane turns (f32x4.div/sqrt, rsqrt in f64x2):
+//    the JavaScript tier's bits and the correctly rounded results, over zeros, subnormals, infinities, NaN,
+//    negatives and random values.
 // 8. fma.rn.f32/.f64 through relaxed SIMD's multiply-add where the start-up probe finds it fused (in a Node
 //    started with relaxed SIMD on): every result the exact BigInt fma's, on both tiers.
 import { execFileSync } from 'node:child_process'
@@ -548,8 +551,8 @@ simd('4-lane kernels give the JavaScript tier\'s bytes: whole groups, a cut last
 simd('a kernel with an instruction without a 4-lane form keeps its scalar loop (and says nothing of SIMD)', async () => {
   const mul = 'mul.f32 %f2, %f1, 0f40000000;'
   assert.ok(SIMD_PTX.includes(mul))
-  // div.rn.f32 has no 4-lane form
-  for (const [what, line, first] of [['div.rn.f32', 'div.rn.f32 %f2, %f1, 0f40000000;', -2.25]] as const) {
+  // div.rz.f32 (a directed rounding) has no 4-lane form
+  for (const [what, line, first] of [['div.rz.f32', 'div.rz.f32 %f2, %f1, 0f40000000;', -2.25]] as const) {
     const ptx = SIMD_PTX.replace(mul, line)
     const outs: Float32Array[] = []
     for (const codegen of ['wasm', 'js'] as const) {
@@ -744,6 +747,63 @@ loops('4-lane turns give the exact fma and the JavaScript tier\'s bytes: full an
     for (let i = 0; i < wi.length; i++) if (wi[i] !== ji[i] && !(Number.isNaN(wasm.out![i]!) && Number.isNaN(js.out![i]!))) { diff = i; break }
     assert.is(diff, -1, `block ${block} skip ${skip}: word ${diff} is 0x${wi[diff]?.toString(16)} on wasm, 0x${ji[diff]?.toString(16)} on JS`)
     assert.is(wrong, 0, `${wrong} results differ from the exact fma:\n${first.join('\n')}`)
+  }
+})
+
+const DIVSQRT_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry dq(.param .u64 px, .param .u64 py, .param .u64 po)
+{
+  .reg .b64 %rd<10>; .reg .b32 %r<8>; .reg .f32 %f<12>;
+  .shared .align 4 .f32 sh[256];
+  ld.param.u64 %rd1, [px]; ld.param.u64 %rd2, [py]; ld.param.u64 %rd3, [po];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2; cvta.to.global.u64 %rd3, %rd3;
+  mov.u32 %r1, %tid.x; mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x; mad.lo.s32 %r4, %r2, %r3, %r1;
+  mul.wide.s32 %rd4, %r4, 4; add.s64 %rd5, %rd1, %rd4; ld.global.f32 %f1, [%rd5];
+  add.s64 %rd6, %rd2, %rd4; ld.global.f32 %f2, [%rd6];
+  shl.b32 %r5, %r1, 2; mov.u32 %r6, sh; add.s32 %r7, %r6, %r5; st.shared.f32 [%r7], %f1;
+  bar.sync 0;
+  ld.shared.f32 %f3, [%r7];
+  div.rn.f32 %f4, %f3, %f2; div.approx.f32 %f5, %f3, %f2; div.full.f32 %f6, %f3, %f2;
+  rcp.rn.f32 %f7, %f3; rcp.approx.f32 %f8, %f3; sqrt.rn.f32 %f9, %f3; sqrt.approx.f32 %f10, %f3; rsqrt.approx.f32 %f11, %f3;
+  mul.wide.s32 %rd7, %r4, 32; add.s64 %rd8, %rd3, %rd7;
+  st.global.f32 [%rd8], %f4; st.global.f32 [%rd8+4], %f5; st.global.f32 [%rd8+8], %f6; st.global.f32 [%rd8+12], %f7;
+  st.global.f32 [%rd8+16], %f8; st.global.f32 [%rd8+20], %f9; st.global.f32 [%rd8+24], %f10; st.global.f32 [%rd8+28], %f11;
+  ret;
+}`
+
+loops('div, rcp, sqrt and rsqrt in 4-lane turns: the JavaScript tier\'s bits, correctly rounded', async () => {
+  const edge = [0, -0, 1, -1, 2, 3, 0.1, 1e-45, -1e-45, 1.1754942e-38, 1.1754944e-38, 3.4028235e38, -3.4028235e38, Infinity, -Infinity, NaN, 4, 0.25, 7, 1e30, 1e-30]
+  const r = rng(77)
+  const xs = new Float32Array(512), ys = new Float32Array(512)
+  for (let i = 0; i < 512; i++) {
+    xs[i] = i < edge.length * edge.length ? edge[i % edge.length]! : fromBits((r() * 2 ** 32) >>> 0)
+    ys[i] = i < edge.length * edge.length ? edge[Math.floor(i / edge.length)]! : fromBits((r() * 2 ** 32) >>> 0)
+  }
+  const outs: Record<string, Float32Array> = {}
+  for (const codegen of ['wasm', 'js'] as const) {
+    const be = createEmulatorBackend({ codegen, workers: 0 })
+    try {
+      const mod = be.loadModule(ptxBytes(DIVSQRT_PTX))
+      if (codegen === 'wasm') assert.match(mod.inspect('dq'), /SIMD across threads: 4 consecutive threads of a row a step/)
+      const dx = upload(be, xs), dy = upload(be, ys), dout = be.alloc(512 * 32)
+      be.launch(mod.getFunction('dq'), { grid: [8, 1, 1], block: [64, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { u64: dout }]))
+      outs[codegen] = download(be, dout, new Float32Array(512 * 8))
+    } finally {
+      be.dispose()
+    }
+  }
+  const same = (a: number, b: number) => (Number.isNaN(a) ? Number.isNaN(b) : bitsOf(a) === bitsOf(b))
+  for (let i = 0; i < 512; i++) {
+    const x = xs[i]!, y = ys[i]!
+    // .rn, and the .approx/.full forms the emulator computes the same way (within the ISA's bounds)
+    const want = [x / y, x / y, x / y, 1 / x, 1 / x, Math.sqrt(x), Math.sqrt(x), 1 / Math.sqrt(x)].map(Math.fround)
+    for (let k = 0; k < 8; k++) {
+      const w = outs.wasm![8 * i + k]!, j = outs.js![8 * i + k]!
+      assert.ok(same(w, j), `thread ${i} result ${k} (x ${x}, y ${y}): wasm ${w}, JS ${j}`)
+      assert.ok(same(w, want[k]!), `thread ${i} result ${k} (x ${x}, y ${y}): ${w}, correctly rounded ${want[k]}`)
+    }
   }
 })
 

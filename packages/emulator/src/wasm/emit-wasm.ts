@@ -1256,6 +1256,24 @@ class KernelWriter {
         if (plainF) return this.vwr(A[0], () => this.vfma(() => this.vrd(A[1]), () => this.vrd(A[2]), () => this.vrd(A[3])))
         return this.vfail(`${ins.op}.${t}`)
       }
+      // division, reciprocal and square root: IEEE's correctly rounded f32x4 forms, as the scalar code's f32
+      // operations (the .approx and .full forms too, which it computes the same way); rsqrt in binary64 as there
+      case 'div':
+        if (!f32 || !rn || ins.flags.ftz) return this.vfail(`div.${t}`)
+        return bin(SimdOp.f32x4_div)
+      case 'rcp': case 'sqrt':
+        if (!f32 || !rn || ins.flags.ftz) return this.vfail(`${ins.op}.${t}`)
+        return this.vwr(A[0], () => { if (ins.op === 'rcp') b.i32x4([0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000]); this.vrd(A[1]); b.simd(ins.op === 'rcp' ? SimdOp.f32x4_div : SimdOp.f32x4_sqrt) })
+      case 'rsqrt': {
+        if (!f32 || !rn || ins.flags.ftz) return this.vfail(`rsqrt.${t}`)
+        const x = this.tmp('vrsq', 'v128')
+        const half = (high: boolean) => {
+          b.i64x2([0x3ff0000000000000n, 0x3ff0000000000000n])
+          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
+          b.simd(SimdOp.f64x2_promote_low_f32x4).simd(SimdOp.f64x2_sqrt).simd(SimdOp.f64x2_div).simd(SimdOp.f32x4_demote_f64x2_zero)
+        }
+        return this.vwr(A[0], () => { this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]) })
+      }
       case 'and': case 'or': case 'xor':
         if (!i32 && t !== 'pred') return this.vfail(`${ins.op}.${t}`)
         return bin(ins.op === 'and' ? SimdOp.v128_and : ins.op === 'or' ? SimdOp.v128_or : SimdOp.v128_xor)

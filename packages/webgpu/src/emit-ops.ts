@@ -1,6 +1,7 @@
 // Arithmetic, logic, comparison, selection and conversion instructions (PTX ISA 9.x, "Instruction Set"),
-// each as WGSL over the register representation of emit-kernel.ts. f32 maps to WGSL f32 (rounding modes
-// other than .rn are refused: WGSL has no directed rounding); f64 arithmetic is refused (no f64 in WGSL);
+// each as WGSL over the register representation of emit-kernel.ts. f32 maps to WGSL f32; add, sub, mul and
+// fma with a directed rounding (.rz/.rm/.rp: libdevice's expf has fma.rm) are exact integer routines, the
+// other directed roundings are refused (WGSL has none); f64 arithmetic is refused (no f64 in WGSL);
 // 64-bit integers use the vec2<u32> helpers of wgsl-lib.ts; f16 and bf16 are computed in f32 and rounded back
 // by integer routines (exact for add/sub/mul, round-to-odd for fma; README.md, "Floats").
 import { readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
@@ -19,6 +20,18 @@ function noF64(w: KernelWriter, ins: Instruction): void {
 /** Refuses directed rounding (.rz/.rm/.rp) of f32 arithmetic. */
 function roundNearest(w: KernelWriter, ins: Instruction): void {
   if (ins.rounding && ins.rounding !== 'rn') w.refuse(`.${ins.rounding} rounding: WGSL rounds f32 arithmetic to nearest only`)
+}
+
+/** An f32 add, sub, mul or fma with a directed rounding (.rz/.rm/.rp), exact in integer arithmetic
+ *  (wgsl-lib.ts kp_fma_bits: add is a·1 + b, sub a·1 + (−b), mul a·b + a zero of the product's sign);
+ *  undefined for .rn, which WGSL's own operators compute. */
+function directed(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul' | 'fma'): string | undefined {
+  const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  if (mode <= 0) return undefined
+  const A = ins.operands
+  const x = w.tmp(`bitcast<u32>(${fin(w, ins, A[1]!)})`), y = w.tmp(`bitcast<u32>(${fin(w, ins, A[2]!)})`)
+  const [a, b, c] = what === 'fma' ? [x, y, `bitcast<u32>(${fin(w, ins, A[3]!)})`] : what === 'mul' ? [x, y, `((${x} ^ ${y}) & 0x80000000u)`] : [x, '0x3f800000u', what === 'sub' ? `(${y} ^ 0x80000000u)` : y]
+  return fout(ins, `bitcast<f32>(kp_fma_bits(${a}, ${b}, ${c}, ${mode}u))`)
 }
 
 /** f32 operand with .ftz applied when the instruction asks. */
@@ -397,6 +410,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       if (ins.flags.cc) return carry(w, ins)
       const sub = ins.op === 'sub'
       if (t === 'f32') {
+        const d = directed(w, ins, sub ? 'sub' : 'add')
+        if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
         return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fin(w, ins, A[2]!)}`))
       }
@@ -416,6 +431,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     case 'mul': {
       noF64(w, ins)
       if (t === 'f32') {
+        const d = directed(w, ins, 'mul')
+        if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
         return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} * ${fin(w, ins, A[2]!)}`))
       }
@@ -429,6 +446,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       if (ins.flags.cc) return carry(w, ins)
       if (t === 'f32') {
         // mad.f32 is fma (PTX ISA: mad.rn.f32 computes the product to infinite precision)
+        const d = directed(w, ins, 'fma')
+        if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
         return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
       }
@@ -459,6 +478,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       noF64(w, ins)
       if (isHalf(t)) return half(w, ins, 'fma')
       if (t !== 'f32') return w.refuse(`fma.${t}`)
+      const d = directed(w, ins, 'fma')
+      if (d) return w.setF32(A[0], d)
       roundNearest(w, ins)
       return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
     }

@@ -2,7 +2,7 @@
 // cannot decode is listed (the translator never sees it, so a kernel calling it is refused there as calling
 // an unknown function). Used by loadModule for a PTX image (imported on demand) and by the build-time
 // translation (translatePtxForShipping), which also gives each refusal its .cu position.
-import { decodeModule, parsePtx, PtxError, sourcePosition, type IrModule } from '@kernelpack/ptx'
+import { decodeModule, inlineCalls, parsePtx, PtxError, readableName, sourcePosition, type IrFunction, type IrModule, type IrOperand } from '@kernelpack/ptx'
 import { CannotTranslateError, type Untranslatable } from './errors.js'
 import { translateModule } from './emit-wgsl.js'
 import { encodeWgslImage } from './wgsl-image.js'
@@ -19,10 +19,35 @@ export function decodeForTranslation(ptx: string, source: string): { module: IrM
     for (const f of decoded.functions) {
       if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: `the PTX front end cannot read it: ${f.refused.message}` })
     }
-    return { module: { ...decoded, functions: decoded.functions.filter((f) => !f.refused) }, undecodable }
+    const readable = { ...decoded, functions: decoded.functions.filter((f) => !f.refused) }
+    // device-function calls are expanded in place (issue 26 item 1): a callee reads and writes its parameters
+    // and locals in the caller's state spaces, which WGSL functions cannot take pointers into; recursion has no
+    // WGSL form and refuses the kernel, naming the function
+    const defined = new Set(readable.functions.filter((f) => f.defined && f.kind !== 'entry' && f.instructions.length).map((f) => f.name))
+    const inlined = defined.size ? inlineCalls(readable, defined, (name) => `${readableName(name)} calls itself (recursion): WGSL functions cannot recurse, and WebGPU runs device functions inlined`) : readable
+    for (const f of inlined.functions) {
+      // (the line is the refusal's own field: not repeated in its reason)
+      if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: f.refused.message.replace(/^PTX line \d+: /, '') })
+    }
+    return { module: { ...inlined, functions: inlined.functions.filter((f) => !f.refused).map(callParamsAsLocal) }, undecodable }
   } catch (e) {
     if (!(e instanceof PtxError)) throw e
     throw new CannotTranslateError(source, [{ line: e.line ?? 0, reason: `the PTX front end cannot read it: ${e.message}` }])
+  }
+}
+
+/** A function with its call sequences' `.param` variables (the arguments and return values a call passes, and
+ *  after inlining what the callee reads and writes as its parameters) as `.local` ones: per-thread memory the
+ *  caller and the inlined callee share, as the .param bytes of a real call are. The kernel's own parameters stay. */
+function callParamsAsLocal(f: IrFunction): IrFunction {
+  const own = new Set(f.params.map((p) => p.name))
+  const names = new Set(f.vars.filter((v) => v.space === 'param' && !own.has(v.name)).map((v) => v.name))
+  if (!names.size) return f
+  const named = (o: IrOperand | undefined) => o?.kind === 'addr' && o.base?.kind === 'sym' && names.has(o.base.name)
+  return {
+    ...f,
+    vars: f.vars.map((v) => (names.has(v.name) ? { ...v, space: 'local' as const } : v)),
+    instructions: f.instructions.map((ins) => (ins.space === 'param' && ins.operands.some(named) ? { ...ins, space: 'local' as const } : ins)),
   }
 }
 

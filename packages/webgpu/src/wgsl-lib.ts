@@ -552,6 +552,100 @@ fn kp_fma_odd(a: f32, b: f32, c: f32) -> f32 {
   // one f32 ulp toward the exact sum (sign-magnitude bits: +1 grows the magnitude)
   return bitcast<f32>(select(sb - 1u, sb + 1u, (err > 0.0) == (s > 0.0)));
 }`),
+  kp_fma_bits: F(`// fma.{rn,rz,rm,rp}.f32 (mode 0, 1, 2, 3) of f32 bit patterns, exact in integer arithmetic (PTX ISA: the
+// product to infinite precision, one rounding of the sum): the 48-bit product and the addend, each with its
+// top bit at bit 62 of a 64-bit integer, the smaller shifted right with a sticky bit, added or subtracted,
+// rounded once to 24 bits (fewer below the normal range). NaN results are the canonical 0x7fffffff; an
+// exact zero sum is +0 (−0 rounding down), overflow the largest finite value where the mode rounds toward it.
+fn kp_fma_bits(a: u32, b: u32, c: u32, mode: u32) -> u32 {
+  let ea = (a >> 23u) & 0xffu; let eb = (b >> 23u) & 0xffu; let ec = (c >> 23u) & 0xffu;
+  let fa = a & 0x7fffffu; let fb = b & 0x7fffffu; let fc = c & 0x7fffffu;
+  let sp = (a ^ b) & 0x80000000u; let sc = c & 0x80000000u;
+  if ((ea == 255u && fa != 0u) || (eb == 255u && fb != 0u) || (ec == 255u && fc != 0u)) { return 0x7fffffffu; }
+  let za = (a & 0x7fffffffu) == 0u; let zb = (b & 0x7fffffffu) == 0u; let zc = (c & 0x7fffffffu) == 0u;
+  if (ea == 255u || eb == 255u) {
+    if (za || zb || (ec == 255u && sc != sp)) { return 0x7fffffffu; }
+    return sp | 0x7f800000u;
+  }
+  if (ec == 255u) { return c; }
+  if (za || zb) {
+    // an exact zero product: c, or the sum of two zeros
+    if (!zc || sp == sc) { return c; }
+    return select(0u, 0x80000000u, mode == 2u);
+  }
+  // m · 2^(max(e, 1) − 150) with the hidden bit of normals
+  let ma = select(fa, fa | 0x800000u, ea != 0u); let mb = select(fb, fb | 0x800000u, eb != 0u);
+  var big = kp_mulwide_u32(ma, mb);
+  var ebig = i32(max(ea, 1u)) + i32(max(eb, 1u)) - 300;
+  var sbig = sp;
+  let lp = kp_clz64(big) - 1u;
+  big = kp_shl64(big, lp); ebig = ebig - i32(lp);
+  var small = vec2<u32>(0u, 0u);
+  var esmall = ebig;
+  var ssmall = sc;
+  if (!zc) {
+    let mc = select(fc, fc | 0x800000u, ec != 0u);
+    small = vec2<u32>(mc, 0u);
+    esmall = i32(max(ec, 1u)) - 150;
+    let lc = kp_clz64(small) - 1u;
+    small = kp_shl64(small, lc); esmall = esmall - i32(lc);
+    if (esmall > ebig) {
+      let t = big; big = small; small = t;
+      let te = ebig; ebig = esmall; esmall = te;
+      let ts = sbig; sbig = ssmall; ssmall = ts;
+    }
+  }
+  // the smaller aligned to the larger: the bits shifted out make the sticky bit
+  var sticky = false;
+  let d = u32(ebig - esmall);
+  if (d >= 64u) { sticky = any(small != vec2<u32>(0u, 0u)); small = vec2<u32>(0u, 0u); }
+  else if (d > 0u) { sticky = any(kp_shl64(small, 64u - d) != vec2<u32>(0u, 0u)); small = kp_shr_u64(small, d); }
+  var s: vec2<u32>;
+  var ss = sbig;
+  if (sbig == ssmall) { s = kp_add64(big, small); }
+  else if (kp_ult64(big, small)) { s = kp_sub64(small, big); ss = ssmall; }
+  else {
+    // big − (small + a fraction of one unit): one unit less, the fraction's complement still sticky
+    s = kp_sub64(big, small);
+    if (sticky) { s = kp_sub64(s, vec2<u32>(1u, 0u)); }
+  }
+  if (!sticky && all(s == vec2<u32>(0u, 0u))) { return select(0u, 0x80000000u, mode == 2u); }
+  let lz = kp_clz64(s);
+  s = kp_shl64(s, lz);
+  // the leading bit (now bit 63) is 2^(ebig − lz + 63): its biased exponent
+  let be = ebig - i32(lz) + 63 + 127;
+  let maxf = ss | 0x7f7fffffu;
+  let inf = ss | 0x7f800000u;
+  let over = select(select(select(inf, maxf, ss == 0u), select(maxf, inf, ss == 0u), mode == 3u), maxf, mode == 1u);
+  let overflow = select(over, inf, mode == 0u);
+  if (be >= 255) { return overflow; }
+  // 24 bits kept (bits 63…40), fewer below the normal range
+  let shift = select(40u, 40u + u32(1 - be), be <= 0);
+  var keep = 0u;
+  var r = false;
+  var lower = sticky;
+  if (shift < 64u) {
+    keep = kp_shr_u64(s, shift).x;
+    r = (kp_shr_u64(s, shift - 1u).x & 1u) != 0u;
+    lower = lower || any(kp_shl64(s, 65u - shift) != vec2<u32>(0u, 0u));
+  } else if (shift == 64u) {
+    r = (s.y >> 31u) != 0u;
+    lower = lower || any(kp_shl64(s, 1u) != vec2<u32>(0u, 0u));
+  } else { lower = lower || any(s != vec2<u32>(0u, 0u)); }
+  let inexact = r || lower;
+  var up = false;
+  switch (mode) {
+    case 0u: { up = r && (lower || (keep & 1u) != 0u); }
+    case 2u: { up = inexact && ss != 0u; }
+    case 3u: { up = inexact && ss == 0u; }
+    default: { up = false; }
+  }
+  keep = keep + select(0u, 1u, up);
+  // a normal's hidden bit carries into its exponent field, a subnormal's rounding carries into the smallest
+  let bits = select((u32(be - 1) << 23u) + keep, keep, be <= 0);
+  if (bits >= 0x7f800000u) { return overflow; }
+  return ss | bits;
+}`, ['kp_mulwide_u32', 'kp_clz64', 'kp_shl64', 'kp_shr_u64', 'kp_add64', 'kp_sub64', 'kp_ult64']),
   // --- atomics that are read-modify-write in PTX but need a loop here ---
   kp_inc_wrap: F(`fn kp_inc_wrap(old: u32, b: u32) -> u32 { return select(old + 1u, 0u, old >= b); }`),
   kp_dec_wrap: F(`fn kp_dec_wrap(old: u32, b: u32) -> u32 { return select(old - 1u, b, old == 0u || old > b); }`),

@@ -34,7 +34,7 @@
 // groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
 // this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
-  PtxError, usedRegisters, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
+  calleeOf, PtxError, usedRegisters, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type Contraction, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
@@ -962,12 +962,7 @@ function specialUse(f: IrFunction): { reservedSmem: boolean; gridSync?: { line: 
   return gridSync ? { reservedSmem, gridSync } : { reservedSmem }
 }
 
-/** The function a `call` names (undefined for other instructions and indirect calls). */
-export function calleeOf(ins: Instruction): string | undefined {
-  if (ins.op !== 'call') return undefined
-  const t = ins.operands[0]?.kind === 'list' ? ins.operands[1] : ins.operands[0]
-  return t?.kind === 'sym' && t.target === 'function' ? t.name : undefined
-}
+export { calleeOf }
 
 export class ModuleEmitter {
   instrs: InstrInfo[] = []

@@ -78,7 +78,7 @@ Cli('a case that never ends is stopped after --case-timeout-s, reported, and the
 
 Cli('section webgpu: a CPU adapter is no proof (not run, naming it); allowed for this check, cases run on WebGPU and are compared with the device', () => {
   const dawn = dawnEnvironment()
-  const args = ['--self-test', '--libcuda', td.path, '--only', 'webgpu', '--cases', 'emulator-own/vec_add,emulator-own/math_f32,emulator-reference/saxpy', '--no-record']
+  const args = ['--self-test', '--libcuda', td.path, '--only', 'webgpu', '--cases', 'emulator-own/vec_add,emulator-own/math_f64,emulator-reference/saxpy', '--no-record']
   const refusedOut = temp('kp-gpu-wg-')
   const r0 = cli([...args, '--out', refusedOut], dawn)
   assert.is(r0.status, 0, r0.stderr)
@@ -92,9 +92,9 @@ Cli('section webgpu: a CPU adapter is no proof (not run, naming it); allowed for
   assert.is(by('emulator-own/vec_add on WebGPU')?.status, 'pass', r.stdout)
   assert.match(by('emulator-own/vec_add on WebGPU')!.detail, /^right; equal to CUDA/)
   assert.is(by('emulator-reference/saxpy on WebGPU')?.status, 'pass')
-  // math_f32 reaches f64 conversions (libdevice's powf), which emit-wgsl refuses: not run, with the translator's reason
-  assert.is(by('emulator-own/math_f32 on WebGPU')?.status, 'not-run')
-  assert.match(by('emulator-own/math_f32 on WebGPU')!.detail, /^refused: kernel math_f32: PTX line \d+ \(cvt\.[a-z0-9.]*f64/)
+  // math_f64 divides f64s (libdevice), which emit-wgsl refuses: not run, with the translator's reason
+  assert.is(by('emulator-own/math_f64 on WebGPU')?.status, 'not-run')
+  assert.match(by('emulator-own/math_f64 on WebGPU')!.detail, /^refused: kernel math_f64: PTX line \d+ \([a-z0-9.]*f64[^)]*\): f64 arithmetic/)
   assert.match(by('the corpus on WebGPU (google swiftshader SwiftShader driver 5.0.0 (fallback adapter))')?.detail ?? rep.checks.map((c) => c.name).join(' | '), /^2 right \(0 of them not bit-equal to CUDA\), 0 wrong or failing, 1 not run/)
   assert.is(r.status, 0, r.stderr)
 })

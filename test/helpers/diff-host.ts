@@ -60,7 +60,11 @@ export class DiffHost implements KernelHost {
   /** Kernels whose results a read has compared since they were launched. */
   readonly verified = new Set<string>()
   private pending = new Set<string>()
-  constructor(readonly emu: KernelHost, readonly gpu: KernelHost & { synchronize(): Promise<void> }, readonly label: string) {}
+  /** How much of the emulator's device printf text the WebGPU side has been compared with. */
+  private printedSeen = 0
+  /** `gpuPrinted`: the WebGPU side's device printf text since the last call; each read then compares it with
+   *  what the emulator printed since the last read. */
+  constructor(readonly emu: KernelHost, readonly gpu: KernelHost & { synchronize(): Promise<void> }, readonly label: string, readonly gpuPrinted?: () => Promise<string>) {}
 
   get launched(): Set<string> { return this.emu.launched }
   get printed(): string[] { return this.emu.printed }
@@ -110,6 +114,13 @@ export class DiffHost implements KernelHost {
   async read<T extends View>(buf: DeviceBuffer, ctor: ViewCtor<T>): Promise<T> {
     const e = await this.emu.read(buf, ctor)
     const g = await this.gpu.read(this.mirror(buf), ctor)
+    if (this.gpuPrinted) {
+      const all = this.emu.printed.join('')
+      const want = all.slice(this.printedSeen)
+      this.printedSeen = all.length
+      const got = await this.gpuPrinted()
+      if (got !== want) throw new Error(`device printf on WebGPU printed ${JSON.stringify(got.slice(0, 300))}, the emulator ${JSON.stringify(want.slice(0, 300))}`)
+    }
     if (this.ownCheck) {
       for (const k of this.pending) this.verified.add(k)
       this.pending.clear()

@@ -65,6 +65,8 @@ export class PageBackend implements Backend {
     const { stream, ...rest } = config
     await this.call('launch', (fn as BackendFunction & { id: number }).id, { ...rest, stream: stream?.id ?? null }, Buffer.from(params.bytes).toString('base64'), [...params.offsets], [...params.sizes])
   }
+  /** Device printf's text since the last call (what the page's backend printed at its synchronizations). */
+  async printed(): Promise<string> { return this.call<string>('printed') }
   async dispose(): Promise<void> {}
 }
 

@@ -38,11 +38,13 @@ requests.forEach(({ source, config }, r) => {
   const s = suite<{ host?: DiffHost; gpu?: PageBackend }>(`WebGPU corpus: ${basename(source)}, ${label}`, {})
 
   s.before(async (ctx) => {
-    const emu = await KernelRunner.load(createEmulatorBackend({ print: () => {} }), ptx, config.target, `${basename(source)} (${label}, emulator)`)
+    // device printf: the emulator's text, and each read compares WebGPU's with it (DiffHost)
+    const printed: string[] = []
+    const emu = await KernelRunner.load(createEmulatorBackend({ print: (t) => { printed.push(t) } }), ptx, config.target, `${basename(source)} (${label}, emulator)`, printed)
     ctx.gpu = await pages.open({ partial: true })
     const gpu = await KernelRunner.load(ctx.gpu, ptx, config.target, `${basename(source)} (${label}, WebGPU)`)
     const backend = ctx.gpu
-    ctx.host = new DiffHost(emu, Object.assign(gpu, { synchronize: () => backend.synchronize() }), `${basename(source)} (${label})`)
+    ctx.host = new DiffHost(emu, Object.assign(gpu, { synchronize: () => backend.synchronize() }), `${basename(source)} (${label})`, () => backend.printed())
   })
   s.after(async (ctx) => {
     await ctx.gpu?.page.close()

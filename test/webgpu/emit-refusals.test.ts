@@ -36,13 +36,18 @@ for (const [reg, why] of [
   ['%globaltimer_lo', /^the special register %globaltimer_lo: WGSL has no clock or timer$/],
   ['%envreg2', /^the special register %envreg2: the grid workspace of a cooperative launch \(cg::this_grid\(\)\.sync\(\)\): WebGPU has no grid-wide barrier/],
   ['%envreg7', /^the special register %envreg7: a driver-defined environment register/],
-  ['%reserved_smem_offset_1', /^the special register %reserved_smem_offset_1: the block's reserved shared memory/],
 ] as const) {
   s(`${reg}: ${why.source.split(': ').slice(1).join(': ').slice(0, 40)}…`, () => {
     assert.equal(refusalOf(`  mov.u32 %r1, ${reg};`).length, 1)
     assert.match(refusalOf(`  mov.u32 %r1, ${reg};`)[0]!, why)
   })
 }
+
+s('%reserved_smem_offset_*: the block\'s reserved shared memory is allocated now (cg::block_tile_memory), not refused', () => {
+  for (const reg of ['%reserved_smem_offset_begin', '%reserved_smem_offset_0', '%reserved_smem_offset_1', '%reserved_smem_offset_end', '%reserved_smem_offset_cap']) {
+    assert.equal(refusalOf(`  mov.u32 %r1, ${reg};`), [], reg)
+  }
+})
 
 s('ldmatrix (a warp collective) and wmma.load: tensor-core instructions', () => {
   assert.equal(refusalOf('  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];'), ['tensor-core instructions (ldmatrix): WebGPU has no matrix units'])

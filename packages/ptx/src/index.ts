@@ -23,6 +23,7 @@ export { buildCfg, cfgWithoutEdges, controlDependence, dominates, type Cfg, type
 export { relayoutFunction, structureFunction, type Structure, type StructureOptions, type StructNode, type StructRegion, type BranchTarget, type SequenceItem } from './structure.js'
 export { collectiveOf, collectiveScope, waitOf, type Collective } from './collectives.js'
 export { calleeOf, inlineCalls } from './inline.js'
+export { defaultPrint, formatPrintf, printfArgBytes, printfArgSizes, PrintfOrder } from './printf.js'
 export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
 export { analyzeLiveness, type Liveness } from './analysis/liveness.js'
 export { analyzeUniformity, type Uniformity, type UniformityFacts } from './analysis/uniformity.js'

@@ -5,19 +5,22 @@ import type { WebGpuBackendOptions } from '@kernelpack/webgpu'
 import type { Backend } from './backend.js'
 
 /** `loadModule(…, { webgpu })`: where the GPU comes from and what translates PTX to WGSL. */
-export type WebGpuOptions = Pick<WebGpuBackendOptions, 'gpu' | 'adapter' | 'powerPreference' | 'translator' | 'initialMemory' | 'memoryLimit'> & {
+export type WebGpuOptions = Pick<WebGpuBackendOptions, 'gpu' | 'adapter' | 'powerPreference' | 'translator' | 'initialMemory' | 'memoryLimit' | 'print'> & {
   /** `auto` takes a fallback (CPU) adapter such as SwiftShader or llvmpipe too, instead of the emulator: for
    *  testing the WebGPU path on a machine without a GPU. @default false */
   allowFallbackAdapter?: boolean
 }
 
-/** One backend (one device) per GPU object and translator, for the life of the page or process. */
+/** One backend (one device) per GPU object (or printf destination, for a print of its own) and translator, for
+ *  the life of the page or process. */
 const backends = new Map<unknown, Map<unknown, Promise<Backend>>>()
 
 export function webgpuBackend(options: WebGpuOptions = {}): Promise<Backend> {
-  // (allowFallbackAdapter is auto's choice, not the backend's: one backend per GPU object and translator)
-  let byTranslator = backends.get(options.adapter ?? options.gpu)
-  if (!byTranslator) backends.set(options.adapter ?? options.gpu, (byTranslator = new Map()))
+  // (allowFallbackAdapter is auto's choice, not the backend's: one backend per GPU object and translator; a
+  // print of its own keys its own backends instead, on the GPU the first module with it asks for)
+  const key = options.print ?? options.adapter ?? options.gpu
+  let byTranslator = backends.get(key)
+  if (!byTranslator) backends.set(key, (byTranslator = new Map()))
   const cached = byTranslator.get(options.translator)
   if (!cached) return openWebGpu(byTranslator, options)
   // a device that is gone (destroyed to stop a running launch, or lost) is not used again: a new one

@@ -509,6 +509,8 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const steps = stepsOf(results)
   const compiles = steps.filter((r) => !r.cached).length
   const shipped = options.wgsl && images.length ? await wgslFor(images, byTarget.get(mTarget.target)!.bytes, mTarget.target, abs) : undefined
+  // kernels WebGPU runs with f64 in software: a warning (they run, slowly)
+  if (shipped) warnings.push(...shipped.notes)
   return {
     file: abs,
     name: basename(abs).replace(/\.cu$/i, ''),
@@ -524,10 +526,10 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
 
 /** The latest translation of each file in this process, with its PTX's hash (watch-mode rebuilds of an
  *  unchanged file translate once; an edited file replaces its entry). */
-const translations = new Map<string, { key: string; result: Promise<{ image: Uint8Array; refused: Untranslatable[] }> }>()
+const translations = new Map<string, { key: string; result: Promise<{ image: Uint8Array; refused: Untranslatable[]; softF64: string[] }> }>()
 
 /** The WGSL image of a build (the newest PTX image, else the manifest's PTX) and its refusals as diagnostics. */
-async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestTarget: string, abs: string): Promise<{ image: WgslPackable; refused: Diagnostic[] }> {
+async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestTarget: string, abs: string): Promise<{ image: WgslPackable; refused: Diagnostic[]; notes: Diagnostic[] }> {
   const ptxImages = images.filter((i) => i.kind === 'ptx')
   const newest = ptxImages[ptxImages.length - 1]
   const from = newest ? newest.target : manifestTarget
@@ -538,7 +540,7 @@ async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestT
     t = { key, result: import('@kernelpack/webgpu').then((m) => m.translatePtxForShipping(text, basename(abs))) }
     translations.set(abs, t)
   }
-  const { image, refused } = await t.result
+  const { image, refused, softF64 } = await t.result
   const diagnostics = refused.map((u): Diagnostic => {
     const at = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
     const message = `${u.kernel ? `kernel ${readableName(u.kernel)}` : 'this module'} cannot run on WebGPU: ${at}${u.reason}`
@@ -546,5 +548,6 @@ async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestT
       ? { file: resolve(dirname(abs), u.source.file), line: u.source.line, column: u.source.column, severity: 'warning', message }
       : { file: abs, line: 0, column: 0, severity: 'warning', message }
   })
-  return { image: { bytes: image, from }, refused: diagnostics }
+  const notes = softF64.map((k): Diagnostic => ({ file: abs, line: 0, column: 0, severity: 'warning', message: `kernel ${readableName(k)} computes f64 in software binary64 on WebGPU (exact, and many times slower than f32: WGSL has no f64)` }))
+  return { image: { bytes: image, from }, refused: diagnostics, notes }
 }

@@ -13,7 +13,7 @@ import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 import {
-  ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
+  ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
   LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, OVERRIDE_SPLIT, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
@@ -37,6 +37,11 @@ export interface WebGpuBackendOptions extends WebGpuDeviceOptions {
   initialMemory?: number
   /** Arena limit in bytes. @default the device's maxStorageBufferBindingSize and maxBufferSize, at most 3.75 GiB */
   memoryLimit?: number
+  /** Receives device printf's text exactly as printed (no newline added), at each synchronize and download, in
+   *  the emulator's order: launches one after the other, blocks in order, within a block a GPU's warp order
+   *  (@kernelpack/ptx PrintfOrder). @default in Node `process.stdout.write`, in browsers one `console.log`
+   *  per completed line */
+  print?: (text: string) => void
 }
 
 export type WebGpuFunction = BackendFunction
@@ -150,7 +155,13 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   let memory = device.createBuffer({ label: 'kernelpack arena', size: capacity, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
   /** Bumped when `memory` is replaced; bind groups made for an older buffer are rebuilt. */
   let generation = 0
-  const faultRecord = device.createBuffer({ label: 'kernelpack fault record', size: FAULT_RECORD_BYTES, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+  // the fault record and device printf's counter and records (layout.ts FAULT_BUFFER_BYTES)
+  const faultRecord = device.createBuffer({ label: 'kernelpack fault record', size: FAULT_BUFFER_BYTES, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+  // (the formatter is loaded with the first printf records: printf-records.ts)
+  let print = options.print
+  /** Launches so far (KpLaunch.pad), and the printf formats of those whose kernel prints, by launch. */
+  let launches = 0
+  const printfLaunches = new Map<number, readonly string[]>()
 
   let lost: string | undefined
   /** access-sites.ts's accessesInside, loaded with the first module whose kernels have an unchecked variant. */
@@ -285,10 +296,10 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     const len = align4(at + n) - start
     const staging = await serial(() => {
       live()
-      const buf = device.createBuffer({ label: 'kernelpack readback', size: len + FAULT_RECORD_BYTES, usage: USAGE_MAP_READ | USAGE_COPY_DST })
+      const buf = device.createBuffer({ label: 'kernelpack readback', size: len + FAULT_RECORD_BYTES + 4, usage: USAGE_MAP_READ | USAGE_COPY_DST })
       submitChecked('reading device memory', (enc) => {
         if (len) enc.copyBufferToBuffer(memory, start, buf, 0, len)
-        enc.copyBufferToBuffer(faultRecord, 0, buf, len, FAULT_RECORD_BYTES)
+        enc.copyBufferToBuffer(faultRecord, 0, buf, len, FAULT_RECORD_BYTES + 4)
       })
       return buf
     })
@@ -296,8 +307,11 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       await staging.mapAsync(MAP_READ)
       const bytes = new Uint8Array(staging.getMappedRange())
       if (into) into.set(bytes.subarray(at - start, at - start + n))
-      const fault = new Uint32Array(bytes.buffer, bytes.byteOffset + len, FAULT_RECORD_BYTES / 4).slice()
+      const fault = new Uint32Array(bytes.buffer, bytes.byteOffset + len, FAULT_RECORD_BYTES / 4 + 1).slice()
       staging.unmap()
+      // device printf's records, printed before a fault is thrown (as CUDA flushes the printf FIFO at the
+      // synchronization that reports the error)
+      if (fault[4] !== 0) await flushPrintf(fault[4]!)
       await throwPendingErrors()
       if (fault[0] !== 0) {
         await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
@@ -308,6 +322,12 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     } finally {
       staging.destroy()
     }
+  }
+
+  /** Prints device printf's records (`words` asked for since the last read): printf-records.ts, loaded with
+   *  the first records a synchronization finds. */
+  async function flushPrintf(words: number): Promise<void> {
+    print = await (await import('./printf-records.js')).flushPrintf({ device, faultRecord, serial, submitChecked }, words, printfLaunches, print)
   }
 
   const bindLayout = device.createBindGroupLayout({
@@ -349,16 +369,10 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     for (const k of translated.kernels.values()) if (k.unchecked) accessCheck ??= (await import('./access-sites.js')).accessesInside
     const refused: Untranslatable[] = [...undecodable, ...translated.refused]
     // What the translator produced must fit this device; a kernel that does not is refused like an
-    // untranslatable one, so `auto` falls back instead of failing at the first launch.
-    for (const k of translated.kernels.values()) {
-      const missing = k.features.filter((f) => !gpu.features.has(f))
-      if (missing.length) refused.push({ kernel: k.name, line: 0, reason: `needs the WebGPU feature(s) ${missing.join(', ')}, which ${info} lacks` })
-      if (align16(k.paramBytes) > limit('maxUniformBufferBindingSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.paramBytes}-byte parameter block exceeds maxUniformBufferBindingSize (${limit('maxUniformBufferBindingSize')})` })
-      if (k.workgroupBytes > limit('maxComputeWorkgroupStorageSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.workgroupBytes} bytes of shared memory exceed maxComputeWorkgroupStorageSize (${limit('maxComputeWorkgroupStorageSize')})` })
-      if (k.requiredBlock && k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] > limit('maxComputeInvocationsPerWorkgroup')) {
-        refused.push({ kernel: k.name, line: 0, reason: `.reqntid ${k.requiredBlock.join(',')} exceeds maxComputeInvocationsPerWorkgroup (${limit('maxComputeInvocationsPerWorkgroup')})` })
-      }
-    }
+    // untranslatable one, so `auto` falls back instead of failing at the first launch (device-fit.ts says why)
+    const fits = (k: WgslKernel) => k.features.every((f) => gpu.features.has(f)) && align16(k.paramBytes) <= limit('maxUniformBufferBindingSize') && k.workgroupBytes <= limit('maxComputeWorkgroupStorageSize')
+      && (!k.requiredBlock || k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] <= limit('maxComputeInvocationsPerWorkgroup'))
+    if (![...translated.kernels.values()].every(fits)) refused.push(...(await import('./device-fit.js')).misfits(translated.kernels.values(), gpu.features, limit, info))
     // kernels named demangled in the errors: the demangler is loaded only for a module that has such kernels
     const readable = refused.length ? (await import('@kernelpack/ptx/demangle')).readableName : undefined
     if (refused.length && !options.partial) throw new CannotTranslateError(sourceName, refused, readable)
@@ -593,10 +607,13 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       // Without a signal or timeout, the grid is one submit (grid.x split into dispatches of at most perDim
       // workgroups, one launch record each); with one, it runs in slices (runStoppable).
       const chunks = stoppable ? 1 : Math.ceil(grid[0] / perDim)
+      // the launch's number, in its launch records: device printf's records say which launch made them
+      const launch = launches = (launches + 1) >>> 0
+      if (k.printf?.length) printfLaunches.set(launch, k.printf)
       const records = new Uint32Array((chunks * LAUNCH_RECORD_STRIDE) / 4)
       for (let c = 0; c < chunks; c++) {
         const r = (c * LAUNCH_RECORD_STRIDE) / 4
-        records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, 0], r)
+        records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, launch], r)
       }
       // every access of every thread proven inside the arena (access-sites.ts): the variant without checks
       const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size, h.trips)
@@ -629,7 +646,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           })
           h.bindGeneration = generation
         }
-        if (stoppable) return import('./stoppable.js').then((m) => m.runStoppable(sliceContext, h, p, grid, { signal, timeoutMs }))
+        if (stoppable) return import('./stoppable.js').then((m) => m.runStoppable(sliceContext, h, p, grid, { signal, timeoutMs, launch }))
         submitChecked(what, (enc) => {
           const pass = enc.beginComputePass({ label: h.name })
           pass.setPipeline(p)

@@ -19,7 +19,7 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  analyzeAffine, analyzeBarrierRegions, RETURN_EXIT, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeAffine, analyzeBarrierRegions, analyzeContraction, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
@@ -76,6 +76,9 @@ function whyNoSpecial(name: string): string {
   return 'no WGSL counterpart'
 }
 
+/** Bytes of reserved shared memory per block (the emulator's js-values.ts RESERVED_SMEM: cudaDevAttrReservedSharedMemoryPerBlock). */
+const RESERVED_SMEM = 1024
+
 export class KernelWriter {
   readonly fn: IrFunction
   readonly lines: string[] = []
@@ -94,7 +97,19 @@ export class KernelWriter {
   readonly helpers = new Map<string, string>()
   /** Module-scope declarations (workgroup scratch…), by name. */
   readonly moduleDecls = new Map<string, string>()
+  /** Device printf's format strings, by call site (emit-printf.ts). */
+  readonly printf: string[] = []
+  /** The kernel calls vprintf: its threads count the barriers, collectives and printfs they pass. */
+  readonly hasPrintf: boolean
   readonly features = new Set<string>()
+  /** The kernel computes f64 arithmetic in software binary64 (slow: a build warning says so). */
+  softF64 = false
+  private fusedF64?: Map<number, Contraction>
+  /** The adds and subs ptxas fuses with the product they read (@kernelpack/ptx analyzeContraction): f64 ones
+   *  are computed as that fma, as the emulator does; f32 ones use WGSL's own arithmetic. */
+  get contraction(): Map<number, Contraction> {
+    return (this.fusedF64 ??= analyzeContraction(this.fn))
+  }
   /** Kernel has block barriers or warp collectives: control flow is predicated where they are. */
   readonly sync: boolean
   readonly mem: MemoryPlan
@@ -141,11 +156,18 @@ export class KernelWriter {
     this.coarse = env.coarse ?? 1
     const fn = env.fn
     this.cfg = buildCfg(fn)
+    // a wait on memory another invocation writes (cooperative groups' large-tile sync spins on ld.acquire): WGSL
+    // promises no forward progress between invocations, even of one workgroup, so the wait may never end
+    // (a grid sync's wait is refused as the grid sync it is, at its %envreg)
+    const gridSync = fn.instructions.some((x) => x.operands.some((o) => o.kind === 'special' && /^%envreg[12]$/.test(o.name)))
+    const spin = gridSync ? -1 : fn.instructions.findIndex((x, i) => x.op === 'ld' && (x.sem === 'acquire' || x.sem === 'relaxed') && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0)
+    if (spin >= 0) this.refuse(`a thread waits in a loop for memory another thread writes (${fn.instructions[spin]!.text.split(/\s+/)[0]} at PTX line ${fn.instructions[spin]!.line}): WGSL promises no forward progress between invocations, so the wait may never end`, fn.instructions[spin])
     const layout = layoutParams(fn.params)
     fn.params.forEach((p, i) => this.paramOffset.set(p.name, layout.offsets[i]!))
     this.paramBytes = layout.end
     this.paramOffsets = layout.offsets
     this.sync = fn.instructions.some((ins) => this.isSync(ins))
+    this.hasPrintf = fn.instructions.some((ins) => ins.op === 'call' && callTarget(ins) === 'vprintf')
     let classes: RegisterClass[]
     try {
       classes = assignRegisterClasses(fn)
@@ -345,6 +367,12 @@ export class KernelWriter {
       case '%lanemask_gt': return '(~(((1u << (kp_t & 31u)) << 1u) - 1u))'
       case '%lanemask_ge': return '(~((1u << (kp_t & 31u)) - 1u))'
       case '%dynamic_smem_size': return 'kp_dyn_shared_bytes'
+      // the reserved shared memory (planMemory): its start, its two halves (cg::block_tile_memory uses the
+      // second), its end and size, as the emulator gives them (js-values.ts)
+      case '%reserved_smem_offset_begin': case '%reserved_smem_offset_0': return `((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u)`
+      case '%reserved_smem_offset_1': return `(((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u) + ${RESERVED_SMEM / 2}u)`
+      case '%reserved_smem_offset_end': return `(((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u) + ${RESERVED_SMEM}u)`
+      case '%reserved_smem_offset_cap': return `${RESERVED_SMEM}u`
       case '%total_smem_size': case '%aggr_smem_size': return `(${u32Lit(this.mem.staticShared)} + kp_dyn_shared_bytes)`
       case '%cluster_ctarank': case '%is_explicit_cluster': return '0u'
       case '%cluster_nctarank': return '1u'
@@ -517,7 +545,14 @@ export class KernelWriter {
     const tb = Math.min(typeSize(t) * 8, 32)
     if (s === 'u32') {
       const rb = this.regBits[id]!
-      this.line(`${n} = ${rb < 32 ? `(${e}) & ${u32Lit(2 ** rb - 1)}` : e};`)
+      // a signed value narrower than its register is sign-extended to the register (PTX ISA, "ld": `ld.s8` into
+      // a 16- or 32-bit register), then kept to the register's width
+      let v = e
+      if (t[0] === 's' && tb < rb) {
+        this.features.add('kp_sext')
+        v = `kp_sext(${e}, ${tb}u)`
+      }
+      this.line(`${n} = ${rb < 32 ? `(${v}) & ${u32Lit(2 ** rb - 1)}` : v};`)
     } else if (s === 'f32') this.line(`${n} = bitcast<f32>(${e});`)
     else if (s === 'u64') {
       if (t[0] === 's') {
@@ -637,10 +672,14 @@ export class KernelWriter {
         if (sp === 'shared' || sp === 'generic') sharedAtomic = true
       }
     }
-    const usesShared = sharedVars.length > 0 || fn.instructions.some((i) => i.space === 'shared')
+    // the block's reserved shared memory (cooperative groups' block_tile_memory scratch): RESERVED_SMEM bytes
+    // after the kernel's own, at a 16-byte boundary, as the emulator lays it out (its backend.ts sharedLayout)
+    const reads = (o: Operand | undefined): boolean => !!o && (o.kind === 'special' ? o.name.startsWith('%reserved_smem_offset') : o.kind === 'addr' ? reads(o.base) : o.kind === 'vec' || o.kind === 'list' ? o.items.some(reads) : o.kind === 'neg' || o.kind === 'not' ? reads(o.operand) : false)
+    const reserved = fn.instructions.some((i) => i.operands.some(reads))
+    const usesShared = reserved || sharedVars.length > 0 || fn.instructions.some((i) => i.space === 'shared')
     const barriers = globalStores ? globalBarriers(fn, this.cfg) : { at: new Set<Instruction>(), afterLoop: new Set<number>() }
     return {
-      sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0,
+      sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0, reserved,
       localBytes: Math.ceil(local / 4) * 4, globalAtomic, sharedAtomic: sharedAtomic && usesShared, globalStores,
       storageBarriers: barriers.at, storageBarrierAfterLoop: barriers.afterLoop,
     }
@@ -667,8 +706,8 @@ export class KernelWriter {
   /** Writes the kernel body: structured control flow, or a block dispatcher for irreducible flow. */
   writeBody(): void {
     const fn = this.fn
-    // every call but __assertfail's is refused (emit-ops.ts): refuse it before writing anything
-    const call = fn.instructions.find((i) => i.op === 'call' && callTarget(i) !== '__assertfail')
+    // every call but __assertfail's and vprintf's is refused (emit-ops.ts): refuse it before writing anything
+    const call = fn.instructions.find((i) => i.op === 'call' && callTarget(i) !== '__assertfail' && callTarget(i) !== 'vprintf')
     if (call) {
       // the refusal names the call's own line, not the .entry's
       this.ins = call
@@ -862,6 +901,10 @@ export class KernelWriter {
       set = this.plainSeq(r.body, inner)
       if (set.has(`c${r.id}`)) this.lines.splice(at, 0, '  '.repeat(this.depth) + `${this.flagName(`c${r.id}`)} = false;`)
       set.delete(`c${r.id}`)
+      // a loop with no way out (dead code a compiler left: nvcc's unrolled copy of a loop whose trip count it
+      // knows is below the unrolling) is an error in WGSL ("loop does not exit"): a break that never runs
+      // (first in the body: WGSL's behavior analysis ignores what follows the body's closing `continue`)
+      if (!this.lines.slice(at).some((l) => /\b(break|return)\b/.test(l))) this.lines.splice(at, 0, '  '.repeat(this.depth) + 'if (false) { break; }')
       this.close()
     }
     return set
@@ -910,6 +953,8 @@ export class KernelWriter {
           const g = this.guardExpr(ins)
           return g ? `(${this.on} && ${g})` : this.on
         })
+        // (device printf orders a thread's records by the barriers and warp collectives it passed: emit-printf.ts)
+        if (this.hasPrintf) this.line(collectiveOf(ins)?.kind === 'bar' ? 'kp_pbar += 1u;' : 'kp_pcol += 1u;')
       } else if (n.kind !== 'jump') {
         for (const f of this.uniformRegion(n, frames)) out.add(f)
         // after a loop with barriers (uniform here): the storageBarrier its barriers left to its exit
@@ -1207,11 +1252,13 @@ export class KernelWriter {
     head.push(`@group(0) @binding(1) var<uniform> kp_params: array<vec4<u32>, ${paramVecs}>;`)
     head.push('struct KpLaunch { nctaid: vec3<u32>, kernel_id: u32, ctaid_base: vec3<u32>, pad: u32 }')
     head.push('@group(0) @binding(2) var<uniform> kp_launch: KpLaunch;')
-    head.push('@group(0) @binding(3) var<storage, read_write> kp_fault: array<atomic<u32>, 4>;')
+    // (a kernel with device printf sees the buffer's printf area after the record: layout.ts PRINTF_BYTES)
+    head.push(`@group(0) @binding(3) var<storage, read_write> kp_fault: array<atomic<u32>${this.printf.length ? '' : ', 4'}>;`)
+    if (this.printf.length) head.push('var<private> kp_pbar: u32;', 'var<private> kp_pcol: u32;', 'var<private> kp_pseq: u32;')
     head.push('override kp_ntid_x: u32 = 1u;', 'override kp_ntid_y: u32 = 1u;', 'override kp_ntid_z: u32 = 1u;')
     head.push('override kp_split: bool = true;')
     const body0 = this.lines.join('\n')
-    if (mem.usesShared && mem.hasDynamic) head.push('override kp_dyn_shared_words: u32 = 1u;')
+    if (mem.usesShared && (mem.hasDynamic || mem.reserved)) head.push('override kp_dyn_shared_words: u32 = 1u;')
     if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')
     head.push('override kp_nt: u32 = kp_ntid_x * kp_ntid_y * kp_ntid_z;')
     if (this.coarse > 1) {
@@ -1222,8 +1269,10 @@ export class KernelWriter {
     let workgroupBytes = 0
     if (mem.usesShared) {
       const words = mem.dynBase / 4
-      head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${mem.hasDynamic ? `${words}u + kp_dyn_shared_words` : `${Math.max(1, words)}u`}>;`)
-      workgroupBytes += mem.dynBase
+      // (the reserved region: its words and up to 3 of alignment after the dynamic ones)
+      const rsv = mem.reserved ? ` + ${RESERVED_SMEM / 4 + 3}u` : ''
+      head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${mem.hasDynamic || mem.reserved ? `${words}u + kp_dyn_shared_words${rsv}` : `${Math.max(1, words)}u`}>;`)
+      workgroupBytes += mem.dynBase + (mem.reserved ? RESERVED_SMEM + 12 : 0)
     }
     if (mem.localBytes) head.push(`var<private> kp_lmem: array<u32, ${mem.localBytes / 4}u>;`)
     for (const [, d] of syncDeclarations(this)) { head.push(d.code); workgroupBytes += d.bytes }
@@ -1268,6 +1317,8 @@ export class KernelWriter {
       name: fn.name, wgsl, entryPoint: 'kp_main', paramBytes: this.paramBytes, paramOffsets: this.paramOffsets,
       workgroupBytes, memory: mem.globalAtomic ? 'atomic-u32' : 'u32', features, variables: [...this.varsUsed].sort((a, b) => a - b),
     }
+    if (this.printf.length) out.printf = [...this.printf]
+    if (this.softF64) out.softF64 = true
     if (sites) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
     const perThread = scratchBytesPerThread(this)
     if (perThread) out.workgroupBytesPerThread = perThread
@@ -1437,7 +1488,8 @@ export function writeKernel(env: KernelEnv): WgslKernel {
   const k = w.finish()
   const limit = env.target.limits.maxComputeInvocationsPerWorkgroup ?? 256
   const most = k.requiredBlock ? k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] : k.maxThreads ?? 1024
-  if (most > limit) {
+  // (device printf records a CUDA thread's own counts: no coarsened variant, whose invocations run several)
+  if (most > limit && !k.printf) {
     const factor = Math.ceil(Math.min(most, 1024) / limit)
     const c = new KernelWriter({ ...env, coarse: factor })
     c.writeBody()

@@ -22,6 +22,8 @@ export interface MemoryPlan {
   dynBase: number
   usesShared: boolean
   hasDynamic: boolean
+  /** The kernel reads %reserved_smem_offset_*: RESERVED_SMEM bytes of zeroed shared memory after its own. */
+  reserved: boolean
   localBytes: number
   /** kp_mem is `array<atomic<u32>>` (atomics, or sub-word stores, on global or generic memory). */
   globalAtomic: boolean
@@ -230,7 +232,7 @@ function atomicWord(w: KernelWriter, space: Space, kind: AtomKind | 'cas', a: st
   if (space === 'generic') {
     const g = `kp_gen_atom_${kind}`
     if (!w.helpers.has(g)) {
-      const sharedCall = w.mem.usesShared ? `if (a >= ${u32Lit(SHARED_WINDOW)}u && a < ${u32Lit(SHARED_WINDOW + WINDOW_BYTES)}) { return ${atomicWordCall(w, 'shared', kind, `(a - ${u32Lit(SHARED_WINDOW)}) >> 2u`, 'b', 'c', 'sh')}; }\n  ` : ''
+      const sharedCall = w.mem.usesShared ? `if (a >= ${u32Lit(SHARED_WINDOW)} && a < ${u32Lit(SHARED_WINDOW + WINDOW_BYTES)}) { return ${atomicWordCall(w, 'shared', kind, `(a - ${u32Lit(SHARED_WINDOW)}) >> 2u`, 'b', 'c', 'sh')}; }\n  ` : ''
       w.features.add('kp_gchk')
       w.helpers.set(g, `fn ${g}(a: u32, b: u32, c: u32, sh: u32, line: u32) -> u32 {
   ${sharedCall}let g = kp_gchk(a, 4u, line);

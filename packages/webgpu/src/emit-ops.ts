@@ -7,14 +7,43 @@
 import { readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { FAULT_KIND } from './layout.js'
+import { emitPrintf } from './emit-printf.js'
 import { u32Lit } from './wgsl-text.js'
 
 const isHalf = (t: PtxType | undefined) => t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2'
 const bitsOf = (t: PtxType) => typeSize(t) * 8
 
-/** f64 arithmetic has no WGSL form. */
+/** f64 arithmetic without a software form here (div, sqrt, rcp, the transcendental approximations). */
 function noF64(w: KernelWriter, ins: Instruction): void {
   if (ins.types.includes('f64')) w.refuse('f64 arithmetic: WGSL has no f64 (a GPU with WebGPU computes in f32)')
+}
+
+/** add, sub, mul, fma and mad on f64 in exact software binary64 (wgsl-lib.ts kp_f64_fma, issue 26 item 3):
+ *  add is a·1 + b, sub a·1 + (−b), mul a·b + a zero of the product's sign; an add or sub that ptxas fuses with
+ *  the product it reads (analyzeContraction, as the emulator computes it) is that fma. Marks the kernel as
+ *  using software f64 (a build warning). */
+function f64Arith(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul' | 'fma'): void {
+  if (ins.flags.sat) return w.refuse(`${ins.op}.sat.f64`)
+  const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  if (mode < 0) return w.refuse(`${ins.op}.${ins.rounding}.f64`)
+  w.softF64 = true
+  const A = ins.operands
+  const one = 'vec2<u32>(0u, 0x3ff00000u)'
+  const fused = what === 'add' || what === 'sub' ? w.contraction?.get(ins.index) : undefined
+  if (fused) {
+    // fma(p's operands, the other operand), the product's sign flipped for a sub that subtracts it
+    const m = w.fn.instructions[fused.mul]!
+    const px = w.tmp(w.u64(m.operands[1]!)), py = w.tmp(w.u64(m.operands[2]!)), o = w.tmp(w.u64(A[fused.operand === 1 ? 2 : 1]!))
+    const negP = what === 'sub' && fused.operand === 2, negO = what === 'sub' && fused.operand === 1
+    const x = negP ? `(${px} ^ vec2<u32>(0u, 0x80000000u))` : px
+    return w.setU64(A[0], `kp_f64_fma(${x}, ${py}, ${negO ? `(${o} ^ vec2<u32>(0u, 0x80000000u))` : o}, 0u)`)
+  }
+  const x = w.tmp(w.u64(A[1]!)), y = w.tmp(w.u64(A[2]!))
+  let e: string
+  if (what === 'fma') e = `kp_f64_fma(${x}, ${y}, ${w.u64(A[3]!)}, ${mode}u)`
+  else if (what === 'mul') e = `kp_f64_fma(${x}, ${y}, vec2<u32>(0u, (${x}.y ^ ${y}.y) & 0x80000000u), ${mode}u)`
+  else e = `kp_f64_fma(${x}, ${one}, ${what === 'sub' ? `(${y} ^ vec2<u32>(0u, 0x80000000u))` : y}, ${mode}u)`
+  w.setU64(A[0], e)
 }
 
 /** Refuses directed rounding (.rz/.rm/.rp) of f32 arithmetic. */
@@ -235,7 +264,12 @@ function cmpFloat(w: KernelWriter, ins: Instruction, cmp: string, t: PtxType, a:
 
 function compare(w: KernelWriter, ins: Instruction, t: PtxType): string {
   const cmp = ins.cmp!
-  if (t === 'f64') return w.refuse('f64 comparisons: WGSL has no f64')
+  if (t === 'f64') {
+    const code: Record<string, number> = { eq: 0, ne: 1, lt: 2, le: 3, gt: 4, ge: 5, equ: 8, neu: 9, ltu: 10, leu: 11, gtu: 12, geu: 13, num: 16, nan: 17 }
+    if (code[cmp] === undefined) return w.refuse(`float comparison .${cmp}`)
+    w.softF64 = true
+    return w.tmp(`kp_f64_cmp(${w.u64(ins.operands[1]!)}, ${w.u64(ins.operands[2]!)}, ${code[cmp]}u)`)
+  }
   const isF = t === 'f32' || t === 'f16' || t === 'bf16'
   if (t === 'f16x2' || t === 'bf16x2') return w.refuse(`setp on packed halves (.${t})`)
   return w.tmp(isF ? cmpFloat(w, ins, cmp, t, ins.operands[1]!, ins.operands[2]!) : cmpInt(w, cmp, t, ins.operands[1]!, ins.operands[2]!))
@@ -247,7 +281,31 @@ function cvt(w: KernelWriter, ins: Instruction): void {
   const [dt, st] = ins.types as [PtxType, PtxType]
   const A = ins.operands
   if (!dt || !st) return w.refuse('cvt needs two types')
-  if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64')
+  // f32 → f64 is exact: the bits widened (printf's float arguments, promoted to double, need nothing more)
+  if (dt === 'f64' && st === 'f32' && !ins.flags.ftz && !ins.flags.sat && !ins.intRounding) return w.setU64(A[0], `kp_f32_to_f64(bitcast<u32>(${w.f32(A[1]!)}))`)
+  const rmode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  // f64 → f32, rounded once (software binary64)
+  if (dt === 'f32' && st === 'f64' && rmode >= 0 && !ins.flags.sat && !ins.intRounding) {
+    w.softF64 = true
+    const f = `bitcast<f32>(kp_f64_to_f32(${w.u64(A[1]!)}, ${rmode}u))`
+    return w.setF32(A[0], ins.flags.ftz ? `kp_ftz(${f})` : f)
+  }
+  // integers → f64: exact below 2^53, 64-bit ones rounded once
+  if (dt === 'f64' && /^[su](8|16|32|64)$/.test(st) && rmode >= 0 && !ins.flags.sat && !ins.intRounding) {
+    w.softF64 = true
+    const sb = bitsOf(st)
+    if (sb === 64) {
+      const v = w.tmp(w.u64(A[1]!))
+      if (st[0] === 'u') return w.setU64(A[0], `kp_int_to_f64(false, ${v}, ${rmode}u)`)
+      const neg = `(${v}.y & 0x80000000u) != 0u`
+      return w.setU64(A[0], `kp_int_to_f64(${neg}, select(${v}, kp_neg64(${v}), ${neg}), ${rmode}u)`)
+    }
+    const v = w.tmp(w.u32(A[1]!, st))
+    if (st[0] === 'u') return w.setU64(A[0], `kp_int_to_f64(false, vec2<u32>(${v}, 0u), 0u)`)
+    const x = w.tmp(sb < 32 ? `kp_sext(${v}, ${sb}u)` : v)
+    return w.setU64(A[0], `kp_int_to_f64((${x} & 0x80000000u) != 0u, vec2<u32>(select(${x}, 0u - ${x}, (${x} & 0x80000000u) != 0u), 0u), 0u)`)
+  }
+  if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64 (the software binary64 has add, sub, mul, fma, comparisons and conversions from f32 and integers, to f32)')
   const isF = (x: PtxType) => x === 'f32' || x === 'f16' || x === 'bf16' || x === 'tf32'
   const isI = (x: PtxType) => /^[sub](8|16|32|64)$/.test(x)
   const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
@@ -406,7 +464,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return w.setU32(dst, w.u32(src, t), t)
     }
     case 'add': case 'sub': {
-      noF64(w, ins)
+      if (t === 'f64') return f64Arith(w, ins, ins.op as 'add' | 'sub')
       if (ins.flags.cc) return carry(w, ins)
       const sub = ins.op === 'sub'
       if (t === 'f32') {
@@ -429,7 +487,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     case 'addc': case 'subc': case 'madc':
       return carry(w, ins)
     case 'mul': {
-      noF64(w, ins)
+      if (t === 'f64') return f64Arith(w, ins, 'mul')
       if (t === 'f32') {
         const d = directed(w, ins, 'mul')
         if (d) return w.setF32(A[0], d)
@@ -442,7 +500,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return setInt(w, ins, p.e, ins.part === 'wide' ? (t![0] === 's' ? 's32' : 'u32') : t)
     }
     case 'mad': {
-      noF64(w, ins)
+      if (t === 'f64') return f64Arith(w, ins, 'fma')
       if (ins.flags.cc) return carry(w, ins)
       if (t === 'f32') {
         // mad.f32 is fma (PTX ISA: mad.rn.f32 computes the product to infinite precision)
@@ -475,7 +533,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return w.setU32(A[0], p)
     }
     case 'fma': {
-      noF64(w, ins)
+      if (t === 'f64') return f64Arith(w, ins, 'fma')
       if (isHalf(t)) return half(w, ins, 'fma')
       if (t !== 'f32') return w.refuse(`fma.${t}`)
       const d = directed(w, ins, 'fma')
@@ -515,7 +573,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return setInt(w, ins, `${ins.op}(${x}, ${y})`)
     }
     case 'abs': case 'neg': {
-      noF64(w, ins)
+      // f64: the sign bit (PTX ISA: neg/abs of a NaN keep or clear its sign too)
+      if (t === 'f64') return w.setU64(A[0], ins.op === 'neg' ? `(${w.u64(A[1]!)} ^ vec2<u32>(0u, 0x80000000u))` : `(${w.u64(A[1]!)} & vec2<u32>(0xffffffffu, 0x7fffffffu))`)
       const neg = ins.op === 'neg'
       if (t === 'f32') {
         const x = fin(w, ins, A[1]!)
@@ -666,7 +725,9 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       if (t !== 'f32') return w.refuse(`${ins.op}.${t}`)
       if (!ins.flags.approx) roundNearest(w, ins)
       const x = fin(w, ins, A[1]!)
-      const f: Record<string, string> = { rcp: `1.0f / ${x}`, sqrt: `sqrt(${x})`, rsqrt: `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `log2(${x})`, ex2: `exp2(${x})`, tanh: `tanh(${x})` }
+      // lg2 and ex2 through their special cases and the whole range (kp_lg2, kp_ex2: WGSL leaves log2 of 0 or a
+      // subnormal and exp2 far from 0 to the implementation; SwiftShader's log2(0) is -127)
+      const f: Record<string, string> = { rcp: `1.0f / ${x}`, sqrt: `sqrt(${x})`, rsqrt: `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `kp_lg2(${x})`, ex2: `kp_ex2(${x})`, tanh: `tanh(${x})` }
       return w.setF32(A[0], fout(ins, f[ins.op]!))
     }
     case 'membar': case 'fence': {
@@ -689,10 +750,10 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return
     case 'call': {
       const name = callTarget(ins)
-      if (name === 'vprintf') return w.refuse('printf (vprintf): no device printf on WebGPU yet')
+      if (name === 'vprintf') return emitPrintf(w, ins)
       if (name === '__assertfail') {
         // a failed assert(): the fault record says so and the launch throws WebGpuFault, as CUDA's launch fails
-        // with cudaErrorAssert (the message, file and line arguments stay unread: no device printf yet)
+        // with cudaErrorAssert (the message, file and line arguments stay unread)
         w.features.add('kp_trap')
         w.line(`kp_fault_flush(); kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.assert}u);`)
         return

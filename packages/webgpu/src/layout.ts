@@ -57,6 +57,15 @@ export const RESERVED_BYTES = 4096
  *  0), so the first fault wins and the record is never a mix of two; the backend reads it at every
  *  synchronize and download and clears it. */
 export const FAULT_RECORD_BYTES = 16
+/** Device printf (emit-printf.ts) shares the fault record's buffer: word 4 counts the words kernels asked for
+ *  since the backend last read it, records follow from word 5, PRINTF_BYTES of them at most (CUDA's default
+ *  printf FIFO is 1 MiB too; records past it are dropped, as there). A record is PRINTF_HEADER_WORDS words —
+ *  its length in words, call site, launch number, block (linear), thread (linear), barriers and warp
+ *  collectives the thread had passed, printfs it had made — then the argument buffer's words. */
+export const PRINTF_BYTES = 1 << 20
+export const PRINTF_HEADER_WORDS = 8
+/** The fault record's buffer: the record, the printf counter, the printf records. */
+export const FAULT_BUFFER_BYTES = FAULT_RECORD_BYTES + 4 + PRINTF_BYTES
 /** Word [3] of the fault record: an invalid memory access at word [2], a `trap`, a failed device `assert()`
  *  (a call to __assertfail; the emulator's fault kinds). */
 export const FAULT_KIND = { access: 0, trap: 1, assert: 2 } as const

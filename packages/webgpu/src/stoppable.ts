@@ -46,7 +46,7 @@ export function notRun(name: string, signal: AbortSignal): Error {
  * (as a CUDA context dies with a killed kernel). Every later call of this backend then fails, naming the
  * kernel; the runtime opens a new device for the next loadModule. Resolves when the last slice has finished.
  */
-export async function runStoppable(ctx: SliceContext, h: SlicedKernel, p: GPUComputePipeline, grid: Dim3, stop: { signal: AbortSignal | undefined; timeoutMs: number | undefined }): Promise<void> {
+export async function runStoppable(ctx: SliceContext, h: SlicedKernel, p: GPUComputePipeline, grid: Dim3, stop: { signal: AbortSignal | undefined; timeoutMs: number | undefined; /** The launch's number (KpLaunch.pad: device printf's records carry it). */ launch?: number }): Promise<void> {
   const { device, limit, submitChecked, live, killDevice } = ctx
   const { signal, timeoutMs } = stop
   const started = performance.now()
@@ -62,7 +62,7 @@ export async function runStoppable(ctx: SliceContext, h: SlicedKernel, p: GPUCom
     : launchAbortError(h.name, `the signal was aborted; ${detail}`, signal?.reason)
   while (done < grid[0]) {
     const n = Math.min(columns, grid[0] - done)
-    record.set([grid[0], grid[1], grid[2], h.id, done, 0, 0, 0])
+    record.set([grid[0], grid[1], grid[2], h.id, done, 0, 0, stop.launch ?? 0])
     device.queue.writeBuffer(h.launchBuffer!, 0, record)
     const t0 = performance.now()
     submitChecked(`launch ${h.name}`, (enc) => {

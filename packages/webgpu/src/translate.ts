@@ -56,6 +56,10 @@ export interface WgslKernel {
   coarse?: { wgsl: string; entryPoint: string; factor: number }
   /** The same kernel without checks on its global accesses, for launches in which the host proves every
    *  access inside the arena (`sites`, access-sites.ts); absent when an access has no affine form. */
+  /** The kernel computes f64 in software binary64 (emit-ops.ts f64Arith): exact and slow; the build warns. */
+  softF64?: boolean
+  /** Device printf's format strings, by call site (emit-printf.ts): the host formats the records with them. */
+  printf?: readonly string[]
   unchecked?: { wgsl: string; sites: AccessSite[]; /** Loop bounds the sites' iteration terms use (loop → bound). */ trips?: Array<[number, SiteTrip]> }
   /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
    *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */

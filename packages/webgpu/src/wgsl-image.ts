@@ -26,6 +26,7 @@ export function encodeWgslImage(m: WgslModule): Uint8Array {
     ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads } : {}),
     ...(k.variables ? { variables: [...k.variables] } : {}),
     wgsl: k.wgsl,
+    ...(k.printf?.length ? { printf: [...k.printf] } : {}),
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
     ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl, ...(k.unchecked.trips?.length ? { trips: k.unchecked.trips } : {}) } } : {}),
   }))
@@ -68,6 +69,7 @@ export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
       ...(k.requiredBlock ? { requiredBlock: k.requiredBlock as Dim3 } : {}),
       ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads as number } : {}),
       ...(k.variables ? { variables: k.variables as number[] } : {}),
+      ...(k.printf ? { printf: k.printf as string[] } : {}),
       ...(k.coarse ? { coarse: k.coarse as WgslKernel['coarse'] } : {}),
       ...(k.unchecked ? { unchecked: k.unchecked as WgslKernel['unchecked'] } : {}),
     })

@@ -73,6 +73,29 @@ fn kp_fcmp(a: f32, b: f32, op: u32) -> bool {
     default: { return a >= b; }
   }
 }`, ['kp_isnan']),
+  kp_lg2: F(`// lg2.approx.f32 (PTX ISA: −Inf at ±0, NaN below 0, +Inf at +Inf; subnormals supported): log2 where WGSL
+// defines it, subnormals scaled into the normal range first
+fn kp_lg2(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) == 0u) { return kp_f32_bits(0xff800000u); }
+  if (b > 0x7f800000u) { return kp_f32_bits(0x7fffffffu); }
+  if (b == 0x7f800000u) { return x; }
+  if (b < 0x00800000u) { return log2(x * 16777216.0) - 24.0; }
+  return log2(x);
+}`, ['kp_f32_bits']),
+  kp_ex2: F(`// ex2.approx.f32 (PTX ISA: +0 at −Inf, +Inf at +Inf): 2^x as 2^frac scaled by 2^(integer part), so that no
+// implementation's exp2 range limits matter; NaN stays NaN
+fn kp_ex2(x: f32) -> f32 {
+  let b = bitcast<u32>(x) & 0x7fffffffu;
+  if (b > 0x7f800000u) { return kp_f32_bits(0x7fffffffu); }
+  if (x >= 128.0) { return kp_f32_bits(0x7f800000u); }
+  if (x < -150.0) { return 0.0; }
+  let n = i32(floor(x));
+  let f = exp2(x - floor(x));
+  // (2^n from its bits: SwiftShader's ldexp overflows past 2^63)
+  if (n >= -126) { return f * bitcast<f32>(u32(n + 127) << 23u); }
+  return (f * bitcast<f32>(u32(n + 191) << 23u)) * 5.421010862427522e-20;
+}`, ['kp_f32_bits']),
   kp_copysign: F(`fn kp_copysign(x: f32, s: f32) -> f32 {
   return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }`),
@@ -551,6 +574,220 @@ fn kp_fma_odd(a: f32, b: f32, c: f32) -> f32 {
   if (err == 0.0 || (sb & 1u) == 1u || (sb & 0x7fffffffu) >= 0x7f800000u) { return s; }
   // one f32 ulp toward the exact sum (sign-magnitude bits: +1 grows the magnitude)
   return bitcast<f32>(select(sb - 1u, sb + 1u, (err > 0.0) == (s > 0.0)));
+}`),
+  // --- binary64 in software (issue 26 item 3): f64 values are their bits, vec2<u32>(lo, hi); 128-bit
+  // integers vec4<u32>, x the lowest word. Exact, and slow: each operation is integer arithmetic ---
+  kp_u128_shl: F(`fn kp_u128_shl(a: vec4<u32>, n: u32) -> vec4<u32> {
+  if (n >= 128u) { return vec4<u32>(0u); }
+  let w = i32(n >> 5u); let b = n & 31u;
+  var r = vec4<u32>(0u);
+  for (var i = 3; i >= w; i = i - 1) {
+    var v = a[i - w] << b;
+    if (b != 0u && i - w - 1 >= 0) { v = v | (a[i - w - 1] >> (32u - b)); }
+    r[i] = v;
+  }
+  return r;
+}`),
+  kp_u128_shr: F(`fn kp_u128_shr(a: vec4<u32>, n: u32) -> vec4<u32> {
+  if (n >= 128u) { return vec4<u32>(0u); }
+  let w = i32(n >> 5u); let b = n & 31u;
+  var r = vec4<u32>(0u);
+  for (var i = 0; i + w <= 3; i = i + 1) {
+    var v = a[i + w] >> b;
+    if (b != 0u && i + w + 1 <= 3) { v = v | (a[i + w + 1] << (32u - b)); }
+    r[i] = v;
+  }
+  return r;
+}`),
+  kp_u128_add: F(`fn kp_u128_add(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+  var r = vec4<u32>(0u);
+  var c = 0u;
+  for (var i = 0; i < 4; i = i + 1) {
+    let s = a[i] + b[i];
+    let s2 = s + c;
+    c = select(0u, 1u, s < a[i]) + select(0u, 1u, s2 < s);
+    r[i] = s2;
+  }
+  return r;
+}`),
+  kp_u128_sub: F(`fn kp_u128_sub(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+  var r = vec4<u32>(0u);
+  var c = 0u;
+  for (var i = 0; i < 4; i = i + 1) {
+    let d = a[i] - b[i];
+    let d2 = d - c;
+    c = select(0u, 1u, a[i] < b[i]) + select(0u, 1u, d < c);
+    r[i] = d2;
+  }
+  return r;
+}`),
+  kp_u128_lt: F(`fn kp_u128_lt(a: vec4<u32>, b: vec4<u32>) -> bool {
+  for (var i = 3; i >= 0; i = i - 1) { if (a[i] != b[i]) { return a[i] < b[i]; } }
+  return false;
+}`),
+  kp_u128_clz: F(`fn kp_u128_clz(a: vec4<u32>) -> u32 {
+  for (var i = 3; i >= 0; i = i - 1) { if (a[i] != 0u) { return u32(3 - i) * 32u + countLeadingZeros(a[i]); } }
+  return 128u;
+}`),
+  kp_fpack: F(`// sign · s · 2^(e − 127) (s with its top bit at bit 127, sticky: nonzero bits below s) rounded (mode 0 rn, 1 rz,
+// 2 rm, 3 rp) to binary64 (f64) or binary32 bits: subnormals, overflow to infinity or the largest finite value
+// as the mode rounds, as IEEE 754 gives them; binary32 in .x
+fn kp_fpack(sign: u32, s: vec4<u32>, e: i32, sticky: bool, mode: u32, f64: bool) -> vec2<u32> {
+  let bias = select(127, 1023, f64);
+  let top = select(255, 2047, f64);
+  let p = select(24u, 53u, f64);
+  let be = e + bias;
+  let inf = select(vec2<u32>(sign | 0x7f800000u, 0u), vec2<u32>(0u, sign | 0x7ff00000u), f64);
+  let maxf = select(vec2<u32>(sign | 0x7f7fffffu, 0u), vec2<u32>(0xffffffffu, sign | 0x7fefffffu), f64);
+  let toInf = mode == 0u || (mode == 2u && sign != 0u) || (mode == 3u && sign == 0u);
+  let over = select(maxf, inf, toInf);
+  if (be >= top) { return over; }
+  let shift = 128u - p + select(0u, u32(1 - be), be <= 0);
+  var keep = vec2<u32>(0u);
+  var r = false;
+  var lower = sticky;
+  if (shift < 128u) {
+    keep = kp_u128_shr(s, shift).xy;
+    r = (kp_u128_shr(s, shift - 1u).x & 1u) != 0u;
+    lower = lower || any(kp_u128_shl(s, 129u - shift) != vec4<u32>(0u));
+  } else if (shift == 128u) {
+    r = (s.w >> 31u) != 0u;
+    lower = lower || any(kp_u128_shl(s, 1u) != vec4<u32>(0u));
+  } else { lower = lower || any(s != vec4<u32>(0u)); }
+  let inexact = r || lower;
+  var up = false;
+  switch (mode) {
+    case 0u: { up = r && (lower || (keep.x & 1u) != 0u); }
+    case 2u: { up = inexact && sign != 0u; }
+    case 3u: { up = inexact && sign == 0u; }
+    default: { up = false; }
+  }
+  if (up) { keep = vec2<u32>(keep.x + 1u, keep.y + select(0u, 1u, keep.x == 0xffffffffu)); }
+  // a normal's hidden bit carries into its exponent field; a subnormal's rounding into the smallest normal
+  if (f64) {
+    let bits = select(vec2<u32>(keep.x, keep.y + (u32(be - 1) << 20u)), keep, be <= 0);
+    if (bits.y >= 0x7ff00000u) { return over; }
+    return vec2<u32>(bits.x, sign | bits.y);
+  }
+  let b32 = select((u32(be - 1) << 23u) + keep.x, keep.x, be <= 0);
+  if (b32 >= 0x7f800000u) { return over; }
+  return vec2<u32>(sign | b32, 0u);
+}`, ['kp_u128_shr', 'kp_u128_shl']),
+  kp_f64_isnan: F(`fn kp_f64_isnan(a: vec2<u32>) -> bool { let h = a.y & 0x7fffffffu; return h > 0x7ff00000u || (h == 0x7ff00000u && a.x != 0u); }`),
+  kp_f64_fma: F(`// fma.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact: the 106-bit product and the addend, each with its top
+// bit at bit 126 of a 128-bit integer, the smaller shifted right with a sticky bit, added or subtracted, rounded
+// once (kp_fpack). add is a·1 + b, mul a·b + a zero of the product's sign. NaN results are 0x7fffffffffffffff.
+fn kp_f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>, mode: u32) -> vec2<u32> {
+  let ea = (a.y >> 20u) & 0x7ffu; let eb = (b.y >> 20u) & 0x7ffu; let ec = (c.y >> 20u) & 0x7ffu;
+  let fa = vec2<u32>(a.x, a.y & 0xfffffu); let fb = vec2<u32>(b.x, b.y & 0xfffffu); let fc = vec2<u32>(c.x, c.y & 0xfffffu);
+  let nan = vec2<u32>(0xffffffffu, 0x7fffffffu);
+  if (kp_f64_isnan(a) || kp_f64_isnan(b) || kp_f64_isnan(c)) { return nan; }
+  let sp = (a.y ^ b.y) & 0x80000000u; let sc = c.y & 0x80000000u;
+  let za = ea == 0u && all(fa == vec2<u32>(0u)); let zb = eb == 0u && all(fb == vec2<u32>(0u)); let zc = ec == 0u && all(fc == vec2<u32>(0u));
+  if (ea == 0x7ffu || eb == 0x7ffu) {
+    if (za || zb || (ec == 0x7ffu && sc != sp)) { return nan; }
+    return vec2<u32>(0u, sp | 0x7ff00000u);
+  }
+  if (ec == 0x7ffu) { return c; }
+  if (za || zb) {
+    if (!zc || sp == sc) { return c; }
+    return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u));
+  }
+  // m · 2^(max(e, 1) − 1075) with the hidden bit of normals; the product by 32-bit limbs
+  let ma = vec2<u32>(fa.x, fa.y | select(0u, 0x100000u, ea != 0u)); let mb = vec2<u32>(fb.x, fb.y | select(0u, 0x100000u, eb != 0u));
+  let p00 = kp_mulwide_u32(ma.x, mb.x); let p01 = kp_mulwide_u32(ma.x, mb.y); let p10 = kp_mulwide_u32(ma.y, mb.x); let p11 = kp_mulwide_u32(ma.y, mb.y);
+  var big = kp_u128_add(kp_u128_add(vec4<u32>(p00, 0u, 0u), vec4<u32>(0u, p01, 0u)), kp_u128_add(vec4<u32>(0u, p10, 0u), vec4<u32>(0u, 0u, p11)));
+  var ebig = i32(max(ea, 1u)) + i32(max(eb, 1u)) - 2150;
+  var sbig = sp;
+  let lp = kp_u128_clz(big) - 1u;
+  big = kp_u128_shl(big, lp); ebig = ebig - i32(lp);
+  var small = vec4<u32>(0u);
+  var esmall = ebig;
+  var ssmall = sc;
+  if (!zc) {
+    let mc = vec2<u32>(fc.x, fc.y | select(0u, 0x100000u, ec != 0u));
+    small = vec4<u32>(mc, 0u, 0u);
+    esmall = i32(max(ec, 1u)) - 1075;
+    let lc = kp_u128_clz(small) - 1u;
+    small = kp_u128_shl(small, lc); esmall = esmall - i32(lc);
+    if (esmall > ebig) {
+      let t = big; big = small; small = t;
+      let te = ebig; ebig = esmall; esmall = te;
+      let ts = sbig; sbig = ssmall; ssmall = ts;
+    }
+  }
+  var sticky = false;
+  let d = u32(ebig - esmall);
+  if (d >= 128u) { sticky = any(small != vec4<u32>(0u)); small = vec4<u32>(0u); }
+  else if (d > 0u) { sticky = any(kp_u128_shl(small, 128u - d) != vec4<u32>(0u)); small = kp_u128_shr(small, d); }
+  var s: vec4<u32>;
+  var ss = sbig;
+  if (sbig == ssmall) { s = kp_u128_add(big, small); }
+  else if (kp_u128_lt(big, small)) { s = kp_u128_sub(small, big); ss = ssmall; }
+  else {
+    s = kp_u128_sub(big, small);
+    if (sticky) { s = kp_u128_sub(s, vec4<u32>(1u, 0u, 0u, 0u)); }
+  }
+  if (!sticky && all(s == vec4<u32>(0u))) { return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u)); }
+  let lz = kp_u128_clz(s);
+  return kp_fpack(ss, kp_u128_shl(s, lz), ebig - i32(lz) + 127, sticky, mode, true);
+}`, ['kp_mulwide_u32', 'kp_u128_add', 'kp_u128_sub', 'kp_u128_shl', 'kp_u128_shr', 'kp_u128_lt', 'kp_u128_clz', 'kp_fpack', 'kp_f64_isnan']),
+  kp_f64_to_f32: F(`// cvt.{rn,rz,rm,rp}.f32.f64 of f64 bits (mode 0–3), rounded once
+fn kp_f64_to_f32(a: vec2<u32>, mode: u32) -> u32 {
+  let s = a.y & 0x80000000u;
+  let e = (a.y >> 20u) & 0x7ffu;
+  let f = vec2<u32>(a.x, a.y & 0xfffffu);
+  if (e == 0x7ffu) { return select(s | 0x7f800000u, 0x7fffffffu, any(f != vec2<u32>(0u))); }
+  if (e == 0u && all(f == vec2<u32>(0u))) { return s; }
+  let m = vec4<u32>(f.x, f.y | select(0u, 0x100000u, e != 0u), 0u, 0u);
+  let lz = kp_u128_clz(m);
+  return kp_fpack(s, kp_u128_shl(m, lz), i32(max(e, 1u)) - 1075 + 127 - i32(lz), false, mode, false).x;
+}`, ['kp_u128_clz', 'kp_u128_shl', 'kp_fpack']),
+  kp_int_to_f64: F(`// cvt.{rn,rz,rm,rp}.f64 of an integer given as sign and 64-bit magnitude (lo, hi), rounded once (exact up to 2^53)
+fn kp_int_to_f64(neg: bool, m: vec2<u32>, mode: u32) -> vec2<u32> {
+  if (all(m == vec2<u32>(0u))) { return vec2<u32>(0u); }
+  let v = vec4<u32>(m, 0u, 0u);
+  let lz = kp_u128_clz(v);
+  return kp_fpack(select(0u, 0x80000000u, neg), kp_u128_shl(v, lz), 127 - i32(lz), false, mode, true);
+}`, ['kp_u128_clz', 'kp_u128_shl', 'kp_fpack']),
+  kp_f64_cmp: F(`// setp on f64 bits: op 0 eq 1 ne 2 lt 3 le 4 gt 5 ge; +8 the unordered variant; 16 num, 17 nan (kp_fcmp's codes)
+fn kp_f64_cmp(a: vec2<u32>, b: vec2<u32>, op: u32) -> bool {
+  let un = kp_f64_isnan(a) || kp_f64_isnan(b);
+  if (op == 16u) { return !un; }
+  if (op == 17u) { return un; }
+  if (un) { return op >= 8u; }
+  let zero = ((a.y | b.y) & 0x7fffffffu) == 0u && (a.x | b.x) == 0u;
+  let eq = zero || all(a == b);
+  let na = (a.y & 0x80000000u) != 0u; let nb = (b.y & 0x80000000u) != 0u;
+  let ma = vec2<u32>(a.x, a.y & 0x7fffffffu); let mb = vec2<u32>(b.x, b.y & 0x7fffffffu);
+  let magLt = ma.y < mb.y || (ma.y == mb.y && ma.x < mb.x);
+  let magGt = ma.y > mb.y || (ma.y == mb.y && ma.x > mb.x);
+  let lt = !zero && select(select(false, true, na), select(magLt, magGt, na), na == nb);
+  switch (op & 7u) {
+    case 0u: { return eq; }
+    case 1u: { return !eq; }
+    case 2u: { return lt; }
+    case 3u: { return lt || eq; }
+    case 4u: { return !lt && !eq; }
+    default: { return !lt; }
+  }
+}`, ['kp_f64_isnan']),
+  kp_f32_to_f64: F(`// cvt.f64.f32 of f32 bits, exactly: the f64 bit pattern (lo, hi); a subnormal is normalized, NaN quieted
+// as a binary64 NaN with the f32 payload (what a widening conversion gives on x86 and NVIDIA GPUs)
+fn kp_f32_to_f64(x: u32) -> vec2<u32> {
+  let s = x & 0x80000000u;
+  let e = (x >> 23u) & 0xffu;
+  var f = x & 0x7fffffu;
+  if (e == 255u) { return vec2<u32>(f << 29u, s | 0x7ff00000u | select(0u, 0x80000u, f != 0u) | (f >> 3u)); }
+  if (e == 0u) {
+    if (f == 0u) { return vec2<u32>(0u, s); }
+    // 2^-149 · f: the leading bit to the hidden bit's place
+    let lz = countLeadingZeros(f) - 8u;
+    f = (f << lz) & 0x7fffffu;
+    let ee = 897u - lz;
+    return vec2<u32>(f << 29u, s | (ee << 20u) | (f >> 3u));
+  }
+  return vec2<u32>(f << 29u, s | ((e + 896u) << 20u) | (f >> 3u));
 }`),
   kp_fma_bits: F(`// fma.{rn,rz,rm,rp}.f32 (mode 0, 1, 2, 3) of f32 bit patterns, exact in integer arithmetic (PTX ISA: the
 // product to infinite precision, one rounding of the sum): the 48-bit product and the addend, each with its

@@ -1,0 +1,74 @@
+// Device printf on WebGPU (issue 26 item 2): records appended to the printf area of the fault-record buffer,
+// formatted and ordered on the host with the emulator's formatter and order (@kernelpack/ptx printf.ts). The
+// text printed at synchronize must be the emulator's, byte for byte: the warp-primitives walkthrough and the
+// uneven loop of test/fixtures/emulator/printf-warp.cu (statement by statement per warp, lanes that diverge,
+// two pieces of one line), and test/fixtures/webgpu/printf.cu (every conversion, across a barrier, several
+// blocks; a statement one lane reaches before a shuffle), with nvcc and clang 22; a string argument is refused with the reason.
+import { join } from 'node:path'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import { KernelRunner, createRng } from '../helpers/kernel-runner.js'
+import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
+import { fixturesDir } from '../helpers/tools.js'
+import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+
+const configs = corpusConfigs.filter((c) => c.label !== 'nvcc compute_90')
+const warpSource = join(fixturesDir, 'emulator', 'printf-warp.cu'), formatSource = join(fixturesDir, 'webgpu', 'printf.cu')
+const rng = createRng(5)
+const data = Int32Array.from({ length: 96 }, () => rng.int(-40, 40))
+const xs = Float32Array.from({ length: 128 }, () => rng.int(-5000, 5000) / 64)
+const big = BigInt64Array.from({ length: 64 }, (_, i) => BigInt(i) * -123456789012n + 7n)
+
+/** Runs the cases on one backend and returns what each printed. */
+async function runAll(k: KernelRunner, fk: KernelRunner, printed: () => Promise<string>): Promise<string[]> {
+  const out: string[] = []
+  await k.launch('warp_primitives', 3, 32, [await k.upload(data)])
+  await k.read(await k.alloc(4), Uint8Array)
+  out.push(await printed())
+  await k.launch('uneven_loop', 1, 32, [await k.alloc(4 * 32)])
+  await k.read(await k.alloc(4), Uint8Array)
+  out.push(await printed())
+  await fk.launch('printf_formats', 2, 64, [await fk.upload(xs), await fk.upload(big)])
+  await fk.read(await fk.alloc(4), Uint8Array)
+  out.push(await printed())
+  await fk.launch('printf_diverged', 1, 64, [await fk.alloc(4 * 64)])
+  await fk.read(await fk.alloc(4), Uint8Array)
+  out.push(await printed())
+  return out
+}
+
+const pages = await startWebGpuPages()
+const s = suite<{ gpu?: PageBackend }>('WebGPU: device printf, the emulator\'s text', {})
+s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
+s.after(async (ctx) => {
+  await ctx.gpu?.page.close()
+  await pages.close()
+})
+
+for (const config of configs) {
+  s(`${config.label}: warp primitives, an uneven loop and every conversion print what the emulator prints`, async (ctx) => {
+    const gpu = ctx.gpu!
+    const warpPtx = await compilePtx({ source: warpSource, config }), formatPtx = await compilePtx({ source: formatSource, config })
+    const gk = await KernelRunner.load(gpu, warpPtx, config.target, `printf-warp (WebGPU, ${config.label})`)
+    assert.equal(gpu.refused, [], 'printf-warp.cu translates')
+    const gf = await KernelRunner.load(gpu, formatPtx, config.target, `printf (WebGPU, ${config.label})`)
+    assert.equal(gpu.refused.map((r) => `${r.kernel}: ${r.reason}`), ['printf_string: printf of a string (%s): WebGPU copies the argument buffer, not the strings it points to'])
+    await gpu.printed()
+    const onGpu = await runAll(gk, gf, () => gpu.printed())
+    let text = ''
+    const be = createEmulatorBackend({ workers: 0, print: (t) => { text += t } })
+    const ek = await KernelRunner.load(be, warpPtx, config.target, 'printf-warp (emulator)'), ef = await KernelRunner.load(be, formatPtx, config.target, 'printf (emulator)')
+    const onEmu = await runAll(ek, ef, async () => { const t = text; text = ''; return t })
+    be.dispose()
+    for (let i = 0; i < onEmu.length; i++) {
+      assert.ok(onEmu[i]!.length > 50, `case ${i} printed on the emulator`)
+      assert.fixture(onGpu[i]!, onEmu[i]!, `case ${i}`)
+    }
+    assert.ok(onEmu[2]!.includes('b1 t2: -3 14 3999999998 101 ABE 12 c|    2|2   |'), onEmu[2]!.slice(0, 300))
+    // statement by statement: lane 1's line before lane 0's, in both warps
+    assert.ok(onEmu[3]!.startsWith('lane 1 before the shuffle\nlane 0 after: 3\nlane 1 after: 6\n'), onEmu[3]!)
+  })
+}
+
+s.run()

@@ -1,0 +1,113 @@
+// f64 on WebGPU in software binary64 (issue 26 item 3, wgsl-lib.ts kp_f64_fma, kp_fpack): add, sub, mul, fma
+// with every rounding mode, a mul and add that ptxas fuses, comparisons, conversions to f32 and from integers;
+// every result compared bit for bit with the emulator's (JavaScript's binary64, numeric.ts fma64/fop64, checked
+// there against BigInt references) on the inputs that tell: midpoint products with tiny addends, cancellation,
+// subnormal results, signed zeros, infinities, NaN, overflow, and random bits; in headless chromium (SwiftShader).
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import { KernelRunner } from '../helpers/kernel-runner.js'
+import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { rng } from '../emulator/fma-cases.js'
+import { translatePtxForShipping } from '../../packages/webgpu/src/index.js'
+
+const MODES = ['rn', 'rz', 'rm', 'rp'] as const
+const OPS = ['fma', 'add', 'sub', 'mul'] as const
+const CMPS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'equ', 'neu', 'ltu', 'leu', 'gtu', 'geu', 'num', 'nan'] as const
+/** 64-bit results per thread: op × mode, the fused mul+add, f32 conversions (4 modes, as 64-bit words), int conversions (4). */
+const N64 = OPS.length * MODES.length + 1 + MODES.length + 4
+
+const PTX = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry f64ops(.param .u64 pin, .param .u64 pout, .param .u64 pcmp, .param .u32 n)
+{
+  .reg .b64 %rd<12>; .reg .b32 %r<40>; .reg .f64 %fd<${8 + N64}>; .reg .f32 %f<8>; .reg .pred %p<20>;
+  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u64 %rd7, [pcmp]; ld.param.u32 %r1, [n];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2; cvta.to.global.u64 %rd7, %rd7;
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
+  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
+  mul.wide.u32 %rd3, %r5, 24; add.s64 %rd4, %rd1, %rd3;
+  ld.global.f64 %fd1, [%rd4]; ld.global.f64 %fd2, [%rd4+8]; ld.global.f64 %fd3, [%rd4+16];
+${OPS.flatMap((op, i) => MODES.map((m, j) => `  ${op}.${m}.f64 %fd${8 + i * 4 + j}, %fd1, %fd2${op === 'fma' ? ', %fd3' : ''};`)).join('\n')}
+  mul.f64 %fd4, %fd1, %fd2; add.f64 %fd${8 + 16}, %fd4, %fd3;
+${MODES.map((m, j) => `  cvt.${m}.f32.f64 %f${1 + j}, %fd1; cvt.f64.f32 %fd${8 + 17 + j}, %f${1 + j};`).join('\n')}
+  ld.global.u32 %r11, [%rd4]; ld.global.u64 %rd8, [%rd4+8];
+  cvt.rn.f64.s32 %fd${8 + 21}, %r11; cvt.rn.f64.u32 %fd${8 + 22}, %r11; cvt.rn.f64.s64 %fd${8 + 23}, %rd8; cvt.rz.f64.u64 %fd${8 + 24}, %rd8;
+  mul.wide.u32 %rd5, %r5, ${8 * N64}; add.s64 %rd6, %rd2, %rd5;
+${Array.from({ length: N64 }, (_, k) => `  st.global.f64 [%rd6+${8 * k}], %fd${8 + k};`).join('\n')}
+${CMPS.map((c, k) => `  setp.${c}.f64 %p${2 + k}, %fd1, %fd2; selp.u32 %r${12 + k}, 1, 0, %p${2 + k};`).join('\n')}
+  mul.wide.u32 %rd9, %r5, ${4 * CMPS.length}; add.s64 %rd10, %rd7, %rd9;
+${CMPS.map((_, k) => `  st.global.u32 [%rd10+${4 * k}], %r${12 + k};`).join('\n')}
+$done:
+  ret;
+}`
+
+function f64(bits: bigint): number { const dv = new DataView(new ArrayBuffer(8)); dv.setBigUint64(0, bits); return dv.getFloat64(0) }
+
+function inputs(): Float64Array {
+  const out: number[] = []
+  const edge = [0, -0, 1, -1, 1.5, 2 ** -1074, -(2 ** -1074), 2 ** -1022, 2 ** -1022 - 2 ** -1074, Number.MAX_VALUE, -Number.MAX_VALUE, Infinity, -Infinity, NaN, 1 + 2 ** -52, 3, 0.1, 1e300, 1e-300, 2 ** 53 + 2, -(2 ** 63)]
+  for (const a of edge) for (const b of edge) out.push(a, b, edge[(out.length / 3) % edge.length]!)
+  const r = rng(6401)
+  // products that are binary64 midpoints (27-bit significands), with tiny addends of either sign
+  for (let i = 0; i < 200; i++) {
+    const ma = 2 ** 26 + Math.floor(r() * 2 ** 26), mb = 2 ** 26 + Math.floor(r() * 2 ** 26)
+    const x = ma * 2 ** (Math.floor(r() * 40) - 20), y = mb * 2 ** -26
+    const p = x * y
+    out.push(x, y, (r() < 0.5 ? -1 : 1) * Math.abs(p) * 2 ** -(60 + Math.floor(r() * 40)))
+    out.push(x, -y, x * y)
+  }
+  // results near and below the smallest normal
+  for (let i = 0; i < 100; i++) out.push((1 + r()) * 2 ** (-520 - Math.floor(r() * 20)), (1 + r()) * 2 ** (-520 - Math.floor(r() * 20)), (r() - 0.5) * 2 ** (-1030 - Math.floor(r() * 30)))
+  for (let i = 0; i < 400; i++) out.push(...[0, 1, 2].map(() => f64((BigInt(Math.floor(r() * 2 ** 32)) << 32n) | BigInt(Math.floor(r() * 2 ** 32)))))
+  return new Float64Array(out)
+}
+
+async function run(k: KernelRunner, xs: Float64Array): Promise<{ v: BigUint64Array; c: Uint32Array }> {
+  const n = xs.length / 3
+  const din = await k.upload(xs), dout = await k.alloc(8 * N64 * n), dc = await k.alloc(4 * CMPS.length * n)
+  await k.launch('f64ops', Math.ceil(n / 64), 64, [din, dout, dc, n])
+  return { v: await k.read(dout, BigUint64Array), c: await k.read(dc, Uint32Array) }
+}
+
+const pages = await startWebGpuPages()
+const s = suite<{ gpu?: PageBackend }>('WebGPU: f64 in software binary64, bit for bit', {})
+s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
+s.after(async (ctx) => {
+  await ctx.gpu?.page.close()
+  await pages.close()
+})
+
+s('add/sub/mul/fma (every mode), a fused mul+add, setp, conversions: the emulator\'s bits (NaN for NaN)', async (ctx) => {
+  const xs = inputs()
+  const gk = await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'soft f64 (WebGPU)')
+  assert.equal(ctx.gpu!.refused.map((r) => r.reason), [], 'the kernel translates')
+  const gpu = await run(gk, xs)
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await run(await KernelRunner.load(be, PTX, 'compute_80', 'soft f64 (emulator)'), xs)
+  be.dispose()
+  const nan = (u: bigint) => (u & 0x7fffffffffffffffn) > 0x7ff0000000000000n
+  const wrong: string[] = []
+  const n = xs.length / 3
+  for (let i = 0; i < gpu.v.length; i++) {
+    const g = gpu.v[i]!, e = emu.v[i]!
+    if (g === e || (nan(g) && nan(e))) continue
+    const t = Math.floor(i / N64), k = i % N64
+    wrong.push(`thread ${t} result ${k} (${xs[3 * t]}, ${xs[3 * t + 1]}, ${xs[3 * t + 2]}): WebGPU 0x${g.toString(16)}, emulator 0x${e.toString(16)}`)
+  }
+  assert.is(wrong.length, 0, `${wrong.length} of ${gpu.v.length} results differ:\n${wrong.slice(0, 10).join('\n')}`)
+  for (let i = 0; i < gpu.c.length; i++) assert.is(gpu.c[i], emu.c[i], `setp.${CMPS[i % CMPS.length]} thread ${Math.floor(i / CMPS.length)} (${xs[3 * Math.floor(i / CMPS.length)]}, ${xs[3 * Math.floor(i / CMPS.length) + 1]})`)
+  // the inputs reach the modes' distinctions
+  let differ = 0
+  for (let t = 0; t < n; t++) if (gpu.v[t * N64] !== gpu.v[t * N64 + 2] || gpu.v[t * N64 + 2] !== gpu.v[t * N64 + 3]) differ++
+  assert.ok(differ > 300, `only ${differ} fma results depend on the rounding mode`)
+})
+
+s('the build-time translation names each kernel that uses software f64 (the toolchain\'s warning)', () => {
+  assert.equal(translatePtxForShipping(PTX, 'f64.cu').softF64, ['f64ops'])
+  const f32Only = PTX.replace(/\.visible \.entry f64ops[\s\S]*$/, '.visible .entry f32only(.param .u64 p) { .reg .f32 %f<3>; .reg .b64 %rd<2>; ld.param.u64 %rd1, [p]; ld.global.f32 %f1, [%rd1]; add.f32 %f2, %f1, %f1; st.global.f32 [%rd1], %f2; ret; }\n')
+  assert.equal(translatePtxForShipping(f32Only, 'f32.cu').softF64, [])
+})
+
+s.run()

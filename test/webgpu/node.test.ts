@@ -94,9 +94,9 @@ Load('the default translator (emit-wgsl) refuses an f64 kernel with its PTX line
   assert.is(be.translator, wg.emitWgsl)
   const err = await caught(() => be.loadModule(ptxImage(f64), 'refused.ptx')) as InstanceType<typeof wg.CannotTranslateError>
   assert.is(err.name, 'CannotTranslateError')
-  const line = f64.split('\n').findIndex((l) => /\bdiv\.rn\.f64/.test(l)) + 1
+  const line = f64.split('\n').findIndex((l) => /\batom\.global\.add\.f64/.test(l)) + 1
   assert.equal(err.refused.map((u) => [u.kernel, u.line]), [['axpy_f64', line]])
-  assert.match(err.message, new RegExp(`^refused\\.ptx: cannot run on WebGPU: kernel axpy_f64: PTX line ${line} \\(.*f64.*\\): f64 arithmetic: WGSL has no f64`))
+  assert.match(err.message, new RegExp(`^refused\\.ptx: cannot run on WebGPU: kernel axpy_f64: PTX line ${line} \\(.*f64.*\\): f64 atomics: WGSL has no f64`))
   await be.dispose()
 })
 

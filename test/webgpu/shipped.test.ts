@@ -21,8 +21,8 @@ runUnderDawn(import.meta.filename)
 
 const source = join(repoRoot, 'test', 'fixtures', 'webgpu', 'ship.cu')
 const sourceLines = readFileSync(source, 'utf8').split('\n')
-/** The line of axpy_f64's division (its first f64 instruction without a WebGPU form). */
-const f64Line = sourceLines.findIndex((l, i) => l.includes('y[i] = x[i] / a + y[i]') && i > sourceLines.findIndex((d) => d.includes('void axpy_f64('))) + 1
+/** The line of axpy_f64's f64 atomic add (its instruction without a WebGPU form). */
+const f64Line = sourceLines.findIndex((l, i) => l.includes('atomicAdd(&y[i], a * x[i])') && i > sourceLines.findIndex((d) => d.includes('void axpy_f64('))) + 1
 const cacheDir = tempDir('kp-shipped-')
 const build = (extra: { defines?: Record<string, boolean>; wgsl?: boolean; cacheDir?: string } = {}) =>
   buildCudaFile(source, { arch: '80', compiler: tool('nvcc'), lineinfo: true, wgsl: extra.wgsl ?? true, cacheDir: extra.cacheDir ?? cacheDir, defines: extra.defines ?? {} })
@@ -63,7 +63,7 @@ Build('a kernel that cannot run on WebGPU is a warning at its .cu line, naming i
   assert.is(r.webgpuRefused?.length, 1)
   const d = r.webgpuRefused![0]!
   assert.equal([d.file, d.line, d.severity], [source, f64Line, 'warning'])
-  assert.match(d.message, /^kernel axpy_f64 cannot run on WebGPU: PTX line \d+ \([a-z.]+f64 [^)]*\): f64 arithmetic/)
+  assert.match(d.message, /^kernel axpy_f64 cannot run on WebGPU: PTX line \d+ \([a-z.]+f64 [^)]*\): f64 atomics/)
 })
 
 Build('the same inputs give the same bytes (a second build with its own cache); without wgsl nothing is shipped', async () => {
@@ -110,10 +110,10 @@ Runtime("a shipped refusal fails backend 'webgpu' at load with the kernel, PTX l
   const r = await build()
   const err = await caught(() => loadModule(r.offload, r.manifest, { backend: 'webgpu', webgpu: { translator: never } }))
   assert.is(err.name, 'CannotTranslateError')
-  assert.match(err.message, new RegExp(`kernel axpy_f64: PTX line \\d+ \\([^)]*\\) in \\S*ship\\.cu:${f64Line}: f64 arithmetic`))
+  assert.match(err.message, new RegExp(`kernel axpy_f64: PTX line \\d+ \\([^)]*\\) in \\S*ship\\.cu:${f64Line}: f64 atomics`))
   const auto = await loadModule(r.offload, r.manifest, { backend: 'auto', workers: 0, webgpu: { translator: never, allowFallbackAdapter: true } })
   assert.is(auto.backend.name, 'emulator')
-  assert.match(auto.backend.reason, /cannot run this module: kernel axpy_f64: PTX line \d+ .*f64 arithmetic/)
+  assert.match(auto.backend.reason, /cannot run this module: kernel axpy_f64: PTX line \d+ .*f64 atomics/)
   await auto.unload()
 })
 
@@ -147,14 +147,14 @@ Plugin("backend 'webgpu': vite build fails at the kernel's .cu line with a code 
   const thrown = await caught(() => viteBuild({ root, configFile: false, logLevel: 'silent', plugins: [webgpuOnly], build: { outDir: join(root, 'dist'), write: false } })) as PluginError & { errors?: PluginError[] }
   // Vite 8 (rolldown) rejects with the plugin's errors in `errors`
   const err = thrown.errors?.[0] ?? thrown
-  assert.match(err.message, new RegExp(`src/ship\\.cu:${f64Line}:\\d+: error: kernel axpy_f64 cannot run on WebGPU: PTX line \\d+ .*f64 arithmetic.*the plugin's backend is 'webgpu'`))
+  assert.match(err.message, new RegExp(`src/ship\\.cu:${f64Line}:\\d+: error: kernel axpy_f64 cannot run on WebGPU: PTX line \\d+ .*f64 atomics.*the plugin's backend is 'webgpu'`))
   assert.is(err.plugin, 'unplugin-cuda')
   assert.is(err.loc?.line, f64Line)
-  assert.match(err.frame ?? '', new RegExp(`> ${f64Line} \\| +if \\(i < n\\) y\\[i\\] = x\\[i\\] / a \\+ y\\[i\\];`))
+  assert.match(err.frame ?? '', new RegExp(`> ${f64Line} \\| +if \\(i < n\\) atomicAdd\\(&y\\[i\\], a \\* x\\[i\\]\\);`))
   const warnings: string[] = []
   const logger = { info() {}, warn: (m: string) => warnings.push(m), warnOnce: (m: string) => warnings.push(m), error() {}, clearScreen() {}, hasErrorLogged: () => false, hasWarned: false }
   await viteBuild({ root, configFile: false, customLogger: logger as never, plugins: [await cudaPlugin({ backend: 'auto' })], build: { outDir: join(root, 'dist'), write: false } })
-  assert.ok(warnings.some((w) => new RegExp(`src/ship\\.cu:${f64Line}:\\d+: warning: kernel axpy_f64 cannot run on WebGPU: .*f64 arithmetic.* \\(on WebGPU, 'auto' runs this module on the emulator; the plugin's wgsl: false stops translating at build time\\)`).test(w)), warnings.join('\n'))
+  assert.ok(warnings.some((w) => new RegExp(`src/ship\\.cu:${f64Line}:\\d+: warning: kernel axpy_f64 cannot run on WebGPU: .*f64 atomics.* \\(on WebGPU, 'auto' runs this module on the emulator; the plugin's wgsl: false stops translating at build time\\)`).test(w)), warnings.join('\n'))
 })
 
 Plugin("backend 'webgpu' on the dev server: the import fails with the file, line, frame and plugin that Vite's overlay shows", async () => {
@@ -166,7 +166,7 @@ Plugin("backend 'webgpu' on the dev server: the import fails with the file, line
     const err = await caught(() => server.transformRequest('/src/ship.cu')) as Error & { loc?: { file: string; line: number }; frame?: string; plugin?: string }
     assert.is(err.plugin, 'unplugin-cuda')
     assert.equal([err.loc?.file, err.loc?.line], [join(root, 'src', 'ship.cu'), f64Line])
-    assert.match(err.frame ?? '', /y\[i\] = x\[i\] \/ a \+ y\[i\]/)
+    assert.match(err.frame ?? '', /atomicAdd\(&y\[i\], a \* x\[i\]\)/)
     assert.match(err.message, /kernel axpy_f64 cannot run on WebGPU/)
   } finally {
     await server.close()

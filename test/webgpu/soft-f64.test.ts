@@ -43,6 +43,36 @@ $done:
   ret;
 }`
 
+/** A second kernel: div and sqrt in every mode, rcp/rsqrt, min/max, testp, conversions to integers. */
+const DIVS = ['div.rn', 'div.rz', 'div.rm', 'div.rp', 'sqrt.rn', 'sqrt.rz', 'sqrt.rm', 'sqrt.rp', 'rcp.rn', 'rcp.approx.ftz', 'rsqrt.approx', 'min', 'max', 'copysign'] as const
+const INTS = ['rni.s32', 'rzi.s32', 'rmi.s32', 'rpi.s32', 'rni.u32', 'rzi.u32', 'rni.s64', 'rmi.s64', 'rpi.u64', 'rzi.u64', 'rni.f64', 'rzi.f64', 'rmi.f64', 'rpi.f64'] as const
+const TESTS = ['finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal'] as const
+const M64 = DIVS.length + INTS.length + TESTS.length
+const MORE_PTX = `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry f64more(.param .u64 pin, .param .u64 pout, .param .u32 n)
+{
+  .reg .b64 %rd<${12 + INTS.length}>; .reg .b32 %r<${20 + INTS.length + TESTS.length}>; .reg .f64 %fd<${8 + DIVS.length + INTS.length}>; .reg .pred %p<${4 + TESTS.length}>;
+  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
+  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
+  mul.wide.u32 %rd3, %r5, 24; add.s64 %rd4, %rd1, %rd3;
+  ld.global.f64 %fd1, [%rd4]; ld.global.f64 %fd2, [%rd4+8];
+  mul.wide.u32 %rd5, %r5, ${8 * M64}; add.s64 %rd6, %rd2, %rd5;
+${DIVS.map((op, k) => `  ${op}.f64 %fd${8 + k}, %fd1${op.startsWith('div') || op === 'min' || op === 'max' || op === 'copysign' ? ', %fd2' : ''}; st.global.f64 [%rd6+${8 * k}], %fd${8 + k};`).join('\n')}
+${INTS.map((c, k) => {
+  const [rnd, ty] = c.split('.') as [string, string]
+  const at = 8 * (DIVS.length + k)
+  if (ty === 'f64') return `  cvt.${rnd}.f64.f64 %fd${8 + DIVS.length + k}, %fd1; st.global.f64 [%rd6+${at}], %fd${8 + DIVS.length + k};`
+  return ty.endsWith('64') ? `  cvt.${rnd}.${ty}.f64 %rd${12 + k}, %fd1; st.global.u64 [%rd6+${at}], %rd${12 + k};` : `  cvt.${rnd}.${ty}.f64 %r${20 + k}, %fd1; cvt.u64.u32 %rd${12 + k}, %r${20 + k}; st.global.u64 [%rd6+${at}], %rd${12 + k};`
+}).join('\n')}
+${TESTS.map((m, k) => `  testp.${m}.f64 %p${2 + k}, %fd1; selp.u32 %r${20 + INTS.length + k}, 1, 0, %p${2 + k}; cvt.u64.u32 %rd11, %r${20 + INTS.length + k}; st.global.u64 [%rd6+${8 * (DIVS.length + INTS.length + k)}], %rd11;`).join('\n')}
+$done:
+  ret;
+}`
+
 function f64(bits: bigint): number { const dv = new DataView(new ArrayBuffer(8)); dv.setBigUint64(0, bits); return dv.getFloat64(0) }
 
 function inputs(): Float64Array {
@@ -102,6 +132,36 @@ s('add/sub/mul/fma (every mode), a fused mul+add, setp, conversions: the emulato
   let differ = 0
   for (let t = 0; t < n; t++) if (gpu.v[t * N64] !== gpu.v[t * N64 + 2] || gpu.v[t * N64 + 2] !== gpu.v[t * N64 + 3]) differ++
   assert.ok(differ > 300, `only ${differ} fma results depend on the rounding mode`)
+})
+
+s('div and sqrt (every mode), rcp, rsqrt, min/max, testp, conversions to integers: the emulator\'s bits', async (ctx) => {
+  const xs = inputs()
+  // integers and their halves, for the conversions' roundings and ranges
+  const extra: number[] = []
+  for (const v of [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2147483647.5, 2147483648, -2147483648.5, -2147483649, 4294967295.5, 4294967296, 9.3e18, -9.3e18, 1.8e19, 2 ** 63, -(2 ** 63), 123456789.75, -0.9999]) extra.push(v, 3, 0)
+  const all = new Float64Array([...xs, ...extra])
+  const n = all.length / 3
+  const runMore = async (k: KernelRunner) => {
+    const din = await k.upload(all), dout = await k.alloc(8 * M64 * n)
+    await k.launch('f64more', Math.ceil(n / 64), 64, [din, dout, n])
+    return k.read(dout, BigUint64Array)
+  }
+  const gk = await KernelRunner.load(ctx.gpu!, MORE_PTX, 'compute_80', 'soft f64 more (WebGPU)')
+  assert.equal(ctx.gpu!.refused.map((r) => r.reason), [], 'the kernel translates')
+  const gpu = await runMore(gk)
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await runMore(await KernelRunner.load(be, MORE_PTX, 'compute_80', 'soft f64 more (emulator)'))
+  be.dispose()
+  const nan = (u: bigint) => (u & 0x7fffffffffffffffn) > 0x7ff0000000000000n
+  const names = [...DIVS, ...INTS.map((c) => `cvt.${c}`), ...TESTS.map((m) => `testp.${m}`)]
+  const wrong: string[] = []
+  for (let i = 0; i < gpu.length; i++) {
+    const g = gpu[i]!, e = emu[i]!
+    if (g === e || ((i % M64 < DIVS.length || names[i % M64]!.endsWith('.f64')) && nan(g) && nan(e))) continue
+    const t = Math.floor(i / M64)
+    wrong.push(`${names[i % M64]}(${all[3 * t]}, ${all[3 * t + 1]}): WebGPU 0x${g.toString(16)}, emulator 0x${e.toString(16)}`)
+  }
+  assert.is(wrong.length, 0, `${wrong.length} of ${gpu.length} results differ:\n${wrong.slice(0, 12).join('\n')}`)
 })
 
 s('the build-time translation names each kernel that uses software f64 (the toolchain\'s warning)', () => {

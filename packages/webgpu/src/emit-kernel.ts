@@ -76,6 +76,9 @@ function whyNoSpecial(name: string): string {
   return 'no WGSL counterpart'
 }
 
+/** The most f64 operations a kernel may compute in software binary64 (KernelWriter.finish). */
+const SOFT_F64_LIMIT = 64
+
 /** Bytes of reserved shared memory per block (the emulator's js-values.ts RESERVED_SMEM: cudaDevAttrReservedSharedMemoryPerBlock). */
 const RESERVED_SMEM = 1024
 
@@ -102,8 +105,9 @@ export class KernelWriter {
   /** The kernel calls vprintf: its threads count the barriers, collectives and printfs they pass. */
   readonly hasPrintf: boolean
   readonly features = new Set<string>()
-  /** The kernel computes f64 arithmetic in software binary64 (slow: a build warning says so). */
-  softF64 = false
+  /** f64 operations the kernel computes in software binary64 (slow: a build warning says so; past
+   *  SOFT_F64_LIMIT the kernel is refused). */
+  softF64 = 0
   private fusedF64?: Map<number, Contraction>
   /** The adds and subs ptxas fuses with the product they read (@kernelpack/ptx analyzeContraction): f64 ones
    *  are computed as that fma, as the emulator does; f32 ones use WGSL's own arithmetic. */
@@ -1243,6 +1247,10 @@ export class KernelWriter {
 
   /** The complete WGSL module of the kernel. */
   finish(): WgslKernel {
+    // each software f64 operation is a few hundred lines of WGSL once the shader compiler inlines it: past this
+    // many the pipeline compile takes minutes (SwiftShader: a libdevice double-precision math kernel, ~140 of
+    // them, did not finish in 120 s), so such a kernel is refused, with the count
+    if (this.softF64 > SOFT_F64_LIMIT) this.refuse(`${this.softF64} f64 operations in software binary64 (WGSL has no f64): more than ${SOFT_F64_LIMIT} make a shader too large to compile in reasonable time`, undefined)
     const fn = this.fn
     const mem = this.mem
     const head: string[] = []

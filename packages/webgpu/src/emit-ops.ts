@@ -26,7 +26,7 @@ function f64Arith(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul'
   if (ins.flags.sat) return w.refuse(`${ins.op}.sat.f64`)
   const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
   if (mode < 0) return w.refuse(`${ins.op}.${ins.rounding}.f64`)
-  w.softF64 = true
+  w.softF64++
   const A = ins.operands
   const one = 'vec2<u32>(0u, 0x3ff00000u)'
   const fused = what === 'add' || what === 'sub' ? w.contraction?.get(ins.index) : undefined
@@ -267,7 +267,7 @@ function compare(w: KernelWriter, ins: Instruction, t: PtxType): string {
   if (t === 'f64') {
     const code: Record<string, number> = { eq: 0, ne: 1, lt: 2, le: 3, gt: 4, ge: 5, equ: 8, neu: 9, ltu: 10, leu: 11, gtu: 12, geu: 13, num: 16, nan: 17 }
     if (code[cmp] === undefined) return w.refuse(`float comparison .${cmp}`)
-    w.softF64 = true
+    w.softF64++
     return w.tmp(`kp_f64_cmp(${w.u64(ins.operands[1]!)}, ${w.u64(ins.operands[2]!)}, ${code[cmp]}u)`)
   }
   const isF = t === 'f32' || t === 'f16' || t === 'bf16'
@@ -286,13 +286,13 @@ function cvt(w: KernelWriter, ins: Instruction): void {
   const rmode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
   // f64 → f32, rounded once (software binary64)
   if (dt === 'f32' && st === 'f64' && rmode >= 0 && !ins.flags.sat && !ins.intRounding) {
-    w.softF64 = true
+    w.softF64++
     const f = `bitcast<f32>(kp_f64_to_f32(${w.u64(A[1]!)}, ${rmode}u))`
     return w.setF32(A[0], ins.flags.ftz ? `kp_ftz(${f})` : f)
   }
   // integers → f64: exact below 2^53, 64-bit ones rounded once
   if (dt === 'f64' && /^[su](8|16|32|64)$/.test(st) && rmode >= 0 && !ins.flags.sat && !ins.intRounding) {
-    w.softF64 = true
+    w.softF64++
     const sb = bitsOf(st)
     if (sb === 64) {
       const v = w.tmp(w.u64(A[1]!))
@@ -305,7 +305,22 @@ function cvt(w: KernelWriter, ins: Instruction): void {
     const x = w.tmp(sb < 32 ? `kp_sext(${v}, ${sb}u)` : v)
     return w.setU64(A[0], `kp_int_to_f64((${x} & 0x80000000u) != 0u, vec2<u32>(select(${x}, 0u - ${x}, (${x} & 0x80000000u) != 0u), 0u), 0u)`)
   }
-  if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64 (the software binary64 has add, sub, mul, fma, comparisons and conversions from f32 and integers, to f32)')
+  // f64 → f64 integral values (cvt.{rni,rzi,rmi,rpi}.f64.f64), the sign of a zero kept
+  if (st === 'f64' && dt === 'f64' && ins.intRounding && !ins.flags.sat) {
+    w.softF64++
+    return w.setU64(A[0], `kp_f64_roundint(${w.u64(A[1]!)}, ${['rni', 'rzi', 'rmi', 'rpi'].indexOf(ins.intRounding)}u)`)
+  }
+  // f64 → integers: rounded, clamped to the destination (NaN is 0)
+  if (st === 'f64' && /^[su](8|16|32|64)$/.test(dt) && !ins.flags.sat) {
+    const m = ['rni', 'rzi', 'rmi', 'rpi'].indexOf(ins.intRounding ?? 'rzi')
+    if (m < 0) return w.refuse(`cvt.${ins.intRounding}.${dt}.f64`)
+    w.softF64++
+    const db = bitsOf(dt), sg = dt[0] === 's'
+    if (db === 64) return w.setU64(A[0], `kp_f64_to_int(${w.u64(A[1]!)}, ${m}u, ${sg}, true)`)
+    if (db === 32) return w.setU32(A[0], `kp_f64_to_int(${w.u64(A[1]!)}, ${m}u, ${sg}, false).x`, dt)
+    return w.refuse(`cvt.${dt}.f64 (a ${db}-bit destination)`)
+  }
+  if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64 (the software binary64 converts f32, integers and f64 among themselves; not half precision)')
   const isF = (x: PtxType) => x === 'f32' || x === 'f16' || x === 'bf16' || x === 'tf32'
   const isI = (x: PtxType) => /^[sub](8|16|32|64)$/.test(x)
   const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
@@ -542,6 +557,13 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
     }
     case 'div': case 'rem': {
+      if (t === 'f64' && ins.op === 'div') {
+        // div.{rn,rz,rm,rp}.f64 exact; .approx/.full are the emulator's correctly rounded quotient too
+        const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+        if (mode < 0) return w.refuse(`div.${ins.rounding}.f64`)
+        w.softF64++
+        return w.setU64(A[0], `kp_f64_div(${w.u64(A[1]!)}, ${w.u64(A[2]!)}, ${mode}u)`)
+      }
       noF64(w, ins)
       if (t === 'f32') {
         if (ins.op === 'rem') return w.refuse('rem.f32')
@@ -555,6 +577,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return setInt(w, ins, `kp_${div ? 'div' : 'rem'}_${sg ? 's' : 'u'}32(${x}, ${y})`)
     }
     case 'min': case 'max': {
+      if (t === 'f64') { w.softF64++; return w.setU64(A[0], `kp_f64_minmax(${w.u64(A[1]!)}, ${w.u64(A[2]!)}, ${ins.op === 'max'}, ${ins.flags.nan === true})`) }
       noF64(w, ins)
       const mx = ins.op === 'max'
       if (t === 'f32') {
@@ -712,14 +735,38 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     case 'cvt':
       return cvt(w, ins)
     case 'copysign':
+      // d = b with a's sign (on the bits for f64)
+      if (t === 'f64') return w.setU64(A[0], `vec2<u32>(${w.u64(A[2]!)}.x, (${w.u64(A[2]!)}.y & 0x7fffffffu) | (${w.u64(A[1]!)}.y & 0x80000000u))`)
       if (t !== 'f32') return w.refuse(`copysign.${t}`)
       return w.setF32(A[0], `kp_copysign(${w.f32(A[2]!)}, ${w.f32(A[1]!)})`)
     case 'testp': {
+      if (t === 'f64') {
+        // on the bits: finite, infinite, number, notanumber, normal, subnormal
+        const x = w.tmp(w.u64(A[1]!))
+        const e = `(${x}.y & 0x7ff00000u)`, mag0 = `((${x}.y & 0x7fffffffu) == 0u && ${x}.x == 0u)`
+        const tests: Record<string, string> = {
+          finite: `${e} != 0x7ff00000u`, infinite: `((${x}.y & 0x7fffffffu) == 0x7ff00000u && ${x}.x == 0u)`, number: `!kp_f64_isnan(${x})`, notanumber: `kp_f64_isnan(${x})`,
+          normal: `(${e} != 0u && ${e} != 0x7ff00000u)`, subnormal: `(${e} == 0u && !${mag0})`,
+        }
+        const test = tests[ins.mode ?? '']
+        if (!test) return w.refuse(`testp.${ins.mode}.f64`)
+        return w.setPred(A[0], test)
+      }
       if (t !== 'f32') return w.refuse(`testp.${t}`)
       const m = ['finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal'].indexOf(ins.mode ?? '')
       return w.setPred(A[0], `kp_testp(${w.f32(A[1]!)}, ${m}u)`)
     }
     case 'rcp': case 'sqrt': case 'rsqrt': case 'sin': case 'cos': case 'lg2': case 'ex2': case 'tanh': {
+      if (t === 'f64' && (ins.op === 'rcp' || ins.op === 'sqrt' || ins.op === 'rsqrt')) {
+        // exact in software binary64 (.approx as the emulator computes it: rcp 1/x, rsqrt 1/√x, each rounded)
+        const mode = ins.flags.approx ? 0 : ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+        if (mode < 0 || ins.flags.ftz && !ins.flags.approx) return w.refuse(`${ins.op}.${ins.rounding}.f64`)
+        w.softF64++
+        const x = w.u64(A[1]!)
+        const one = 'vec2<u32>(0u, 0x3ff00000u)'
+        const e = ins.op === 'rcp' ? `kp_f64_div(${one}, ${x}, ${mode}u)` : ins.op === 'sqrt' ? `kp_f64_sqrt(${x}, ${mode}u)` : `kp_f64_div(${one}, kp_f64_sqrt(${x}, 0u), 0u)`
+        return w.setU64(A[0], e)
+      }
       noF64(w, ins)
       if (isHalf(t)) return half(w, ins, ins.op)
       if (t !== 'f32') return w.refuse(`${ins.op}.${t}`)

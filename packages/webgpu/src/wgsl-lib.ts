@@ -732,6 +732,140 @@ fn kp_f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>, mode: u32) -> vec2<u32> 
   let lz = kp_u128_clz(s);
   return kp_fpack(ss, kp_u128_shl(s, lz), ebig - i32(lz) + 127, sticky, mode, true);
 }`, ['kp_mulwide_u32', 'kp_u128_add', 'kp_u128_sub', 'kp_u128_shl', 'kp_u128_shr', 'kp_u128_lt', 'kp_u128_clz', 'kp_fpack', 'kp_f64_isnan']),
+  kp_f64_unpack: F(`// a finite nonzero f64's significand (53 bits, its top bit at bit 52, subnormals normalized) and the exponent of
+// that top bit
+struct KpF64Parts { m: vec2<u32>, e: i32 }
+fn kp_f64_unpack(a: vec2<u32>) -> KpF64Parts {
+  let ef = (a.y >> 20u) & 0x7ffu;
+  var m = vec2<u32>(a.x, (a.y & 0xfffffu) | select(0u, 0x100000u, ef != 0u));
+  var e = i32(max(ef, 1u)) - 1023;
+  if (ef == 0u) {
+    let lz = select(countLeadingZeros(m.x) + 32u, countLeadingZeros(m.y), m.y != 0u) - 11u;
+    m = kp_u128_shl(vec4<u32>(m, 0u, 0u), lz).xy;
+    e = e - i32(lz);
+  }
+  return KpF64Parts(m, e);
+}`, ['kp_u128_shl']),
+  kp_f64_div: F(`// div.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact: the significands' quotient by long division, 117 quotient
+// bits and the remainder's sticky bit, rounded once (kp_fpack); IEEE 754's special cases
+fn kp_f64_div(a: vec2<u32>, b: vec2<u32>, mode: u32) -> vec2<u32> {
+  let nan = vec2<u32>(0xffffffffu, 0x7fffffffu);
+  let s = (a.y ^ b.y) & 0x80000000u;
+  if (kp_f64_isnan(a) || kp_f64_isnan(b)) { return nan; }
+  let ia = (a.y & 0x7fffffffu) == 0x7ff00000u; let ib = (b.y & 0x7fffffffu) == 0x7ff00000u;
+  let za = (a.y & 0x7fffffffu) == 0u && a.x == 0u; let zb = (b.y & 0x7fffffffu) == 0u && b.x == 0u;
+  if ((ia && ib) || (za && zb)) { return nan; }
+  if (ia || zb) { return vec2<u32>(0u, s | 0x7ff00000u); }
+  if (za || ib) { return vec2<u32>(0u, s); }
+  let pa = kp_f64_unpack(a); let pb = kp_f64_unpack(b);
+  // (pa.m · 2^64) / pb.m: the remainder stays below 2^54
+  var r = vec2<u32>(0u);
+  var q = vec4<u32>(0u);
+  for (var i = 116; i >= 0; i = i - 1) {
+    var bit = 0u;
+    if (i >= 64) { let k = u32(i - 64); bit = select(pa.m.x >> k, pa.m.y >> (k - 32u), k >= 32u) & 1u; }
+    r = vec2<u32>((r.x << 1u) | bit, (r.y << 1u) | (r.x >> 31u));
+    if (r.y > pb.m.y || (r.y == pb.m.y && r.x >= pb.m.x)) {
+      r = vec2<u32>(r.x - pb.m.x, r.y - pb.m.y - select(0u, 1u, r.x < pb.m.x));
+      let w = u32(i) >> 5u;
+      q[w] = q[w] | (1u << (u32(i) & 31u));
+    }
+  }
+  let lz = kp_u128_clz(q);
+  return kp_fpack(s, kp_u128_shl(q, lz), pa.e - 52 - (pb.e - 52) - 64 + 127 - i32(lz), any(r != vec2<u32>(0u)), mode, true);
+}`, ['kp_f64_isnan', 'kp_f64_unpack', 'kp_u128_clz', 'kp_u128_shl', 'kp_fpack']),
+  kp_f64_sqrt: F(`// sqrt.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact: the integer square root of the significand scaled by
+// 2^64 or 2^65 (an even exponent), the remainder's sticky bit, rounded once; √−0 = −0, NaN below zero
+fn kp_f64_sqrt(a: vec2<u32>, mode: u32) -> vec2<u32> {
+  if (kp_f64_isnan(a)) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+  if ((a.y & 0x7fffffffu) == 0u && a.x == 0u) { return a; }
+  if ((a.y & 0x80000000u) != 0u) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+  if (a.y == 0x7ff00000u && a.x == 0u) { return a; }
+  let p = kp_f64_unpack(a);
+  let e0 = p.e - 52;
+  let sh = select(64u, 65u, (e0 & 1) != 0);
+  var m = kp_u128_shl(vec4<u32>(p.m, 0u, 0u), sh);
+  var res = vec4<u32>(0u);
+  var bit = vec4<u32>(0u, 0u, 0u, 0x40000000u);
+  while (kp_u128_lt(m, bit)) { bit = kp_u128_shr(bit, 2u); }
+  while (any(bit != vec4<u32>(0u))) {
+    let t = kp_u128_add(res, bit);
+    if (!kp_u128_lt(m, t)) { m = kp_u128_sub(m, t); res = kp_u128_add(kp_u128_shr(res, 1u), bit); }
+    else { res = kp_u128_shr(res, 1u); }
+    bit = kp_u128_shr(bit, 2u);
+  }
+  let lz = kp_u128_clz(res);
+  return kp_fpack(0u, kp_u128_shl(res, lz), (e0 - i32(sh)) / 2 + 127 - i32(lz), any(m != vec4<u32>(0u)), mode, true);
+}`, ['kp_f64_isnan', 'kp_f64_unpack', 'kp_u128_shl', 'kp_u128_shr', 'kp_u128_lt', 'kp_u128_add', 'kp_u128_sub', 'kp_u128_clz', 'kp_fpack']),
+  kp_f64_minmax: F(`// min/max.f64 (the emulator's fmin/fmax, numeric.ts): a NaN operand gives the other, −0 is below +0; with
+// .NaN a NaN operand gives NaN
+fn kp_f64_minmax(a: vec2<u32>, b: vec2<u32>, isMax: bool, nanOut: bool) -> vec2<u32> {
+  let na = kp_f64_isnan(a); let nb = kp_f64_isnan(b);
+  if (na || nb) {
+    if (nanOut || (na && nb)) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+    return select(a, b, na);
+  }
+  if (((a.y | b.y) & 0x7fffffffu) == 0u && (a.x | b.x) == 0u) {
+    let neg = ((a.y | b.y) & 0x80000000u) != 0u;
+    let both = ((a.y & b.y) & 0x80000000u) != 0u;
+    return vec2<u32>(0u, select(select(0u, 0x80000000u, both), select(0u, 0x80000000u, neg), !isMax));
+  }
+  let aLt = kp_f64_cmp(a, b, 2u);
+  return select(select(b, a, aLt), select(a, b, aLt), isMax);
+}`, ['kp_f64_isnan', 'kp_f64_cmp']),
+  kp_f64_to_int: F(`// cvt.{rni,rzi,rmi,rpi}.{s,u}{32,64}.f64 (mode 0–3; the emulator's f2i32/f2i64): NaN is 0, the value rounded
+// to an integer then clamped to the destination's range (negative to unsigned is 0); 32-bit results in .x
+fn kp_f64_to_int(a: vec2<u32>, mode: u32, signed: bool, wide: bool) -> vec2<u32> {
+  if (kp_f64_isnan(a)) { return vec2<u32>(0u); }
+  let neg = (a.y & 0x80000000u) != 0u;
+  var m = vec2<u32>(0u);
+  var big = false;
+  if ((a.y & 0x7fffffffu) != 0u || a.x != 0u) {
+    if ((a.y & 0x7fffffffu) >= 0x7ff00000u) { big = true; }
+    else {
+      let p = kp_f64_unpack(a);
+      if (p.e >= 64) { big = true; }
+      else {
+        // m · 2^(e − 52): the integer part and what rounding reads below it
+        let v = vec4<u32>(0u, 0u, p.m);
+        let k = u32(52 - p.e + 64);
+        let sh = select(kp_u128_shl(v, u32(p.e - 52 - 64)), kp_u128_shr(v, k - 64u), p.e < 116);
+        m = sh.zw;
+        let exact = all(kp_u128_shl(kp_u128_shr(v, k - 64u), k - 64u) == v);
+        let r = p.e < 52 && (sh.y >> 31u) != 0u;
+        let st = p.e < 52 && (!exact || (sh.y & 0x7fffffffu) != 0u || sh.x != 0u) && !(r && exact && (sh.y & 0x7fffffffu) == 0u && sh.x == 0u);
+        var up = false;
+        switch (mode) {
+          case 0u: { up = r && (st || (m.x & 1u) != 0u); }
+          case 2u: { up = neg && (r || st); }
+          case 3u: { up = !neg && (r || st); }
+          default: { up = false; }
+        }
+        if (up) { m = vec2<u32>(m.x + 1u, m.y + select(0u, 1u, m.x == 0xffffffffu)); }
+        if (p.e >= 52) { m = kp_u128_shl(vec4<u32>(p.m, 0u, 0u), u32(p.e - 52)).xy; }
+      }
+    }
+  }
+  let zero = !big && all(m == vec2<u32>(0u));
+  if (!wide) {
+    if (!signed) { return vec2<u32>(select(select(select(m.x, 0xffffffffu, m.y != 0u), 0xffffffffu, big), 0u, neg || zero), 0u); }
+    if (neg) { return vec2<u32>(select(0u - m.x, 0x80000000u, big || m.y != 0u || m.x >= 0x80000000u), 0u); }
+    return vec2<u32>(select(m.x, 0x7fffffffu, big || m.y != 0u || m.x >= 0x7fffffffu), 0u);
+  }
+  if (!signed) { return select(select(m, vec2<u32>(0xffffffffu), big), vec2<u32>(0u), neg || zero); }
+  if (neg) { return select(kp_neg64(m), vec2<u32>(0u, 0x80000000u), big || m.y >= 0x80000000u); }
+  return select(m, vec2<u32>(0xffffffffu, 0x7fffffffu), big || m.y >= 0x80000000u);
+}`, ['kp_f64_isnan', 'kp_f64_unpack', 'kp_u128_shl', 'kp_u128_shr', 'kp_neg64']),
+  kp_f64_roundint: F(`// cvt.{rni,rzi,rmi,rpi}.f64.f64 (mode 0–3): the integral value the mode rounds to, a zero keeping the sign
+fn kp_f64_roundint(a: vec2<u32>, mode: u32) -> vec2<u32> {
+  if (kp_f64_isnan(a)) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+  // 2^52 and beyond (and infinities) are integral already
+  if ((a.y & 0x7ff00000u) >= 0x43300000u) { return a; }
+  let r = kp_f64_to_int(a, mode, true, true);
+  if (all(r == vec2<u32>(0u))) { return vec2<u32>(0u, a.y & 0x80000000u); }
+  let neg = (r.y & 0x80000000u) != 0u;
+  return kp_int_to_f64(neg, select(r, kp_neg64(r), neg), 0u);
+}`, ['kp_f64_isnan', 'kp_f64_to_int', 'kp_int_to_f64', 'kp_neg64']),
   kp_f64_to_f32: F(`// cvt.{rn,rz,rm,rp}.f32.f64 of f64 bits (mode 0–3), rounded once
 fn kp_f64_to_f32(a: vec2<u32>, mode: u32) -> u32 {
   let s = a.y & 0x80000000u;

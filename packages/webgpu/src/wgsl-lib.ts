@@ -674,9 +674,53 @@ fn kp_fpack(sign: u32, s: vec4<u32>, e: i32, sticky: bool, mode: u32, f64: bool)
   return vec2<u32>(sign | b32, 0u);
 }`, ['kp_u128_shr', 'kp_u128_shl']),
   kp_f64_isnan: F(`fn kp_f64_isnan(a: vec2<u32>) -> bool { let h = a.y & 0x7fffffffu; return h > 0x7ff00000u || (h == 0x7ff00000u && a.x != 0u); }`),
-  kp_f64_fma: F(`// fma.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact: the 106-bit product and the addend, each with its top
-// bit at bit 126 of a 128-bit integer, the smaller shifted right with a sticky bit, added or subtracted, rounded
-// once (kp_fpack). add is a·1 + b, mul a·b + a zero of the product's sign. NaN results are 0x7fffffffffffffff.
+  kp_fma_core: F(`// a·b + c exactly, rounded once to binary64 (f64) or binary32 (kp_fpack, mode 0 rn, 1 rz, 2 rm, 3 rp): a = ma · 2^xa,
+// b = mb · 2^xb (nonzero, ma and mb below 2^53), c = mc · 2^xc (zero when mc is); sp the product's sign, sc c's.
+// The product from 32-bit limbs and the addend, each with its top bit at bit 126 of a 128-bit integer, the
+// smaller shifted right with a sticky bit, added or subtracted; an exact zero sum is +0 (−0 rounding down).
+fn kp_fma_core(ma: vec2<u32>, xa: i32, mb: vec2<u32>, xb: i32, mc: vec2<u32>, xc: i32, sp: u32, sc: u32, mode: u32, f64: bool) -> vec2<u32> {
+  let p00 = kp_mulwide_u32(ma.x, mb.x); let p01 = kp_mulwide_u32(ma.x, mb.y); let p10 = kp_mulwide_u32(ma.y, mb.x); let p11 = kp_mulwide_u32(ma.y, mb.y);
+  var big = kp_u128_add(kp_u128_add(vec4<u32>(p00, 0u, 0u), vec4<u32>(0u, p01, 0u)), kp_u128_add(vec4<u32>(0u, p10, 0u), vec4<u32>(0u, 0u, p11)));
+  var ebig = xa + xb;
+  var sbig = sp;
+  let lp = kp_u128_clz(big) - 1u;
+  big = kp_u128_shl(big, lp); ebig = ebig - i32(lp);
+  var small = vec4<u32>(0u);
+  var esmall = ebig;
+  var ssmall = sc;
+  if (any(mc != vec2<u32>(0u))) {
+    small = vec4<u32>(mc, 0u, 0u);
+    let lc = kp_u128_clz(small) - 1u;
+    small = kp_u128_shl(small, lc); esmall = xc - i32(lc);
+    if (esmall > ebig) {
+      let t = big; big = small; small = t;
+      let te = ebig; ebig = esmall; esmall = te;
+      let ts = sbig; sbig = ssmall; ssmall = ts;
+    }
+  }
+  // the smaller aligned to the larger: the bits shifted out make the sticky bit
+  var sticky = false;
+  let d = u32(ebig - esmall);
+  if (d >= 128u) { sticky = any(small != vec4<u32>(0u)); small = vec4<u32>(0u); }
+  else if (d > 0u) { sticky = any(kp_u128_shl(small, 128u - d) != vec4<u32>(0u)); small = kp_u128_shr(small, d); }
+  var s: vec4<u32>;
+  var ss = sbig;
+  if (sbig == ssmall) { s = kp_u128_add(big, small); }
+  else if (kp_u128_lt(big, small)) { s = kp_u128_sub(small, big); ss = ssmall; }
+  else {
+    // big − (small + a fraction of one unit): one unit less, the fraction's complement still sticky
+    s = kp_u128_sub(big, small);
+    if (sticky) { s = kp_u128_sub(s, vec4<u32>(1u, 0u, 0u, 0u)); }
+  }
+  if (!sticky && all(s == vec4<u32>(0u))) {
+    let z = select(0u, 0x80000000u, mode == 2u);
+    return select(vec2<u32>(z, 0u), vec2<u32>(0u, z), f64);
+  }
+  let lz = kp_u128_clz(s);
+  return kp_fpack(ss, kp_u128_shl(s, lz), ebig - i32(lz) + 127, sticky, mode, f64);
+}`, ['kp_mulwide_u32', 'kp_u128_add', 'kp_u128_sub', 'kp_u128_shl', 'kp_u128_shr', 'kp_u128_lt', 'kp_u128_clz', 'kp_fpack']),
+  kp_f64_fma: F(`// fma.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact: IEEE 754's special cases here, the rest kp_fma_core's. add is
+// a·1 + b, mul a·b + a zero of the product's sign. NaN results are 0x7fffffffffffffff.
 fn kp_f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>, mode: u32) -> vec2<u32> {
   let ea = (a.y >> 20u) & 0x7ffu; let eb = (b.y >> 20u) & 0x7ffu; let ec = (c.y >> 20u) & 0x7ffu;
   let fa = vec2<u32>(a.x, a.y & 0xfffffu); let fb = vec2<u32>(b.x, b.y & 0xfffffu); let fc = vec2<u32>(c.x, c.y & 0xfffffu);
@@ -693,45 +737,11 @@ fn kp_f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>, mode: u32) -> vec2<u32> 
     if (!zc || sp == sc) { return c; }
     return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u));
   }
-  // m · 2^(max(e, 1) − 1075) with the hidden bit of normals; the product by 32-bit limbs
-  let ma = vec2<u32>(fa.x, fa.y | select(0u, 0x100000u, ea != 0u)); let mb = vec2<u32>(fb.x, fb.y | select(0u, 0x100000u, eb != 0u));
-  let p00 = kp_mulwide_u32(ma.x, mb.x); let p01 = kp_mulwide_u32(ma.x, mb.y); let p10 = kp_mulwide_u32(ma.y, mb.x); let p11 = kp_mulwide_u32(ma.y, mb.y);
-  var big = kp_u128_add(kp_u128_add(vec4<u32>(p00, 0u, 0u), vec4<u32>(0u, p01, 0u)), kp_u128_add(vec4<u32>(0u, p10, 0u), vec4<u32>(0u, 0u, p11)));
-  var ebig = i32(max(ea, 1u)) + i32(max(eb, 1u)) - 2150;
-  var sbig = sp;
-  let lp = kp_u128_clz(big) - 1u;
-  big = kp_u128_shl(big, lp); ebig = ebig - i32(lp);
-  var small = vec4<u32>(0u);
-  var esmall = ebig;
-  var ssmall = sc;
-  if (!zc) {
-    let mc = vec2<u32>(fc.x, fc.y | select(0u, 0x100000u, ec != 0u));
-    small = vec4<u32>(mc, 0u, 0u);
-    esmall = i32(max(ec, 1u)) - 1075;
-    let lc = kp_u128_clz(small) - 1u;
-    small = kp_u128_shl(small, lc); esmall = esmall - i32(lc);
-    if (esmall > ebig) {
-      let t = big; big = small; small = t;
-      let te = ebig; ebig = esmall; esmall = te;
-      let ts = sbig; sbig = ssmall; ssmall = ts;
-    }
-  }
-  var sticky = false;
-  let d = u32(ebig - esmall);
-  if (d >= 128u) { sticky = any(small != vec4<u32>(0u)); small = vec4<u32>(0u); }
-  else if (d > 0u) { sticky = any(kp_u128_shl(small, 128u - d) != vec4<u32>(0u)); small = kp_u128_shr(small, d); }
-  var s: vec4<u32>;
-  var ss = sbig;
-  if (sbig == ssmall) { s = kp_u128_add(big, small); }
-  else if (kp_u128_lt(big, small)) { s = kp_u128_sub(small, big); ss = ssmall; }
-  else {
-    s = kp_u128_sub(big, small);
-    if (sticky) { s = kp_u128_sub(s, vec4<u32>(1u, 0u, 0u, 0u)); }
-  }
-  if (!sticky && all(s == vec4<u32>(0u))) { return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u)); }
-  let lz = kp_u128_clz(s);
-  return kp_fpack(ss, kp_u128_shl(s, lz), ebig - i32(lz) + 127, sticky, mode, true);
-}`, ['kp_mulwide_u32', 'kp_u128_add', 'kp_u128_sub', 'kp_u128_shl', 'kp_u128_shr', 'kp_u128_lt', 'kp_u128_clz', 'kp_fpack', 'kp_f64_isnan']),
+  // m · 2^(max(e, 1) − 1075) with the hidden bit of normals
+  let h = 0x100000u;
+  return kp_fma_core(vec2<u32>(fa.x, fa.y | select(0u, h, ea != 0u)), i32(max(ea, 1u)) - 1075, vec2<u32>(fb.x, fb.y | select(0u, h, eb != 0u)), i32(max(eb, 1u)) - 1075,
+    vec2<u32>(fc.x, fc.y | select(0u, h, ec != 0u)), i32(max(ec, 1u)) - 1075, sp, sc, mode, true);
+}`, ['kp_fma_core', 'kp_f64_isnan']),
   kp_f64_unpack: F(`// a finite nonzero f64's significand (53 bits, its top bit at bit 52, subnormals normalized) and the exponent of
 // that top bit
 struct KpF64Parts { m: vec2<u32>, e: i32 }
@@ -924,10 +934,9 @@ fn kp_f32_to_f64(x: u32) -> vec2<u32> {
   return vec2<u32>(f << 29u, s | ((e + 896u) << 20u) | (f >> 3u));
 }`),
   kp_fma_bits: F(`// fma.{rn,rz,rm,rp}.f32 (mode 0, 1, 2, 3) of f32 bit patterns, exact in integer arithmetic (PTX ISA: the
-// product to infinite precision, one rounding of the sum): the 48-bit product and the addend, each with its
-// top bit at bit 62 of a 64-bit integer, the smaller shifted right with a sticky bit, added or subtracted,
-// rounded once to 24 bits (fewer below the normal range). NaN results are the canonical 0x7fffffff; an
-// exact zero sum is +0 (−0 rounding down), overflow the largest finite value where the mode rounds toward it.
+// product to infinite precision, one rounding of the sum): IEEE 754's special cases here, the rest kp_fma_core's.
+// NaN results are the canonical 0x7fffffff; an exact zero sum is +0 (−0 rounding down), overflow the largest
+// finite value where the mode rounds toward it.
 fn kp_fma_bits(a: u32, b: u32, c: u32, mode: u32) -> u32 {
   let ea = (a >> 23u) & 0xffu; let eb = (b >> 23u) & 0xffu; let ec = (c >> 23u) & 0xffu;
   let fa = a & 0x7fffffu; let fb = b & 0x7fffffu; let fc = c & 0x7fffffu;
@@ -945,78 +954,10 @@ fn kp_fma_bits(a: u32, b: u32, c: u32, mode: u32) -> u32 {
     return select(0u, 0x80000000u, mode == 2u);
   }
   // m · 2^(max(e, 1) − 150) with the hidden bit of normals
-  let ma = select(fa, fa | 0x800000u, ea != 0u); let mb = select(fb, fb | 0x800000u, eb != 0u);
-  var big = kp_mulwide_u32(ma, mb);
-  var ebig = i32(max(ea, 1u)) + i32(max(eb, 1u)) - 300;
-  var sbig = sp;
-  let lp = kp_clz64(big) - 1u;
-  big = kp_shl64(big, lp); ebig = ebig - i32(lp);
-  var small = vec2<u32>(0u, 0u);
-  var esmall = ebig;
-  var ssmall = sc;
-  if (!zc) {
-    let mc = select(fc, fc | 0x800000u, ec != 0u);
-    small = vec2<u32>(mc, 0u);
-    esmall = i32(max(ec, 1u)) - 150;
-    let lc = kp_clz64(small) - 1u;
-    small = kp_shl64(small, lc); esmall = esmall - i32(lc);
-    if (esmall > ebig) {
-      let t = big; big = small; small = t;
-      let te = ebig; ebig = esmall; esmall = te;
-      let ts = sbig; sbig = ssmall; ssmall = ts;
-    }
-  }
-  // the smaller aligned to the larger: the bits shifted out make the sticky bit
-  var sticky = false;
-  let d = u32(ebig - esmall);
-  if (d >= 64u) { sticky = any(small != vec2<u32>(0u, 0u)); small = vec2<u32>(0u, 0u); }
-  else if (d > 0u) { sticky = any(kp_shl64(small, 64u - d) != vec2<u32>(0u, 0u)); small = kp_shr_u64(small, d); }
-  var s: vec2<u32>;
-  var ss = sbig;
-  if (sbig == ssmall) { s = kp_add64(big, small); }
-  else if (kp_ult64(big, small)) { s = kp_sub64(small, big); ss = ssmall; }
-  else {
-    // big − (small + a fraction of one unit): one unit less, the fraction's complement still sticky
-    s = kp_sub64(big, small);
-    if (sticky) { s = kp_sub64(s, vec2<u32>(1u, 0u)); }
-  }
-  if (!sticky && all(s == vec2<u32>(0u, 0u))) { return select(0u, 0x80000000u, mode == 2u); }
-  let lz = kp_clz64(s);
-  s = kp_shl64(s, lz);
-  // the leading bit (now bit 63) is 2^(ebig − lz + 63): its biased exponent
-  let be = ebig - i32(lz) + 63 + 127;
-  let maxf = ss | 0x7f7fffffu;
-  let inf = ss | 0x7f800000u;
-  let over = select(select(select(inf, maxf, ss == 0u), select(maxf, inf, ss == 0u), mode == 3u), maxf, mode == 1u);
-  let overflow = select(over, inf, mode == 0u);
-  if (be >= 255) { return overflow; }
-  // 24 bits kept (bits 63…40), fewer below the normal range
-  let shift = select(40u, 40u + u32(1 - be), be <= 0);
-  var keep = 0u;
-  var r = false;
-  var lower = sticky;
-  if (shift < 64u) {
-    keep = kp_shr_u64(s, shift).x;
-    r = (kp_shr_u64(s, shift - 1u).x & 1u) != 0u;
-    lower = lower || any(kp_shl64(s, 65u - shift) != vec2<u32>(0u, 0u));
-  } else if (shift == 64u) {
-    r = (s.y >> 31u) != 0u;
-    lower = lower || any(kp_shl64(s, 1u) != vec2<u32>(0u, 0u));
-  } else { lower = lower || any(s != vec2<u32>(0u, 0u)); }
-  let inexact = r || lower;
-  var up = false;
-  switch (mode) {
-    case 0u: { up = r && (lower || (keep & 1u) != 0u); }
-    case 2u: { up = inexact && ss != 0u; }
-    case 3u: { up = inexact && ss == 0u; }
-    default: { up = false; }
-  }
-  keep = keep + select(0u, 1u, up);
-  // a normal's hidden bit carries into its exponent field, a subnormal's rounding carries into the smallest
-  let bits = select((u32(be - 1) << 23u) + keep, keep, be <= 0);
-  if (bits >= 0x7f800000u) { return overflow; }
-  return ss | bits;
-}`, ['kp_mulwide_u32', 'kp_clz64', 'kp_shl64', 'kp_shr_u64', 'kp_add64', 'kp_sub64', 'kp_ult64']),
+  let h = 0x800000u;
+  return kp_fma_core(vec2<u32>(select(fa, fa | h, ea != 0u), 0u), i32(max(ea, 1u)) - 150, vec2<u32>(select(fb, fb | h, eb != 0u), 0u), i32(max(eb, 1u)) - 150,
+    vec2<u32>(select(fc, fc | h, ec != 0u), 0u), i32(max(ec, 1u)) - 150, sp, sc, mode, false).x;
+}`, ['kp_fma_core']),
   // --- atomics that are read-modify-write in PTX but need a loop here ---
   kp_inc_wrap: F(`fn kp_inc_wrap(old: u32, b: u32) -> u32 { return select(old + 1u, 0u, old >= b); }`),
   kp_dec_wrap: F(`fn kp_dec_wrap(old: u32, b: u32) -> u32 { return select(old - 1u, b, old == 0u || old > b); }`),

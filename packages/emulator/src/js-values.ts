@@ -281,10 +281,7 @@ export function specialRegister(name: SpecialRegister): string {
 /** Bytes of reserved shared memory per block (cudaDevAttrReservedSharedMemoryPerBlock on sm_80 and later). */
 export const RESERVED_SMEM = 1024
 
-/** True when a kernel reading `name` needs a cooperative launch (its grid workspace: cg::this_grid().sync()). */
-export function isGridWorkspaceRegister(name: string): boolean {
-  return name === '%envreg1' || name === '%envreg2'
-}
+export { isGridWorkspaceRegister } from '@kernelpack/ptx'
 
 /** Generated code `c` mentions the variable `name` (a whole word). */
 export function usesName(c: string, name: string): boolean {

@@ -20,6 +20,7 @@
 // tiles, elements 0–3 columns 0–7 and 4–7 columns 8–15), as the hardware does on sm_80; the f16 A and B
 // fragments have twice the slots the matrix needs and repeat it. Shapes the tables do not tile (m8n32k16's
 // A, m32n8k16's B) spread the matrix linearly (element i of lane l is element (32i + l) mod size, row-major).
+import type { Instruction, IrOperand } from '@kernelpack/ptx'
 import { bf16ToNum, bitsFromF32, f16ToNum, f32FromBits, fma64, numToF16 } from './numeric.js'
 
 export type ElemType = 'f16' | 'bf16' | 'tf32' | 'f32' | 'f64' | 'u8' | 's8' | 's32'
@@ -272,4 +273,50 @@ export function laneAffine(f: FragmentLayout): { row0: number[]; col0: number[];
     for (let e = 0; e < f.count; e++) if (at(f.row, l, e) !== row0[e]! + dr || at(f.col, l, e) !== col0[e]! + dc) return undefined
   }
   return { row0, col0, rowBit, colBit }
+}
+
+// --- the operands of the instructions, for both writers (emit-instruction.ts, wasm/emit-wasm.ts) ---
+
+const opcodeOf = (ins: Instruction) => [ins.op, ...ins.qualifiers].join('.')
+
+/** The registers of vector operand `o` (or `o` alone), or why not: it must have n. */
+function registers(o: IrOperand | undefined, n: number, what: string): IrOperand[] | string {
+  const items = o?.kind === 'vec' ? o.items : o ? [o] : []
+  return items.length === n ? items : `${what} needs ${n} registers, got ${items.length}`
+}
+
+/** A wmma.mma / mma.sync instruction's form and its D, A, B, C registers; a string says why not. */
+export function mmaOperands(ins: Instruction): { form: Exclude<ReturnType<typeof mmaForm>, string>; rd: IrOperand[]; ra: IrOperand[]; rb: IrOperand[]; rc: IrOperand[] } | string {
+  const A = ins.operands
+  const opcode = opcodeOf(ins)
+  const form = mmaForm(ins.op, ins.shape?.[0] ?? '', ins.types, ins.layouts?.[0], ins.flags.satfinite === true)
+  if (typeof form === 'string') return `unsupported instruction ${opcode}${form ? ` (${form})` : ''}`
+  const { spec } = form
+  const ra = registers(A[1], spec.la.count / perRegister(form.a), `${opcode} A`)
+  const rb = registers(A[2], spec.lb.count / perRegister(form.b), `${opcode} B`)
+  const rc = registers(A[3], spec.lc.count / perRegister(form.c), `${opcode} C`)
+  const rd = registers(A[0], spec.ld.count / perRegister(form.d), `${opcode} D`)
+  for (const r of [ra, rb, rc, rd]) if (typeof r === 'string') return r
+  return { form, ra: ra as IrOperand[], rb: rb as IrOperand[], rc: rc as IrOperand[], rd: rd as IrOperand[] }
+}
+
+/** ldmatrix/stmatrix .m8n8 .x1/.x2/.x4 .b16: the registers (one per matrix); a string says why not. */
+export function matrixOperands(ins: Instruction): IrOperand[] | string {
+  const num = Number(ins.shape?.find((x) => /^x[124]$/.test(x))?.slice(1) ?? 0)
+  if (!ins.shape?.includes('m8n8') || !num || ins.type !== 'b16') return `unsupported instruction ${opcodeOf(ins)}`
+  return registers(ins.operands[ins.op === 'stmatrix' ? 1 : 0], num, opcodeOf(ins))
+}
+
+/** wmma.load.{a,b,c} / wmma.store.d: the fragment, the element type and its sizes, the registers, the layout;
+ *  a string says why not. */
+export function wmmaOperands(ins: Instruction): { f: FragmentLayout; matrix: Matrix; t: ElemType; per: number; esz: number; regs: IrOperand[]; store: boolean; rowMajor: boolean } | string {
+  const t = ins.type as ElemType
+  const store = ins.mode === 'store'
+  const matrix = store ? 'c' : ins.fragment === 'd' ? undefined : ins.fragment
+  const f = matrix && TC_TYPES.has(t) ? wmmaFragment(ins.shape?.[0] ?? '', matrix, t) : undefined
+  if (!f || !matrix) return `unsupported instruction ${opcodeOf(ins)}`
+  const per = perRegister(t)
+  const regs = registers(ins.operands[store ? 1 : 0], f.count / per, opcodeOf(ins))
+  if (typeof regs === 'string') return regs
+  return { f, matrix, t, per, esz: elemBytes(t), regs, store, rowMajor: (ins.layouts?.[0] ?? 'row') === 'row' }
 }

@@ -6,15 +6,16 @@
 /** The conversions formatPrintf reads (flags, width, precision, length, conversion). */
 const CONVERSION = /%([-+ #0]*)(\d+|\*)?(?:\.(\d+))?(hh|h|ll|l|z|j|t)?([diouxXeEfFgGcspa%])/g
 
-/** The size of each argument a format reads from the argument buffer, in order (4 or 8 bytes, each at its
- *  own alignment), as formatPrintf takes them. */
-export function printfArgSizes(fmt: string): Array<4 | 8> {
-  const out: Array<4 | 8> = []
+/** The conversions a format reads arguments for, in order (`%%` reads none), as formatPrintf finds them: the
+ *  conversion letter and the size of its argument in the argument buffer (4 or 8 bytes, each at its own
+ *  alignment). */
+export function printfConversions(fmt: string): Array<{ conv: string; size: 4 | 8 }> {
+  const out: Array<{ conv: string; size: 4 | 8 }> = []
   for (const m of fmt.matchAll(CONVERSION)) {
     const len = m[4], conv = m[5]!
     if (conv === '%') continue
     const wide = len === 'l' || len === 'll' || len === 'z' || len === 'j' || len === 't'
-    out.push(conv === 'c' ? 4 : 'diouxX'.includes(conv) ? (wide ? 8 : 4) : 8)
+    out.push({ conv, size: conv === 'c' ? 4 : 'diouxX'.includes(conv) ? (wide ? 8 : 4) : 8 })
   }
   return out
 }
@@ -22,7 +23,7 @@ export function printfArgSizes(fmt: string): Array<4 | 8> {
 /** Bytes of the argument buffer a format reads (its last argument's end, alignment included). */
 export function printfArgBytes(fmt: string): number {
   let p = 0
-  for (const n of printfArgSizes(fmt)) p = Math.ceil(p / n) * n + n
+  for (const { size: n } of printfConversions(fmt)) p = Math.ceil(p / n) * n + n
   return p
 }
 

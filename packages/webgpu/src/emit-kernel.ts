@@ -19,7 +19,7 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  analyzeAffine, analyzeBarrierRegions, analyzeContraction, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeAffine, analyzeBarrierRegions, analyzeContraction, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
@@ -105,6 +105,8 @@ export class KernelWriter {
   /** The kernel calls vprintf: its threads count the barriers, collectives and printfs they pass. */
   readonly hasPrintf: boolean
   readonly features = new Set<string>()
+  /** What the kernel's special-register reads ask of its launch (@kernelpack/ptx specialUse). */
+  private readonly specials: ReturnType<typeof specialUse>
   /** f64 operations the kernel computes in software binary64 (slow: a build warning says so; past
    *  SOFT_F64_LIMIT the kernel is refused). */
   softF64 = 0
@@ -163,8 +165,8 @@ export class KernelWriter {
     // a wait on memory another invocation writes (cooperative groups' large-tile sync spins on ld.acquire): WGSL
     // promises no forward progress between invocations, even of one workgroup, so the wait may never end
     // (a grid sync's wait is refused as the grid sync it is, at its %envreg)
-    const gridSync = fn.instructions.some((x) => x.operands.some((o) => o.kind === 'special' && /^%envreg[12]$/.test(o.name)))
-    const spin = gridSync ? -1 : fn.instructions.findIndex((x, i) => x.op === 'ld' && (x.sem === 'acquire' || x.sem === 'relaxed') && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0)
+    this.specials = specialUse(fn)
+    const spin = this.specials.gridSync ? -1 : fn.instructions.findIndex((x, i) => x.op === 'ld' && (x.sem === 'acquire' || x.sem === 'relaxed') && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0)
     if (spin >= 0) this.refuse(`a thread waits in a loop for memory another thread writes (${fn.instructions[spin]!.text.split(/\s+/)[0]} at PTX line ${fn.instructions[spin]!.line}): WGSL promises no forward progress between invocations, so the wait may never end`, fn.instructions[spin])
     const layout = layoutParams(fn.params)
     fn.params.forEach((p, i) => this.paramOffset.set(p.name, layout.offsets[i]!))
@@ -678,8 +680,7 @@ export class KernelWriter {
     }
     // the block's reserved shared memory (cooperative groups' block_tile_memory scratch): RESERVED_SMEM bytes
     // after the kernel's own, at a 16-byte boundary, as the emulator lays it out (its backend.ts sharedLayout)
-    const reads = (o: Operand | undefined): boolean => !!o && (o.kind === 'special' ? o.name.startsWith('%reserved_smem_offset') : o.kind === 'addr' ? reads(o.base) : o.kind === 'vec' || o.kind === 'list' ? o.items.some(reads) : o.kind === 'neg' || o.kind === 'not' ? reads(o.operand) : false)
-    const reserved = fn.instructions.some((i) => i.operands.some(reads))
+    const reserved = this.specials.reservedSmem
     const usesShared = reserved || sharedVars.length > 0 || fn.instructions.some((i) => i.space === 'shared')
     const barriers = globalStores ? globalBarriers(fn, this.cfg) : { at: new Set<Instruction>(), afterLoop: new Set<number>() }
     return {

@@ -5,7 +5,7 @@
 // constant of the module, found here (the value the call sequence stores into its first argument is a .global
 // string's address): it goes into the kernel's translation (WgslKernel.printf, by site), and the host formats
 // each record with @kernelpack/ptx's formatPrintf and orders them with PrintfOrder, as the emulator does.
-import { printfArgBytes, printfArgSizes, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
+import { printfArgBytes, printfConversions, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { PRINTF_HEADER_WORDS } from './layout.js'
 
@@ -64,7 +64,8 @@ export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   const fmtVar = symOf(args[0]), argVar = symOf(args[1])
   if (fmtVar === undefined || argVar === undefined) return w.refuse('a vprintf call without its two .param arguments')
   const fmt = formatOf(w, ins, fmtVar)
-  if (/%[-+ #0]*(\d+|\*)?(\.\d+)?(hh|h|ll|l|z|j|t)?s/.test(fmt.replace(/%%/g, ''))) w.refuse('printf of a string (%s): WebGPU copies the argument buffer, not the strings it points to')
+  const conversions = printfConversions(fmt)
+  if (conversions.some((c) => c.conv === 's')) w.refuse('printf of a string (%s): WebGPU copies the argument buffer, not the strings it points to')
   const site = w.printf.length
   w.printf.push(fmt)
   const words = Math.ceil(printfArgBytes(fmt) / 4)
@@ -93,6 +94,6 @@ export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   w.line('kp_pseq += 1u;')
   // vprintf's result: the number of arguments (CUDA's documented return of printf)
   const ret = symOf(rets[0])
-  if (ret !== undefined) w.line(`${local(ret)} = ${printfArgSizes(fmt).length}u;`)
+  if (ret !== undefined) w.line(`${local(ret)} = ${conversions.length}u;`)
   w.close()
 }

@@ -5,7 +5,7 @@
 import { collectiveOf, typeSize, type Instruction, type IrOperand } from '@kernelpack/ptx'
 import type { InstructionEmitter as FunctionEmitter, Suspension } from './emitter.js'
 import { kindOf, type Kind } from '../js-values.js'
-import { elemBytes, fragKind, mmaForm, perRegister, TC_TYPES, wmmaFragment, type ElemType } from '../tensor-core.js'
+import { fragKind, matrixOperands, mmaOperands, wmmaOperands, type ElemType } from '../tensor-core.js'
 
 /** A suspension point: the code that suspends (inputs, resume pc, saved registers), the resume pc, and the
  *  code that takes the results on resume. */
@@ -511,28 +511,16 @@ function spin(E: FunctionEmitter, code: string, dst: IrOperand): string | Suspen
 /** How a register of a fragment element type is read and written: packed types and s32 as int32 bits, f32
  *  and tf32 as numbers, f64 as a number. */
 
-function vecItems(E: FunctionEmitter, o: IrOperand | undefined, n: number, what: string): IrOperand[] {
-  const items = o?.kind === 'vec' ? o.items : o ? [o] : []
-  if (items.length !== n) return E.fail(`${what} needs ${n} registers, got ${items.length}`)
-  return items
-}
-
 /** wmma.load.{a,b,c} / wmma.store.d: each lane moves its own fragment elements (the layout of tensor-core.ts)
  *  between registers and a row- or column-major matrix at the address with the given stride (in elements;
  *  without one, the matrix is contiguous). Every element access is checked (and reported to the sanitizer). */
 function wmmaMove(E: FunctionEmitter, ins: Instruction): string {
   const A = ins.operands
-  const opcode = [ins.op, ...ins.qualifiers].join('.')
-  const t = ins.type as ElemType
-  const store = ins.mode === 'store'
-  const matrix = store ? 'c' : ins.fragment === 'd' ? undefined : ins.fragment
+  const w = wmmaOperands(ins)
+  if (typeof w === 'string') return E.fail(w)
+  const { f, matrix, t, per, esz, regs, store, rowMajor } = w
   const shape = ins.shape?.[0] ?? ''
-  const f = matrix && TC_TYPES.has(t) ? wmmaFragment(shape, matrix, t) : undefined
-  if (!f || !matrix) return E.fail(`unsupported instruction ${opcode}`)
-  const per = perRegister(t), esz = elemBytes(t)
-  const regs = vecItems(E, store ? A[1] : A[0], f.count / per, opcode)
   const space = ins.space ?? 'generic'
-  const rowMajor = (ins.layouts?.[0] ?? 'row') === 'row'
   const stride = A[2] ? E.rd(A[2], 'u32') : String(rowMajor ? f.cols : f.rows)
   const at = (e: number) => `TB+(${rowMajor ? `TP.row[TL+${e}]*TS+TP.col[TL+${e}]` : `TP.col[TL+${e}]*TS+TP.row[TL+${e}]`})*${esz}`
   const mem = esz === 1 ? 'u8' : esz === 2 ? 'u16' : t === 'f64' ? 'f64' : t === 'f32' || t === 'tf32' ? 'f32' : 's32'
@@ -562,15 +550,9 @@ function wmmaMove(E: FunctionEmitter, ins: Instruction): string {
 /** wmma.mma / mma.sync: a warp collective; each lane gives its A, B and C registers and computes its part of
  *  D from every lane's (tensor-core.ts mmaLane). */
 function mma(E: FunctionEmitter, ins: Instruction): Suspension | string {
-  const A = ins.operands
-  const opcode = [ins.op, ...ins.qualifiers].join('.')
-  const form = mmaForm(ins.op, ins.shape?.[0] ?? '', ins.types, ins.layouts?.[0], ins.flags.satfinite === true)
-  if (typeof form === 'string') return E.fail(`unsupported instruction ${opcode}${form ? ` (${form})` : ''}`)
-  const { key, spec, a, b, c, d } = form
-  const ra = vecItems(E, A[1], spec.la.count / perRegister(a), `${opcode} A`)
-  const rb = vecItems(E, A[2], spec.lb.count / perRegister(b), `${opcode} B`)
-  const rc = vecItems(E, A[3], spec.lc.count / perRegister(c), `${opcode} C`)
-  const rd_ = vecItems(E, A[0], spec.ld.count / perRegister(d), `${opcode} D`)
+  const m = mmaOperands(ins)
+  if (typeof m === 'string') return E.fail(m)
+  const { form: { key, a, b, c, d }, ra, rb, rc, rd: rd_ } = m
   const list = (rs: IrOperand[], t: ElemType) => `[${rs.map((r) => E.rd(r, fragKind(t))).join(',')}]`
   const post = `{const TD=mmaLane(${E.result(0)},'${key}',t&31);${rd_.map((r, i) => E.wr(r, fragKind(d), `TD[${i}]`)).join('')}}`
   return E.suspend(collectiveOf(ins)!, [list(ra, a), list(rb, b), list(rc, c)], [post])
@@ -582,11 +564,9 @@ function mma(E: FunctionEmitter, ins: Instruction): Suspension | string {
  *  elements, every access checked. */
 function matrixRows(E: FunctionEmitter, ins: Instruction): Suspension | string {
   const A = ins.operands
-  const opcode = [ins.op, ...ins.qualifiers].join('.')
-  const num = Number(ins.shape?.find((x) => /^x[124]$/.test(x))?.slice(1) ?? 0)
-  if (!ins.shape?.includes('m8n8') || !num || ins.type !== 'b16') return E.fail(`unsupported instruction ${opcode}`)
+  const regs = matrixOperands(ins)
+  if (typeof regs === 'string') return E.fail(regs)
   const store = ins.op === 'stmatrix'
-  const regs = vecItems(E, store ? A[1] : A[0], num, opcode)
   const space = ins.space ?? 'generic'
   let post = `{const TG=${E.result(0)},TL=t&31;`
   // a store's values travel with the suspension (input 1, handed back as result 1): its registers need not

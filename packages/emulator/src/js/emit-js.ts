@@ -34,7 +34,7 @@
 // groups come from scheduler.ts), without the speculative variant and the unchecked thread-loop copy. None of
 // this is emitted when checks are off: the unchecked module's source is what it was before the sanitizer.
 import {
-  calleeOf, PtxError, usedRegisters, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
+  calleeOf, specialUse, PtxError, usedRegisters, analyzeAffine, analyzeLockstep, analyzeUniformity, analyzeBounds, analyzeCasLoads, analyzeContraction, analyzeLiveness, assignRegisterClasses, buildCfg, collectiveOf, waitOf, layoutParams, planThreadLoops, structureFunction, alignTo,
   type AffineFacts, type Cfg, type Collective, type Contraction, type InvExpr, type Instruction, type IrFunction, type IrModule, type IrOperand, type PtxVariable,
   type RegisterClass, type SourceLoc, type StructNode, type StructRegion, type Structure, type ThreadLoopPlan, type ThreadLoopSchedule,
 } from '@kernelpack/ptx'
@@ -42,7 +42,7 @@ import { emitInstruction } from './emit-instruction.js'
 import { ThreadLoopWriter, regionLabel } from './emit-thread-loops.js'
 import type { AccessKind, CollectiveUse, Hoisted, InstructionEmitter, Suspension } from './emitter.js'
 import { layoutFrame, type Frame } from '../frame.js'
-import { isGridWorkspaceRegister, jsNumber, memTypeFor, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from '../js-values.js'
+import { jsNumber, memTypeFor, readAs, specialRegister, immediateAs, usesName, writeAs, type Kind } from '../js-values.js'
 
 /** Warp collectives whose lanes exchange matrix fragments (tensor-core.ts): kernels with them run in the
  *  continuation scheme, where the scheduler resolves them. */
@@ -950,17 +950,6 @@ function exactBound(e: InvExpr): number {
   }
 }
 
-/** What a function's special-register reads ask of its launch. */
-function specialUse(f: IrFunction): { reservedSmem: boolean; gridSync?: { line: number; text: string } } {
-  let reservedSmem = false
-  let gridSync: { line: number; text: string } | undefined
-  for (const ins of f.instructions) for (const o of ins.operands) {
-    if (o.kind !== 'special') continue
-    if (o.name.startsWith('%reserved_smem_offset')) reservedSmem = true
-    if (isGridWorkspaceRegister(o.name)) gridSync ??= { line: ins.line, text: ins.text }
-  }
-  return gridSync ? { reservedSmem, gridSync } : { reservedSmem }
-}
 
 export { calleeOf }
 

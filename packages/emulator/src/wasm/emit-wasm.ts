@@ -26,7 +26,7 @@ import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
 import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
-import { elemBytes, fragKind, laneAffine, mmaForm, perRegister, TC_TYPES, wmmaFragment, type ElemType } from '../tensor-core.js'
+import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
@@ -2299,26 +2299,16 @@ class KernelWriter {
     else b.mem(store ? Op.i32_store : Op.i32_load, 2, off)
   }
 
-  /** A wmma.mma/mma.sync instruction's form and register lists (emit-instruction.ts mma). */
-  private mmaOf(ins: Instruction): { form: Exclude<ReturnType<typeof mmaForm>, string>; ra: IrOperand[]; rb: IrOperand[]; rc: IrOperand[]; rd: IrOperand[] } {
-    const A = ins.operands
-    const form = mmaForm(ins.op, ins.shape?.[0] ?? '', ins.types, ins.layouts?.[0], ins.flags.satfinite === true)
-    if (typeof form === 'string') return this.fail(`${[ins.op, ...ins.qualifiers].join('.')} is not lowered${form ? ` (${form})` : ''}`)
-    const { spec } = form
-    const items = (o: IrOperand | undefined, n: number) => {
-      const xs = o?.kind === 'vec' ? o.items : o ? [o] : []
-      return xs.length === n ? xs : this.fail(`\`${ins.text}\` needs ${n} registers`)
-    }
-    return { form, ra: items(A[1], spec.la.count / perRegister(form.a)), rb: items(A[2], spec.lb.count / perRegister(form.b)), rc: items(A[3], spec.lc.count / perRegister(form.c)), rd: items(A[0], spec.ld.count / perRegister(form.d)) }
+  /** A wmma.mma/mma.sync instruction's form and register lists (tensor-core.ts mmaOperands). */
+  private mmaOf(ins: Instruction): Exclude<ReturnType<typeof mmaOperands>, string> {
+    const m = mmaOperands(ins)
+    return typeof m === 'string' ? this.fail(m) : m
   }
 
-  /** ldmatrix/stmatrix .m8n8 .x1/.x2/.x4 .b16: its registers (one per matrix). */
+  /** ldmatrix/stmatrix's registers, one per matrix (tensor-core.ts matrixOperands). */
   private matrixRegs(ins: Instruction): IrOperand[] {
-    const num = Number(ins.shape?.find((x) => /^x[124]$/.test(x))?.slice(1) ?? 0)
-    if (!ins.shape?.includes('m8n8') || !num || ins.type !== 'b16') return this.fail(`${[ins.op, ...ins.qualifiers].join('.')} is not lowered`)
-    const o = ins.operands[ins.op === 'stmatrix' ? 1 : 0]
-    const xs = o?.kind === 'vec' ? o.items : o ? [o] : []
-    return xs.length === num ? xs : this.fail(`\`${ins.text}\` needs ${num} registers`)
+    const r = matrixOperands(ins)
+    return typeof r === 'string' ? this.fail(r) : r
   }
 
   /** The id of collective i's TensorOp (mma, movmatrix), registered once. */
@@ -2542,20 +2532,13 @@ class KernelWriter {
   private wmmaMove(ins: Instruction): void {
     const b = this.b, L = this.L, A = ins.operands
     const opcode = [ins.op, ...ins.qualifiers].join('.')
-    const t = ins.type as ElemType
-    const store = ins.mode === 'store'
-    const matrix = store ? 'c' : ins.fragment === 'd' ? undefined : ins.fragment
-    const f = matrix && TC_TYPES.has(t) ? wmmaFragment(ins.shape?.[0] ?? '', matrix, t) : undefined
-    if (!f) return this.fail(`${opcode} is not lowered`)
+    const w = wmmaOperands(ins)
+    if (typeof w === 'string') return this.fail(w)
+    const { f, t, per, esz, regs, store, rowMajor } = w
     const aff = laneAffine(f)
     if (!aff) return this.fail(`${opcode}: a fragment layout not affine in the lane`)
-    const per = perRegister(t), esz = elemBytes(t)
-    const o = store ? A[1] : A[0]
-    const regs = o?.kind === 'vec' ? o.items : o ? [o] : []
-    if (regs.length !== f.count / per) return this.fail(`${opcode} needs ${f.count / per} registers`)
     const space = (ins.space ?? 'generic') as Space
     if (!SPACES.includes(space)) return this.fail(`${opcode} in .${space}`)
-    const rowMajor = (ins.layouts?.[0] ?? 'row') === 'row'
     // the base address and the stride, read before any register is written (a destination may be either)
     const base = this.tmp('wmb', 'i64'), se = this.tmp('wms', 'i64'), lr = this.tmp('wmr', 'i32'), lc = this.tmp('wmc', 'i32')
     this.addrValue(store ? A[0] : A[1]); b.set(base)

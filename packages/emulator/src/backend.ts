@@ -12,7 +12,7 @@
 // nothing running they answer at once. See emit-js.ts for how a block's threads run and scheduler.ts for
 // how barriers and warp collectives are resolved. Checked launches (`check`, issue 19: sanitizer/) run on the
 // calling thread, whatever `workers` says: the sanitizer's shadow state lives there.
-import { ptxText, resolveCheck, type Backend, type BackendEvent, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
+import { ptxText, RESERVED_SMEM, resolveCheck, type Backend, type BackendEvent, type BackendFunction, type BackendModule, type BackendStream, type CheckSetting, type DeviceInfo, type Dim3, type ImageToLoad, type KernelParams, type LaunchConfig, type MaybePromise, type SanitizerReport } from '@kernelpack/ptx'
 import { EmulatorFault, PtxError, launchAbortError, timeoutReason } from './errors.js'
 import type { CompiledFunction } from './js/emit-js.js'
 import { describeThreadLoops } from './js/emit-thread-loops.js'
@@ -25,7 +25,6 @@ import { PoolUnavailable, WorkerPool, type ThreadHost } from './pool.js'
 import { BlockRunner, isJsStackOverflow, kernelInfo, type KernelInfo, type LaneLaunch } from './run-blocks.js'
 import { StalledBlock } from './scheduler.js'
 import { coResidentBlocks } from './cooperative.js'
-import { RESERVED_SMEM } from './js-values.js'
 import { Sanitizer } from './sanitizer/checker.js'
 import { sharedVariablesOf } from './sanitizer/shared-use.js'
 

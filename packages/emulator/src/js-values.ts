@@ -7,7 +7,7 @@
 // This file converts between the two and renders literals. Pure functions of typed IR values; every number
 // written into code goes through jsLiteral, which parenthesizes negatives, so `x - -7` can never become
 // the decrement `x--7` (issue 17 item 11).
-import type { Immediate, RegisterClass, SpecialRegister } from '@kernelpack/ptx'
+import { reservedSmemRead, type Immediate, type RegisterClass, type SpecialRegister } from '@kernelpack/ptx'
 
 export type Kind = 'i32' | 'u32' | 'f32' | 'f64' | 'i64' | 'u16' | 's16' | 'u8' | 's8' | 'pred'
 
@@ -226,6 +226,9 @@ export function writeAs(e: string, k: Kind, c: RegisterClass, fail: Fail): strin
 
 /** A special register as a JavaScript expression over the launch state (emit-js.ts's locals). */
 export function specialRegister(name: SpecialRegister): string {
+  // the block's reserved shared memory: RESERVED_SMEM bytes at RSV, after the kernel's own (backend.ts)
+  const rs = reservedSmemRead(name)
+  if (rs) return 'size' in rs ? String(rs.size) : rs.offset ? `(RSV+${rs.offset})` : 'RSV'
   switch (name) {
     case '%tid.x': return 'tx'
     case '%tid.y': return 'ty'
@@ -265,21 +268,12 @@ export function specialRegister(name: SpecialRegister): string {
     case '%nclusterid.y': return 'NCY'
     case '%nclusterid.z': return 'NCZ'
     case '%is_explicit_cluster': return '0'
-    // the block's reserved shared memory: RESERVED_SMEM bytes after the kernel's own (backend.ts), the two
-    // numbered regions its halves (cg::block_tile_memory uses %reserved_smem_offset_1, 288 bytes at most)
-    case '%reserved_smem_offset_begin': case '%reserved_smem_offset_0': return 'RSV'
-    case '%reserved_smem_offset_1': return `(RSV+${RESERVED_SMEM / 2})`
-    case '%reserved_smem_offset_end': return `(RSV+${RESERVED_SMEM})`
-    case '%reserved_smem_offset_cap': return String(RESERVED_SMEM)
     // a cooperative launch's grid workspace (cg::this_grid().sync()): %envreg1 its high, %envreg2 its low
     // 32 bits; emulated addresses are below 2^32. 0 (no workspace) in other launches.
     case '%envreg2': return 'GWS'
     default: return '0'
   }
 }
-
-/** Bytes of reserved shared memory per block (cudaDevAttrReservedSharedMemoryPerBlock on sm_80 and later). */
-export const RESERVED_SMEM = 1024
 
 export { isGridWorkspaceRegister } from '@kernelpack/ptx'
 

@@ -6,7 +6,7 @@
 import type { CompiledFunction } from './js/emit-js.js'
 import type { LaunchState, ModuleInstance } from './instance.js'
 import { runCooperative } from './cooperative.js'
-import { RESERVED_SMEM } from './js-values.js'
+import { RESERVED_SMEM } from '@kernelpack/ptx'
 import { newThreadStates, runBlock, type KernelFn, type ThreadState } from './scheduler.js'
 import type { Sanitizer } from './sanitizer/checker.js'
 

@@ -23,7 +23,7 @@ export { buildCfg, cfgWithoutEdges, controlDependence, dominates, type Cfg, type
 export { relayoutFunction, structureFunction, type Structure, type StructureOptions, type StructNode, type StructRegion, type BranchTarget, type SequenceItem } from './structure.js'
 export { collectiveOf, collectiveScope, waitOf, type Collective } from './collectives.js'
 export { calleeOf, inlineCalls } from './inline.js'
-export { isGridWorkspaceRegister, specialUse } from './special-use.js'
+export { isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse } from './special-use.js'
 export { defaultPrint, formatPrintf, printfArgBytes, printfConversions, PrintfOrder } from './printf.js'
 export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
 export { analyzeLiveness, type Liveness } from './analysis/liveness.js'

@@ -97,10 +97,10 @@ function scalar(e: SiteScalar, params: DataView, grid: Dim3, block: Dim3): numbe
     case 'const': return e.value | 0
     case 'param': return e.at + 4 <= params.byteLength ? params.getInt32(e.at, true) : undefined
     case 'special': {
-      const m = /^%(ntid|nctaid)\.([xyz])$/.exec(e.name)
-      if (!m) return undefined
-      const d = 'xyz'.indexOf(m[2]!)
-      return (m[1] === 'ntid' ? block[d]! : grid[d]!) | 0
+      // (a launch dimension: range's one value)
+      if (!/^%(ntid|nctaid)\./.test(e.name)) return undefined
+      const r = range(e, params, grid, block)
+      return r ? Number(r[0]) | 0 : undefined
     }
     default: {
       const a = scalar(e.a, params, grid, block), b = scalar(e.b, params, grid, block)

@@ -19,7 +19,7 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  analyzeAffine, analyzeBarrierRegions, analyzeContraction, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeAffine, analyzeBarrierRegions, analyzeContraction, isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
@@ -69,18 +69,14 @@ function whyNoSpecial(name: string): string {
   if (/^%pm\d/.test(name)) return 'WGSL has no performance-monitoring counters'
   // %envreg1/%envreg2 hold a cooperative launch's grid workspace (cg::this_grid().sync(), the emulator's
   // js-values.ts); the others are the driver's
-  if (name === '%envreg1' || name === '%envreg2') return 'the grid workspace of a cooperative launch (cg::this_grid().sync()): WebGPU has no grid-wide barrier, since workgroups have no forward-progress guarantee'
+  if (isGridWorkspaceRegister(name)) return 'the grid workspace of a cooperative launch (cg::this_grid().sync()): WebGPU has no grid-wide barrier, since workgroups have no forward-progress guarantee'
   if (name.startsWith('%envreg')) return 'a driver-defined environment register: the CUDA driver fills it, WebGPU has nothing to put there'
-  if (name.startsWith('%reserved_smem_offset')) return 'the block\'s reserved shared memory (the CUDA runtime\'s own region, cg::block_tile_memory\'s scratch): not allocated on WebGPU'
   if (name === '%current_graph_exec') return 'the CUDA graph a kernel runs in: WebGPU has no CUDA graphs'
   return 'no WGSL counterpart'
 }
 
 /** The most f64 operations a kernel may compute in software binary64 (KernelWriter.finish). */
 const SOFT_F64_LIMIT = 64
-
-/** Bytes of reserved shared memory per block (the emulator's js-values.ts RESERVED_SMEM: cudaDevAttrReservedSharedMemoryPerBlock). */
-const RESERVED_SMEM = 1024
 
 export class KernelWriter {
   readonly fn: IrFunction
@@ -349,6 +345,13 @@ export class KernelWriter {
 
   /** The special registers as WGSL u32 expressions (PTX ISA, "Special Registers"). */
   special(name: string): string {
+    // the reserved shared memory (planMemory): at a 16-byte boundary after the dynamic shared memory, read as
+    // the emulator reads it (@kernelpack/ptx reservedSmemRead)
+    const rs = reservedSmemRead(name)
+    if (rs) {
+      const start = `((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u)`
+      return 'size' in rs ? `${rs.size}u` : rs.offset ? `(${start} + ${rs.offset}u)` : start
+    }
     switch (name) {
       case '%tid.x': return 'kp_tid.x'
       case '%tid.y': return 'kp_tid.y'
@@ -373,12 +376,6 @@ export class KernelWriter {
       case '%lanemask_gt': return '(~(((1u << (kp_t & 31u)) << 1u) - 1u))'
       case '%lanemask_ge': return '(~((1u << (kp_t & 31u)) - 1u))'
       case '%dynamic_smem_size': return 'kp_dyn_shared_bytes'
-      // the reserved shared memory (planMemory): its start, its two halves (cg::block_tile_memory uses the
-      // second), its end and size, as the emulator gives them (js-values.ts)
-      case '%reserved_smem_offset_begin': case '%reserved_smem_offset_0': return `((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u)`
-      case '%reserved_smem_offset_1': return `(((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u) + ${RESERVED_SMEM / 2}u)`
-      case '%reserved_smem_offset_end': return `(((${u32Lit(this.mem.dynBase)} + kp_dyn_shared_bytes + 15u) & ~15u) + ${RESERVED_SMEM}u)`
-      case '%reserved_smem_offset_cap': return `${RESERVED_SMEM}u`
       case '%total_smem_size': case '%aggr_smem_size': return `(${u32Lit(this.mem.staticShared)} + kp_dyn_shared_bytes)`
       case '%cluster_ctarank': case '%is_explicit_cluster': return '0u'
       case '%cluster_nctarank': return '1u'

@@ -13,6 +13,14 @@ import { u32Lit } from './wgsl-text.js'
 const isHalf = (t: PtxType | undefined) => t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2'
 const bitsOf = (t: PtxType) => typeSize(t) * 8
 
+/** An instruction's IEEE rounding as the WGSL helpers number it: 0 .rn (and none), 1 .rz, 2 .rm, 3 .rp; -1 for
+ *  another (an integer rounding). */
+const roundingCode = (ins: Instruction) => ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+
+/** binary64 1.0 and a binary64 value's sign bit, as the vec2<u32> words of software binary64 (wgsl-lib.ts). */
+const F64_ONE = 'vec2<u32>(0u, 0x3ff00000u)'
+const negF64 = (x: string) => `(${x} ^ vec2<u32>(0u, 0x80000000u))`
+
 /** f64 arithmetic without a software form here (div, sqrt, rcp, the transcendental approximations). */
 function noF64(w: KernelWriter, ins: Instruction): void {
   if (ins.types.includes('f64')) w.refuse('f64 arithmetic: WGSL has no f64 (a GPU with WebGPU computes in f32)')
@@ -24,25 +32,23 @@ function noF64(w: KernelWriter, ins: Instruction): void {
  *  using software f64 (a build warning). */
 function f64Arith(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul' | 'fma'): void {
   if (ins.flags.sat) return w.refuse(`${ins.op}.sat.f64`)
-  const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  const mode = roundingCode(ins)
   if (mode < 0) return w.refuse(`${ins.op}.${ins.rounding}.f64`)
   w.softF64++
   const A = ins.operands
-  const one = 'vec2<u32>(0u, 0x3ff00000u)'
   const fused = what === 'add' || what === 'sub' ? w.contraction?.get(ins.index) : undefined
   if (fused) {
     // fma(p's operands, the other operand), the product's sign flipped for a sub that subtracts it
     const m = w.fn.instructions[fused.mul]!
     const px = w.tmp(w.u64(m.operands[1]!)), py = w.tmp(w.u64(m.operands[2]!)), o = w.tmp(w.u64(A[fused.operand === 1 ? 2 : 1]!))
     const negP = what === 'sub' && fused.operand === 2, negO = what === 'sub' && fused.operand === 1
-    const x = negP ? `(${px} ^ vec2<u32>(0u, 0x80000000u))` : px
-    return w.setU64(A[0], `kp_f64_fma(${x}, ${py}, ${negO ? `(${o} ^ vec2<u32>(0u, 0x80000000u))` : o}, 0u)`)
+    return w.setU64(A[0], `kp_f64_fma(${negP ? negF64(px) : px}, ${py}, ${negO ? negF64(o) : o}, 0u)`)
   }
   const x = w.tmp(w.u64(A[1]!)), y = w.tmp(w.u64(A[2]!))
   let e: string
   if (what === 'fma') e = `kp_f64_fma(${x}, ${y}, ${w.u64(A[3]!)}, ${mode}u)`
   else if (what === 'mul') e = `kp_f64_fma(${x}, ${y}, vec2<u32>(0u, (${x}.y ^ ${y}.y) & 0x80000000u), ${mode}u)`
-  else e = `kp_f64_fma(${x}, ${one}, ${what === 'sub' ? `(${y} ^ vec2<u32>(0u, 0x80000000u))` : y}, ${mode}u)`
+  else e = `kp_f64_fma(${x}, ${F64_ONE}, ${what === 'sub' ? negF64(y) : y}, ${mode}u)`
   w.setU64(A[0], e)
 }
 
@@ -55,7 +61,7 @@ function roundNearest(w: KernelWriter, ins: Instruction): void {
  *  (wgsl-lib.ts kp_fma_bits: add is a·1 + b, sub a·1 + (−b), mul a·b + a zero of the product's sign);
  *  undefined for .rn, which WGSL's own operators compute. */
 function directed(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul' | 'fma'): string | undefined {
-  const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  const mode = roundingCode(ins)
   if (mode <= 0) return undefined
   const A = ins.operands
   const x = w.tmp(`bitcast<u32>(${fin(w, ins, A[1]!)})`), y = w.tmp(`bitcast<u32>(${fin(w, ins, A[2]!)})`)
@@ -283,22 +289,22 @@ function cvt(w: KernelWriter, ins: Instruction): void {
   if (!dt || !st) return w.refuse('cvt needs two types')
   // f32 → f64 is exact: the bits widened (printf's float arguments, promoted to double, need nothing more)
   if (dt === 'f64' && st === 'f32' && !ins.flags.ftz && !ins.flags.sat && !ins.intRounding) return w.setU64(A[0], `kp_f32_to_f64(bitcast<u32>(${w.f32(A[1]!)}))`)
-  const rmode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+  const mode = roundingCode(ins)
   // f64 → f32, rounded once (software binary64)
-  if (dt === 'f32' && st === 'f64' && rmode >= 0 && !ins.flags.sat && !ins.intRounding) {
+  if (dt === 'f32' && st === 'f64' && mode >= 0 && !ins.flags.sat && !ins.intRounding) {
     w.softF64++
-    const f = `bitcast<f32>(kp_f64_to_f32(${w.u64(A[1]!)}, ${rmode}u))`
+    const f = `bitcast<f32>(kp_f64_to_f32(${w.u64(A[1]!)}, ${mode}u))`
     return w.setF32(A[0], ins.flags.ftz ? `kp_ftz(${f})` : f)
   }
   // integers → f64: exact below 2^53, 64-bit ones rounded once
-  if (dt === 'f64' && /^[su](8|16|32|64)$/.test(st) && rmode >= 0 && !ins.flags.sat && !ins.intRounding) {
+  if (dt === 'f64' && /^[su](8|16|32|64)$/.test(st) && mode >= 0 && !ins.flags.sat && !ins.intRounding) {
     w.softF64++
     const sb = bitsOf(st)
     if (sb === 64) {
       const v = w.tmp(w.u64(A[1]!))
-      if (st[0] === 'u') return w.setU64(A[0], `kp_int_to_f64(false, ${v}, ${rmode}u)`)
+      if (st[0] === 'u') return w.setU64(A[0], `kp_int_to_f64(false, ${v}, ${mode}u)`)
       const neg = `(${v}.y & 0x80000000u) != 0u`
-      return w.setU64(A[0], `kp_int_to_f64(${neg}, select(${v}, kp_neg64(${v}), ${neg}), ${rmode}u)`)
+      return w.setU64(A[0], `kp_int_to_f64(${neg}, select(${v}, kp_neg64(${v}), ${neg}), ${mode}u)`)
     }
     const v = w.tmp(w.u32(A[1]!, st))
     if (st[0] === 'u') return w.setU64(A[0], `kp_int_to_f64(false, vec2<u32>(${v}, 0u), 0u)`)
@@ -323,7 +329,6 @@ function cvt(w: KernelWriter, ins: Instruction): void {
   if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64 (the software binary64 converts f32, integers and f64 among themselves; not half precision)')
   const isF = (x: PtxType) => x === 'f32' || x === 'f16' || x === 'bf16' || x === 'tf32'
   const isI = (x: PtxType) => /^[sub](8|16|32|64)$/.test(x)
-  const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
   if ((dt === 'f16x2' || dt === 'bf16x2') && st === 'f32') {
     // cvt.rn{.relu}{.satfinite}.f16x2.f32 d, a, b: a to the upper half, b to the lower
     if (mode < 0) return w.refuse(`cvt.${ins.rounding}.${dt}`)
@@ -559,7 +564,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     case 'div': case 'rem': {
       if (t === 'f64' && ins.op === 'div') {
         // div.{rn,rz,rm,rp}.f64 exact; .approx/.full are the emulator's correctly rounded quotient too
-        const mode = ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+        const mode = roundingCode(ins)
         if (mode < 0) return w.refuse(`div.${ins.rounding}.f64`)
         w.softF64++
         return w.setU64(A[0], `kp_f64_div(${w.u64(A[1]!)}, ${w.u64(A[2]!)}, ${mode}u)`)
@@ -597,7 +602,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     }
     case 'abs': case 'neg': {
       // f64: the sign bit (PTX ISA: neg/abs of a NaN keep or clear its sign too)
-      if (t === 'f64') return w.setU64(A[0], ins.op === 'neg' ? `(${w.u64(A[1]!)} ^ vec2<u32>(0u, 0x80000000u))` : `(${w.u64(A[1]!)} & vec2<u32>(0xffffffffu, 0x7fffffffu))`)
+      if (t === 'f64') return w.setU64(A[0], ins.op === 'neg' ? negF64(w.u64(A[1]!)) : `(${w.u64(A[1]!)} & vec2<u32>(0xffffffffu, 0x7fffffffu))`)
       const neg = ins.op === 'neg'
       if (t === 'f32') {
         const x = fin(w, ins, A[1]!)
@@ -759,12 +764,11 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     case 'rcp': case 'sqrt': case 'rsqrt': case 'sin': case 'cos': case 'lg2': case 'ex2': case 'tanh': {
       if (t === 'f64' && (ins.op === 'rcp' || ins.op === 'sqrt' || ins.op === 'rsqrt')) {
         // exact in software binary64 (.approx as the emulator computes it: rcp 1/x, rsqrt 1/√x, each rounded)
-        const mode = ins.flags.approx ? 0 : ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
+        const mode = ins.flags.approx ? 0 : roundingCode(ins)
         if (mode < 0 || ins.flags.ftz && !ins.flags.approx) return w.refuse(`${ins.op}.${ins.rounding}.f64`)
         w.softF64++
         const x = w.u64(A[1]!)
-        const one = 'vec2<u32>(0u, 0x3ff00000u)'
-        const e = ins.op === 'rcp' ? `kp_f64_div(${one}, ${x}, ${mode}u)` : ins.op === 'sqrt' ? `kp_f64_sqrt(${x}, ${mode}u)` : `kp_f64_div(${one}, kp_f64_sqrt(${x}, 0u), 0u)`
+        const e = ins.op === 'rcp' ? `kp_f64_div(${F64_ONE}, ${x}, ${mode}u)` : ins.op === 'sqrt' ? `kp_f64_sqrt(${x}, ${mode}u)` : `kp_f64_div(${F64_ONE}, kp_f64_sqrt(${x}, 0u), 0u)`
         return w.setU64(A[0], e)
       }
       noF64(w, ins)

@@ -57,12 +57,16 @@ export function printRecords(w: Uint32Array, n: number, formats: ReadonlyMap<num
   const bytes = new Uint8Array(w.buffer, w.byteOffset, w.byteLength)
   let launch = -1
   const order = new PrintfOrder((text) => print(text))
+  // each format's bytes, encoded once for all the records of its call (a kernel's threads print thousands)
+  const encoder = new TextEncoder()
+  const encoded = new Map<string, Uint8Array>()
   for (const r of recs) {
     if (r.launch !== launch) { order.flush(); launch = r.launch }
     const fmt = formats.get(r.launch)?.[r.site]
     if (fmt === undefined) continue
     // the format (NUL-terminated) and the argument words, as device memory for formatPrintf
-    const f = new TextEncoder().encode(fmt)
+    let f = encoded.get(fmt)
+    if (!f) { f = encoder.encode(fmt); encoded.set(fmt, f) }
     const args = bytes.subarray(4 * (r.at + PRINTF_HEADER_WORDS), 4 * (r.at + r.len))
     const mem = new Uint8Array(align8(f.length + 1) + args.length)
     mem.set(f, 0)

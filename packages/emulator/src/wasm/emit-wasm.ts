@@ -15,14 +15,14 @@
 // range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
-  analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, structureFunction, typeSize,
+  analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
 import type { ModuleLayout } from '../js/emit-js.js'
 import type { Frame } from '../frame.js'
-import { RESERVED_SMEM, memTypeFor } from '../js-values.js'
+import { memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
 import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
@@ -3540,6 +3540,8 @@ class KernelWriter {
       else if (k === 'f32' || k === 'f64') this.fail(`${name} read as a float`)
       else this.narrow(k)
     }
+    const rs = reservedSmemRead(name)
+    if (rs) return i32(() => { if ('size' in rs) b.i32(rs.size); else { b.get(L.RSV!); if (rs.offset) b.i32(rs.offset).op(Op.i32_add) } })
     switch (name) {
       case '%tid.x': return i32(() => b.get(L.tx!))
       case '%tid.y': return i32(() => b.get(L.ty!))
@@ -3563,10 +3565,6 @@ class KernelWriter {
       case '%lanemask_ge': return i32(() => b.i32(1).get(L.t!).op(Op.i32_shl).i32(1).op(Op.i32_sub).i32(-1).op(Op.i32_xor))
       case '%dynamic_smem_size': return i32(() => b.get(L.DYN!))
       case '%total_smem_size': case '%aggr_smem_size': return i32(() => b.get(L.SHN!))
-      case '%reserved_smem_offset_begin': case '%reserved_smem_offset_0': return i32(() => b.get(L.RSV!))
-      case '%reserved_smem_offset_1': return i32(() => b.get(L.RSV!).i32(RESERVED_SMEM / 2).op(Op.i32_add))
-      case '%reserved_smem_offset_end': return i32(() => b.get(L.RSV!).i32(RESERVED_SMEM).op(Op.i32_add))
-      case '%reserved_smem_offset_cap': return i32(() => b.i32(RESERVED_SMEM))
       case '%envreg2': return i32(() => b.get(L.GWS!))
       case '%clock': case '%clock64': case '%globaltimer': case '%globaltimer_lo':
         return this.fail(`${name} reads the clock, which the JavaScript tier does`)

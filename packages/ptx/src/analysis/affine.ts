@@ -46,6 +46,10 @@ export type ScalarExpr =
   | { kind: 'special'; name: SpecialRegister }
   | { kind: 'op'; op: 'add' | 'sub' | 'mul' | 'shl' | 'shr_s' | 'shr_u' | 'and' | 'or' | 'xor'; a: ScalarExpr; b: ScalarExpr }
 
+type ScalarOp = Extract<ScalarExpr, { kind: 'op' }>['op']
+/** The PTX operations a ScalarExpr computes as they are named (mul.lo and shr by their types apart). */
+const SCALAR_OPS: Record<string, ScalarOp> = { add: 'add', sub: 'sub', shl: 'shl', and: 'and', or: 'or', xor: 'xor' }
+
 /** How many times a loop runs, at most: its one back edge is `@p bra` with `p = (iv < bound)` (signed) read
  *  after iv's increment, iv an induction variable of the loop with a step the same in every thread. Iteration
  *  k (from 0) runs only where k = 0 or init + k·step < bound, so k ≤ max(0, ⌈(bound − init)/step⌉ − 1) for
@@ -348,9 +352,7 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       return x.space === 'param' && !x.vector && a?.kind === 'addr' && a.base?.kind === 'sym' && params.has(a.base.name) ? { kind: 'param', name: a.base.name, offset: a.offset, type: t as PtxType } : undefined
     }
     if (x.op === 'mov') return scalar(A[1], depth + 1)
-    type Op = Extract<ScalarExpr, { kind: 'op' }>['op']
-    const OPS: Record<string, Op> = { add: 'add', sub: 'sub', shl: 'shl', and: 'and', or: 'or', xor: 'xor' }
-    let op: Op | undefined = OPS[x.op]
+    let op: ScalarOp | undefined = SCALAR_OPS[x.op]
     if (x.op === 'mul' && x.part === 'lo') op = 'mul'
     if (x.op === 'shr') op = t === 's32' ? 'shr_s' : 'shr_u'
     if (!op) return undefined

@@ -58,8 +58,8 @@ ident('nvcc, a file\'s first build: one process for 80-real;90 (the front end fo
   const file = join(cuDir, 'templates.cu')
   const before = processCounter.spawned
   const r = await buildCudaFile(file, { arch: '80-real;90', compiler: 'nvcc', cacheDir: false })
-  // one nvcc for the device code; then the host compile with -g and readelf that give vec_sum's Vec<T, N>
-  // its C++ layout (param-types.ts)
+  // one nvcc for the device code; then gcc -g on the C its device front end wrote and readelf, which give
+  // vec_sum's Vec<T, N> its C++ layout (device-c.ts, param-types.ts): no second front end, no host compile
   assert.is(processCounter.spawned - before, 3)
   assert.equal([r.stats.compiles, r.images.map((i) => i.target)], [4, ['sm_80', 'sm_90', 'compute_90']])
   const o = resolveOptions({})

@@ -1,16 +1,18 @@
 // Struct types from the compiler (issue 28): kernels taking structs by value in real-world shapes
 // (test/fixtures/struct-params: llm.c-style hyperparameters, a cuda-samples-style simulation struct with
 // vector types, nested and over-aligned, fixed arrays, a template struct, a typedef'd unnamed struct, a
-// union), built with nvcc and with clang. The layouts read from each compiler's host DWARF agree, equal
+// union), built with nvcc and with clang. The layouts read from the DWARF each compiler's output gives (nvcc:
+// gcc -g on its device front end's C, device-c.ts; clang: its host compile) agree, equal
 // g++'s sizeof/alignof/offsetof, marshal to the bytes a hand-written schema gives, arrive on the device as
 // those bytes; the .d.ts types them (snapshot), tsc accepts an app that passes objects and rejects a wrong
-// field; a bit-field struct keeps its bytes with a note; a host/device layout disagreement is an error.
+// field; a bit-field struct keeps its bytes with a note; a host/device layout disagreement is an error where the
+// layout comes from the host compile.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildCudaFile, type BuildResult } from '@kernelpack/toolchain'
+import { buildCudaFile, processCounter, type BuildResult } from '@kernelpack/toolchain'
 import { emitLoaderDts } from '@kernelpack/codegen'
 import { alignof, encode, loadModule, namedValueTypes, offsetof, sizeof, t, type DataType, type Module } from '@kernelpack/runtime'
 import { fixturesDir, repoRoot, tempDir, tool } from '../helpers/tools.js'
@@ -255,7 +257,7 @@ export async function step(pos: ${'Awaited<ReturnType<typeof module.alloc>>'}, v
   assert.is(bad.stdout.match(/error TS/g)?.length, 3, bad.stdout)
 })
 
-types('a type the host and device compiles lay out differently is a build error naming it', async () => {
+types('a type the host and device lay out differently: nvcc gives the device\'s layout (the one the kernel reads), clang\'s host compile is a build error naming it', async () => {
   const d = tempDir('kp-skew-')
   const file = join(d, 'skew.cu')
   writeFileSync(file, `// a struct with a device-only member: the host's layout is not the device's
@@ -267,11 +269,43 @@ struct Skew {
 };
 extern "C" __global__ void k(Skew s, int *out) { out[0] = s.a; }
 `)
-  // (one compiler: the check is the toolchain's, the layouts each compiler gives are compared above)
-  for (const compiler of ['nvcc'] as const) {
-    await rejects(buildCudaFile(file, { compiler, cacheDir: false }),
-      /skew\.cu: kernel k: parameter 0 \(s\) of type Skew is 4 bytes aligned to 4 in the host compile's layout, but the PTX declares \.param \.align 4 \.b8 \[8\]/)
+  // nvcc: the types come from its device front end's C (device-c.ts)
+  const r = await buildCudaFile(file, { compiler: 'nvcc', cacheDir: false })
+  assert.equal(r.manifest.kernels[0]!.params[0]!.valueType, { kind: 'struct', name: 'Skew', size: 8, align: 4, fields: [
+    { name: 'a', offset: 0, type: { kind: 'scalar', name: 'i32' } }, { name: 'b', offset: 4, type: { kind: 'scalar', name: 'i32' } },
+  ] })
+  // clang: from a host compile, which has no b
+  await rejects(buildCudaFile(file, { compiler: 'clang', cacheDir: false }),
+    /skew\.cu: kernel k: parameter 0 \(s\) of type Skew is 4 bytes aligned to 4 in the host compile's layout, but the PTX declares \.param \.align 4 \.b8 \[8\]/)
+})
+
+types('nvcc: every way a build reaches the device front end\'s C gives the same types (the whole-file compile, a PTX-only build\'s front-end compile, -G, a launcher)', async () => {
+  const expected = builds.nvcc.manifest.kernels.map((k) => k.params.map((p) => p.valueType ?? p.valueTypeNote ?? null))
+  const launcher = join(tempDir('kp-launch-'), 'launch.sh')
+  writeFileSync(launcher, '#!/bin/sh\nexec "$@"\n', { mode: 0o755 })
+  for (const options of [{ arch: 'compute_80' }, { debug: true }, { launcher }]) {
+    const before = processCounter.spawned
+    const r = await buildCudaFile(join(dir, 'params.cu'), { compiler: 'nvcc', cacheDir: false, ...options })
+    // a PTX alone: one nvcc process gives the PTX and the front end's C; then gcc and readelf
+    if (options.arch) assert.is(processCounter.spawned - before, 3)
+    assert.equal(r.manifest.kernels.map((k) => k.params.map((p) => p.valueType ?? p.valueTypeNote ?? null)), expected, JSON.stringify(options))
   }
+})
+
+types('nvcc: a struct the device front end\'s C cannot spell (__int128 becomes long long there) is read from the host compile instead, as clang reads it', async () => {
+  const d = tempDir('kp-i128-')
+  const file = join(d, 'wide.cu')
+  writeFileSync(file, `struct Wide { __int128 big; char tag; };
+struct Pair { unsigned __int128 lo; float f; };
+extern "C" __global__ void wide(Wide w, Pair p, long long *out) { out[0] = (long long)w.big + w.tag + (long long)p.lo + (long long)p.f; }
+`)
+  const n = await buildCudaFile(file, { compiler: 'nvcc', cacheDir: false })
+  const c = await buildCudaFile(file, { compiler: 'clang', cacheDir: false })
+  const wide = n.manifest.kernels[0]!.params[0]!.valueType
+  assert.equal(wide, { kind: 'struct', name: 'Wide', size: 32, align: 16, fields: [
+    { name: 'big', offset: 0, type: { kind: 'scalar', name: 'i128' } }, { name: 'tag', offset: 16, type: { kind: 'scalar', name: 'i8' } },
+  ] })
+  assert.equal(n.manifest.kernels[0]!.params.map((p) => p.valueType), c.manifest.kernels[0]!.params.map((p) => p.valueType))
 })
 
 types.run()

@@ -20,8 +20,9 @@ export interface ParamInfo {
   /** Element count for `.b8 name[N]`-style arrays. */
   count?: number
   /** For a struct, class, union, array or vector type passed by value (`.b8 name[N]`): its C++ layout as the
-   *  compiler laid it out (read from the debugging information of a host compile), checked against the PTX
-   *  size and alignment. Launchers then take an object with the C++ field names. */
+   *  compiler laid it out (read from debugging information: of the C nvcc's device front end writes, or of a
+   *  host compile), checked against the PTX size and alignment. Launchers then take an object with the C++
+   *  field names. */
   valueType?: ValueType
   /** Why a by-value aggregate has no `valueType` (it still takes its bytes). */
   valueTypeNote?: string

@@ -19,7 +19,9 @@ import { processWorkDir } from './scratch.js'
 import { mayTakeAggregates, nameKernelParams } from './param-names.js'
 import { droppedStaticVariables } from './static-variables.js'
 import { parseReadelfInfo } from './dwarf-text.js'
-import { hasAggregateParams, ParamTypeMismatch, paramTypeNotes, readParamTypes, withParamTypes, type ParamTypes } from './param-types.js'
+import { deviceCMangledNames, hasAggregateParams, ParamTypeMismatch, paramTypeNotes, readParamTypes, withParamTypes, type DeviceCNames, type ParamTypes } from './param-types.js'
+import { deviceCDebugInfo } from './device-c.js'
+import { demangleNames } from './demangle.js'
 
 export interface BuildOptions {
   /** GPU targets, CMake CUDA_ARCHITECTURES or nvcc syntax (`'80'`, `'80-real;90'`, `['sm_90a', 'compute_90']`).
@@ -265,7 +267,8 @@ function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
  * outputs then go through buildTarget/buildCubin as if each step had run, cached per step. Later builds that
  * add a target run only the steps it needs. Not for clang (one cc1 per arch either way), a launcher (it is
  * given one compile per step), -G (ptxas writes its temporary file's name into the cubin) or when only one
- * step is needed. Returns the keys to release when the build is done. The cache lookups it makes are left in
+ * step is needed and the source declares no struct parameters (whose layouts come from the C the front end
+ * writes, device-c.ts). Returns the keys to release when the build is done. The cache lookups it makes are left in
  * `lookups` for the steps, which would otherwise make them again.
  */
 async function planFileCompile(
@@ -275,7 +278,8 @@ async function planFileCompile(
   if (compiler.kind !== 'nvcc' || o.launcher || o.debug || !file.endsWith('.cu') || processWorkDir().includes(',')) return []
   const reals = all.filter((t) => t.kind === 'cubin')
   const virtuals = sortTargets([...all.filter((t) => t.kind === 'ptx'), ...reals.map(virtualOf)])
-  if (virtuals.length + reals.length < 2) return []
+  // one step alone is one process either way, unless the device front end's C is wanted (struct layouts)
+  if (virtuals.length + reals.length < 2 && !mayTakeAggregates(file)) return []
   const keys = virtuals.map((v) => inputKeyOf(compiler, v, o, file))
   if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return []
   if (cache) {
@@ -290,75 +294,146 @@ async function planFileCompile(
   return keys
 }
 
-/** The host compile for parameter types (param-types.ts) of one build: started early, finished once the
- *  manifest says which kernels take aggregates. */
-interface HostTypesJob {
-  /** The cached types (a warm build), or the DWARF dump of a host compile made now (or its failure). */
-  result: Promise<{ cached: ParamTypes } | { dump: string; deps: string[]; start: number } | { note: string }>
+/** Where one build reads the layouts of by-value struct parameters from (param-types.ts): started early,
+ *  finished once the manifest says which kernels take aggregates. */
+interface TypesJob {
+  /** The cached types (a warm build), or a DWARF dump made now (of the device front end's C, or of a host
+   *  compile), or why there is none. */
+  result: Promise<{ cached: ParamTypes } | { dump: string; deps: string[]; start: number; deviceC: boolean } | { note: string }>
   key: string
+  /** The host compile, for device-front-end C whose layouts disagree with the PTX or that lacks a kernel. */
+  fallback?: () => TypesJob
 }
 
-/** Host compiles for parameter types in flight, by key. */
-const typesInFlight = new Map<string, HostTypesJob['result']>()
+/** Type jobs in flight, by key. */
+const typesInFlight = new Map<string, TypesJob['result']>()
 
-/**
- * Starts finding the C++ layouts of by-value struct/array parameters (param-types.ts): a cache lookup, and
- * on a miss one host compile with -g and readelf, keyed by the compile's inputs (the manifest the layouts
- * are matched against is a function of the same inputs). buildCudaFile starts it beside the device compiles
- * when the source may declare such parameters (mayTakeAggregates), else once the manifest shows some.
- */
-function startHostTypes(
-  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, session: BuildSession,
-): HostTypesJob {
-  const key = sha256(JSON.stringify({
-    v: 2, step: 'host-types', compiler: compiler.identity, target: target.target, file, cwd: o.cwd,
-    args: hostTypesArgs(compiler, target, o, { input: file, output: '<out>', depfile: '<deps>', includeDirs: o.includeDirs }),
-    env: keyEnv.map((k) => process.env[k] ?? null),
-  }))
+function typesKey(step: string, compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, args: string[]): string {
+  return sha256(JSON.stringify({ v: 2, step, compiler: compiler.identity, target: target.target, file, cwd: o.cwd, args, env: keyEnv.map((k) => process.env[k] ?? null) }))
+}
+
+/** One job per key and process: a cache lookup, else `make()`. */
+function typesJob(key: string, cache: CompileCache | undefined, session: BuildSession, make: () => TypesJob['result']): TypesJob['result'] {
   let result = typesInFlight.get(key)
   if (!result) {
     result = (async () => {
       const hit = cache ? await cache.lookup(key, session) : undefined
       if (hit) return { cached: { kernels: new Map(JSON.parse(new TextDecoder().decode(hit.bytes)) as Array<[string, never]>) } as ParamTypes }
-      const start = Date.now() - 1
-      try {
-        const out = await compilePool.run(() => compileHostTypes(compiler, target, file, o))
-        return { dump: out.dump, deps: out.deps, start }
-      } catch (err) {
-        const first = err instanceof CompileError ? err.diagnostics.find((d) => d.severity === 'error') : undefined
-        const why = first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : (err as Error).message
-        return { note: `the host compile with -g that the struct layouts are read from failed (${why})` }
-      }
+      return make()
     })()
     typesInFlight.set(key, result)
     const r = result
     const clear = () => { if (typesInFlight.get(key) === r) typesInFlight.delete(key) }
     r.then(clear, clear)
   }
-  return { result, key }
+  return result
+}
+
+/** A failed compile's first error, for a note. */
+function firstError(err: unknown): string {
+  const first = err instanceof CompileError ? err.diagnostics.find((d) => d.severity === 'error') : undefined
+  return first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : (err as Error).message
 }
 
 /**
- * The manifest with the C++ layout of every by-value struct/array parameter, from `job` (startHostTypes).
- * Files without such parameters need nothing. A host compile that failed leaves those parameters as bytes
- * with a note saying why; a layout that disagrees with the PTX is a ToolchainError naming the type.
+ * Starts finding the C++ layouts of by-value struct/array parameters (param-types.ts), keyed by the compile's
+ * inputs (the manifest the layouts are matched against is a function of the same inputs):
+ *  - nvcc: from the C its device front end wrote for the manifest's virtual architecture (device-c.ts), taken
+ *    from the whole-file compile `group` when the build runs one, else from a front-end-only compile of that
+ *    architecture; the host compile stays the fallback;
+ *  - clang: a host compile with -g.
+ * buildCudaFile starts it beside the device compiles when the source may declare such parameters
+ * (mayTakeAggregates) and no whole-file compile is at hand, else once the manifest shows some.
  */
-async function withCompilerParamTypes(job: HostTypesJob, file: string, cache: CompileCache | undefined, manifest: KernelManifest): Promise<KernelManifest> {
+function startTypes(
+  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, session: BuildSession,
+  group?: Promise<FileCompileOutput>,
+): TypesJob {
+  const host = () => startHostTypes(compiler, target, file, o, cache, session)
+  if (compiler.kind !== 'nvcc') return host()
+  const key = typesKey('device-c-types', compiler, target, file, o, keyArgs(compiler, target, o, file))
+  const result = typesJob(key, cache, session, async () => {
+    const start = Date.now() - 1
+    let made = group ? await group.catch(() => undefined) : undefined
+    try {
+      if (!made?.deviceC.has(target.target)) {
+        made = await compilePool.run(() => compileFile(compiler, [target], [], file, { ...o, debug: false, launcher: undefined }))
+      }
+    } catch (err) {
+      return { note: `the device front end's compile that the struct layouts are read from failed (${firstError(err)})` }
+    }
+    const deps = made.deps.get(target.target) ?? [file]
+    // the toolkit's headers as the front end found them (nvcc includes cuda_runtime.h in every compile; an
+    // nvcc on PATH may be a wrapper script away from its toolkit)
+    const runtimeHeader = deps.find((d) => basename(d) === 'cuda_runtime.h')
+    try {
+      if (!runtimeHeader) throw new ToolchainError('the front end read no cuda_runtime.h')
+      const dump = await deviceCDebugInfo(made.deviceC.get(target.target) ?? '', dirname(runtimeHeader), processWorkDir())
+      return { dump, deps, start, deviceC: true }
+    } catch {
+      return host().result
+    }
+  })
+  return { result, key, fallback: host }
+}
+
+/** The host compile with -g (hostTypesArgs) and its DWARF. */
+function startHostTypes(
+  compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined, session: BuildSession,
+): TypesJob {
+  const key = typesKey('host-types', compiler, target, file, o, hostTypesArgs(compiler, target, o, { input: file, output: '<out>', depfile: '<deps>', includeDirs: o.includeDirs }))
+  const result = typesJob(key, cache, session, async () => {
+    const start = Date.now() - 1
+    try {
+      const out = await compilePool.run(() => compileHostTypes(compiler, target, file, o))
+      return { dump: out.dump, deps: out.deps, start, deviceC: false }
+    } catch (err) {
+      return { note: `the host compile with -g that the struct layouts are read from failed (${firstError(err)})` }
+    }
+  })
+  return { result, key }
+}
+
+/** The demangled names of a device-C object's types. */
+async function deviceCNames(info: ReturnType<typeof parseReadelfInfo>): Promise<DeviceCNames> {
+  const mangled = deviceCMangledNames(info)
+  const plain = await demangleNames(mangled)
+  return new Map(mangled.map((m, i) => [m, plain[i]!]))
+}
+
+/**
+ * The manifest with the C++ layout of every by-value struct/array parameter, from `job` (startTypes).
+ * Files without such parameters need nothing. A compile that failed leaves those parameters as bytes with a
+ * note saying why; a layout that disagrees with the PTX is a ToolchainError naming the type (after the host
+ * compile, where the device front end's C disagreed first: its C spells `__int128` as `long long`).
+ */
+async function withCompilerParamTypes(job: TypesJob, file: string, cache: CompileCache | undefined, manifest: KernelManifest): Promise<KernelManifest> {
+  return withParamTypes(manifest, await paramTypesOf(job, file, cache, manifest))
+}
+
+async function paramTypesOf(job: TypesJob, file: string, cache: CompileCache | undefined, manifest: KernelManifest): Promise<ParamTypes | { note: string }> {
   const r = await job.result
-  if ('cached' in r) return withParamTypes(manifest, r.cached)
-  if ('note' in r) return withParamTypes(manifest, r)
+  if ('cached' in r) return r.cached
+  if ('note' in r) return r
   let types: ParamTypes
   try {
-    types = readParamTypes(parseReadelfInfo(r.dump), manifest)
+    const info = parseReadelfInfo(r.dump)
+    types = readParamTypes(info, manifest, r.deviceC ? await deviceCNames(info) : undefined)
   } catch (err) {
+    if (err instanceof ParamTypeMismatch && r.deviceC && job.fallback) {
+      const host = await paramTypesOf(job.fallback(), file, cache, manifest)
+      // the same answer for these inputs next time, without the device front end's C
+      if ('kernels' in host) await storeTypes(job, r, cache, host)
+      return host
+    }
     if (err instanceof ParamTypeMismatch) throw new ToolchainError(`${file}: ${err.message}; the host and device compiles disagree on the type's layout (different macros or packing for the host?)`)
     throw err
   }
-  await storeHostTypes(job, r, cache, types)
-  return withParamTypes(manifest, types)
+  await storeTypes(job, r, cache, types)
+  return types
 }
 
-async function storeHostTypes(job: HostTypesJob, r: { deps: string[]; start: number }, cache: CompileCache | undefined, types: ParamTypes): Promise<void> {
+async function storeTypes(job: TypesJob, r: { deps: string[]; start: number }, cache: CompileCache | undefined, types: ParamTypes): Promise<void> {
   if (cache) {
     const records: DepRecord[] = []
     for (const d of r.deps) {
@@ -462,9 +537,12 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
   // the host compile for struct layouts, beside the device compiles when the source may need it
-  const hostTypes = mayTakeAggregates(abs) ? startHostTypes(compiler, mTarget, abs, o, cache, session) : undefined
   const lookups: Lookups = new Map()
   const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter, lookups) : []
+  // the whole-file compile, whose device front end's C has the struct layouts (nvcc); without one, the
+  // layouts' own compile starts beside the device compiles when the source may need it
+  const group = grouped.length ? fileCompiles.get(inputKeyOf(compiler, mTarget, o, abs)) : undefined
+  const early = !group && mayTakeAggregates(abs) ? startTypes(compiler, mTarget, abs, o, cache, session) : undefined
   const settled = await Promise.allSettled(all.map(async (t) => {
     const r = t.kind === 'cubin' && fromPtx ? await buildCubin(compiler, t, abs, o, cache, session, limiter, mTarget, lookups)
       : await buildTarget(compiler, t, abs, o, cache, t === mTarget, session, limiter, lookups)
@@ -497,10 +575,10 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
     variables: read.variables,
   }, own.map(([, text]) => text))
   const manifest = hasAggregateParams(named)
-    ? await withCompilerParamTypes(hostTypes ?? startHostTypes(compiler, mTarget, abs, o, cache, session), abs, cache, named)
+    ? await withCompilerParamTypes(early ?? startTypes(compiler, mTarget, abs, o, cache, session, group), abs, cache, named)
     : named
   // started for nothing (the guess was wrong): remember that there is nothing to read, without waiting
-  if (hostTypes && manifest === named) void withCompilerParamTypes(hostTypes, abs, cache, named).catch(() => {})
+  if (early && manifest === named) void withCompilerParamTypes(early, abs, cache, named).catch(() => {})
   const warnings = dedupeDiagnostics(results.flatMap((r) => r.warnings))
   // by-value aggregates whose C++ layout could not be read: they take bytes; say why
   for (const note of paramTypeNotes(manifest)) warnings.push({ file: abs, line: 0, column: 0, severity: 'note', message: note })

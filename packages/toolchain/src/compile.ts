@@ -464,6 +464,9 @@ export interface FileCompileOutput {
   cubins: Map<string, Uint8Array>
   /** Per virtual architecture: the files its front end read (gcc's -MD on each device pass). */
   deps: Map<string, string[]>
+  /** Per virtual architecture: the device side lowered to C that its front end wrote beside the PTX (cicc's
+   *  `<stem>.cudafe1.gpu`, device-c.ts), where nvcc left one. */
+  deviceC: Map<string, string>
   warnings: Diagnostic[]
 }
 
@@ -506,15 +509,18 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
       const ptx = new Map<string, Uint8Array>()
       const cubins = new Map<string, Uint8Array>()
       const deps = new Map<string, string[]>()
+      const deviceC = new Map<string, string>()
       // nvcc names its intermediates `<stem>.compute_XY.<ext>` when it compiles for several architectures,
       // `<stem>.<ext>` for one
       const name = (virtual: string, ext: string) => join(dir, virtuals.length > 1 ? `${stem}.${virtual}.${ext}` : `${stem}.${ext}`)
       for (const v of virtuals) {
         ptx.set(v.target, await readBytes(name(v.target, 'ptx')))
         deps.set(v.target, await readDeps(name(v.target, 'cpp1.d'), st, o, file))
+        const c = await readFile(name(v.target, 'cudafe1.gpu'), 'utf8').catch(() => undefined)
+        if (c !== undefined) deviceC.set(v.target, c)
       }
       for (const t of reals) cubins.set(t.target, await readBytes(name(`compute_${t.sm}${t.suffix}`, 'cubin')))
-      return { ptx, cubins, deps }
+      return { ptx, cubins, deps, deviceC }
     } })
     return { ...r.out, warnings: r.warnings }
   } finally {

@@ -1,9 +1,17 @@
 // The C++ types of kernel parameters passed by value (structs, classes, unions, arrays, CUDA vector types),
-// as the compiler laid them out: read from the DWARF of a host compile of the .cu (`-g`; the host and the
-// device lay these types out alike, which is what lets a launch pass them as bytes), never from a C++ parser
-// of ours. Each kernel is found by its host-side function: nvcc's host copy of an extern "C" kernel (its
-// name), of a C++ kernel (its linkage name, or the `__device_stub_<entry>` function nvcc writes for
-// templates), clang's `__device_stub__<name>` (extern "C", or the entry's mangling with the name prefixed).
+// as the compiler laid them out: read from DWARF the compiler's own output gives (the host and the device lay
+// these types out alike, which is what lets a launch pass them as bytes), never from a C++ parser of ours.
+// Two sources:
+//  - a host compile of the .cu with `-g` (clang; nvcc where the next is not at hand). Each kernel is found by
+//    its host-side function: nvcc's host copy of an extern "C" kernel (its name), of a C++ kernel (its linkage
+//    name, or the `__device_stub_<entry>` function nvcc writes for templates), clang's `__device_stub__<name>`
+//    (extern "C", or the entry's mangling with the name prefixed);
+//  - nvcc's device front end's C (device-c.ts): cicc writes the device side of the translation unit lowered
+//    to C beside every PTX it makes, each type with EDG's layout spelled out (its end padding as a member,
+//    `__align__` as an attribute, a base class as a member `__b_<mangled base>`), types outside the global
+//    namespace and template instances named by their mangled names, and each kernel a C function named by
+//    its PTX entry. gcc compiles its types with -g; the names are demangled (typeNames) and the rest read as
+//    the host compile's. It costs a C compile of a few hundred lines instead of a second C++ front end.
 // The type's size and alignment must be the PTX parameter's: a mismatch is an error naming the type.
 import type { FieldInfo, KernelManifest, ParamInfo, ValueScalar, ValueType } from '@kernelpack/offload'
 import { nameOf, numberOf, refOf, type DebugInfo, type Die } from './dwarf-text.js'
@@ -41,9 +49,11 @@ function functionsOf(info: DebugInfo): Die[] {
 }
 
 /** The host function among `candidates` (functionsOf) that stands for `entry`, with its formal parameters. */
-function findKernel(info: DebugInfo, candidates: readonly Die[], entry: string): Die | undefined {
+function findKernel(info: DebugInfo, candidates: readonly Die[], entry: string, deviceC: boolean): Die | undefined {
   const linkage = (d: Die) => nameOf(info, d, 'DW_AT_linkage_name') ?? nameOf(info, d, 'DW_AT_MIPS_linkage_name')
   const name = (d: Die) => nameOf(info, d)
+  // the device front end's C names each kernel's function by its PTX entry
+  if (deviceC) return candidates.find((d) => name(d) === entry)
   const clang = clangStubName(entry)
   const rules: Array<(d: Die) => boolean> = [
     (d) => linkage(d) === entry,
@@ -77,12 +87,50 @@ function plainTemplateArgs(name: string): string {
   return name.includes('<') ? name.replace(/\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b/g, '$1') : name
 }
 
+/** Demangled names of the device front end's C types (`_ZN6render5InnerE` → `render::Inner`), from
+ *  deviceCMangledNames through the demangler. */
+export type DeviceCNames = ReadonlyMap<string, string>
+
+/** The device front end's C members that are not the C++ type's: the end padding EDG spells out, a base class
+ *  subobject, a vtable pointer. */
+const DEVICE_C_PADDING = /^__nv_no_debug_dummy_end_padding_\d+$/
+const DEVICE_C_BASE = /^__b_/
+const DEVICE_C_VPTR = /^__(?:vptr|vtbl)/
+
+/** The names in a device-C object that are manglings (types outside the global namespace, template instances). */
+export function deviceCMangledNames(info: DebugInfo): string[] {
+  const names = new Set<string>()
+  for (const die of info.byOffset.values()) {
+    const n = die.attrs.get('DW_AT_name')
+    if (n?.startsWith('_Z') && die.tag !== SUBPROGRAM) names.add(n)
+  }
+  return [...names].sort()
+}
+
+/** A device-C type's name as the host compile's DWARF gives it: demangled, without inline namespaces
+ *  (libcu++'s `cuda::std::__4`), integer template arguments without their suffixes. */
+function deviceCTypeName(own: string, dc: DeviceCNames): string {
+  const full = own.startsWith('_Z') ? dc.get(own) ?? own : own
+  return plainTemplateArgs(full.replace(/(^|::|<|, )__\d+::/g, '$1'))
+}
+
+/** The typedef names on the way from `die` to the type itself. */
+function typedefsOf(info: DebugInfo, die: Die | undefined): string[] {
+  const out: string[] = []
+  for (let d = die, hops = 0; d && hops < 32; hops++) {
+    if (d.tag === 'DW_TAG_typedef') out.push(nameOf(info, d) ?? '')
+    else if (!['DW_TAG_const_type', 'DW_TAG_volatile_type', 'DW_TAG_restrict_type'].includes(d.tag)) break
+    d = typeDie(info, d)
+  }
+  return out
+}
+
 /** The name a person calls the type by: the struct's own, else the typedef naming it (`typedef struct {…} Rgb`). */
-function typeName(info: DebugInfo, declared: Die | undefined, resolved: Die): string | undefined {
-  const own = qualifiedName(info, resolved)
+function typeName(info: DebugInfo, declared: Die | undefined, resolved: Die, dc: DeviceCNames | undefined): string | undefined {
+  const own = qualifiedName(info, resolved, dc)
   if (own) return own
   for (let d = declared, hops = 0; d && d !== resolved && hops < 32; hops++) {
-    if (d.tag === 'DW_TAG_typedef') return qualifiedName(info, d)
+    if (d.tag === 'DW_TAG_typedef') return qualifiedName(info, d, dc)
     d = typeDie(info, d)
   }
   return undefined
@@ -92,9 +140,10 @@ const SCOPES = new Set(['DW_TAG_namespace', 'DW_TAG_structure_type', 'DW_TAG_cla
 
 /** `sim::Inner` for a struct declared in namespace `sim` (two types named `Inner` stay apart); inline
  *  namespaces (libcu++'s `cuda::std::__4`) are left out, as C++ lets one leave them out. */
-function qualifiedName(info: DebugInfo, die: Die): string | undefined {
+function qualifiedName(info: DebugInfo, die: Die, dc: DeviceCNames | undefined): string | undefined {
   const own = nameOf(info, die)
   if (!own) return undefined
+  if (dc) return deviceCTypeName(own, dc)
   const parts = [plainTemplateArgs(own)]
   for (let p = die.parent, hops = 0; p && SCOPES.has(p.tag) && hops < 16; p = p.parent, hops++) {
     const n = nameOf(info, p)
@@ -155,11 +204,13 @@ export function sizeOf(t: ValueType): number {
   return t.size
 }
 
-function describe(info: DebugInfo, declared: Die | undefined, depth = 0): ValueType {
+function describe(info: DebugInfo, declared: Die | undefined, dc: DeviceCNames | undefined, depth = 0): ValueType {
   if (depth > 24) throw new Undescribable('it nests too deeply')
   const die = strip(info, declared)
   if (!die) throw new Undescribable('the debugging information has no type for it')
-  const name = typeName(info, declared, die)
+  // C has no bool: the device front end's C spells it `__nv_bool`, a typedef of char
+  if (dc && die.tag === 'DW_TAG_base_type' && typedefsOf(info, declared).includes('__nv_bool')) return { kind: 'scalar', name: 'bool' }
+  const name = typeName(info, declared, die, dc)
   switch (die.tag) {
     case 'DW_TAG_base_type': return { kind: 'scalar', name: baseScalar(info, die) }
     case 'DW_TAG_pointer_type': return { kind: 'scalar', name: 'ptr' }
@@ -175,7 +226,7 @@ function describe(info: DebugInfo, declared: Die | undefined, depth = 0): ValueT
         if (count === undefined) throw new Undescribable('it has an array of unknown length')
         return count
       })
-      let t = describe(info, typeDie(info, die), depth + 1)
+      let t = describe(info, typeDie(info, die), dc, depth + 1)
       for (const n of dims.reverse()) t = { kind: 'array', elem: t, length: n }
       return t
     }
@@ -193,7 +244,7 @@ function describe(info: DebugInfo, declared: Die | undefined, depth = 0): ValueT
         if (c.tag === 'DW_TAG_inheritance') {
           // a base class's fields are the derived object's, at the base's offset (an empty base adds none)
           if (c.attrs.has('DW_AT_virtuality')) throw new Undescribable(`${name ?? 'it'} has a virtual base class`)
-          const base = describe(info, typeDie(info, c), depth + 1)
+          const base = describe(info, typeDie(info, c), dc, depth + 1)
           const at = numberOf(c, 'DW_AT_data_member_location') ?? 0
           if (base.kind !== 'struct') throw new Undescribable(`${name ?? 'it'} derives from a ${base.kind}`)
           for (const f of base.fields) {
@@ -210,7 +261,19 @@ function describe(info: DebugInfo, declared: Die | undefined, depth = 0): ValueT
         if (!fname) throw new Undescribable(`${name ?? 'it'} has an unnamed member (an anonymous struct or union)`)
         const offset = die.tag === 'DW_TAG_union_type' ? numberOf(c, 'DW_AT_data_member_location') ?? 0 : numberOf(c, 'DW_AT_data_member_location')
         if (offset === undefined) throw new Undescribable(`${name ?? 'it'}: member ${fname} has no constant offset`)
-        fields.push({ name: fname, offset, type: describe(info, typeDie(info, c), depth + 1) })
+        if (dc && DEVICE_C_PADDING.test(fname)) continue
+        if (dc && DEVICE_C_VPTR.test(fname)) throw new Undescribable(`${name ?? 'it'} has virtual functions (a vtable pointer)`)
+        if (dc && DEVICE_C_BASE.test(fname)) {
+          // a base class: its fields are the derived object's, at the base's offset
+          const base = describe(info, typeDie(info, c), dc, depth + 1)
+          if (base.kind !== 'struct') throw new Undescribable(`${name ?? 'it'} derives from a ${base.kind}`)
+          for (const f of base.fields) {
+            if (fields.some((g) => g.name === f.name)) throw new Undescribable(`${name ?? 'it'} has two fields named ${f.name}`)
+            fields.push({ ...f, offset: f.offset + offset })
+          }
+          continue
+        }
+        fields.push({ name: fname, offset, type: describe(info, typeDie(info, c), dc, depth + 1) })
       }
       if (die.children.some((c) => c.attrs.has('DW_AT_virtuality') || c.attrs.has('DW_AT_containing_type')) || die.attrs.has('DW_AT_containing_type')) {
         throw new Undescribable(`${name ?? 'it'} has virtual functions (a vtable pointer)`)
@@ -237,24 +300,26 @@ export class ParamTypeMismatch extends Error {}
  * The value types of every by-value aggregate parameter of `manifest`'s kernels, from the host DWARF `info`.
  * Throws ParamTypeMismatch when a type's size or alignment is not the PTX parameter's.
  */
-export function readParamTypes(info: DebugInfo, manifest: KernelManifest): ParamTypes {
+export function readParamTypes(info: DebugInfo, manifest: KernelManifest, deviceC?: DeviceCNames): ParamTypes {
   const kernels = new Map<string, Array<{ valueType?: ValueType; note?: string; cType?: string }>>()
   const functions = manifest.kernels.some((k) => k.params.some(isAggregateParam)) ? functionsOf(info) : []
   for (const k of manifest.kernels) {
     if (!k.params.some(isAggregateParam)) continue
-    const fn = findKernel(info, functions, k.name)
+    const fn = findKernel(info, functions, k.name, !!deviceC)
     const formals = fn?.children.filter((c) => c.tag === 'DW_TAG_formal_parameter' && !c.attrs.has('DW_AT_artificial')) ?? []
     const out: Array<{ valueType?: ValueType; note?: string; cType?: string }> = []
     k.params.forEach((p, i) => {
       if (!isAggregateParam(p)) { out.push({}); return }
+      // the device front end's C must have every kernel as the PTX has it (else the host compile is read)
+      if (deviceC && (!fn || formals.length !== k.params.length)) throw new ParamTypeMismatch(`kernel ${k.demangled} is not in the device front end's C as the PTX has it`)
       if (!fn) { out.push({ note: `the host compile's debugging information has no function for kernel ${k.demangled}` }); return }
       if (formals.length !== k.params.length) { out.push({ note: `kernel ${k.demangled} has ${formals.length} parameters in the host compile's debugging information, ${k.params.length} in the PTX` }); return }
       const declared = typeDie(info, formals[i]!)
       const resolved = strip(info, declared)
-      const cType = resolved ? typeName(info, declared, resolved) : undefined
+      const cType = resolved ? typeName(info, declared, resolved, deviceC) : undefined
       let vt: ValueType
       try {
-        vt = describe(info, declared)
+        vt = describe(info, declared, deviceC)
       } catch (err) {
         if (err instanceof Undescribable) { out.push({ note: `${cType ?? 'the type'} cannot be described: ${err.message}`, ...(cType ? { cType } : {}) }); return }
         throw err

@@ -1,0 +1,115 @@
+// The types of a .cu file from nvcc's device front end, for param-types.ts. Beside every PTX it writes, cicc
+// (EDG) writes the device side of the translation unit lowered to C (`--gen_device_file_name`, the
+// `<stem>.cudafe1.gpu` that `nvcc --keep` leaves): every type the device code uses, with the layout EDG chose
+// spelled out, and every function, each kernel named by its PTX entry. Its types and kernels, without the
+// function bodies (which hold PTX `asm` and device built-ins no host C compiler takes), compiled by gcc with -g
+// give the same DWARF description of the kernels' parameters as a host compile of the .cu, in a C compile of a
+// few hundred lines instead of a second C++ front end (cudafe++ and a host g++, about 0.4 s a file).
+//
+// What is kept, statement by statement at file level: struct, union and enum definitions and declarations,
+// typedefs, and each `__global__` function's head with an empty body. The rest (device functions, variables,
+// preprocessor lines) is dropped. The file's own macros (`__global__`, `___device__(…)`, `__val_param(x)`)
+// are defined by a prelude of ours; the toolkit's builtin_types.h (plain C) declares the types the front end
+// takes as built in (float4, dim3, cudaError_t).
+import { execa } from 'execa'
+import { mkdirSync } from 'node:fs'
+import { rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ToolchainError } from './errors.js'
+import { processCounter } from './compile.js'
+
+/** The prelude of the C compile: the toolkit's C declarations of the built-in types, then the device
+ *  front end's own macros as nothing (or their argument). */
+const PRELUDE = [
+  '#include <stddef.h>',
+  '#include "builtin_types.h"',
+  '#undef __global__',
+  '#define __global__',
+  '#undef __launch_bounds__',
+  '#define __launch_bounds__(...)',
+  '#undef __device_builtin__',
+  '#define __device_builtin__',
+  '#define __var_used__',
+  '#define __val_param(x) x',
+  '#define ___device__(...) __VA_ARGS__',
+  '#define __no_sc__',
+].join('\n')
+
+/** Index just past the string or character literal that opens at `i` (C escapes). */
+function skipLiteral(src: string, i: number): number {
+  const quote = src[i]
+  for (i++; i < src.length && src[i] !== quote; i++) if (src[i] === '\\') i++
+  return i + 1
+}
+
+/** Index just past the `}` that closes the `{` at `i`. */
+function skipBlock(src: string, i: number): number {
+  let depth = 0
+  while (i < src.length) {
+    const c = src[i]!
+    if (c === '"' || c === "'") { i = skipLiteral(src, i); continue }
+    if (c === '{') depth++
+    else if (c === '}' && --depth === 0) return i + 1
+    i++
+  }
+  return i
+}
+
+/**
+ * The C compile's source for the device front end's C `gpu`: the prelude, then the file's type statements and
+ * its kernels with empty bodies, in the file's order. A function definition is a `{` at file level right
+ * after a `)`; a kernel is one whose head says `__global__`.
+ */
+export function deviceCTypesSource(gpu: string): string {
+  // preprocessor lines (line markers, `#if !defined(__CUDABE__)` around device declarations, #include)
+  const src = gpu.split('\n').map((l) => (/^\s*#/.test(l) ? '' : l)).join('\n')
+  const out: string[] = [PRELUDE]
+  let start = 0
+  let depth = 0
+  let i = 0
+  while (i < src.length) {
+    const c = src[i]!
+    if (c === '"' || c === "'") { i = skipLiteral(src, i); continue }
+    if (c === '{') {
+      const head = src.slice(start, i).trim()
+      if (depth === 0 && head.endsWith(')')) {
+        if (/\b__global__\b/.test(head)) out.push(`${head} {}`)
+        i = skipBlock(src, i)
+        start = i
+        continue
+      }
+      depth++
+    } else if (c === '}') {
+      depth--
+    } else if (c === ';' && depth === 0) {
+      const stmt = src.slice(start, i + 1).trim()
+      if (/^(?:struct|union|enum|typedef)\b/.test(stmt)) out.push(stmt)
+      start = i + 1
+    }
+    i++
+  }
+  return out.join('\n') + '\n'
+}
+
+let counter = 0
+
+/** Compiles `deviceCTypesSource(gpu)` with gcc -g (C) and returns `readelf --debug-dump=info` of the object;
+ *  `cudaInclude` is the toolkit's include folder (builtin_types.h). Throws a ToolchainError with gcc's last
+ *  lines when it fails. */
+export async function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir: string): Promise<string> {
+  const dir = join(workDir, `device-c-${process.pid}-${++counter}`)
+  mkdirSync(dir, { recursive: true })
+  try {
+    const source = join(dir, 'types.c')
+    const object = join(dir, 'types.o')
+    await writeFile(source, deviceCTypesSource(gpu))
+    processCounter.spawned += 2 // gcc and readelf
+    const cc = await execa('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
+    if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.all ?? cc.message).trim().split('\n').slice(-5).join('\n')}`)
+    const r = await execa('readelf', ['--debug-dump=info', object], { reject: false, stdin: 'ignore', env: { LC_ALL: 'C' }, maxBuffer: 1 << 30 })
+    if (r.exitCode !== 0) throw new ToolchainError(`readelf --debug-dump=info failed (exit ${String(r.exitCode)}): ${r.stderr.trim().split('\n').slice(-3).join('\n')}`)
+    return r.stdout
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => {})
+  }
+}

@@ -116,16 +116,68 @@ export async function evictLeastRecentlyUsed(dir: string, maxSize: number, write
   return { size, removed }
 }
 
+/** A process's view of one cache's accounting: stats.json as last read or written here, re-read when older
+ *  than FRESH_MS (other processes' stores), written by one writer at a time with the latest figure (a burst
+ *  of stores in one build writes it a few times, not once each). */
+interface Accounting {
+  size: number
+  scannedAt: number
+  readAt: number
+  /** A store came after the write in flight began. */
+  pending: boolean
+  writing?: Promise<void>
+}
+const accounts = new Map<string, Accounting>()
+/** Full scans in flight, by cache folder. */
+const scans = new Map<string, Promise<void>>()
+const FRESH_MS = 2000
+
+async function readAccounting(dir: string): Promise<Accounting | undefined> {
+  try {
+    const stats = JSON.parse(await readFile(join(dir, 'v1', 'stats.json'), 'utf8')) as { size?: unknown; scannedAt?: unknown }
+    if (typeof stats.size !== 'number' || typeof stats.scannedAt !== 'number') return undefined
+    return { size: stats.size, scannedAt: stats.scannedAt, readAt: Date.now(), pending: false }
+  } catch {
+    return undefined // never scanned
+  }
+}
+
+/** Writes the latest figure until no store is left unwritten; every caller waits for the write with its bytes. */
+function flush(dir: string, a: Accounting, write: (path: string, data: string) => Promise<void>): Promise<void> {
+  a.pending = true
+  a.writing ??= (async () => {
+    while (a.pending) {
+      a.pending = false
+      await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size: a.size, scannedAt: a.scannedAt })).catch(() => {})
+    }
+    a.writing = undefined
+  })()
+  return a.writing
+}
+
 /** After a store of `bytes`: updates the running estimate and evicts when it passes the limit. */
 export async function noteCacheGrowth(dir: string, bytes: number, maxSize: number, write: (path: string, data: string) => Promise<void>): Promise<void> {
   if (maxSize <= 0) return
-  let stats: { size: number; scannedAt: number } | undefined
-  try {
-    stats = JSON.parse(await readFile(join(dir, 'v1', 'stats.json'), 'utf8'))
-  } catch { /* never scanned */ }
-  if (!stats || typeof stats.size !== 'number' || typeof stats.scannedAt !== 'number' || Date.now() - stats.scannedAt > RESCAN_MS || stats.size + bytes > maxSize) {
-    await evictLeastRecentlyUsed(dir, maxSize, write)
+  let a = accounts.get(dir)
+  if (!a || Date.now() - a.readAt > FRESH_MS) {
+    const disk = await readAccounting(dir)
+    const now = accounts.get(dir)
+    // what this process knows and has not written yet stays (a lost update would only undercount)
+    a = disk && now && disk.scannedAt === now.scannedAt ? { ...now, size: Math.max(now.size, disk.size), readAt: disk.readAt } : disk ?? now
+    if (a) accounts.set(dir, a)
+  }
+  if (!a || Date.now() - a.scannedAt > RESCAN_MS || a.size + bytes > maxSize) {
+    // one scan at a time per cache in this process (a cold cache's first stores all find no stats.json)
+    let scan = scans.get(dir)
+    if (!scan) {
+      scan = evictLeastRecentlyUsed(dir, maxSize, write).then((r) => {
+        accounts.set(dir, { size: r.size, scannedAt: Date.now(), readAt: Date.now(), pending: false })
+      }).finally(() => scans.delete(dir))
+      scans.set(dir, scan)
+    }
+    await scan
     return
   }
-  await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size: stats.size + bytes, scannedAt: stats.scannedAt })).catch(() => {})
+  a.size += bytes
+  await flush(dir, a, write)
 }

@@ -7,9 +7,9 @@
 // -G cubins, which the old plan made different on every run, now the same every time.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildCudaFile, CompileError, findCompiler, parseArchSpec, processCounter, resolveOptions, type BuildOptions } from '@kernelpack/toolchain'
+import { buildCudaFile, CompileError, findCompiler, parseArchSpec, Pool, processCounter, resolveOptions, type BuildOptions } from '@kernelpack/toolchain'
 import { assemblesFromPtx, compileTarget } from '../../packages/toolchain/src/compile.js'
 import { fixturesDir, loggingLauncher, tempDir, tool } from '../helpers/tools.js'
 import { readCubinSymbols, readSectionContents } from './cubin.js'
@@ -179,6 +179,29 @@ plan('a failed front end: one per virtual architecture runs, no ptxas, the error
   assert.equal([frontEnds(lines), assemblies(lines)], [['compute_80', 'compute_86', 'compute_90'], []], lines.join('\n'))
   assert.is((err as Error).message.split('is undefined').length - 1, 1, (err as Error).message)
   assert.is((err as CompileError).diagnostics.filter((d) => d.severity === 'error').length, 1)
+})
+
+plan('nvcc --threads 2 in the flags: a whole-file compile takes two slots of the jobs pool (the bound counts processes), with the same bytes', async () => {
+  // an nvcc that counts how many of it run at once
+  const d = tempDir('kp-threads-')
+  const running = join(d, 'running')
+  mkdirSync(running)
+  const counts = join(d, 'counts.log')
+  const counting = join(d, 'nvcc')
+  writeFileSync(counting, `#!/bin/sh\ncase "$1" in --version|--list-gpu-code|--dryrun) exec '${nvcc.path}' "$@";; esac\ntouch '${running}'/$$\nls '${running}' | wc -l >> '${counts}'\nsleep 0.3\n'${nvcc.path}' "$@"\nrc=$?\nrm -f '${running}'/$$\nexit $rc\n`)
+  chmodSync(counting, 0o755)
+  const files = ['scalars.cu', 'templates.cu'].map((f) => join(cuDir, f))
+  const most = async (flags: string[]) => {
+    writeFileSync(counts, '')
+    const jobs = new Pool(2)
+    const rs = await Promise.all(files.map((f) => buildCudaFile(f, { arch: '80-real;90', compiler: counting, cacheDir: false, jobs, flags })))
+    return { most: Math.max(...readFileSync(counts, 'utf8').split('\n').filter(Boolean).map(Number)), rs }
+  }
+  const plain = await most([])
+  assert.is(plain.most, 2, 'two files at once')
+  const threaded = await most(['-t', '2'])
+  assert.is(threaded.most, 1, 'each nvcc runs two steps at once: one file at a time')
+  assert.equal(threaded.rs.map((r) => Buffer.from(r.offload).toString('hex')), plain.rs.map((r) => Buffer.from(r.offload).toString('hex')))
 })
 
 plan.run()

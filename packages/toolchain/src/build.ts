@@ -6,7 +6,7 @@ import type { KernelManifest } from '@kernelpack/offload'
 import { DEFAULT_ARCH, parseArchSpec, sortTargets, type Target } from './arch-spec.js'
 import { BuildSession, CompileCache, hashDependency, sha256, type CacheEntry, type DepRecord } from './cache.js'
 import { resolveCacheSize } from './cache-size.js'
-import { assembleArgs, assembleCubin, assemblesFromPtx, compileFile, compileHostTypes, compileTarget, hostTypesArgs, keyArgs, unreadableDepsWarning, type FileCompileOutput, type ResolvedCompileOptions } from './compile.js'
+import { assembleArgs, assembleCubin, assemblesFromPtx, compileFile, compileHostTypes, compileTarget, hostTypesArgs, keyArgs, nvccThreads, unreadableDepsWarning, type FileCompileOutput, type ResolvedCompileOptions } from './compile.js'
 import { dedupeDiagnostics } from './diagnostics.js'
 import { CompileError, ToolchainError, type Diagnostic } from './errors.js'
 import { findCompiler, type CompilerInfo } from './find-compiler.js'
@@ -287,8 +287,10 @@ async function planFileCompile(
     if ((await Promise.all(keys.map((k) => lookups.get(k)))).some(Boolean)) return []
   }
   if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return [] // another build got there meanwhile
-  const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o))
-  const group = limiter ? limiter.run(run) : run()
+  // nvcc --threads N runs up to N of its steps at once: as many slots of the pool (issue 27 item 5)
+  const slots = nvccThreads(o.flags, virtuals.length, (limiter ?? compilePool).limit)
+  const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o), slots)
+  const group = limiter ? limiter.run(run, slots) : run()
   group.catch(() => {}) // its steps report the error
   for (const k of keys) fileCompiles.set(k, group)
   return keys

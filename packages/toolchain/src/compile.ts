@@ -458,6 +458,22 @@ export async function compileTarget(compiler: CompilerInfo, target: Target, file
   }
 }
 
+/** How many steps one nvcc runs at once: its `--threads N` / `-t N` among the user's flags (0: as many as
+ *  the machine has; the last one given wins), else 1. A whole-file compile runs at most one step per virtual
+ *  architecture at a time, so it is bounded by that too (`steps`). */
+export function nvccThreads(flags: readonly string[], steps: number, cores: number): number {
+  let n = 1
+  for (let i = 0; i < flags.length; i++) {
+    const f = flags[i]!
+    const m = /^(?:--threads|-t)(?:=?(\d+))?$/.exec(f)
+    if (!m) continue
+    const v = m[1] ?? flags[i + 1]
+    if (m[1] === undefined) i++
+    if (v !== undefined && /^\d+$/.test(v)) n = Number(v) === 0 ? cores : Number(v)
+  }
+  return Math.max(1, Math.min(n, steps))
+}
+
 /** What one nvcc process gave for a whole file: each virtual architecture's PTX and each real target's cubin. */
 export interface FileCompileOutput {
   ptx: Map<string, Uint8Array>

@@ -3,7 +3,8 @@
 // active lanes before the next statement; a statement only some lanes reach prints for those lanes only),
 // blocks one after the other. The expected text is written here from that rule and the kernels' source
 // (test/fixtures/emulator/printf-warp.cu), built by nvcc and clang; on the calling thread and on workers, in
-// thread loops and in the continuation scheme, through the backend and through loadModule.
+// thread loops and in the continuation scheme, through the backend and through loadModule. What printf returns
+// is CUDA's: the number of arguments its format reads.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { join } from 'node:path'
@@ -79,6 +80,23 @@ configs.forEach((config, r) => {
       }
     })
   }
+
+  s('what printf returns: the number of arguments its format reads (3, and 0 for none), on both tiers, in both schemes and on workers', async () => {
+    const expected = Array.from({ length: 64 }, (_, i) => (i % 2 === 0 ? 3 : 0))
+    for (const options of [{ workers: 0 }, { workers: 0, codegen: 'js' as const }, { workers: 0, threadLoops: false }, { workers: 2 }]) {
+      let text = ''
+      const be = createEmulatorBackend({ ...options, print: (t) => { text += t } })
+      try {
+        const k = await KernelRunner.load(be, ptx, config.target, `printf-warp.cu (${config.label})`)
+        const out = await k.alloc(4 * 64)
+        await k.launch('printf_result', 1, 32, [out])
+        assert.equal([...await k.read(out, Int32Array)], expected, JSON.stringify(options))
+        assert.ok(text.includes('t31:  7.75% of x\n') && text.includes('no arguments, 100%\n'), text.slice(0, 200))
+      } finally {
+        be.dispose()
+      }
+    }
+  })
 
   s('without `print`, Node\'s process.stdout receives the text as it is', async () => {
     const be = createEmulatorBackend({ workers: 0 })

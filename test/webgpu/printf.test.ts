@@ -4,6 +4,7 @@
 // uneven loop of test/fixtures/emulator/printf-warp.cu (statement by statement per warp, lanes that diverge,
 // two pieces of one line), and test/fixtures/webgpu/printf.cu (every conversion, across a barrier, several
 // blocks; a statement one lane reaches before a shuffle), with nvcc and clang 22; a string argument is refused with the reason.
+// What printf returns is the same on both: the number of arguments its format reads (CUDA's printf).
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -66,6 +67,18 @@ for (const config of configs) {
       assert.fixture(onGpu[i]!, onEmu[i]!, `case ${i}`)
     }
     assert.ok(onEmu[2]!.includes('b1 t2: -3 14 3999999998 101 ABE 12 c|    2|2   |'), onEmu[2]!.slice(0, 300))
+    // what printf returns, CUDA's: the number of arguments its format reads, on both
+    const results = async (k: KernelRunner) => {
+      const out = await k.alloc(4 * 64)
+      await k.launch('printf_result', 1, 32, [out])
+      return [...await k.read(out, Int32Array)]
+    }
+    const expected = Array.from({ length: 64 }, (_, i) => (i % 2 === 0 ? 3 : 0))
+    assert.equal(await results(gk), expected, 'WebGPU')
+    const be2 = createEmulatorBackend({ workers: 0, print: () => {} })
+    assert.equal(await results(await KernelRunner.load(be2, warpPtx, config.target, 'printf-warp (emulator)')), expected, 'emulator')
+    be2.dispose()
+    await gpu.printed()
     // statement by statement: lane 1's line before lane 0's, in both warps
     assert.ok(onEmu[3]!.startsWith('lane 1 before the shuffle\nlane 0 after: 3\nlane 1 after: 6\n'), onEmu[3]!)
   })

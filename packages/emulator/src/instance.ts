@@ -5,7 +5,7 @@
 import * as numeric from './numeric.js'
 import * as mbarrier from './mbarrier.js'
 import { mmaLane, movmatrixLane, tcLayout } from './tensor-core.js'
-import { formatPrintf } from './printf.js'
+import { formatPrintf, printfResult } from './printf.js'
 
 export interface ModuleInstance {
   /** Functions by their index in the module (CompiledFunction.index); undefined for prototypes. */
@@ -94,9 +94,9 @@ export function instantiate(source: string, hooks: InstanceHooks, evaluate: Eval
     clock: () => Date.now(),
     vprintf(h8: Uint8Array, _hu32: Uint32Array, _hi32: Int32Array, fmt: number | bigint, args: number | bigint, t: number, b: number, site: number): number {
       // the argument buffer is a generic address of local memory (emit-js.ts addr())
-      const s = formatPrintf(h8, Number(fmt), Number(args), (x) => inst!.heapAt(x))
-      hooks.print(s, t, b, site)
-      return s.length
+      const heapAt = (x: number) => inst!.heapAt(x)
+      hooks.print(formatPrintf(h8, Number(fmt), Number(args), heapAt), t, b, site)
+      return printfResult(h8, Number(fmt), heapAt)
     },
   }
   inst = evaluate('E', source)(env) as ModuleInstance

@@ -34,6 +34,12 @@ function readCString(h8: Uint8Array, at: number): string {
   return new TextDecoder().decode(h8.slice(at, end))
 }
 
+/** What device printf returns (`int n = printf(…)`): the number of arguments its format reads, as CUDA
+ *  documents it ("returns the number of arguments parsed"; 0 without any), not the length of the text. */
+export function printfResult(h8: Uint8Array, fmtAt: number, heapAt: (a: number) => number = (a) => a): number {
+  return printfConversions(readCString(h8, heapAt(fmtAt))).length
+}
+
 /** `heapAt` maps a generic address (the format, the argument buffer in local memory, a `%s` string) to
  *  its place in device memory (emit-js.ts keeps shared and local memory at their own generic addresses). */
 export function formatPrintf(h8: Uint8Array, fmtAt: number, argsAt: number, heapAt: (a: number) => number = (a) => a): string {

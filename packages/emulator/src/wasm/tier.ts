@@ -6,7 +6,7 @@
 // rng() do for a JS one, so both tiers fault alike and cache alike.
 import type { LaunchState, ModuleInstance } from '../instance.js'
 import { bf16ToNum, bfe32, bfe64, bfi32, bfi64, brev32, cvt32, f16ToNum, fma32, fma64, fmaB, fmaH, fop32, fop64, lop3, numToBf16, numToF16, prmt } from '../numeric.js'
-import { formatPrintf } from '../printf.js'
+import { formatPrintf, printfResult } from '../printf.js'
 import { DIRECTED, LAUNCH_GLOBALS, NO_ADDRESS, PRMT_MODES, ROUND_OPS, SPACES, type TcSlot, type TensorOp } from './emit-wasm.js'
 import { mmaLane, movmatrixLane } from '../tensor-core.js'
 
@@ -119,9 +119,9 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
         },
         // device printf (instance.ts vprintf): the text from the format and the argument buffer in the heap
         vprintf: (row: number, fmt: number, args: number, t: number, b: number) => {
-          const text = formatPrintf(new Uint8Array(mem.buffer), fmt, args, (x) => inst.heapAt(x))
-          print(text, t, b, row)
-          return text.length
+          const h8 = new Uint8Array(mem.buffer), heapAt = (x: number) => inst.heapAt(x)
+          print(formatPrintf(h8, fmt, args, heapAt), t, b, row)
+          return printfResult(h8, fmt, heapAt)
         },
         sin: Math.sin, cos: Math.cos, log2: Math.log2, exp2: (x: number) => 2 ** x, tanh: Math.tanh,
         brev32, bfi32, lop3, f16ToNum, bf16ToNum,

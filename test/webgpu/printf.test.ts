@@ -3,7 +3,7 @@
 // text printed at synchronize must be the emulator's, byte for byte: the warp-primitives walkthrough and the
 // uneven loop of test/fixtures/emulator/printf-warp.cu (statement by statement per warp, lanes that diverge,
 // two pieces of one line), and test/fixtures/webgpu/printf.cu (every conversion, across a barrier, several
-// blocks; a statement one lane reaches before a shuffle), with nvcc and clang 22; a string argument is refused with the reason.
+// blocks; a statement one lane reaches before a shuffle; strings, read at the call), with nvcc and clang 22.
 // What printf returns is the same on both: the number of arguments its format reads (CUDA's printf).
 import { join } from 'node:path'
 import { suite } from 'uvu'
@@ -36,6 +36,9 @@ async function runAll(k: KernelRunner, fk: KernelRunner, printed: () => Promise<
   await fk.launch('printf_diverged', 1, 64, [await fk.alloc(4 * 64)])
   await fk.read(await fk.alloc(4), Uint8Array)
   out.push(await printed())
+  await fk.launch('printf_string', 1, 8, [await fk.upload(new TextEncoder().encode('kernelpack prints strings\0'))])
+  await fk.read(await fk.alloc(4), Uint8Array)
+  out.push(await printed())
   return out
 }
 
@@ -54,7 +57,7 @@ for (const config of configs) {
     const gk = await KernelRunner.load(gpu, warpPtx, config.target, `printf-warp (WebGPU, ${config.label})`)
     assert.equal(gpu.refused, [], 'printf-warp.cu translates')
     const gf = await KernelRunner.load(gpu, formatPtx, config.target, `printf (WebGPU, ${config.label})`)
-    assert.equal(gpu.refused.map((r) => `${r.kernel}: ${r.reason}`), ['printf_string: printf of a string (%s): WebGPU copies the argument buffer, not the strings it points to'])
+    assert.equal(gpu.refused, [], 'printf.cu translates, %s included')
     await gpu.printed()
     const onGpu = await runAll(gk, gf, () => gpu.printed())
     let text = ''
@@ -79,6 +82,8 @@ for (const config of configs) {
     assert.equal(await results(await KernelRunner.load(be2, warpPtx, config.target, 'printf-warp (emulator)')), expected, 'emulator')
     be2.dispose()
     await gpu.printed()
+    assert.ok(onEmu[4]!.startsWith('kernelpack prints strings|0|even  ||kernelpack prints strings|\nernelpack prints strings|1|odd   ||rnelpack prints strings|\n'), onEmu[4]!.slice(0, 200))
+    assert.ok(onEmu[4]!.includes('[kernelpack prints strings] [kernelpack prints strings]\n'), onEmu[4]!)
     // statement by statement: lane 1's line before lane 0's, in both warps
     assert.ok(onEmu[3]!.startsWith('lane 1 before the shuffle\nlane 0 after: 3\nlane 1 after: 6\n'), onEmu[3]!)
   })

@@ -20,11 +20,20 @@ export function printfConversions(fmt: string): Array<{ conv: string; size: 4 | 
   return out
 }
 
+/** Where each conversion's argument sits in the argument buffer (bytes; each at its own alignment). */
+export function printfArgOffsets(fmt: string): number[] {
+  let p = 0
+  return printfConversions(fmt).map(({ size: n }) => {
+    const at = Math.ceil(p / n) * n
+    p = at + n
+    return at
+  })
+}
+
 /** Bytes of the argument buffer a format reads (its last argument's end, alignment included). */
 export function printfArgBytes(fmt: string): number {
-  let p = 0
-  for (const { size: n } of printfConversions(fmt)) p = Math.ceil(p / n) * n + n
-  return p
+  const c = printfConversions(fmt)
+  return c.length ? printfArgOffsets(fmt)[c.length - 1]! + c[c.length - 1]!.size : 0
 }
 
 function readCString(h8: Uint8Array, at: number): string {

@@ -5,7 +5,7 @@
 // constant of the module, found here (the value the call sequence stores into its first argument is a .global
 // string's address): it goes into the kernel's translation (WgslKernel.printf, by site), and the host formats
 // each record with @kernelpack/ptx's formatPrintf and orders them with PrintfOrder, as the emulator does.
-import { printfArgBytes, printfConversions, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
+import { printfArgBytes, printfArgOffsets, printfConversions, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { PRINTF_HEADER_WORDS } from './layout.js'
 
@@ -54,7 +54,16 @@ function formatOf(w: KernelWriter, call: Instruction, fmtVar: string): string {
   return s
 }
 
-/** Writes a `call vprintf` (the module's format strings in `w.printf`, by site). */
+/** Bytes of one `%s` string a record carries at most (the emulator prints any length; a longer string is
+ *  cut here). */
+export const PRINTF_STRING_CAP = 4096
+
+/** The byte at generic address `a` (a WGSL expression), through the word that holds it. */
+const byteAt = (a: string, line: number) => `((kp_gen_ldw((${a}) & ~3u, ${line}u) >> (((${a}) & 3u) * 8u)) & 0xffu)`
+
+/** Writes a `call vprintf` (the module's format strings in `w.printf`, by site). A `%s` argument's string is
+ *  read here, at the call, as the emulator reads it: its length and bytes follow the argument words in the
+ *  record (printf-records.ts puts them back where the pointer points). */
 export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   if (w.coarse > 1) w.refuse('printf in a kernel whose blocks run coarsened (more threads than a workgroup holds)')
   const A = ins.operands
@@ -65,11 +74,11 @@ export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   if (fmtVar === undefined || argVar === undefined) return w.refuse('a vprintf call without its two .param arguments')
   const fmt = formatOf(w, ins, fmtVar)
   const conversions = printfConversions(fmt)
-  if (conversions.some((c) => c.conv === 's')) w.refuse('printf of a string (%s): WebGPU copies the argument buffer, not the strings it points to')
+  const offsets = printfArgOffsets(fmt)
+  const strings = conversions.flatMap((c, j) => (c.conv === 's' ? [offsets[j]!] : []))
   const site = w.printf.length
   w.printf.push(fmt)
   const words = Math.ceil(printfArgBytes(fmt) / 4)
-  const n = PRINTF_HEADER_WORDS + words
   const local = (name: string) => {
     const a = w.symbolAddress(name)
     if (a.space !== 'local') return w.refuse('a vprintf argument outside the call sequence')
@@ -78,17 +87,34 @@ export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   if (words) w.features.add('kp_gen_ldw')
   w.open('{')
   w.line(`// printf site ${site}: ${JSON.stringify(fmt).replace(/\*\//g, '* /')}`)
-  w.line(`let kp_pr = atomicAdd(&kp_fault[4], ${n}u);`)
-  w.open(`if (kp_pr + ${n}u <= arrayLength(&kp_fault) - 5u) {`)
+  if (words) w.line(`let kp_pa = ${local(argVar)};`)
+  // each string's address (the pointer's low word: the arena is 32-bit) and length, up to its NUL
+  strings.forEach((off, k) => {
+    w.line(`let kp_sp${k} = kp_gen_ldw(kp_pa + ${off}u, ${ins.line}u);`)
+    w.line(`var kp_sl${k} = 0u;`)
+    w.line(`loop { if (kp_sl${k} >= ${PRINTF_STRING_CAP}u || ${byteAt(`kp_sp${k} + kp_sl${k}`, ins.line)} == 0u) { break; } kp_sl${k} += 1u; }`)
+  })
+  const n = [`${PRINTF_HEADER_WORDS + words + strings.length}u`, ...strings.map((_, k) => `(kp_sl${k} + 3u) / 4u`)].join(' + ')
+  w.line(`let kp_pn = ${n};`)
+  w.line('let kp_pr = atomicAdd(&kp_fault[4], kp_pn);')
+  w.open('if (kp_pr + kp_pn <= arrayLength(&kp_fault) - 5u) {')
   w.line('let kp_pb = 5u + kp_pr;')
   const fields = [
-    `${n}u`, `${site}u`, 'kp_launch.pad', 'kp_ctaid.x + kp_launch.nctaid.x * (kp_ctaid.y + kp_launch.nctaid.y * kp_ctaid.z)', 'kp_t',
+    'kp_pn', `${site}u`, 'kp_launch.pad', 'kp_ctaid.x + kp_launch.nctaid.x * (kp_ctaid.y + kp_launch.nctaid.y * kp_ctaid.z)', 'kp_t',
     'kp_pbar', 'kp_pcol', 'kp_pseq',
   ]
   fields.forEach((f, k) => w.line(`atomicStore(&kp_fault[kp_pb + ${k}u], ${f});`))
-  if (words) {
-    w.line(`let kp_pa = ${local(argVar)};`)
-    for (let k = 0; k < words; k++) w.line(`atomicStore(&kp_fault[kp_pb + ${PRINTF_HEADER_WORDS + k}u], kp_gen_ldw(kp_pa + ${4 * k}u, ${ins.line}u));`)
+  for (let k = 0; k < words; k++) w.line(`atomicStore(&kp_fault[kp_pb + ${PRINTF_HEADER_WORDS + k}u], kp_gen_ldw(kp_pa + ${4 * k}u, ${ins.line}u));`)
+  if (strings.length) {
+    w.line(`var kp_po = kp_pb + ${PRINTF_HEADER_WORDS + words}u;`)
+    strings.forEach((_, k) => {
+      w.line(`atomicStore(&kp_fault[kp_po], kp_sl${k}); kp_po += 1u;`)
+      w.open(`for (var kp_i = 0u; kp_i < kp_sl${k}; kp_i += 4u) {`)
+      w.line('var kp_x = 0u;')
+      w.line(`for (var kp_j = 0u; kp_j < 4u && kp_i + kp_j < kp_sl${k}; kp_j += 1u) { kp_x |= ${byteAt(`kp_sp${k} + kp_i + kp_j`, ins.line)} << (8u * kp_j); }`)
+      w.line('atomicStore(&kp_fault[kp_po], kp_x); kp_po += 1u;')
+      w.close()
+    })
   }
   w.close()
   w.line('kp_pseq += 1u;')

@@ -1,7 +1,7 @@
 // Device printf's records (emit-printf.ts, layout.ts PRINTF_*) into text, loaded by the backend with the first
 // records a synchronization finds: decoded, put in the order the emulator's thread loops make them, formatted
 // and grouped as a GPU prints them with the emulator's own formatPrintf and PrintfOrder (@kernelpack/ptx/printf).
-import { defaultPrint, formatPrintf, PrintfOrder } from '@kernelpack/ptx/printf'
+import { defaultPrint, formatPrintf, printfArgBytes, printfArgOffsets, printfConversions, PrintfOrder } from '@kernelpack/ptx/printf'
 import { FAULT_RECORD_BYTES, MAP_READ, PRINTF_BYTES, PRINTF_HEADER_WORDS, USAGE_COPY_DST, USAGE_MAP_READ } from './layout.js'
 
 /** What the backend lends: its device, the buffer with the records, its queue discipline. */
@@ -42,6 +42,12 @@ interface PrintfRecord { launch: number; block: number; t: number; bars: number;
 
 const align8 = (n: number) => Math.ceil(n / 8) * 8
 
+/** Where each `%s` argument's pointer sits in a format's argument buffer (bytes). */
+function stringArgs(fmt: string): number[] {
+  const offsets = printfArgOffsets(fmt)
+  return printfConversions(fmt).flatMap((c, j) => (c.conv === 's' ? [offsets[j]!] : []))
+}
+
 /** Prints the records in the first `n` words of `w` (`formats`: each launch's format strings, by call site):
  *  launch by launch, block by block, each block's records by barriers passed, warp, warp collectives passed,
  *  lane and the thread's own order, grouped per warp and call (PrintfOrder). Returns the last launch printed. */
@@ -59,19 +65,31 @@ export function printRecords(w: Uint32Array, n: number, formats: ReadonlyMap<num
   const order = new PrintfOrder((text) => print(text))
   // each format's bytes, encoded once for all the records of its call (a kernel's threads print thousands)
   const encoder = new TextEncoder()
-  const encoded = new Map<string, Uint8Array>()
+  const encoded = new Map<string, { text: Uint8Array; words: number; strings: number[] }>()
   for (const r of recs) {
     if (r.launch !== launch) { order.flush(); launch = r.launch }
     const fmt = formats.get(r.launch)?.[r.site]
     if (fmt === undefined) continue
-    // the format (NUL-terminated) and the argument words, as device memory for formatPrintf
+    // the format (NUL-terminated), the argument words and each %s string (NUL-terminated), as device memory
+    // for formatPrintf, each string's pointer in the arguments pointing at its copy
     let f = encoded.get(fmt)
-    if (!f) { f = encoder.encode(fmt); encoded.set(fmt, f) }
-    const args = bytes.subarray(4 * (r.at + PRINTF_HEADER_WORDS), 4 * (r.at + r.len))
-    const mem = new Uint8Array(align8(f.length + 1) + args.length)
-    mem.set(f, 0)
-    mem.set(args, align8(f.length + 1))
-    order.add(formatPrintf(mem, 0, align8(f.length + 1)), r.t, r.block, r.site)
+    if (!f) { f = { text: encoder.encode(fmt), words: Math.ceil(printfArgBytes(fmt) / 4), strings: stringArgs(fmt) }; encoded.set(fmt, f) }
+    const argsAt = align8(f.text.length + 1)
+    const strings: Uint8Array[] = []
+    for (let o = r.at + PRINTF_HEADER_WORDS + f.words, k = 0; k < f.strings.length && o < r.at + r.len; k++) {
+      const len = Math.min(w[o]!, 4 * (r.at + r.len - o - 1))
+      strings.push(bytes.subarray(4 * (o + 1), 4 * (o + 1) + len))
+      o += 1 + Math.ceil(len / 4)
+    }
+    const mem = new Uint8Array(argsAt + 4 * f.words + strings.reduce((n, x) => n + x.length + 1, 0))
+    mem.set(f.text, 0)
+    mem.set(bytes.subarray(4 * (r.at + PRINTF_HEADER_WORDS), 4 * (r.at + PRINTF_HEADER_WORDS + f.words)), argsAt)
+    const dv = new DataView(mem.buffer)
+    for (let k = 0, at = argsAt + 4 * f.words; k < strings.length; at += strings[k]!.length + 1, k++) {
+      mem.set(strings[k]!, at)
+      dv.setBigUint64(argsAt + f.strings[k]!, BigInt(at), true)
+    }
+    order.add(formatPrintf(mem, 0, argsAt), r.t, r.block, r.site)
   }
   order.flush()
   return launch

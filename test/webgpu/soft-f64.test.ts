@@ -1,6 +1,6 @@
 // f64 on WebGPU in software binary64 (issue 26 item 3, wgsl-lib.ts kp_f64_fma, kp_fpack): add, sub, mul, fma
 // with every rounding mode, a mul and add that ptxas fuses, comparisons, conversions to f32 and from integers;
-// every result compared bit for bit with the emulator's (JavaScript's binary64, numeric.ts fma64/fop64, checked
+// conversions to and from f16/bf16; every result compared bit for bit with the emulator's (JavaScript's binary64, numeric.ts fma64/fop64, checked
 // there against BigInt references) on the inputs that tell: midpoint products with tiny addends, cancellation,
 // subnormal results, signed zeros, infinities, NaN, overflow, and random bits; in headless chromium (SwiftShader).
 import { suite } from 'uvu'
@@ -162,6 +162,68 @@ s('div and sqrt (every mode), rcp, rsqrt, min/max, testp, conversions to integer
     wrong.push(`${names[i % M64]}(${all[3 * t]}, ${all[3 * t + 1]}): WebGPU 0x${g.toString(16)}, emulator 0x${e.toString(16)}`)
   }
   assert.is(wrong.length, 0, `${wrong.length} of ${gpu.length} results differ:\n${wrong.slice(0, 12).join('\n')}`)
+})
+
+/** A third kernel: f64 to half precision in every mode (rounded once from the binary64 value), .satfinite and
+ *  .relu, and back to f64 (exact). */
+const HALVES = ['rn.f16', 'rz.f16', 'rm.f16', 'rp.f16', 'rn.bf16', 'rz.bf16', 'rm.bf16', 'rp.bf16', 'rn.satfinite.f16', 'rn.relu.bf16'] as const
+const HALF_PTX = `.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry f64half(.param .u64 pin, .param .u64 pout, .param .u64 pback, .param .u32 n)
+{
+  .reg .b64 %rd<12>; .reg .b32 %r<${20 + HALVES.length}>; .reg .b16 %h<${4 + HALVES.length}>; .reg .f64 %fd<4>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u64 %rd7, [pback]; ld.param.u32 %r1, [n];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2; cvta.to.global.u64 %rd7, %rd7;
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
+  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
+  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
+  ld.global.f64 %fd1, [%rd4];
+  mul.wide.u32 %rd5, %r5, ${4 * HALVES.length}; add.s64 %rd6, %rd2, %rd5;
+${HALVES.map((c, k) => `  cvt.${c}.f64 %h${4 + k}, %fd1; cvt.u32.u16 %r${20 + k}, %h${4 + k}; st.global.u32 [%rd6+${4 * k}], %r${20 + k};`).join('\n')}
+  mul.wide.u32 %rd8, %r5, 16; add.s64 %rd9, %rd7, %rd8;
+  cvt.f64.f16 %fd2, %h4; cvt.f64.bf16 %fd3, %h8; st.global.f64 [%rd9], %fd2; st.global.f64 [%rd9+8], %fd3;
+$done:
+  ret;
+}`
+
+s('f64 to f16 and bf16 in every mode (rounded once, not through f32), .satfinite, .relu, and back: the emulator\'s bits', async (ctx) => {
+  const r = rng(977)
+  const xs: number[] = [0, -0, 1, -1, Infinity, -Infinity, NaN, 65504, 65519.99, 65520, -65520, 65536, 2 ** -24, 2 ** -25, 2 ** -25 + 2 ** -60, -(2 ** -25), 2 ** -14, 2 ** -14 - 2 ** -30,
+    3.3895313892515355e38, 3.4e38, 1e300, -1e300, 2 ** -1074, 2 ** -1022, 2 ** -133, 2 ** -134, 2 ** -126, 1e-40]
+  // ties of the half-precision result, and ties nudged by bits a float32 could not hold (rounding through f32 would
+  // make them ties again): 1 + 2^-11 (+ 2^-40), 1 + 2^-8 (+ 2^-40) for bf16
+  for (const e of [-20, -14, -3, 0, 7, 15]) for (const [ulp, nudge] of [[2 ** -11, 0], [2 ** -11, 2 ** -40], [3 * 2 ** -11, -(2 ** -41)], [2 ** -8, 0], [2 ** -8, 2 ** -40], [3 * 2 ** -8, -(2 ** -41)]] as const) {
+    xs.push((1 + ulp + nudge) * 2 ** e, -(1 + ulp + nudge) * 2 ** e)
+  }
+  for (let i = 0; i < 300; i++) xs.push((r() - 0.5) * 2 ** (Math.floor(r() * 50) - 30))
+  for (let i = 0; i < 300; i++) xs.push(f64((BigInt(Math.floor(r() * 2 ** 32)) << 32n) | BigInt(Math.floor(r() * 2 ** 32))))
+  const input = new Float64Array(xs)
+  const n = input.length
+  const runHalf = async (k: KernelRunner) => {
+    const din = await k.upload(input), dout = await k.alloc(4 * HALVES.length * n), dback = await k.alloc(16 * n)
+    await k.launch('f64half', Math.ceil(n / 64), 64, [din, dout, dback, n])
+    return { h: await k.read(dout, Uint32Array), back: await k.read(dback, BigUint64Array) }
+  }
+  const gk = await KernelRunner.load(ctx.gpu!, HALF_PTX, 'compute_90', 'f64 to half (WebGPU)')
+  assert.equal(ctx.gpu!.refused.map((x) => x.reason), [], 'the kernel translates')
+  const gpu = await runHalf(gk)
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await runHalf(await KernelRunner.load(be, HALF_PTX, 'compute_90', 'f64 to half (emulator)'))
+  be.dispose()
+  const wrong: string[] = []
+  for (let i = 0; i < gpu.h.length; i++) {
+    if (gpu.h[i] !== emu.h[i]) wrong.push(`cvt.${HALVES[i % HALVES.length]}.f64(${input[Math.floor(i / HALVES.length)]}): WebGPU 0x${gpu.h[i]!.toString(16)}, emulator 0x${emu.h[i]!.toString(16)}`)
+  }
+  // a NaN stays a NaN (its payload is the emulator's JavaScript NaN there, as in the tests above)
+  const nan = (u: bigint) => (u & 0x7fffffffffffffffn) > 0x7ff0000000000000n
+  for (let i = 0; i < gpu.back.length; i++) {
+    if (gpu.back[i] !== emu.back[i] && !(nan(gpu.back[i]!) && nan(emu.back[i]!))) wrong.push(`cvt.f64.${i % 2 ? 'bf16' : 'f16'} of input ${input[i >> 1]}: WebGPU 0x${gpu.back[i]!.toString(16)}, emulator 0x${emu.back[i]!.toString(16)}`)
+  }
+  assert.is(wrong.length, 0, `${wrong.length} results differ:\n${wrong.slice(0, 12).join('\n')}`)
+  // the nudged ties tell a single rounding from one through f32: 1 + 2^-11 + 2^-40 rounds up to 1 + 2^-10 in f16
+  const at = xs.indexOf((1 + 2 ** -11 + 2 ** -40) * 2 ** 0)
+  assert.is(emu.h[at * HALVES.length], 0x3c01)
 })
 
 s('the build-time translation names each kernel that uses software f64 (the toolchain\'s warning)', () => {

@@ -326,7 +326,17 @@ function cvt(w: KernelWriter, ins: Instruction): void {
     if (db === 32) return w.setU32(A[0], `kp_f64_to_int(${w.u64(A[1]!)}, ${m}u, ${sg}, false).x`, dt)
     return w.refuse(`cvt.${dt}.f64 (a ${db}-bit destination)`)
   }
-  if (dt === 'f64' || st === 'f64') return w.refuse('f64 conversions: WGSL has no f64 (the software binary64 converts f32, integers and f64 among themselves; not half precision)')
+  // f16/bf16 → f64 is exact: through f32, which holds every half-precision value
+  if (dt === 'f64' && (st === 'f16' || st === 'bf16') && !ins.flags.ftz && !ins.flags.sat && !ins.intRounding) {
+    return w.setU64(A[0], `kp_f32_to_f64(bitcast<u32>(${toF32(st)(w.u32(A[1]!, 'b16'))}))`)
+  }
+  // f64 → f16/bf16, rounded once from the binary64 value (not through f32: that would round twice)
+  if ((dt === 'f16' || dt === 'bf16') && st === 'f64' && mode >= 0 && !ins.flags.ftz && !ins.flags.sat && !ins.intRounding) {
+    w.softF64++
+    const h = `kp_f64_to_small(${w.u64(A[1]!)}, ${dt === 'f16' ? '10u, 5u' : '7u, 8u'}, ${mode}u, ${ins.flags.satfinite ? 'true' : 'false'})`
+    return w.setU32(A[0], ins.flags.relu ? `kp_relu16(${h}, ${dt === 'bf16'})` : h, 'b16')
+  }
+  if (dt === 'f64' || st === 'f64') return w.refuse(`cvt${ins.intRounding ? `.${ins.intRounding}` : ''}${ins.flags.sat ? '.sat' : ''}.${dt}.${st}: WGSL has no f64 (the software binary64 converts f32, half precision, integers and f64 among themselves)`)
   const isF = (x: PtxType) => x === 'f32' || x === 'f16' || x === 'bf16' || x === 'tf32'
   const isI = (x: PtxType) => /^[sub](8|16|32|64)$/.test(x)
   if ((dt === 'f16x2' || dt === 'bf16x2') && st === 'f32') {

@@ -916,6 +916,51 @@ fn kp_f64_cmp(a: vec2<u32>, b: vec2<u32>, op: u32) -> bool {
     default: { return !lt; }
   }
 }`, ['kp_f64_isnan']),
+  kp_f64_to_small: F(`// cvt{.rn,.rz,.rm,.rp}{.satfinite}.{f16,bf16}.f64 of f64 bits (lo, hi), rounded once from the binary64 value
+// (numeric.ts toSmallFloat): \`mant\` fraction bits, \`ebits\` exponent bits; NaN gives the canonical 0x7fff
+fn kp_f64_to_small(x: vec2<u32>, mant: u32, ebits: u32, mode: u32, satfinite: bool) -> u32 {
+  let neg = (x.y & 0x80000000u) != 0u;
+  let sign = select(0u, 1u << (mant + ebits), neg);
+  let expMax = (1u << ebits) - 1u;
+  let maxFinite = ((expMax - 1u) << mant) | ((1u << mant) - 1u);
+  let e64 = (x.y >> 20u) & 0x7ffu;
+  let mhi = x.y & 0xfffffu;
+  if (e64 == 0x7ffu) {
+    if (mhi != 0u || x.x != 0u) { return (expMax << mant) | ((1u << mant) - 1u); }
+    return sign | select(expMax << mant, maxFinite, satfinite);
+  }
+  if (e64 == 0u && mhi == 0u && x.x == 0u) { return sign; }
+  let bias = i32((1u << (ebits - 1u)) - 1u);
+  let minExp = 1 - bias;
+  // q: the value in units of the result's last place, truncated; half: the bit below; sticky: any bit below that
+  // (a binary64 subnormal lies far below the smallest half: q = 0, sticky)
+  var q = 0u; var half = false; var sticky = true; var ee = minExp;
+  if (e64 != 0u) {
+    let e = i32(e64) - 1023;
+    ee = max(e, minExp);
+    // q = (2^52 + fraction) >> (52 - mant + ee - e): at least 32, so from the high word and its 21 bits
+    let sig = mhi | 0x100000u;
+    let t = u32(20 - i32(mant) + (ee - e));
+    if (t < 21u) { q = sig >> t; }
+    let rb = t - 1u;
+    half = rb < 21u && ((sig >> rb) & 1u) != 0u;
+    sticky = select(sig, sig & ((1u << rb) - 1u), rb < 21u) != 0u || x.x != 0u;
+  }
+  var up = false;
+  if (mode == 0u) { up = half && (sticky || (q & 1u) != 0u); }
+  else if (mode == 3u) { up = (half || sticky) && !neg; }
+  else if (mode == 2u) { up = (half || sticky) && neg; }
+  if (up) { q = q + 1u; }
+  if (q == 0u) { return sign; }
+  if (ee == minExp && q < (1u << mant)) { return sign | q; }
+  var E = ee + bias;
+  if (q >= (1u << (mant + 1u))) { q = q >> 1u; E = E + 1; }
+  if (E >= i32(expMax)) {
+    let toInf = mode == 0u || (mode == 3u && !neg) || (mode == 2u && neg);
+    return sign | select(maxFinite, expMax << mant, toInf && !satfinite);
+  }
+  return sign | (u32(E) << mant) | (q & ((1u << mant) - 1u));
+}`),
   kp_f32_to_f64: F(`// cvt.f64.f32 of f32 bits, exactly: the f64 bit pattern (lo, hi); a subnormal is normalized, NaN quieted
 // as a binary64 NaN with the f32 payload (what a widening conversion gives on x86 and NVIDIA GPUs)
 fn kp_f32_to_f64(x: u32) -> vec2<u32> {

@@ -292,6 +292,32 @@ types('nvcc: every way a build reaches the device front end\'s C gives the same 
   }
 })
 
+types('nvcc\'s device front end C and clang\'s host compile agree on what C spells differently: a member of an empty type, an enum class, an anonymous union, bit-fields; a vtable pointer is named', async () => {
+  const d = tempDir('kp-cshapes-')
+  const file = join(d, 'shapes.cu')
+  writeFileSync(file, `struct Base { virtual __device__ float f() const { return 1; } int x; };
+struct E {};
+struct WithE { E e; int y; };
+struct Bits { unsigned a : 3; unsigned b : 5; };
+enum class Mode : unsigned char { A, B };
+enum Plain { P0, P1 = 300 };
+struct Anon { union { int i; float f; }; int z; };
+struct Holder { Mode m; Plain p; WithE w[2]; };
+extern "C" __global__ void k(Base b, WithE w, Holder h, Anon an, Bits bits, float *o) { o[0] = b.x + w.y + (int)h.m + h.p + an.z + bits.a; }
+`)
+  const n = await buildCudaFile(file, { compiler: 'nvcc', cacheDir: false })
+  const c = await buildCudaFile(file, { compiler: 'clang', cacheDir: false })
+  const of = (r: BuildResult) => r.manifest.kernels[0]!.params.map((p) => p.valueType ?? null)
+  assert.equal(of(n).slice(1), of(c).slice(1))
+  assert.equal(of(n)[1], { kind: 'struct', name: 'WithE', size: 8, align: 4, fields: [
+    { name: 'e', offset: 0, type: { kind: 'struct', name: 'E', size: 1, align: 1, fields: [] } }, { name: 'y', offset: 4, type: { kind: 'scalar', name: 'i32' } },
+  ] })
+  const notes = n.manifest.kernels[0]!.params.map((p) => p.valueTypeNote ?? null)
+  assert.match(notes[0]!, /Base has virtual functions \(a vtable pointer\)/)
+  assert.match(notes[3]!, /Anon has an unnamed member/)
+  assert.match(notes[4]!, /Bits has bit-fields/)
+})
+
 types('nvcc: a struct the device front end\'s C cannot spell (__int128 becomes long long there) is read from the host compile instead, as clang reads it', async () => {
   const d = tempDir('kp-i128-')
   const file = join(d, 'wide.cu')

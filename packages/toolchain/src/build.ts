@@ -538,7 +538,6 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const { target: mTarget, extra } = manifestTargetFor(targets)
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
-  // the host compile for struct layouts, beside the device compiles when the source may need it
   const lookups: Lookups = new Map()
   const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter, lookups) : []
   // the whole-file compile, whose device front end's C has the struct layouts (nvcc); without one, the

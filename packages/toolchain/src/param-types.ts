@@ -91,9 +91,10 @@ function plainTemplateArgs(name: string): string {
  *  deviceCMangledNames through the demangler. */
 export type DeviceCNames = ReadonlyMap<string, string>
 
-/** The device front end's C members that are not the C++ type's: the end padding EDG spells out, a base class
- *  subobject, a vtable pointer. */
-const DEVICE_C_PADDING = /^__nv_no_debug_dummy_end_padding_\d+$/
+/** The device front end's C members that are not the C++ type's: the end padding EDG spells out and the byte it
+ *  puts after a member of an empty type (C's empty struct has no size, C++'s one byte), a base class subobject,
+ *  a vtable pointer. */
+const DEVICE_C_PADDING = /^(?:__nv_no_debug_dummy_end_padding_\d+|__dummy_empty\d+)$/
 const DEVICE_C_BASE = /^__b_/
 const DEVICE_C_VPTR = /^__(?:vptr|vtbl)/
 
@@ -237,8 +238,10 @@ function describe(info: DebugInfo, declared: Die | undefined, dc: DeviceCNames |
       if (name === '__half' || name === 'half') return { kind: 'scalar', name: 'f16' }
       if (name === '__nv_bfloat16' || name === 'nv_bfloat16') return { kind: 'scalar', name: 'bf16' }
       if (die.attrs.has('DW_AT_declaration')) throw new Undescribable(`${name ?? 'a type'} is only declared there`)
-      const size = numberOf(die, 'DW_AT_byte_size')
-      if (size === undefined) throw new Undescribable(`${name ?? 'a type'} has no size there`)
+      const bytes = numberOf(die, 'DW_AT_byte_size')
+      if (bytes === undefined) throw new Undescribable(`${name ?? 'a type'} has no size there`)
+      // an empty struct: no size in C (the device front end's), one byte in C++
+      const size = dc && bytes === 0 ? 1 : bytes
       const fields: FieldInfo[] = []
       for (const c of die.children) {
         if (c.tag === 'DW_TAG_inheritance') {

@@ -303,7 +303,11 @@ enum class Mode : unsigned char { A, B };
 enum Plain { P0, P1 = 300 };
 struct Anon { union { int i; float f; }; int z; };
 struct Holder { Mode m; Plain p; WithE w[2]; };
-extern "C" __global__ void k(Base b, WithE w, Holder h, Anon an, Bits bits, float *o) { o[0] = b.x + w.y + (int)h.m + h.p + an.z + bits.a; }
+namespace { struct Hidden { short s; double d; }; }
+namespace lib { template <typename T, int N> struct Tile { T v[N]; }; }
+extern "C" __global__ void k(Base b, WithE w, Holder h, Anon an, Bits bits, Hidden hid, lib::Tile<lib::Tile<float, 2>, 3> t, float *o) {
+  o[0] = b.x + w.y + (int)h.m + h.p + an.z + bits.a + hid.s + t.v[0].v[1];
+}
 `)
   const n = await buildCudaFile(file, { compiler: 'nvcc', cacheDir: false })
   const c = await buildCudaFile(file, { compiler: 'clang', cacheDir: false })
@@ -312,6 +316,8 @@ extern "C" __global__ void k(Base b, WithE w, Holder h, Anon an, Bits bits, floa
   assert.equal(of(n)[1], { kind: 'struct', name: 'WithE', size: 8, align: 4, fields: [
     { name: 'e', offset: 0, type: { kind: 'struct', name: 'E', size: 1, align: 1, fields: [] } }, { name: 'y', offset: 4, type: { kind: 'scalar', name: 'i32' } },
   ] })
+  // names as the host compile's DWARF gives them: no anonymous namespace, template arguments as written
+  assert.equal([n.manifest.kernels[0]!.params[5]!.valueType, n.manifest.kernels[0]!.params[6]!.valueType].map((v) => v?.kind === 'struct' ? v.name : v?.kind), ['Hidden', 'lib::Tile<lib::Tile<float, 2>, 3>'])
   const notes = n.manifest.kernels[0]!.params.map((p) => p.valueTypeNote ?? null)
   assert.match(notes[0]!, /Base has virtual functions \(a vtable pointer\)/)
   assert.match(notes[3]!, /Anon has an unnamed member/)

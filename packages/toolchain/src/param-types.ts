@@ -108,11 +108,22 @@ export function deviceCMangledNames(info: DebugInfo): string[] {
   return [...names].sort()
 }
 
-/** A device-C type's name as the host compile's DWARF gives it: demangled, without inline namespaces
- *  (libcu++'s `cuda::std::__4`), integer template arguments without their suffixes. */
+/** A device-C type's name as the host compile's DWARF gives it (qualifiedName): demangled, its scopes without
+ *  inline namespaces (libcu++'s `cuda::std::__4`) or anonymous ones, integer template arguments without their
+ *  suffixes. */
 function deviceCTypeName(own: string, dc: DeviceCNames): string {
   const full = own.startsWith('_Z') ? dc.get(own) ?? own : own
-  return plainTemplateArgs(full.replace(/(^|::|<|, )__\d+::/g, '$1'))
+  // the scopes: `::` outside template arguments
+  const parts: string[] = []
+  let depth = 0, start = 0
+  for (let i = 0; i < full.length; i++) {
+    const ch = full[i]
+    if (ch === '<' || ch === '(') depth++
+    else if (ch === '>' || ch === ')') depth--
+    else if (depth === 0 && full.startsWith('::', i)) { parts.push(full.slice(start, i)); start = i + 2; i++ }
+  }
+  parts.push(full.slice(start))
+  return parts.filter((p, i) => i === parts.length - 1 || !(/^__\d+$/.test(p) || p === '(anonymous namespace)')).map(plainTemplateArgs).join('::')
 }
 
 /** The typedef names on the way from `die` to the type itself. */

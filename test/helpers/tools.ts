@@ -1,6 +1,6 @@
 // Locates the real tools the tests compare against. A missing tool fails the test that needs it with a
 // message that says what was searched and how to install it (CI installs every one of them).
-import { chmodSync, existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, delimiter } from 'node:path'
 import { tmpdir } from 'node:os'
 
@@ -75,6 +75,26 @@ export function loggingLauncher(dir: string, name = 'launcher'): { launcher: str
   writeFileSync(launcher, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec "$@"\n`)
   chmodSync(launcher, 0o755)
   return { launcher, log }
+}
+
+/** A script that runs `command` ("$@" for a launcher, a compiler's quoted path for a compiler in its place)
+ *  and records how many copies of itself are running as each starts (`counts()`); `passThrough` arguments
+ *  (a compiler's probes: --version …) go straight through, uncounted, and `hold` keeps each counted run alive
+ *  that many seconds more, so that overlap shows. */
+export function countingScript(dir: string, name: string, command: string, options: { passThrough?: string[]; hold?: number } = {}): { script: string; counts: () => number[]; reset: () => void } {
+  const running = join(dir, `${name}.running`)
+  mkdirSync(running, { recursive: true })
+  const log = join(dir, `${name}.counts`)
+  const script = join(dir, name)
+  const pass = options.passThrough?.length ? `case "$1" in ${options.passThrough.join('|')}) exec ${command};; esac\n` : ''
+  writeFileSync(script, `#!/bin/sh\n${pass}touch '${running}'/$$\nls '${running}' | wc -l >> '${log}'\n${options.hold ? `sleep ${options.hold}\n` : ''}${command}\nrc=$?\nrm -f '${running}'/$$\nexit $rc\n`)
+  chmodSync(script, 0o755)
+  writeFileSync(log, '')
+  return {
+    script,
+    counts: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number),
+    reset: () => writeFileSync(log, ''),
+  }
 }
 
 /** Include dir holding the empty curand_mtgp32_kernel.h that clang's CUDA wrapper headers want (CUDA 13 lacks it). */

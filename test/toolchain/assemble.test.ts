@@ -7,11 +7,11 @@
 // -G cubins, which the old plan made different on every run, now the same every time.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildCudaFile, CompileError, findCompiler, parseArchSpec, Pool, processCounter, resolveOptions, type BuildOptions } from '@kernelpack/toolchain'
 import { assemblesFromPtx, compileTarget } from '../../packages/toolchain/src/compile.js'
-import { fixturesDir, loggingLauncher, tempDir, tool } from '../helpers/tools.js'
+import { countingScript, fixturesDir, loggingLauncher, tempDir, tool } from '../helpers/tools.js'
 import { readCubinSymbols, readSectionContents } from './cubin.js'
 
 tool('nvcc')
@@ -183,19 +183,13 @@ plan('a failed front end: one per virtual architecture runs, no ptxas, the error
 
 plan('nvcc --threads 2 in the flags: a whole-file compile takes two slots of the jobs pool (the bound counts processes), with the same bytes', async () => {
   // an nvcc that counts how many of it run at once
-  const d = tempDir('kp-threads-')
-  const running = join(d, 'running')
-  mkdirSync(running)
-  const counts = join(d, 'counts.log')
-  const counting = join(d, 'nvcc')
-  writeFileSync(counting, `#!/bin/sh\ncase "$1" in --version|--list-gpu-code|--dryrun) exec '${nvcc.path}' "$@";; esac\ntouch '${running}'/$$\nls '${running}' | wc -l >> '${counts}'\nsleep 0.3\n'${nvcc.path}' "$@"\nrc=$?\nrm -f '${running}'/$$\nexit $rc\n`)
-  chmodSync(counting, 0o755)
+  const counting = countingScript(tempDir('kp-threads-'), 'nvcc', `'${nvcc.path}' "$@"`, { passThrough: ['--version', '--list-gpu-code', '--dryrun'], hold: 0.3 })
   const files = ['scalars.cu', 'templates.cu'].map((f) => join(cuDir, f))
   const most = async (flags: string[]) => {
-    writeFileSync(counts, '')
+    counting.reset()
     const jobs = new Pool(2)
-    const rs = await Promise.all(files.map((f) => buildCudaFile(f, { arch: '80-real;90', compiler: counting, cacheDir: false, jobs, flags })))
-    return { most: Math.max(...readFileSync(counts, 'utf8').split('\n').filter(Boolean).map(Number)), rs }
+    const rs = await Promise.all(files.map((f) => buildCudaFile(f, { arch: '80-real;90', compiler: counting.script, cacheDir: false, jobs, flags })))
+    return { most: Math.max(...counting.counts()), rs }
   }
   const plain = await most([])
   assert.is(plain.most, 2, 'two files at once')

@@ -5,11 +5,11 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync, truncateSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { buildCudaFile, BuildSession, CompileError, Pool, type BuildOptions, type BuildResult } from '@kernelpack/toolchain'
-import { loggingLauncher, repoRoot, tempDir, tool } from '../helpers/tools.js'
+import { countingScript, loggingLauncher, repoRoot, tempDir, tool } from '../helpers/tools.js'
 import { exec } from './exec.js'
 
 const arch = 'compute_80'
@@ -124,19 +124,13 @@ cache('two builds of the same file at once run the compiler once', async () => {
 })
 
 cache('a shared jobs pool bounds the compiler processes running at once; onProgress reports each target', async () => {
-  const dir = tempDir('kp-cache-jobs-')
-  const running = join(dir, 'running')
-  mkdirSync(running)
-  const counts = join(dir, 'counts.log')
-  const counting = join(dir, 'counting.sh')
-  writeFileSync(counting, `#!/bin/sh\ntouch '${running}'/$$\nls '${running}' | wc -l >> '${counts}'\n"$@"\nrc=$?\nrm -f '${running}'/$$\nexit $rc\n`)
-  chmodSync(counting, 0o755)
+  const counting = countingScript(tempDir('kp-cache-jobs-'), 'counting.sh', '"$@"')
   const jobs = new Pool(1)
   const events: string[] = []
   const rs = await Promise.all(files.map((f) => buildCudaFile(f, {
-    arch, compiler: 'nvcc', cacheDir: false, launcher: counting, jobs, onProgress: (e) => events.push(`${e.file}:${e.target}:${e.cached}`),
+    arch, compiler: 'nvcc', cacheDir: false, launcher: counting.script, jobs, onProgress: (e) => events.push(`${e.file}:${e.target}:${e.cached}`),
   })))
-  const seen = readFileSync(counts, 'utf8').split('\n').filter(Boolean).map(Number)
+  const seen = counting.counts()
   assert.is(seen.length, 3)
   assert.equal(seen, [1, 1, 1], 'never two compilers at once with jobs = Pool(1)')
   assert.equal(events.sort(), files.map((f) => `${f}:${arch}:false`).sort())

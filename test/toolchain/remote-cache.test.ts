@@ -5,7 +5,8 @@
 // byte-identical outputs. nvcc and clang (ccache takes both); kernelpack's own cache then answers B's rebuild
 // without running ccache at all. CI starts one redis-server and names it in $KERNELPACK_TEST_REDIS; elsewhere
 // the test starts its own on a free loopback port. Each run compiles a source no run compiled before (a nonce
-// in a comment), so a shared server's older entries cannot make A's compile a hit.
+// in a declaration: ccache's preprocessor mode does not see comments), so a shared server's older entries
+// cannot make A's compile a hit.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -58,7 +59,8 @@ function machine(name: string, tag: string): Machine {
   const root = join(repoRoot, 'test', '.out', 'remote-cache', `${nonce}-${tag.replace(/\W+/g, '-')}-${name}`)
   const project = join(root, 'checkout')
   mkdirSync(project, { recursive: true })
-  writeFileSync(join(project, 'saxpy.cu'), `// ${tag}\n${saxpy}`)
+  // a declaration, not a comment: ccache's preprocessor mode hashes the preprocessed text, where comments are gone
+  writeFileSync(join(project, 'saxpy.cu'), `// ${tag}\nextern const char kp_remote_cache_run_${tag.replace(/\W+/g, '_')}[];\n${saxpy}`)
   return {
     name,
     project,

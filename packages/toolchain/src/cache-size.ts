@@ -162,9 +162,17 @@ export async function noteCacheGrowth(dir: string, bytes: number, maxSize: numbe
   if (!a || Date.now() - a.readAt > FRESH_MS) {
     const disk = await readAccounting(dir)
     const now = accounts.get(dir)
-    // what this process knows and has not written yet stays (a lost update would only undercount)
-    a = disk && now && disk.scannedAt === now.scannedAt ? { ...now, size: Math.max(now.size, disk.size), readAt: disk.readAt } : disk ?? now
-    if (a) accounts.set(dir, a)
+    if (disk && now && disk.scannedAt === now.scannedAt) {
+      // the same scan's figure: what this process knows and has not written yet stays (kept in place, so that a
+      // write in flight goes on with it)
+      now.size = Math.max(now.size, disk.size)
+      now.readAt = disk.readAt
+      a = now
+    } else {
+      // another process scanned since (its figure), or this process knows nothing yet
+      a = disk ?? now
+      if (a) accounts.set(dir, a)
+    }
   }
   if (!a || Date.now() - a.scannedAt > RESCAN_MS || a.size + bytes > maxSize) {
     // one scan at a time per cache in this process (a cold cache's first stores all find no stats.json)

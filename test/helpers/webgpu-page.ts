@@ -4,6 +4,7 @@
 // the same KernelRunner / runtime code as the emulator, one page per corpus configuration. Errors keep
 // their name and message (CannotTranslateError, WebGpuFault…).
 import { join } from 'node:path'
+import { suite, type Test } from 'uvu'
 import type { Browser, Page } from 'playwright-core'
 import type { Backend, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { repoRoot } from './tools.js'
@@ -98,4 +99,17 @@ export async function startWebGpuPages(): Promise<WebGpuPages> {
       await server.close()
     },
   }
+}
+
+/** A uvu suite whose tests share one page of a chromium of their own (`ctx.gpu`, partial loads), opened before
+ *  the first test and closed, with chromium, after the last. */
+export async function webgpuPageSuite(title: string): Promise<Test<{ gpu?: PageBackend }>> {
+  const pages = await startWebGpuPages()
+  const s = suite<{ gpu?: PageBackend }>(title, {})
+  s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
+  s.after(async (ctx) => {
+    await ctx.gpu?.page.close()
+    await pages.close()
+  })
+  return s
 }

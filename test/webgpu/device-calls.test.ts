@@ -5,13 +5,12 @@
 // 64-bit and pointer parameters; every result compared with the emulator's, for nvcc and clang 22. A recursive
 // function refuses its kernel, naming the function.
 import { join } from 'node:path'
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
 import { repoRoot } from '../helpers/tools.js'
-import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 
 const source = join(repoRoot, 'test', 'fixtures', 'webgpu', 'device-calls.cu')
 const configs = corpusConfigs.filter((c) => c.label !== 'nvcc compute_90')
@@ -28,13 +27,7 @@ async function run(k: KernelRunner): Promise<{ out: Float32Array; hashes: BigUin
   return { out: await k.read(dout, Float32Array), hashes: await k.read(dh, BigUint64Array) }
 }
 
-const pages = await startWebGpuPages()
-const s = suite<{ gpu?: PageBackend }>('WebGPU: device-function calls, inlined', {})
-s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
-s.after(async (ctx) => {
-  await ctx.gpu?.page.close()
-  await pages.close()
-})
+const s = await webgpuPageSuite('WebGPU: device-function calls, inlined')
 
 for (const config of configs) {
   s(`${config.label}: the calls run with the emulator's results; the recursive kernel is refused by name`, async (ctx) => {

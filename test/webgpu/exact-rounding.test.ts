@@ -5,11 +5,10 @@
 // tiny addends of either sign, cancellation, results around and below the smallest normal, signed zeros,
 // infinities, NaN, overflow (test/emulator/fma-cases.ts), libdevice expf's `fma.rm x, log2e, 12582913` on
 // arguments around its rounding steps, and random bit patterns; in headless chromium (SwiftShader).
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
-import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 import { bitsOf, fmaInputs, fromBits, rng } from '../emulator/fma-cases.js'
 
 const OPS = ['fma', 'add', 'sub', 'mul'] as const
@@ -61,13 +60,7 @@ async function run(k: KernelRunner, xs: Float32Array): Promise<Uint32Array> {
   return k.read(dout, Uint32Array)
 }
 
-const pages = await startWebGpuPages()
-const s = suite<{ gpu?: PageBackend }>('WebGPU: add/sub/mul/fma with .rz/.rm/.rp, exact', {})
-s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
-s.after(async (ctx) => {
-  await ctx.gpu?.page.close()
-  await pages.close()
-})
+const s = await webgpuPageSuite('WebGPU: add/sub/mul/fma with .rz/.rm/.rp, exact')
 
 s('every form translates to WGSL', async (ctx) => {
   await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'directed rounding (WebGPU)')

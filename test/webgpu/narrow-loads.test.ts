@@ -2,11 +2,10 @@
 // 32-bit one sign-extend (PTX ISA, "ld"); unsigned ones zero-extend. Found through device printf: a `char`
 // argument of -5 (`ld.param.s8 %rs1` then `cvt.s32.s16`) printed 251. Compared with the emulator and by hand,
 // in headless chromium (SwiftShader).
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
-import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 
 const PTX = `.version 8.0
 .target sm_80
@@ -37,13 +36,7 @@ async function run(k: KernelRunner): Promise<Int32Array> {
   return k.read(dout, Int32Array)
 }
 
-const pages = await startWebGpuPages()
-const s = suite<{ gpu?: PageBackend }>('WebGPU: narrow signed loads sign-extend to the register', {})
-s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
-s.after(async (ctx) => {
-  await ctx.gpu?.page.close()
-  await pages.close()
-})
+const s = await webgpuPageSuite('WebGPU: narrow signed loads sign-extend to the register')
 
 s('ld.s8/ld.s16/ld.u8/ld.u16 into 16- and 32-bit registers: the emulator\'s values and the ISA\'s', async (ctx) => {
   const gpu = await run(await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'narrow loads (WebGPU)'))

@@ -6,13 +6,12 @@
 // blocks; a statement one lane reaches before a shuffle; strings, read at the call), with nvcc and clang 22.
 // What printf returns is the same on both: the number of arguments its format reads (CUDA's printf).
 import { join } from 'node:path'
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner, createRng } from '../helpers/kernel-runner.js'
 import { compilePtx, corpusConfigs } from '../helpers/ptx-cache.js'
 import { fixturesDir } from '../helpers/tools.js'
-import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 
 const configs = corpusConfigs.filter((c) => c.label !== 'nvcc compute_90')
 const warpSource = join(fixturesDir, 'emulator', 'printf-warp.cu'), formatSource = join(fixturesDir, 'webgpu', 'printf.cu')
@@ -42,13 +41,7 @@ async function runAll(k: KernelRunner, fk: KernelRunner, printed: () => Promise<
   return out
 }
 
-const pages = await startWebGpuPages()
-const s = suite<{ gpu?: PageBackend }>('WebGPU: device printf, the emulator\'s text', {})
-s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
-s.after(async (ctx) => {
-  await ctx.gpu?.page.close()
-  await pages.close()
-})
+const s = await webgpuPageSuite('WebGPU: device printf, the emulator\'s text')
 
 for (const config of configs) {
   s(`${config.label}: warp primitives, an uneven loop and every conversion print what the emulator prints`, async (ctx) => {

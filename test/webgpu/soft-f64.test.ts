@@ -3,11 +3,10 @@
 // conversions to and from f16/bf16; every result compared bit for bit with the emulator's (JavaScript's binary64, numeric.ts fma64/fop64, checked
 // there against BigInt references) on the inputs that tell: midpoint products with tiny addends, cancellation,
 // subnormal results, signed zeros, infinities, NaN, overflow, and random bits; in headless chromium (SwiftShader).
-import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
-import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
+import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 import { rng } from '../emulator/fma-cases.js'
 import { translatePtxForShipping } from '../../packages/webgpu/src/index.js'
 
@@ -101,13 +100,7 @@ async function run(k: KernelRunner, xs: Float64Array): Promise<{ v: BigUint64Arr
   return { v: await k.read(dout, BigUint64Array), c: await k.read(dc, Uint32Array) }
 }
 
-const pages = await startWebGpuPages()
-const s = suite<{ gpu?: PageBackend }>('WebGPU: f64 in software binary64, bit for bit', {})
-s.before(async (ctx) => { ctx.gpu = await pages.open({ partial: true }) })
-s.after(async (ctx) => {
-  await ctx.gpu?.page.close()
-  await pages.close()
-})
+const s = await webgpuPageSuite('WebGPU: f64 in software binary64, bit for bit')
 
 s('add/sub/mul/fma (every mode), a fused mul+add, setp, conversions: the emulator\'s bits (NaN for NaN)', async (ctx) => {
   const xs = inputs()

@@ -24,7 +24,7 @@ export { relayoutFunction, structureFunction, type Structure, type StructureOpti
 export { collectiveOf, collectiveScope, waitOf, type Collective } from './collectives.js'
 export { calleeOf, inlineCalls } from './inline.js'
 export { isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse } from './special-use.js'
-export { defaultPrint, formatPrintf, printfArgBytes, printfArgOffsets, printfConversions, printfResult, PrintfOrder } from './printf.js'
+export { defaultPrint, formatPrintf, printfArgBytes, printfConversions, printfResult, PrintfOrder } from './printf.js'
 export { assignRegisterClasses, type RegisterClass } from './analysis/register-classes.js'
 export { analyzeLiveness, type Liveness } from './analysis/liveness.js'
 export { analyzeUniformity, type Uniformity, type UniformityFacts } from './analysis/uniformity.js'

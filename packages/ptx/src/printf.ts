@@ -7,33 +7,27 @@
 const CONVERSION = /%([-+ #0]*)(\d+|\*)?(?:\.(\d+))?(hh|h|ll|l|z|j|t)?([diouxXeEfFgGcspa%])/g
 
 /** The conversions a format reads arguments for, in order (`%%` reads none), as formatPrintf finds them: the
- *  conversion letter and the size of its argument in the argument buffer (4 or 8 bytes, each at its own
- *  alignment). */
-export function printfConversions(fmt: string): Array<{ conv: string; size: 4 | 8 }> {
-  const out: Array<{ conv: string; size: 4 | 8 }> = []
+ *  conversion letter, the size of its argument in the argument buffer (4 or 8 bytes) and where it sits there
+ *  (`at`, bytes: each argument at its own alignment). */
+export function printfConversions(fmt: string): Array<{ conv: string; size: 4 | 8; at: number }> {
+  const out: Array<{ conv: string; size: 4 | 8; at: number }> = []
+  let p = 0
   for (const m of fmt.matchAll(CONVERSION)) {
     const len = m[4], conv = m[5]!
     if (conv === '%') continue
     const wide = len === 'l' || len === 'll' || len === 'z' || len === 'j' || len === 't'
-    out.push({ conv, size: conv === 'c' ? 4 : 'diouxX'.includes(conv) ? (wide ? 8 : 4) : 8 })
+    const size = conv === 'c' ? 4 : 'diouxX'.includes(conv) ? (wide ? 8 : 4) : 8
+    const at = Math.ceil(p / size) * size
+    p = at + size
+    out.push({ conv, size, at })
   }
   return out
 }
 
-/** Where each conversion's argument sits in the argument buffer (bytes; each at its own alignment). */
-export function printfArgOffsets(fmt: string): number[] {
-  let p = 0
-  return printfConversions(fmt).map(({ size: n }) => {
-    const at = Math.ceil(p / n) * n
-    p = at + n
-    return at
-  })
-}
-
 /** Bytes of the argument buffer a format reads (its last argument's end, alignment included). */
 export function printfArgBytes(fmt: string): number {
-  const c = printfConversions(fmt)
-  return c.length ? printfArgOffsets(fmt)[c.length - 1]! + c[c.length - 1]!.size : 0
+  const last = printfConversions(fmt).at(-1)
+  return last ? last.at + last.size : 0
 }
 
 function readCString(h8: Uint8Array, at: number): string {

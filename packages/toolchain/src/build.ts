@@ -268,11 +268,11 @@ function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
  * add a target run only the steps it needs. Not for clang (one cc1 per arch either way), a launcher (it is
  * given one compile per step), -G (ptxas writes its temporary file's name into the cubin) or when only one
  * step is needed and the source declares no struct parameters (whose layouts come from the C the front end
- * writes, device-c.ts). Returns the keys to release when the build is done. The cache lookups it makes are left in
- * `lookups` for the steps, which would otherwise make them again.
+ * of `manifestTarget` writes, device-c.ts). Returns the keys to release when the build is done. The cache
+ * lookups it makes are left in `lookups` for the steps, which would otherwise make them again.
  */
 async function planFileCompile(
-  compiler: CompilerInfo, all: Target[], file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
+  compiler: CompilerInfo, all: Target[], manifestTarget: Target, file: string, o: ResolvedCompileOptions, cache: CompileCache | undefined,
   session: BuildSession, limiter: Pool | undefined, lookups: Lookups,
 ): Promise<string[]> {
   if (compiler.kind !== 'nvcc' || o.launcher || o.debug || !file.endsWith('.cu') || processWorkDir().includes(',')) return []
@@ -289,7 +289,7 @@ async function planFileCompile(
   if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return [] // another build got there meanwhile
   // nvcc --threads N runs up to N of its steps at once: as many slots of the pool (issue 27 item 5)
   const slots = nvccThreads(o.flags, virtuals.length, (limiter ?? compilePool).limit)
-  const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o), slots)
+  const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o, manifestTarget.target), slots)
   const group = limiter ? limiter.run(run, slots) : run()
   group.catch(() => {}) // its steps report the error
   for (const k of keys) fileCompiles.set(k, group)
@@ -359,7 +359,7 @@ function startTypes(
     let made = group ? await group.catch(() => undefined) : undefined
     try {
       if (!made?.deviceC.has(target.target)) {
-        made = await compilePool.run(() => compileFile(compiler, [target], [], file, { ...o, debug: false, launcher: undefined }))
+        made = await compilePool.run(() => compileFile(compiler, [target], [], file, { ...o, debug: false, launcher: undefined }, target.target))
       }
     } catch (err) {
       return { note: `the device front end's compile that the struct layouts are read from failed (${firstError(err)})` }
@@ -539,7 +539,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
   const all = options.manifestOnly ? [mTarget] : extra ? sortTargets([...targets, mTarget]) : targets
   const fromPtx = assemblesFromPtx(o)
   const lookups: Lookups = new Map()
-  const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, abs, o, cache, session, limiter, lookups) : []
+  const grouped = fromPtx && !options.manifestOnly ? await planFileCompile(compiler, all, mTarget, abs, o, cache, session, limiter, lookups) : []
   // the whole-file compile, whose device front end's C has the struct layouts (nvcc); without one, the
   // layouts' own compile starts beside the device compiles when the source may need it
   const group = grouped.length ? fileCompiles.get(inputKeyOf(compiler, mTarget, o, abs)) : undefined

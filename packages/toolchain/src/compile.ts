@@ -480,8 +480,8 @@ export interface FileCompileOutput {
   cubins: Map<string, Uint8Array>
   /** Per virtual architecture: the files its front end read (gcc's -MD on each device pass). */
   deps: Map<string, string[]>
-  /** Per virtual architecture: the device side lowered to C that its front end wrote beside the PTX (cicc's
-   *  `<stem>.cudafe1.gpu`, device-c.ts), where nvcc left one. */
+  /** The device side lowered to C that the front end of `deviceCOf` (compileFile) wrote beside its PTX (cicc's
+   *  `<stem>.cudafe1.gpu`, device-c.ts), by virtual architecture, where nvcc left one. */
   deviceC: Map<string, string>
   warnings: Diagnostic[]
 }
@@ -493,9 +493,10 @@ export interface FileCompileOutput {
  * nvcc starts once instead of once per step, which is what separated a per-step build from nvcc's own time.
  * The PTX is what `nvcc -ptx` writes and each cubin what `nvcc -cubin` writes (the arguments of compileArgs
  * and assembleArgs; test/toolchain/assemble.test.ts compares them), except under -G, where ptxas records the
- * temporary file's name in the cubin: -G builds are not made this way.
+ * temporary file's name in the cubin: -G builds are not made this way. `deviceCOf`: the virtual architecture
+ * whose front end's C is read too (the struct layouts', device-c.ts).
  */
-export async function compileFile(compiler: CompilerInfo, virtuals: Target[], reals: Target[], file: string, o: ResolvedCompileOptions): Promise<FileCompileOutput> {
+export async function compileFile(compiler: CompilerInfo, virtuals: Target[], reals: Target[], file: string, o: ResolvedCompileOptions, deviceCOf?: string): Promise<FileCompileOutput> {
   if (compiler.kind !== 'nvcc' || o.debug || o.launcher) throw new Error('internal: compileFile is for nvcc without -G or a launcher')
   const st = stage(compiler, file, o.includeDirs)
   const dir = join(processWorkDir(), `file-${++outputCounter}`)
@@ -532,6 +533,7 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
       for (const v of virtuals) {
         ptx.set(v.target, await readBytes(name(v.target, 'ptx')))
         deps.set(v.target, await readDeps(name(v.target, 'cpp1.d'), st, o, file))
+        if (v.target !== deviceCOf) continue
         const c = await readFile(name(v.target, 'cudafe1.gpu'), 'utf8').catch(() => undefined)
         if (c !== undefined) deviceC.set(v.target, c)
       }
@@ -580,7 +582,7 @@ export interface HostTypesOutput {
 }
 
 /** readelf (binutils) prints the DWARF: a ToolchainError names the fix when there is none. */
-async function readelfInfo(object: string): Promise<string> {
+export async function readelfInfo(object: string): Promise<string> {
   processCounter.spawned++
   const r = await execa('readelf', ['--debug-dump=info', object], { reject: false, stdin: 'ignore', env: { LC_ALL: 'C' }, maxBuffer: 1 << 30 })
   if ((r as { code?: string }).code === 'ENOENT' || (r.failed && r.exitCode === undefined)) {

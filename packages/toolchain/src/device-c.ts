@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolchainError } from './errors.js'
-import { processCounter } from './compile.js'
+import { processCounter, readelfInfo } from './compile.js'
 
 /** The prelude of the C compile: the toolkit's C declarations of the built-in types, then the device
  *  front end's own macros as nothing (or their argument). */
@@ -103,12 +103,10 @@ export async function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir
     const source = join(dir, 'types.c')
     const object = join(dir, 'types.o')
     await writeFile(source, deviceCTypesSource(gpu))
-    processCounter.spawned += 2 // gcc and readelf
+    processCounter.spawned++
     const cc = await execa('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
     if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.all ?? cc.message).trim().split('\n').slice(-5).join('\n')}`)
-    const r = await execa('readelf', ['--debug-dump=info', object], { reject: false, stdin: 'ignore', env: { LC_ALL: 'C' }, maxBuffer: 1 << 30 })
-    if (r.exitCode !== 0) throw new ToolchainError(`readelf --debug-dump=info failed (exit ${String(r.exitCode)}): ${r.stderr.trim().split('\n').slice(-3).join('\n')}`)
-    return r.stdout
+    return await readelfInfo(object)
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => {})
   }

@@ -10,7 +10,7 @@
 //    to C beside every PTX it makes, each type with EDG's layout spelled out (its end padding as a member,
 //    `__align__` as an attribute, a base class as a member `__b_<mangled base>`), types outside the global
 //    namespace and template instances named by their mangled names, and each kernel a C function named by
-//    its PTX entry. gcc compiles its types with -g; the names are demangled (typeNames) and the rest read as
+//    its PTX entry. gcc compiles its types with -g; the names are demangled (deviceCTypeName) and the rest read as
 //    the host compile's. It costs a C compile of a few hundred lines instead of a second C++ front end.
 // The type's size and alignment must be the PTX parameter's: a mismatch is an error naming the type.
 import type { FieldInfo, KernelManifest, ParamInfo, ValueScalar, ValueType } from '@kernelpack/offload'
@@ -254,17 +254,19 @@ function describe(info: DebugInfo, declared: Die | undefined, dc: DeviceCNames |
       // an empty struct: no size in C (the device front end's), one byte in C++
       const size = dc && bytes === 0 ? 1 : bytes
       const fields: FieldInfo[] = []
+      // a base class's fields are the derived object's, at the base's offset (an empty base adds none)
+      const addBase = (c: Die, at: number) => {
+        const base = describe(info, typeDie(info, c), dc, depth + 1)
+        if (base.kind !== 'struct') throw new Undescribable(`${name ?? 'it'} derives from a ${base.kind}`)
+        for (const f of base.fields) {
+          if (fields.some((g) => g.name === f.name)) throw new Undescribable(`${name ?? 'it'} has two fields named ${f.name}`)
+          fields.push({ ...f, offset: f.offset + at })
+        }
+      }
       for (const c of die.children) {
         if (c.tag === 'DW_TAG_inheritance') {
-          // a base class's fields are the derived object's, at the base's offset (an empty base adds none)
           if (c.attrs.has('DW_AT_virtuality')) throw new Undescribable(`${name ?? 'it'} has a virtual base class`)
-          const base = describe(info, typeDie(info, c), dc, depth + 1)
-          const at = numberOf(c, 'DW_AT_data_member_location') ?? 0
-          if (base.kind !== 'struct') throw new Undescribable(`${name ?? 'it'} derives from a ${base.kind}`)
-          for (const f of base.fields) {
-            if (fields.some((g) => g.name === f.name)) throw new Undescribable(`${name ?? 'it'} has two fields named ${f.name}`)
-            fields.push({ ...f, offset: f.offset + at })
-          }
+          addBase(c, numberOf(c, 'DW_AT_data_member_location') ?? 0)
           continue
         }
         if (c.tag !== 'DW_TAG_member') continue
@@ -277,16 +279,7 @@ function describe(info: DebugInfo, declared: Die | undefined, dc: DeviceCNames |
         if (offset === undefined) throw new Undescribable(`${name ?? 'it'}: member ${fname} has no constant offset`)
         if (dc && DEVICE_C_PADDING.test(fname)) continue
         if (dc && DEVICE_C_VPTR.test(fname)) throw new Undescribable(`${name ?? 'it'} has virtual functions (a vtable pointer)`)
-        if (dc && DEVICE_C_BASE.test(fname)) {
-          // a base class: its fields are the derived object's, at the base's offset
-          const base = describe(info, typeDie(info, c), dc, depth + 1)
-          if (base.kind !== 'struct') throw new Undescribable(`${name ?? 'it'} derives from a ${base.kind}`)
-          for (const f of base.fields) {
-            if (fields.some((g) => g.name === f.name)) throw new Undescribable(`${name ?? 'it'} has two fields named ${f.name}`)
-            fields.push({ ...f, offset: f.offset + offset })
-          }
-          continue
-        }
+        if (dc && DEVICE_C_BASE.test(fname)) { addBase(c, offset); continue }
         fields.push({ name: fname, offset, type: describe(info, typeDie(info, c), dc, depth + 1) })
       }
       if (die.children.some((c) => c.attrs.has('DW_AT_virtuality') || c.attrs.has('DW_AT_containing_type')) || die.attrs.has('DW_AT_containing_type')) {

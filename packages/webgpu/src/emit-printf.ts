@@ -5,7 +5,7 @@
 // constant of the module, found here (the value the call sequence stores into its first argument is a .global
 // string's address): it goes into the kernel's translation (WgslKernel.printf, by site), and the host formats
 // each record with @kernelpack/ptx's formatPrintf and orders them with PrintfOrder, as the emulator does.
-import { printfArgBytes, printfArgOffsets, printfConversions, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
+import { printfArgBytes, printfConversions, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { PRINTF_HEADER_WORDS } from './layout.js'
 
@@ -74,8 +74,7 @@ export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   if (fmtVar === undefined || argVar === undefined) return w.refuse('a vprintf call without its two .param arguments')
   const fmt = formatOf(w, ins, fmtVar)
   const conversions = printfConversions(fmt)
-  const offsets = printfArgOffsets(fmt)
-  const strings = conversions.flatMap((c, j) => (c.conv === 's' ? [offsets[j]!] : []))
+  const strings = conversions.filter((c) => c.conv === 's').map((c) => c.at)
   const site = w.printf.length
   w.printf.push(fmt)
   const words = Math.ceil(printfArgBytes(fmt) / 4)

@@ -1,7 +1,7 @@
 // Device printf's records (emit-printf.ts, layout.ts PRINTF_*) into text, loaded by the backend with the first
 // records a synchronization finds: decoded, put in the order the emulator's thread loops make them, formatted
 // and grouped as a GPU prints them with the emulator's own formatPrintf and PrintfOrder (@kernelpack/ptx/printf).
-import { defaultPrint, formatPrintf, printfArgBytes, printfArgOffsets, printfConversions, PrintfOrder } from '@kernelpack/ptx/printf'
+import { defaultPrint, formatPrintf, printfArgBytes, printfConversions, PrintfOrder } from '@kernelpack/ptx/printf'
 import { FAULT_RECORD_BYTES, MAP_READ, PRINTF_BYTES, PRINTF_HEADER_WORDS, USAGE_COPY_DST, USAGE_MAP_READ } from './layout.js'
 
 /** What the backend lends: its device, the buffer with the records, its queue discipline. */
@@ -44,8 +44,7 @@ const align8 = (n: number) => Math.ceil(n / 8) * 8
 
 /** Where each `%s` argument's pointer sits in a format's argument buffer (bytes). */
 function stringArgs(fmt: string): number[] {
-  const offsets = printfArgOffsets(fmt)
-  return printfConversions(fmt).flatMap((c, j) => (c.conv === 's' ? [offsets[j]!] : []))
+  return printfConversions(fmt).filter((c) => c.conv === 's').map((c) => c.at)
 }
 
 /** Prints the records in the first `n` words of `w` (`formats`: each launch's format strings, by call site):

@@ -304,7 +304,7 @@ export async function run(): Promise<BenchResult[]> {
 }
 
 /** Measures workload `w` (its PTX compiled for `target`) and adds its figures to `results`; `who` names the
- *  emulator side in them (emulator-relaxed.bench.ts measures the same in a Node with relaxed SIMD on). */
+ *  emulator side in them (emulator-exact-fma.bench.ts measures the same on the exact fma path). */
 export async function measure(w: Workload, ptx: string, target: string, native: { exe: string; compiler: string }, results: BenchResult[], who = 'emulator'): Promise<void> {
   // 1. Exact thread-instruction count from the instrumented copy.
   const counted = createEmulatorBackend({ workers: 1 })

@@ -1,7 +1,6 @@
 // Shared helpers for bench/*.bench.ts.
 import { spawnSync } from 'node:child_process'
 import { renameSync, writeFileSync } from 'node:fs'
-import { relaxedSimdCompiles } from '../packages/emulator/src/wasm/emit-wasm.js'
 
 /**
  * Smoke mode (`KP_BENCH_SMOKE=1`, issue 34): every bench file runs its smallest sizes with one untimed and one
@@ -92,13 +91,3 @@ export function writeResults(file: string, results: readonly BenchResult[]): voi
   renameSync(file + '.tmp', file)
 }
 
-/** V8 flags a bench file's process needs on this Node: emulator-relaxed.bench.ts measures the emulator where
- *  relaxed SIMD is on (Chromium, Node 22 and later), which Node 20 has behind a flag. */
-const nodeFlags: Record<string, () => string[]> = {
-  'emulator-relaxed.bench.ts': () => (relaxedSimdCompiles() ? [] : ['--experimental-wasm-relaxed-simd']),
-}
-
-/** The V8 flags bench file `file`'s process is started with (bench/run.ts; the suite's smoke runs too). */
-export function benchNodeFlags(file: string): string[] {
-  return nodeFlags[file]?.() ?? []
-}

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { benchNodeFlags, fmt, printResults, writeResults, type BenchResult } from './lib.js'
+import { fmt, printResults, writeResults, type BenchResult } from './lib.js'
 
 const dir = import.meta.dirname
 
@@ -35,7 +35,7 @@ try {
   for (const f of files) {
     console.error(`# ${f}`)
     const out = join(tmp, `${f}.json`)
-    const r = spawnSync(process.execPath, [...process.execArgv, ...benchNodeFlags(f), fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, KP_BENCH_FILE: f, KP_BENCH_OUT: out } })
+    const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, KP_BENCH_FILE: f, KP_BENCH_OUT: out } })
     if (r.status !== 0) {
       failed++
       console.error(`  ${f} failed (${r.error ? r.error.message : `exit ${r.status ?? r.signal}`}; its error is above)`)

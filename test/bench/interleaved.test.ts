@@ -45,7 +45,7 @@ order('every bench comparing with a reference measures interleaved', () => {
     // a bench may measure in a page of its own (webgpu.bench.ts → webgpu-page.ts)
     const page = f.replace('.bench.ts', '-page.ts')
     let text = readFileSync(join(dir, f), 'utf8') + (files.includes(page) ? readFileSync(join(dir, page), 'utf8') : '')
-    // or in another bench file whose measuring function it runs (emulator-relaxed.bench.ts → emulator.bench.ts)
+    // or in another bench file whose measuring function it runs (emulator-exact-fma.bench.ts → emulator.bench.ts)
     for (const m of text.matchAll(/from '\.\/([\w-]+\.bench)\.js'/g)) text += readFileSync(join(dir, `${m[1]}.ts`), 'utf8')
     // bench/lib.ts's interleaved(), or the order flipped every other round where a loop is written out
     assert.ok(/\binterleaved\(/.test(text) || /r % 2 === 0 \?/.test(text) || /if \(r % 2 === 0\)/.test(text), `${f} interleaves its sides`)

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { benchNodeFlags, type BenchResult } from '../../bench/lib.js'
+import { type BenchResult } from '../../bench/lib.js'
 import { repoRoot } from '../helpers/tools.js'
 
 const benchDir = join(repoRoot, 'bench')
@@ -63,10 +63,10 @@ const expected: Record<string, string[]> = {
     'emulator default tiers vs JS tier: warp-synchronous reduction #^# (volatile last warp in lockstep, #-thread blocks)',
     'emulator vs native: warp-synchronous reduction #^# (volatile last warp in lockstep, #-thread blocks)',
   ],
-  'emulator-relaxed.bench.ts': [
-    'emulator (relaxed SIMD) tiled matmul #x#x# (#x# tiles) (# M thread-instr)',
-    'emulator (relaxed SIMD) default tiers vs JS tier: tiled matmul #x#x# (#x# tiles)',
-    'emulator (relaxed SIMD) vs native: tiled matmul #x#x# (#x# tiles)',
+  'emulator-exact-fma.bench.ts': [
+    'emulator (exact fma path) tiled matmul #x#x# (#x# tiles) (# M thread-instr)',
+    'emulator (exact fma path) default tiers vs JS tier: tiled matmul #x#x# (#x# tiles)',
+    'emulator (exact fma path) vs native: tiled matmul #x#x# (#x# tiles)',
   ],
   'offload.bench.ts': [
     'offload pack # MiB: time',
@@ -144,7 +144,7 @@ function runSmoke(file: string): Promise<{ code: number | null; output: string; 
   const out = join(dir, 'results.json')
   const t0 = Date.now()
   return new Promise((resolve) => {
-    execFile(process.execPath, [...benchNodeFlags(file), '--conditions=source', '--import', 'tsx', join(benchDir, 'run.ts')], {
+    execFile(process.execPath, ['--conditions=source', '--import', 'tsx', join(benchDir, 'run.ts')], {
       cwd: repoRoot,
       env: { ...process.env, KP_BENCH_SMOKE: '1', KP_BENCH_FILE: file, KP_BENCH_OUT: out },
       encoding: 'utf8', maxBuffer: 64 << 20, timeout: 300_000, killSignal: 'SIGKILL',

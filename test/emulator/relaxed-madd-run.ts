@@ -1,10 +1,11 @@
-// Run by wasm-exact.test.ts in a Node started with --experimental-wasm-relaxed-simd (Node 20's V8 has relaxed
-// SIMD behind that flag; Chromium and later Node have it on): the start-up probe's answer, then fma.rn.f32
+// Run by wasm-exact.test.ts in a Node started with or without --experimental-wasm-relaxed-simd (Node 20's V8 has
+// relaxed SIMD behind that flag, which the emulator turns on itself unless KERNELPACK_EMULATOR_RELAXED_SIMD=0;
+// Chromium and later Node have it on): the start-up probe's answer, then fma.rn.f32
 // one thread at a time and 4 threads a step, and fma.rn.f64, on the WebAssembly tier (where the probe lets
 // them use the CPU's fused multiply-add) and on the JavaScript tier, each result against the exact BigInt
 // fma. Prints one JSON line.
 import { createEmulatorBackend } from '@kernelpack/emulator'
-import { relaxedMaddFused } from '../../packages/emulator/src/wasm/emit-wasm.js'
+import { relaxedMaddFused, relaxedSimdCompiles } from '../../packages/emulator/src/wasm/emit-wasm.js'
 import { download, marshal, ptxBytes, upload } from './helpers.js'
 import { FMA_PTX, bits64, bitsOf, exactFma32, exactFma64, fma64Inputs, fmaInputs } from './fma-cases.js'
 
@@ -73,7 +74,7 @@ DONE:
 `
 
 const c32 = fmaInputs(), c64 = fma64Inputs()
-const report: Record<string, unknown> = { probe: relaxedMaddFused() }
+const report: Record<string, unknown> = {}
 for (const codegen of ['wasm', 'js'] as const) {
   const be = createEmulatorBackend({ codegen, workers: 0 })
   const mod = be.loadModule(ptxBytes(PTX)), aos = be.loadModule(ptxBytes(FMA_PTX))
@@ -101,4 +102,8 @@ for (const codegen of ['wasm', 'js'] as const) {
   aos.unload()
   be.dispose()
 }
+// asked after the backends ran (the probe is taken once, at the first module's load, after
+// createEmulatorBackend registered how relaxed SIMD is turned on in this Node)
+report.probe = relaxedMaddFused()
+report.compiles = relaxedSimdCompiles()
 console.log(JSON.stringify(report))

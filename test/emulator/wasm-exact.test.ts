@@ -33,6 +33,12 @@ import { createEmulatorBackend, EmulatorFault, type EmulatorBackend } from '@ker
 import { decodeModule, parsePtx, structureFunction } from '@kernelpack/ptx'
 import { download, marshal, ptxBytes, upload } from './helpers.js'
 import { FMA_PTX, bitsOf, exactFma32, fmaInputs, fromBits, rng } from './fma-cases.js'
+import { relaxedMaddFused } from '../../packages/emulator/src/wasm/emit-wasm.js'
+
+// Items 1-7 and 9 check the exact fma paths (binary64 rounded again, the exact helper where that can go wrong);
+// the emulator would take relaxed SIMD's fused multiply-add where the probe finds it exact (item 8, in child
+// processes), so this process keeps the exact paths
+process.env.KERNELPACK_EMULATOR_RELAXED_SIMD = '0'
 
 
 function tierLine(be: EmulatorBackend, ptx: string, kernel: string): string {
@@ -45,6 +51,7 @@ const fma = suite('wasm tier: fma.rn.f32 rounded once, on the inputs where round
 fma('every result equals the exact BigInt fma, bit for bit, on the wasm tier and the JavaScript tier', () => {
   const cases = fmaInputs()
   assert.ok(cases.length > 900, `${cases.length} cases`)
+  assert.equal(relaxedMaddFused(), { f32: false, f64: false }, 'this process runs the exact fma paths')
   // the reference itself: the midpoint case rounds up with +2^-80 and down with −2^-80; two-step rounding ties
   const mid = Math.fround(1 + 2 ** -12)
   assert.is(exactFma32(mid, mid, 2 ** -80), Math.fround(1 + 2 ** -11 + 2 ** -23))
@@ -958,16 +965,18 @@ loops.run()
 
 const relaxed = suite('wasm tier: fma.rn as relaxed SIMD\'s multiply-add where the start-up probe finds it fused')
 
-/** relaxed-madd-run.ts's report, in a Node started with `flags`. */
-function relaxedRun(flags: string[]): { probe: { f32: boolean; f64: boolean }; wasm: Record<string, number | boolean | string[]>; js: Record<string, number | boolean | string[]> } {
+/** relaxed-madd-run.ts's report, in a Node started with `flags`, with KERNELPACK_EMULATOR_RELAXED_SIMD as `env`
+ *  says (unset unless given). */
+function relaxedRun(flags: string[], relaxedEnv?: string): { probe: { f32: boolean; f64: boolean }; compiles: boolean; wasm: Record<string, number | boolean | string[]>; js: Record<string, number | boolean | string[]> } {
   const script = fileURLToPath(new URL('./relaxed-madd-run.ts', import.meta.url))
-  const out = execFileSync(process.execPath, [...flags, '--conditions=source', '--import', 'tsx', script], { encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)) })
+  const env = { ...process.env }
+  delete env.KERNELPACK_EMULATOR_RELAXED_SIMD
+  if (relaxedEnv !== undefined) env.KERNELPACK_EMULATOR_RELAXED_SIMD = relaxedEnv
+  const out = execFileSync(process.execPath, [...flags, '--conditions=source', '--import', 'tsx', script], { encoding: 'utf8', env, cwd: fileURLToPath(new URL('../..', import.meta.url)) })
   return JSON.parse(out.trim().split('\n').pop()!)
 }
 
-relaxed('with relaxed SIMD on (Node 20: --experimental-wasm-relaxed-simd; Chromium: always) the probe finds this CPU\'s fma fused, and every fma.rn.f32 (one thread, 4 lanes) and fma.rn.f64 is the exact one, as on the JavaScript tier', () => {
-  const r = relaxedRun(['--experimental-wasm-relaxed-simd'])
-  assert.equal(r.probe, { f32: true, f64: true }, 'this machine\'s CPU has a fused multiply-add (x86-64 FMA3): the probe must find f32x4/f64x2.relaxed_madd fused')
+function assertExact(r: ReturnType<typeof relaxedRun>): void {
   for (const tier of ['wasm', 'js'] as const) {
     assert.ok((r[tier].cases32 as number) > 900 && (r[tier].cases64 as number) > 400, JSON.stringify(r[tier]))
     assert.is(r[tier].wrong32, 0, `${tier}: fma.rn.f32, one thread at a time`)
@@ -976,11 +985,26 @@ relaxed('with relaxed SIMD on (Node 20: --experimental-wasm-relaxed-simd; Chromi
   }
   assert.is(r.wasm.simd, true, 'fma_soa runs 4 threads a step')
   assert.equal(r.wasm.tiers, ['tier: WebAssembly', 'tier: WebAssembly', 'tier: WebAssembly'])
+}
+
+relaxed('with relaxed SIMD on (Node 20: --experimental-wasm-relaxed-simd; Chromium: always) the probe finds this CPU\'s fma fused, and every fma.rn.f32 (one thread, 4 lanes) and fma.rn.f64 is the exact one, as on the JavaScript tier', () => {
+  const r = relaxedRun(['--experimental-wasm-relaxed-simd'])
+  assert.equal(r.probe, { f32: true, f64: true }, 'this machine\'s CPU has a fused multiply-add (x86-64 FMA3): the probe must find f32x4/f64x2.relaxed_madd fused')
+  assertExact(r)
 })
 
-relaxed('without the flag the same kernels are exact too (the exact paths where this Node has no relaxed SIMD)', () => {
+relaxed('without the flag the emulator turns relaxed SIMD on itself (Node 20; later Node has it on) and the probe finds the fma fused: the same exact results', () => {
   const r = relaxedRun([])
-  for (const tier of ['wasm', 'js'] as const) for (const k of ['wrong32', 'wrong32x4', 'wrong64']) assert.is(r[tier][k], 0, `${tier} ${k}`)
+  assert.is(r.compiles, true, 'relaxed SIMD compiles after the emulator ran (on Node 20, only if the emulator turned V8\'s flag on)')
+  assert.equal(r.probe, { f32: true, f64: true }, 'the probe finds relaxed_madd fused without any flag on the command line')
+  assertExact(r)
+})
+
+relaxed('KERNELPACK_EMULATOR_RELAXED_SIMD=0 keeps the exact fma paths (and turns no engine flag on): the same exact results', () => {
+  const r = relaxedRun([], '0')
+  assert.equal(r.probe, { f32: false, f64: false }, 'the probe is not taken: relaxed_madd is not used')
+  if (/^11\./.test(process.versions.v8)) assert.is(r.compiles, false, 'Node 20: V8\'s relaxed SIMD flag stays off')
+  assertExact(r)
 })
 
 relaxed.run()

@@ -333,7 +333,7 @@ class EmulatorModuleImpl implements EmulatorModule {
   printDebug(): void {
     for (const cf of this.lm.functions.values()) if (cf.kind === 'entry') console.error(`[kernelpack emulator] ${this.inspect(cf.name)}`)
     const w = this.lm.wasmBuild
-    if (w) console.error(`[kernelpack emulator] WebAssembly module: ${w.kernels} kernel${w.kernels === 1 ? '' : 's'}, ${w.bytes} bytes, written in ${w.writeMs.toFixed(1)} ms${w.compileMs === undefined ? '' : `, compiled in ${w.compileMs.toFixed(1)} ms`}; fma.rn.f32/.f64 ${w.fusedFma ? "as the CPU's fused multiply-add (relaxed SIMD, probed exact)" : 'by the exact paths (no fused relaxed SIMD multiply-add here)'}`)
+    if (w) console.error(`[kernelpack emulator] WebAssembly module: ${w.kernels} kernel${w.kernels === 1 ? '' : 's'}, ${w.bytes} bytes, written in ${w.writeMs.toFixed(1)} ms${w.compileMs === undefined ? '' : `, compiled in ${w.compileMs.toFixed(1)} ms`}; fma.rn.f32/.f64 ${w.fusedFma ? "as the CPU's fused multiply-add (relaxed SIMD, probed exact)" : 'by the exact paths (no fused relaxed SIMD multiply-add here, or KERNELPACK_EMULATOR_RELAXED_SIMD=0)'}`)
   }
 }
 

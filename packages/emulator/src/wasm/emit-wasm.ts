@@ -196,20 +196,43 @@ export function wasmSimdSupported(): boolean {
 }
 
 let maddProbe: { f32: boolean; f64: boolean } | undefined
+/** How this engine's relaxed SIMD is reached where it compiles only behind a flag (setRelaxedSimdEnabler). */
+let relaxedEnabler: (() => void) | undefined
+
+/** Registers the step that turns relaxed SIMD on where the engine has it behind a flag: the Node entry's
+ *  (node/index.ts: V8's `--experimental-wasm-relaxed-simd` on Node 20, whose V8 has relaxed SIMD whole but off;
+ *  Node 22 and Chromium have it on). relaxedMaddFused takes it only when the probe module does not compile
+ *  and the environment does not say KERNELPACK_EMULATOR_RELAXED_SIMD=0. */
+export function setRelaxedSimdEnabler(enable: () => void): void {
+  relaxedEnabler = enable
+}
+
+/** KERNELPACK_EMULATOR_RELAXED_SIMD=0 (Node; browsers have no environment): fma.rn keeps the exact paths,
+ *  and the emulator turns no engine flag on. */
+function relaxedSimdRefused(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+  return env?.KERNELPACK_EMULATOR_RELAXED_SIMD === '0'
+}
 
 /** Whether relaxed SIMD's multiply-add (f32x4.relaxed_madd, f64x2.relaxed_madd) is fused on this engine
  *  and machine, per width. The proposal lets an engine give x·y + z rounded once (the CPU's fma
  *  instruction) or twice; where it compiles at all (Chromium; a Node whose V8 has it on), a start-up probe runs it
  *  on inputs where the two differ (a product that is a binary32/binary64 midpoint with a tiny addend, a
  *  cancellation, subnormal results, signed zeros) and on random triples, against the JavaScript tier's
- *  exact fma (numeric.ts), bit for bit: only if every one matches does fma.rn use it. */
+ *  exact fma (numeric.ts), bit for bit: only if every one matches does fma.rn use it. Where the module does
+ *  not compile, the registered enabler (setRelaxedSimdEnabler) turns relaxed SIMD on first, unless
+ *  KERNELPACK_EMULATOR_RELAXED_SIMD=0, which keeps the exact paths. */
 export function relaxedMaddFused(): { f32: boolean; f64: boolean } {
   if (maddProbe !== undefined) return maddProbe
   maddProbe = { f32: false, f64: false }
-  if (!wasmSimdSupported()) return maddProbe
+  if (!wasmSimdSupported() || relaxedSimdRefused()) return maddProbe
   try {
     const bytes = maddProbeModule()
-    if (!WebAssembly.validate(bytes)) return maddProbe
+    if (!WebAssembly.validate(bytes)) {
+      if (!relaxedEnabler) return maddProbe
+      relaxedEnabler()
+      if (!WebAssembly.validate(bytes)) return maddProbe
+    }
     const ex = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as Record<'f32' | 'f64', (x: number, y: number, z: number) => number>
     const same = (a: number, b: number) => Object.is(a, b) || (a !== a && b !== b)
     const f32 = Math.fround

@@ -49,9 +49,13 @@ s('%reserved_smem_offset_*: the block\'s reserved shared memory is allocated now
   }
 })
 
-s('ldmatrix (a warp collective) and wmma.load: tensor-core instructions', () => {
-  assert.equal(refusalOf('  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];'), ['tensor-core instructions (ldmatrix): WebGPU has no matrix units'])
-  assert.equal(refusalOf('  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd2], %r3;'), ['tensor-core instructions (wmma): WebGPU has no matrix units'])
+s('tensor cores translate (issue 26 item 7: ldmatrix, wmma.load); a form the fragment tables do not know is refused by name', () => {
+  assert.equal(refusalOf('  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];'), [])
+  assert.equal(refusalOf('  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd2], %r3;'), [])
+  // f16 A fragments take 8 registers
+  assert.equal(refusalOf('  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4}, [%rd2], %r3;'), ['wmma.load.a.sync.aligned.row.m16n16k16.global.f16 needs 8 registers, got 4'])
+  // ldmatrix of 8-bit elements (.b8, sm_100) is not in the tables
+  assert.match(refusalOf('  ldmatrix.sync.aligned.m8n8.x1.shared.b8 {%r1}, [%r2];')[0] ?? '', /unsupported instruction ldmatrix/)
 })
 
 s('a device-function call is refused at the call\'s own line, naming the callee demangled (issue 25)', () => {

@@ -6,9 +6,10 @@
 // enough: a half is written again only after a later collective's barrier, which every reader of the
 // earlier one has passed. This path serves every adapter; subgroups would need a subgroup size of exactly
 // 32, and SwiftShader's is 4.
-import type { Instruction } from '@kernelpack/ptx'
+import { matrixOperands, type Instruction } from '@kernelpack/ptx'
+import { address, checked, loadBits, spaceOf, storeBytes, storeWord } from './emit-memory.js'
 import type { KernelWriter } from './emit-kernel.js'
-import { tensorCoreRefusal } from './emit-ops.js'
+import { emitMma, TC_SCRATCH } from './emit-tensor.js'
 
 export interface ModuleDecl { code: string; bytes: number }
 
@@ -29,6 +30,10 @@ fn kp_block_count(n: u32, base: ptr<function, u32>) -> u32 {
   *base = v;
   return d;
 }`)
+  }
+  if (w.tcWords) {
+    // the tensor cores' matrices, per warp (emit-tensor.ts)
+    out.set(TC_SCRATCH, { code: `const ${w.tcWordsName}: u32 = ${w.tcWords}u;\nvar<workgroup> ${TC_SCRATCH}: array<u32, ((kp_nt + 31u) / 32u) * ${w.tcWordsName}>;`, bytes: 0 })
   }
   if (w.features.has(SCRATCH)) {
     // two halves of one row per thread: (value, active) and, for 64-bit match, the high word
@@ -51,8 +56,9 @@ fn kp_warp_gather(half: u32, t: u32) -> vec2<u32> {
 
 /** Bytes of workgroup memory the scratch takes for a block of `threads` (for the limits check). */
 export function scratchBytesPerThread(w: KernelWriter): number {
-  if (!w.features.has(SCRATCH)) return 0
-  return 2 * 8 + (w.features.has('kp_ws_hi') ? 2 * 4 : 0)
+  const tc = Math.ceil((w.tcWords * 4) / 32)
+  if (!w.features.has(SCRATCH)) return tc
+  return tc + 2 * 8 + (w.features.has('kp_ws_hi') ? 2 * 4 : 0)
 }
 
 /** Publishes (value, active) of every thread in the next scratch half and waits; returns the half's offset.
@@ -261,8 +267,55 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
       })
       return
     }
-    case 'mma': case 'wmma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
-      return w.refuse(tensorCoreRefusal(ins))
+    case 'mma': case 'wmma':
+      return emitMma(w, ins, active)
+    case 'ldmatrix': case 'stmatrix': {
+      // ldmatrix/stmatrix .m8n8 .x1/.x2/.x4 {.trans} .b16 (PTX ISA "ldmatrix"): lane 8j + r gives the address
+      // of row r of matrix j; lane l holds row l>>2, columns 2(l&3) and 2(l&3)+1 of each matrix (of its
+      // transpose with .trans). The row addresses go through the scratch; each lane then moves its own words.
+      const regs = matrixOperands(ins)
+      if (typeof regs === 'string') return w.refuse(regs)
+      const store = ins.op === 'stmatrix'
+      const op = A[store ? 0 : 1]!
+      const space = spaceOf(ins)
+      if (space === 'param') return w.refuse(`${ins.op} in parameter space`)
+      const half = publish(w, () => address(w, op, space).at, active)
+      w.perThread(() => {
+        w.open(`if (${active()}) {`)
+        const lane = w.tmp('kp_t & 31u')
+        const row = (src: string) => `${SCRATCH}[${half} + (kp_t & ~31u) + ${src}].x`
+        regs.forEach((r, j) => {
+          const v = store ? w.tmp(w.u32(r)) : undefined
+          if (!ins.flags.trans) {
+            const a = w.tmp(checked(w, space, `${row(`${8 * j}u + (${lane} >> 2u)`)} + 4u * (${lane} & 3u)`, 4))
+            if (v) storeWord(w, space, `${a} >> 2u`, v)
+            else w.setU32(r, loadBits(w, space, a, 4))
+            return
+          }
+          const lo = w.tmp(checked(w, space, `${row(`${8 * j}u + 2u * (${lane} & 3u)`)} + 2u * (${lane} >> 2u)`, 2))
+          const hi = w.tmp(checked(w, space, `${row(`${8 * j + 1}u + 2u * (${lane} & 3u)`)} + 2u * (${lane} >> 2u)`, 2))
+          if (v) {
+            storeBytes(w, space, lo, v, 2)
+            storeBytes(w, space, hi, `${v} >> 16u`, 2)
+          } else w.setU32(r, `${loadBits(w, space, lo, 2)} | (${loadBits(w, space, hi, 2)} << 16u)`)
+        })
+        w.close()
+      })
+      return
+    }
+    case 'movmatrix': {
+      // movmatrix.sync.aligned.m8n8.trans.b16 d, a: lane l holds row l>>2, columns 2(l&3), 2(l&3)+1 of an 8×8
+      // matrix and gets the same elements of its transpose: element (c, r) is in lane 4c + (r>>1), half r&1
+      const half = publish(w, () => w.u32(A[1]!), active)
+      w.perThread(() => {
+        w.open(`if (${active()}) {`)
+        const lane = w.tmp('kp_t & 31u')
+        const at = (c: string) => `((${SCRATCH}[${half} + (kp_t & ~31u) + 4u * (${c}) + ((${lane} >> 2u) >> 1u)].x >> (16u * ((${lane} >> 2u) & 1u))) & 0xffffu)`
+        w.setU32(A[0], `${at(`2u * (${lane} & 3u)`)} | (${at(`2u * (${lane} & 3u) + 1u`)} << 16u)`)
+        w.close()
+      })
+      return
+    }
     default:
       return w.refuse(`internal: ${ins.op} is not a collective`)
   }

@@ -106,6 +106,9 @@ export class KernelWriter {
   /** f64 operations the kernel computes in software binary64 (slow: a build warning says so; past
    *  SOFT_F64_LIMIT the kernel is refused). */
   softF64 = 0
+  /** Words per warp of the tensor cores' scratch (emit-tensor.ts; the largest product's A and B), and its name in WGSL. */
+  tcWords = 0
+  readonly tcWordsName = 'kp_tcw'
   private fusedF64?: Map<number, Contraction>
   /** The adds and subs ptxas fuses with the product they read (@kernelpack/ptx analyzeContraction): f64 ones
    *  are computed as that fma, as the emulator does; f32 ones use WGSL's own arithmetic. */
@@ -665,12 +668,14 @@ export class KernelWriter {
     let globalAtomic = false, sharedAtomic = false, globalStores = false
     for (const ins of fn.instructions) {
       const sp = spaceOf(ins)
-      if ((ins.op === 'st' || ins.op === 'atom' || ins.op === 'red') && (sp === 'global' || sp === 'generic')) globalStores = true
+      // (wmma.store.d and stmatrix write their elements as st would: sub-word ones with atomics)
+      const st = ins.op === 'st' || ins.op === 'stmatrix' || (ins.op === 'wmma' && ins.mode === 'store')
+      if ((st || ins.op === 'atom' || ins.op === 'red') && (sp === 'global' || sp === 'generic')) globalStores = true
       const size = typeSize(ins.type ?? 'b32')
       if (ins.op === 'atom' || ins.op === 'red') {
         if (sp === 'global' || sp === 'generic') globalAtomic = true
         if (sp === 'shared' || sp === 'generic') sharedAtomic = true
-      } else if (ins.op === 'st' && size < 4) {
+      } else if (st && size < 4) {
         if (sp === 'global' || sp === 'generic') globalAtomic = true
         if (sp === 'shared' || sp === 'generic') sharedAtomic = true
       }

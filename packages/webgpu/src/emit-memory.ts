@@ -36,13 +36,13 @@ export interface MemoryPlan {
   storageBarrierAfterLoop: ReadonlySet<number>
 }
 
-type Space = 'global' | 'shared' | 'local' | 'param' | 'generic'
+export type Space = 'global' | 'shared' | 'local' | 'param' | 'generic'
 
 /** An expression safe to put next to an operator (WGSL requires parentheses when operators mix). */
 const par = (e: string) => (/^[\w.]+$/.test(e) ? e : `(${e})`)
 
 /** The state space an access goes to, from its qualifier (`.const` lives in the arena like `.global`). */
-function spaceOf(ins: Instruction): Space {
+export function spaceOf(ins: Instruction): Space {
   switch (ins.space) {
     case 'global': case 'const': return 'global'
     case 'shared': return 'shared'
@@ -53,7 +53,7 @@ function spaceOf(ins: Instruction): Space {
 }
 
 /** The address an operand `[base+offset]` names, in the space of `space` (a symbol base fixes the space). */
-function address(w: KernelWriter, o: Operand, space: Space): { at: string; space: Space } {
+export function address(w: KernelWriter, o: Operand, space: Space): { at: string; space: Space } {
   if (o.kind !== 'addr') return w.refuse(`expected an address operand, got a ${o.kind}`)
   const off = BigInt.asUintN(32, BigInt(o.offset))
   let base: string | undefined
@@ -78,7 +78,7 @@ function loadWord(w: KernelWriter, space: Space, i: string): string {
   }
 }
 
-function storeWord(w: KernelWriter, space: Space, i: string, v: string): void {
+export function storeWord(w: KernelWriter, space: Space, i: string, v: string): void {
   switch (space) {
     case 'global': w.line(w.mem.globalAtomic ? `atomicStore(&kp_mem[${i}], ${v});` : `kp_mem[${i}] = ${v};`); return
     case 'shared': w.line(w.mem.sharedAtomic ? `atomicStore(&kp_smem[${i}], ${v});` : `kp_smem[${i}] = ${v};`); return
@@ -89,7 +89,7 @@ function storeWord(w: KernelWriter, space: Space, i: string, v: string): void {
 }
 
 /** Stores the low `bytes` (1 or 2) bytes of v at byte address a. */
-function storeBytes(w: KernelWriter, space: Space, a: string, v: string, bytes: number): void {
+export function storeBytes(w: KernelWriter, space: Space, a: string, v: string, bytes: number): void {
   const mask = bytes === 1 ? '0xffu' : '0xffffu'
   const sh = w.tmp(`(${par(a)} & 3u) * 8u`)
   const i = `${par(a)} >> 2u`
@@ -108,7 +108,7 @@ function storeBytes(w: KernelWriter, space: Space, a: string, v: string, bytes: 
 
 /** A checked global byte address: `a`, or the reserved page after recording a fault. `op`: the address
  *  operand, whose affine form (if any) lets a launch prove the access in range (access-sites.ts). */
-function checked(w: KernelWriter, space: Space, a: string, n: number, op?: Operand): string {
+export function checked(w: KernelWriter, space: Space, a: string, n: number, op?: Operand): string {
   if (space !== 'global') return a
   w.noteAccess(op, n)
   w.features.add('kp_gchk')
@@ -116,7 +116,7 @@ function checked(w: KernelWriter, space: Space, a: string, n: number, op?: Opera
 }
 
 /** Reads `size` bytes (1, 2, 4, 8) at byte address `a`: u32 (zero-extended) or vec2<u32>. */
-function loadBits(w: KernelWriter, space: Space, a: string, size: number): string {
+export function loadBits(w: KernelWriter, space: Space, a: string, size: number): string {
   if (size === 8) return `vec2<u32>(${loadWord(w, space, `${par(a)} >> 2u`)}, ${loadWord(w, space, `(${par(a)} >> 2u) + 1u`)})`
   const word = loadWord(w, space, /^\d+u$/.test(a) ? `${Number(a.slice(0, -1)) >> 2}u` : `${par(a)} >> 2u`)
   if (size === 4) return word

@@ -8,6 +8,7 @@ import { readableName, typeSize, type Instruction, type IrOperand as Operand, ty
 import type { KernelWriter } from './emit-kernel.js'
 import { FAULT_KIND } from './layout.js'
 import { emitPrintf } from './emit-printf.js'
+import { emitWmmaMemory } from './emit-tensor.js'
 import { u32Lit } from './wgsl-text.js'
 
 const isHalf = (t: PtxType | undefined) => t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2'
@@ -426,11 +427,6 @@ function cvt(w: KernelWriter, ins: Instruction): void {
 }
 
 /** Writes the (non-memory, non-control, non-collective) instruction `ins`. */
-/** Why a tensor-core instruction (wmma.*, mma, ldmatrix/stmatrix/movmatrix, which exchange matrix
- *  fragments between a warp's lanes) is refused; emit-collective.ts reaches it for the collective ones. */
-export function tensorCoreRefusal(ins: Instruction): string {
-  return `tensor-core instructions (${ins.op}): WebGPU has no matrix units`
-}
 
 /** The function a `call` names ('' for an indirect call). */
 export function callTarget(ins: Instruction): string {
@@ -824,8 +820,11 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
     }
     case 'mbarrier':
       return w.refuse('mbarrier (split arrive/wait barriers: cuda::barrier, cuda::pipeline): WGSL has only whole-workgroup barriers, and waiting on a workgroup atomic has no forward-progress guarantee')
-    case 'mma': case 'wmma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
-      return w.refuse(tensorCoreRefusal(ins))
+    case 'wmma':
+      // wmma.load / wmma.store (wmma.mma is a collective: emit-collective.ts)
+      return emitWmmaMemory(w, ins)
+    case 'mma': case 'ldmatrix': case 'stmatrix': case 'movmatrix':
+      return w.refuse(`internal: ${ins.op} is a warp collective (emit-collective.ts)`)
     default:
       return w.refuse(`the ${ins.op} instruction`)
   }

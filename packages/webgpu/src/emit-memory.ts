@@ -341,20 +341,25 @@ fn kp_gchk(a: u32, n: u32, line: u32) -> u32 { return a; }`)
   if (checksGlobal(w) && !unchecked) {
     // No branch per access: a branch around the record's atomics made every checked access several times
     // slower on SwiftShader (vector add 2^22: 83 ms against 44 without it); selects keep the access straight.
+    // Which fault a thread keeps: the one at the lowest PTX line (the first in time among those at that line).
+    // Keeping the first in time (a select on "no fault yet") made SwiftShader's pipeline compile of a loop with
+    // 16 checked accesses (clang's scan_uniform_add, unrolled by 8) run for minutes and lose the device: its
+    // optimizer threads the jumps of that chain of conditions, one path per state; a running minimum compiles
+    // in 0.15 s. For a thread that faults at one place, the two are the same.
     out.push(`// a global access of n bytes at a: inside the arena and past the reserved page; else it goes to the
-// reserved page and the thread's first such fault is kept, to be recorded when the thread ends (kp_main) or
-// traps (kp_fault_flush)
-var<private> kp_fault_line: u32;
+// reserved page and the thread's fault at the lowest PTX line is kept (the first at that line), to be
+// recorded when the thread ends (kp_main) or traps (kp_fault_flush)
+var<private> kp_fault_line: u32 = 0xffffffffu;
 var<private> kp_fault_addr: u32;
 fn kp_gchk(a: u32, n: u32, line: u32) -> u32 {
   let bad = a < ${RESERVED_BYTES}u || a > arrayLength(&kp_mem) * 4u - n;
-  let first = bad && kp_fault_line == 0u;
-  kp_fault_line = select(kp_fault_line, line, first);
-  kp_fault_addr = select(kp_fault_addr, a, first);
+  let key = select(0xffffffffu, line, bad);
+  kp_fault_addr = select(kp_fault_addr, a, key < kp_fault_line);
+  kp_fault_line = min(kp_fault_line, key);
   return select(a, 0u, bad);
 }
 fn kp_fault_flush() {
-  if (kp_fault_line != 0u) { kp_fault_at(kp_fault_line, kp_fault_addr, ${FAULT_KIND.access}u); }
+  if (kp_fault_line != 0xffffffffu) { kp_fault_at(kp_fault_line, kp_fault_addr, ${FAULT_KIND.access}u); }
 }`)
   }
   const g = w.mem.globalAtomic

@@ -1,7 +1,7 @@
 // structure.ts: branches as a tree of blocks, loops and ifs, each branch resolved; fallback when ranges cross.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { relayoutFunction, structureFunction, type StructNode } from '@kernelpack/ptx'
+import { lowerIndirectBranches, relayoutFunction, structureFunction, type StructNode } from '@kernelpack/ptx'
 import { kernel } from './helpers.js'
 
 /** The tree in a compact notation: instruction indices, `if#id(…)`, `block#id(…)`, `loop#id(…)`, added jumps as
@@ -114,6 +114,44 @@ $inside:
   const s = structureFunction(fn)
   assert.is(s.kind, 'fallback')
   assert.match((s as { reason: string }).reason, /cross|nest/)
+})
+
+st('lowerIndirectBranches: brx.idx as a compare chain (then trap, exit), labels moved, the result nests', () => {
+  const { fn } = kernel(`  mov.u32 %r1, %tid.x;
+  rem.u32 %r2, %r1, 3;
+  $L_brx_0: .branchtargets $C0, $C1, $C2;
+  brx.idx %r2, $L_brx_0;
+$C0:
+  mov.u32 %r3, 100;
+  bra.uni $END;
+$C2:
+  mov.u32 %r3, 300;
+  bra.uni $END;
+$C1:
+  mov.u32 %r3, 200;
+$END:
+  ret;`)
+  assert.is(structureFunction(fn).kind, 'fallback', 'as written: an indirect branch')
+  const g = lowerIndirectBranches(fn)
+  const p = g.registers.length - 1
+  assert.is(g.registers[p]!.type, 'pred')
+  const chain = g.instructions.slice(2, 10)
+  assert.equal(chain.map((x) => [x.op, x.guard?.reg, x.operands[x.op === 'bra' ? 0 : 2]]), [
+    ['setp', undefined, { kind: 'imm', imm: { kind: 'int', value: 0n } }], ['bra', p, { kind: 'label', name: '$C0' }],
+    ['setp', undefined, { kind: 'imm', imm: { kind: 'int', value: 1n } }], ['bra', p, { kind: 'label', name: '$C1' }],
+    ['setp', undefined, { kind: 'imm', imm: { kind: 'int', value: 2n } }], ['bra', p, { kind: 'label', name: '$C2' }],
+    ['trap', undefined, undefined], ['exit', undefined, undefined],
+  ])
+  // every compare reads the index register, every instruction keeps the brx's line
+  assert.ok(chain.filter((x) => x.op === 'setp').every((x) => x.operands[1]!.kind === 'reg' && x.operands[0]!.kind === 'reg' && (x.operands[0] as { id: number }).id === p))
+  assert.ok(chain.every((x) => x.line === fn.instructions[2]!.line))
+  // labels follow their instructions; indices renumbered
+  for (const [l, i] of fn.labels) assert.is(g.instructions[g.labels.get(l)!]!.text, fn.instructions[i]?.text, l)
+  assert.equal(g.instructions.map((x) => x.index), g.instructions.map((_, i) => i))
+  assert.is(structureFunction(g, { relayout: true }).kind, 'structured')
+  // nothing to lower: the same function
+  const { fn: plain } = kernel('  mov.u32 %r1, %tid.x;\n  ret;')
+  assert.is(lowerIndirectBranches(plain), plain)
 })
 
 st.run()

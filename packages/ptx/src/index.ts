@@ -20,7 +20,7 @@ export {
 export { definedRegisters, usedRegisters } from './ir.js'
 export { writesFirstOperand } from './opcodes.js'
 export { buildCfg, cfgWithoutEdges, controlDependence, dominates, type Cfg, type BasicBlock, type Loop } from './cfg.js'
-export { relayoutFunction, structureFunction, type Structure, type StructureOptions, type StructNode, type StructRegion, type BranchTarget, type SequenceItem } from './structure.js'
+export { lowerIndirectBranches, relayoutFunction, structureFunction, type Structure, type StructureOptions, type StructNode, type StructRegion, type BranchTarget, type SequenceItem } from './structure.js'
 export { collectiveOf, collectiveScope, waitOf, type Collective } from './collectives.js'
 export { calleeOf, inlineCalls } from './inline.js'
 export { isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse } from './special-use.js'

@@ -95,6 +95,35 @@ export function relayoutFunction(fn: IrFunction): IrFunction | undefined {
   return { ...fn, instructions, labels: new Map(laid.labels) }
 }
 
+/** The function with each `brx.idx i, (L0, …, Ln−1)` (clang's switch through a `.branchtargets` list) as a chain
+ *  of compares and branches — `setp.eq.u32 p, i, k; @p bra Lk` for every k — followed by `trap; exit;` for an
+ *  index past the list (the PTX ISA leaves it undefined; the emulator's brx.idx faults). A code generator that
+ *  only handles nesting flow (WGSL) runs this before structuring: the same targets, reached by compares. The
+ *  function itself when it has no `brx.idx` (or only guarded ones, left as they are). */
+export function lowerIndirectBranches(fn: IrFunction): IrFunction {
+  if (!fn.instructions.some((i) => i.op === 'brx' && !i.guard)) return fn
+  const registers = [...fn.registers]
+  const out: Instruction[] = []
+  const newIndex: number[] = []
+  for (const ins of fn.instructions) {
+    newIndex.push(out.length)
+    const list = ins.operands[1]
+    const index = ins.operands[0]
+    if (ins.op !== 'brx' || ins.guard || list?.kind !== 'list' || !index) { out.push(ins); continue }
+    const p = registers.length
+    registers.push({ name: `%kp_brx${p}`, type: 'pred' })
+    const at = { line: ins.line, ...(ins.loc ? { loc: ins.loc } : {}) }
+    list.items.forEach((label, k) => {
+      out.push({ index: 0, op: 'setp', qualifiers: ['eq', 'u32'], types: ['u32'], type: 'u32', cmp: 'eq', flags: {}, operands: [{ kind: 'reg', id: p }, index, { kind: 'imm', imm: { kind: 'int', value: BigInt(k) } }], ...at, text: `setp.eq.u32 %kp_brx${p}, (${ins.text}: case ${k})` } as Instruction)
+      out.push({ index: 0, op: 'bra', qualifiers: [], types: [], flags: {}, operands: [label], guard: { reg: p, negate: false }, ...at, text: `@%kp_brx${p} bra (${ins.text}: case ${k})` } as Instruction)
+    })
+    out.push({ index: 0, op: 'trap', qualifiers: [], types: [], flags: {}, operands: [], ...at, text: `trap (${ins.text}: index past the list)` } as Instruction)
+    out.push({ index: 0, op: 'exit', qualifiers: [], types: [], flags: {}, operands: [], ...at, text: `exit (${ins.text})` } as Instruction)
+  }
+  const labels = new Map([...fn.labels].map(([l, i]) => [l, i < fn.instructions.length ? newIndex[i]! : out.length] as [string, number]))
+  return { ...fn, registers, instructions: out.map((ins, index) => ({ ...ins, index })), labels }
+}
+
 /** The basic blocks in an order where each natural loop is contiguous and starts at its header: a reverse
  *  post-order of the loop tree, each loop collapsed to one node in its parent and expanded in place. */
 function loopNestedOrder(cfg: Cfg): number[] {

@@ -2,7 +2,7 @@
 // cannot decode is listed (the translator never sees it, so a kernel calling it is refused there as calling
 // an unknown function). Used by loadModule for a PTX image (imported on demand) and by the build-time
 // translation (translatePtxForShipping), which also gives each refusal its .cu position.
-import { decodeModule, inlineCalls, parsePtx, PtxError, readableName, sourcePosition, type IrFunction, type IrModule, type IrOperand } from '@kernelpack/ptx'
+import { decodeModule, inlineCalls, lowerIndirectBranches, parsePtx, PtxError, readableName, sourcePosition, type IrFunction, type IrModule, type IrOperand } from '@kernelpack/ptx'
 import { CannotTranslateError, type Untranslatable } from './errors.js'
 import { translateModule } from './emit-wgsl.js'
 import { encodeWgslImage } from './wgsl-image.js'
@@ -29,7 +29,8 @@ export function decodeForTranslation(ptx: string, source: string): { module: IrM
       // (the line is the refusal's own field: not repeated in its reason)
       if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: f.refused.message.replace(/^PTX line \d+: /, '') })
     }
-    return { module: { ...inlined, functions: inlined.functions.filter((f) => !f.refused).map(callParamsAsLocal) }, undecodable }
+    // clang's switches (brx.idx through a .branchtargets list) as compare chains: WGSL has no indirect branch
+    return { module: { ...inlined, functions: inlined.functions.filter((f) => !f.refused).map((f) => callParamsAsLocal(lowerIndirectBranches(f))) }, undecodable }
   } catch (e) {
     if (!(e instanceof PtxError)) throw e
     throw new CannotTranslateError(source, [{ line: e.line ?? 0, reason: `the PTX front end cannot read it: ${e.message}` }])

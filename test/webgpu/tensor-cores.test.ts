@@ -64,11 +64,11 @@ function elements(t: T, n: number, r: () => number, spread: 'wide' | 'narrow'): 
 }
 
 /** Runs `ptx`'s kernel k on both backends with the same inputs; returns the outputs' bytes [WebGPU, emulator]. */
-async function both(gpu: PageBackend, ptx: string, label: string, inputs: Uint8Array[], outBytes: number): Promise<[Uint8Array, Uint8Array]> {
+async function both(gpu: PageBackend, ptx: string, label: string, inputs: Uint8Array[], outBytes: number, warps = WARPS): Promise<[Uint8Array, Uint8Array]> {
   const run = async (k: KernelRunner) => {
     const bufs = await Promise.all(inputs.map((b) => k.upload(b)))
     const out = await k.alloc(outBytes, 0x55)
-    await k.launch('k', 1, 32 * WARPS, [...bufs, out] as KernelArg[])
+    await k.launch('k', 1, 32 * warps, [...bufs, out] as KernelArg[])
     return new Uint8Array((await k.read(out, Uint8Array)).slice().buffer)
   }
   const g = await run(await KernelRunner.load(gpu, HEAD + ptx, 'compute_90', `${label} (WebGPU)`))
@@ -97,7 +97,7 @@ interface WForm { shape: string; ab: T; acc: T; la: 'row' | 'col'; lb: 'row' | '
 
 /** wmma.load a, b, c; wmma.mma; wmma.store d, each warp on its own matrices, with leading dimensions wider
  *  than the matrices (the stride operand matters). */
-function wmmaPtx(f: WForm): { ptx: string; m: number; n: number; k: number; lda: number; ldb: number; ldc: number } {
+function wmmaPtx(f: WForm, warps = WARPS): { ptx: string; m: number; n: number; k: number; lda: number; ldb: number; ldc: number } {
   const [m, n, k] = /^m(\d+)n(\d+)k(\d+)$/.exec(f.shape)!.slice(1).map(Number) as [number, number, number]
   const lda = (f.la === 'row' ? k : m) + 4, ldb = (f.lb === 'row' ? n : k) + 4, ldc = n + 2
   const regs = (t: T, rows: number, cols: number, mat: 'a' | 'b' | 'c') => (t === 'f16' && mat !== 'c' ? 8 : (rows * cols) / 32 / per(t))
@@ -116,7 +116,7 @@ ${label}_end:`
   const shared = f.space === 'shared'
   const ptx = `.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd) {
   .reg .b64 %rd<16>; .reg .b32 %r<100>; .reg .f32 %f<80>; .reg .f64 %fd<80>; .reg .pred %p<2>;
-  .shared .align 16 .b8 sa[${WARPS * aBytes}]; .shared .align 16 .b8 sb[${WARPS * bBytes}];
+  .shared .align 16 .b8 sa[${f.space === 'shared' ? warps * aBytes : 16}]; .shared .align 16 .b8 sb[${f.space === 'shared' ? warps * bBytes : 16}];
   ld.param.u64 %rd1, [pa]; ld.param.u64 %rd2, [pb]; ld.param.u64 %rd3, [pc]; ld.param.u64 %rd4, [pd];
   mov.u32 %r96, %tid.x; shr.u32 %r95, %r96, 5; and.b32 %r97, %r96, 31;
   mul.wide.u32 %rd11, %r95, ${aBytes}; add.s64 %rd1, %rd1, %rd11; mul.wide.u32 %rd11, %r95, ${bBytes}; add.s64 %rd2, %rd2, %rd11;
@@ -159,6 +159,18 @@ for (const f of WMMA) {
     }
   })
 }
+
+s('wmma with 10 warps in a block (320 threads: more than the adapter\'s 256 invocations, so each runs two CUDA threads): the emulator\'s bits', async (ctx) => {
+  const f: WForm = { shape: 'm16n16k16', ab: 'f16', acc: 'f32', la: 'row', lb: 'col', space: 'global' }
+  const warps = 10
+  const { ptx, m, n, k, lda, ldb, ldc } = wmmaPtx(f, warps)
+  const r = rng(99)
+  const a = elements(f.ab, warps * m * lda, r, 'wide'), b = elements(f.ab, warps * n * ldb, r, 'wide'), c = elements(f.acc, warps * m * ldc, r, 'wide')
+  assert.is(k, 16)
+  const [g, e] = await both(ctx.gpu!, ptx, 'wmma, 10 warps', [a, b, c], c.length, warps)
+  const wrong = differences(g, e, 4)
+  assert.is(wrong.length, 0, `${wrong.length} differ:\n${wrong.slice(0, 8).join('\n')}`)
+})
 
 interface MForm { shape: string; d: T; a: T; b: T; c: T; sat?: boolean }
 

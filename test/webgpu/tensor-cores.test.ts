@@ -11,6 +11,7 @@ import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner, type KernelArg } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite, type PageBackend } from '../helpers/webgpu-page.js'
 import { rng } from '../emulator/fma-cases.js'
+import { translatePtxForShipping } from '../../packages/webgpu/src/index.js'
 
 type T = 'f16' | 'bf16' | 'tf32' | 'f32' | 'f64' | 'u8' | 's8' | 's32'
 const HEAD = '.version 8.0\n.target sm_90\n.address_size 64\n'
@@ -170,6 +171,13 @@ s('wmma with 10 warps in a block (320 threads: more than the adapter\'s 256 invo
   const [g, e] = await both(ctx.gpu!, ptx, 'wmma, 10 warps', [a, b, c], c.length, warps)
   const wrong = differences(g, e, 4)
   assert.is(wrong.length, 0, `${wrong.length} differ:\n${wrong.slice(0, 8).join('\n')}`)
+})
+
+s('a build names the kernels whose products are computed in software binary64 (not as f64 kernels); integer products are not', () => {
+  const f16 = translatePtxForShipping(HEAD + wmmaPtx(WMMA[0]!).ptx, 'wmma.cu')
+  assert.equal([f16.softTensor, f16.softF64, f16.refused], [['k'], [], []])
+  const int8 = translatePtxForShipping(HEAD + wmmaPtx(WMMA.find((f) => f.ab === 's8')!).ptx, 'wmma.cu')
+  assert.equal([int8.softTensor, int8.softF64], [[], []])
 })
 
 interface MForm { shape: string; d: T; a: T; b: T; c: T; sat?: boolean }

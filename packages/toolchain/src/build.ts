@@ -605,7 +605,7 @@ export async function buildCudaFile(file: string, options: BuildOptions = {}): P
 
 /** The latest translation of each file in this process, with its PTX's hash (watch-mode rebuilds of an
  *  unchanged file translate once; an edited file replaces its entry). */
-const translations = new Map<string, { key: string; result: Promise<{ image: Uint8Array; refused: Untranslatable[]; softF64: string[] }> }>()
+const translations = new Map<string, { key: string; result: Promise<{ image: Uint8Array; refused: Untranslatable[]; softF64: string[]; softTensor: string[] }> }>()
 
 /** The WGSL image of a build (the newest PTX image, else the manifest's PTX) and its refusals as diagnostics. */
 async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestTarget: string, abs: string): Promise<{ image: WgslPackable; refused: Diagnostic[]; notes: Diagnostic[] }> {
@@ -619,7 +619,7 @@ async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestT
     t = { key, result: import('@kernelpack/webgpu').then((m) => m.translatePtxForShipping(text, basename(abs))) }
     translations.set(abs, t)
   }
-  const { image, refused, softF64 } = await t.result
+  const { image, refused, softF64, softTensor } = await t.result
   const diagnostics = refused.map((u): Diagnostic => {
     const at = u.line > 0 ? `PTX line ${u.line}${u.instruction ? ` (${u.instruction.trim()})` : ''}: ` : ''
     const message = `${u.kernel ? `kernel ${readableName(u.kernel)}` : 'this module'} cannot run on WebGPU: ${at}${u.reason}`
@@ -627,6 +627,9 @@ async function wgslFor(images: DeviceImage[], manifestPtx: Uint8Array, manifestT
       ? { file: resolve(dirname(abs), u.source.file), line: u.source.line, column: u.source.column, severity: 'warning', message }
       : { file: abs, line: 0, column: 0, severity: 'warning', message }
   })
-  const notes = softF64.map((k): Diagnostic => ({ file: abs, line: 0, column: 0, severity: 'warning', message: `kernel ${readableName(k)} computes f64 in software binary64 on WebGPU (exact, and many times slower than f32: WGSL has no f64)` }))
+  const notes = [
+    ...softF64.map((k): Diagnostic => ({ file: abs, line: 0, column: 0, severity: 'warning', message: `kernel ${readableName(k)} computes f64 in software binary64 on WebGPU (exact, and many times slower than f32: WGSL has no f64)` })),
+    ...softTensor.map((k): Diagnostic => ({ file: abs, line: 0, column: 0, severity: 'warning', message: `kernel ${readableName(k)} computes its tensor-core products in software binary64 on WebGPU (exact, as the emulator, and many times slower than a GPU's tensor cores: WebGPU has no matrix units)` })),
+  ]
   return { image: { bytes: image, from }, refused: diagnostics, notes }
 }

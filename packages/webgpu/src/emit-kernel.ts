@@ -106,6 +106,8 @@ export class KernelWriter {
   /** f64 operations the kernel computes in software binary64 (slow: a build warning says so; past
    *  SOFT_F64_LIMIT the kernel is refused). */
   softF64 = 0
+  /** Tensor-core products (emit-tensor.ts) computed in software binary64 (each counts toward SOFT_F64_LIMIT too). */
+  softTensor = 0
   /** Words per warp of the tensor cores' scratch (emit-tensor.ts; the largest product's A and B), and its name in WGSL. */
   tcWords = 0
   readonly tcWordsName = 'kp_tcw'
@@ -1253,7 +1255,8 @@ export class KernelWriter {
     // each software f64 operation is a few hundred lines of WGSL once the shader compiler inlines it: past this
     // many the pipeline compile takes minutes (SwiftShader: a libdevice double-precision math kernel, ~140 of
     // them, did not finish in 120 s), so such a kernel is refused, with the count
-    if (this.softF64 > SOFT_F64_LIMIT) this.refuse(`${this.softF64} f64 operations in software binary64 (WGSL has no f64): more than ${SOFT_F64_LIMIT} make a shader too large to compile in reasonable time`, undefined)
+    const soft = this.softF64 + this.softTensor
+    if (soft > SOFT_F64_LIMIT) this.refuse(`${soft} f64 operations in software binary64 (WGSL has no f64)${this.softTensor ? `, ${this.softTensor} of them tensor-core products` : ''}: more than ${SOFT_F64_LIMIT} make a shader too large to compile in reasonable time`, undefined)
     const fn = this.fn
     const mem = this.mem
     const head: string[] = []
@@ -1330,6 +1333,7 @@ export class KernelWriter {
     }
     if (this.printf.length) out.printf = [...this.printf]
     if (this.softF64) out.softF64 = true
+    if (this.softTensor) out.softTensor = true
     if (sites) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
     const perThread = scratchBytesPerThread(this)
     if (perThread) out.workgroupBytesPerThread = perThread

@@ -194,7 +194,7 @@ export function emitMma(w: KernelWriter, ins: Instruction, active: () => string)
   const ew = wordsOf(s.a)
   const offB = s.m * s.k * ew
   w.tcWords = Math.max(w.tcWords, offB + s.k * s.n * ew)
-  if (s.d !== 's32') w.softF64++
+  if (s.d !== 's32') w.softTensor++
   const helper = productHelper(w, key, s, offB)
   const per = (t: ElemType) => (t === 'f16' || t === 'bf16' ? 2 : t === 'u8' || t === 's8' ? 4 : 1)
   // 1. each lane writes the elements of A and B it is the first holder of, as the matrices lie

@@ -62,13 +62,13 @@ export const SHIPPING_TARGET: TranslateTarget = { features: new Set(), limits: {
 
 /** WGSL translated at build time from one PTX image: the offload image's bytes (wgsl-image.ts) and the
  *  kernels that cannot run on WebGPU, with their .cu positions where the PTX has line information. */
-export function translatePtxForShipping(ptx: string, source: string): { image: Uint8Array; refused: Untranslatable[]; /** Kernels that compute f64 in software binary64 (a build warning). */ softF64: string[] } {
+export function translatePtxForShipping(ptx: string, source: string): { image: Uint8Array; refused: Untranslatable[]; /** Kernels that compute f64 in software binary64 (a build warning). */ softF64: string[]; /** Kernels whose tensor-core products are computed in software binary64 (a build warning). */ softTensor: string[] } {
   let decoded: { module: IrModule; undecodable: Untranslatable[] }
   try {
     decoded = decodeForTranslation(ptx, source)
   } catch (e) {
     if (!(e instanceof CannotTranslateError)) throw e
-    return { image: encodeWgslImage({ kernels: new Map(), refused: e.refused, variables: [] }), refused: [...e.refused], softF64: [] }
+    return { image: encodeWgslImage({ kernels: new Map(), refused: e.refused, variables: [] }), refused: [...e.refused], softF64: [], softTensor: [] }
   }
   const { module, undecodable } = decoded
   const translated = translateModule(module, SHIPPING_TARGET, ptx)
@@ -80,7 +80,8 @@ export function translatePtxForShipping(ptx: string, source: string): { image: U
     ...(k.unchecked ? { unchecked: { ...k.unchecked, wgsl: compactWgsl(k.unchecked.wgsl) } } : {}),
   }]))
   const softF64 = [...translated.kernels.values()].filter((k) => k.softF64).map((k) => k.name)
-  return { image: encodeWgslImage({ ...translated, kernels, refused }), refused, softF64 }
+  const softTensor = [...translated.kernels.values()].filter((k) => k.softTensor).map((k) => k.name)
+  return { image: encodeWgslImage({ ...translated, kernels, refused }), refused, softF64, softTensor }
 }
 
 /** WGSL as shipped: emit-wgsl's comment lines (the PTX instruction above each statement, about a third of the

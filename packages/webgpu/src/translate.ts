@@ -58,6 +58,8 @@ export interface WgslKernel {
    *  access inside the arena (`sites`, access-sites.ts); absent when an access has no affine form. */
   /** The kernel computes f64 in software binary64 (emit-ops.ts f64Arith): exact and slow; the build warns. */
   softF64?: boolean
+  /** Its tensor-core products are computed in software binary64 (emit-tensor.ts: exact, slow; a build warning). */
+  softTensor?: boolean
   /** Device printf's format strings, by call site (emit-printf.ts): the host formats the records with them. */
   printf?: readonly string[]
   unchecked?: { wgsl: string; sites: AccessSite[]; /** Loop bounds the sites' iteration terms use (loop → bound). */ trips?: Array<[number, SiteTrip]> }

@@ -2,7 +2,7 @@
 // worker_threads (node/threads.ts); the browser entry (../index.ts) uses Web Workers where the page allows.
 import { createBackend, type EmulatorBackend, type EmulatorBackendOptions } from '../backend.js'
 import { nodeThreads } from './threads.js'
-import { setFlagsFromString } from 'node:v8'
+import * as v8 from 'node:v8'
 import { setRelaxedSimdEnabler } from '../wasm/emit-wasm.js'
 
 // Node 20's V8 (11.3) has WebAssembly's relaxed SIMD whole but behind --experimental-wasm-relaxed-simd (on from
@@ -11,8 +11,15 @@ import { setRelaxedSimdEnabler } from '../wasm/emit-wasm.js'
 // bit against the exact fma). The flag adds instructions a module may use and changes nothing else.
 // KERNELPACK_EMULATOR_RELAXED_SIMD=0 turns nothing on and keeps the exact fma paths. (Registered by
 // createEmulatorBackend, not at import: the package is free of import side effects.)
+// (A namespace import and a guarded call: a runtime that answers the `node` condition without V8's flags, such as
+// Bun or Deno, has a newer engine or none to turn on, and must still load this entry.)
 function enableRelaxedSimd(): void {
-  if (/^11\./.test(process.versions.v8)) setFlagsFromString('--experimental-wasm-relaxed-simd')
+  if (!/^11\./.test(process.versions.v8 ?? '')) return
+  try {
+    v8.setFlagsFromString?.('--experimental-wasm-relaxed-simd')
+  } catch {
+    // the probe then finds relaxed SIMD still not compiling, and the exact paths run
+  }
 }
 
 export * from '../index.js'

@@ -6,6 +6,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend, EmulatorFault, PtxError } from '../../packages/emulator/src/index.js'
 import { download, marshal, ptxBytes, upload, type Arg } from './helpers.js'
+import { brxSwitchKernel } from '../fixtures/emulator/brx-switch.js'
 
 const head = '.version 8.0\n.target sm_80\n.address_size 64\n'
 const be = createEmulatorBackend()
@@ -51,15 +52,7 @@ load('one kernel the emulator cannot run is refused when it is looked up, with i
 })
 
 load('brx.idx jumps through a .branchtargets table (clang\'s switch); an index past its end faults', () => {
-  const ptx = `.visible .entry k(.param .u64 o, .param .u32 n) {
-  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [o]; ld.param.u32 %r7, [n]; mov.u32 %r1, %tid.x; rem.u32 %r2, %r1, %r7;
-  $L_brx_0: .branchtargets $C0, $C1, $C2;
-  brx.idx %r2, $L_brx_0;
-$C0: mov.u32 %r3, 100; bra.uni $END;
-$C1: mov.u32 %r3, 200; bra.uni $END;
-$C2: mov.u32 %r3, 300;
-$END: mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r3; ret; }`
+  const ptx = brxSwitchKernel
   const out = be.alloc(4 * 8)
   run(ptx, 1, 8, [{ u64: out }, { u32: 3 }])
   assert.equal([...download(be, out, new Uint32Array(8))], [100, 200, 300, 100, 200, 300, 100, 200])

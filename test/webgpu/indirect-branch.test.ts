@@ -5,19 +5,9 @@ import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
+import { brxSwitchKernel } from '../fixtures/emulator/brx-switch.js'
 
-const PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 o, .param .u32 n) {
-  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [o]; ld.param.u32 %r7, [n]; mov.u32 %r1, %tid.x; rem.u32 %r2, %r1, %r7;
-  $L_brx_0: .branchtargets $C0, $C1, $C2;
-  brx.idx %r2, $L_brx_0;
-$C0: mov.u32 %r3, 100; bra.uni $END;
-$C2: mov.u32 %r3, 300; bra.uni $END;
-$C1: mov.u32 %r3, 200;
-$END: mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r3; ret; }`
+const PTX = `.version 8.0\n.target sm_80\n.address_size 64\n${brxSwitchKernel}`
 
 const s = await webgpuPageSuite('WebGPU: brx.idx (clang\'s switch) as a compare chain')
 

@@ -27,6 +27,7 @@ import { StalledBlock } from './scheduler.js'
 import { coResidentBlocks } from './cooperative.js'
 import { Sanitizer } from './sanitizer/checker.js'
 import { sharedVariablesOf } from './sanitizer/shared-use.js'
+import { envVar } from './env.js'
 
 export type { Dim3 }
 
@@ -195,8 +196,7 @@ const CALL_STACK = 1 << 16
 
 /** KERNELPACK_EMULATOR_DEBUG set (Node; browsers have no environment): print each kernel's plan at load. */
 function debugEnabled(): boolean {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
-  const v = env?.KERNELPACK_EMULATOR_DEBUG
+  const v = envVar('KERNELPACK_EMULATOR_DEBUG')
   return v !== undefined && v !== '' && v !== '0'
 }
 /** On the calling thread, a launch with a signal or timeout runs in slices of about this many milliseconds

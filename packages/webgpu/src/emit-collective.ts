@@ -9,7 +9,7 @@
 import { matrixOperands, type Instruction } from '@kernelpack/ptx'
 import { address, checked, loadBits, spaceOf, storeBytes, storeWord } from './emit-memory.js'
 import type { KernelWriter } from './emit-kernel.js'
-import { emitMma, TC_SCRATCH } from './emit-tensor.js'
+import { emitMma, TC_SCRATCH, TC_WORDS } from './emit-tensor.js'
 
 export interface ModuleDecl { code: string; bytes: number }
 
@@ -33,7 +33,7 @@ fn kp_block_count(n: u32, base: ptr<function, u32>) -> u32 {
   }
   if (w.tcWords) {
     // the tensor cores' matrices, per warp (emit-tensor.ts)
-    out.set(TC_SCRATCH, { code: `const ${w.tcWordsName}: u32 = ${w.tcWords}u;\nvar<workgroup> ${TC_SCRATCH}: array<u32, ((kp_nt + 31u) / 32u) * ${w.tcWordsName}>;`, bytes: 0 })
+    out.set(TC_SCRATCH, { code: `const ${TC_WORDS}: u32 = ${w.tcWords}u;\nvar<workgroup> ${TC_SCRATCH}: array<u32, ((kp_nt + 31u) / 32u) * ${TC_WORDS}>;`, bytes: 0 })
   }
   if (w.features.has(SCRATCH)) {
     // two halves of one row per thread: (value, active) and, for 64-bit match, the high word

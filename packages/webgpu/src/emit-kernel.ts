@@ -108,9 +108,8 @@ export class KernelWriter {
   softF64 = 0
   /** Tensor-core products (emit-tensor.ts) computed in software binary64 (each counts toward SOFT_F64_LIMIT too). */
   softTensor = 0
-  /** Words per warp of the tensor cores' scratch (emit-tensor.ts; the largest product's A and B), and its name in WGSL. */
+  /** Words per warp of the tensor cores' scratch (emit-tensor.ts; the largest product's A and B). */
   tcWords = 0
-  readonly tcWordsName = 'kp_tcw'
   private fusedF64?: Map<number, Contraction>
   /** The adds and subs ptxas fuses with the product they read (@kernelpack/ptx analyzeContraction): f64 ones
    *  are computed as that fma, as the emulator does; f32 ones use WGSL's own arithmetic. */

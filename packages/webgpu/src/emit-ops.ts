@@ -9,7 +9,7 @@ import type { KernelWriter } from './emit-kernel.js'
 import { FAULT_KIND } from './layout.js'
 import { emitPrintf } from './emit-printf.js'
 import { emitWmmaMemory } from './emit-tensor.js'
-import { u32Lit } from './wgsl-text.js'
+import { F64_ONE, u32Lit } from './wgsl-text.js'
 
 const isHalf = (t: PtxType | undefined) => t === 'f16' || t === 'bf16' || t === 'f16x2' || t === 'bf16x2'
 const bitsOf = (t: PtxType) => typeSize(t) * 8
@@ -19,7 +19,6 @@ const bitsOf = (t: PtxType) => typeSize(t) * 8
 const roundingCode = (ins: Instruction) => ['rn', 'rz', 'rm', 'rp'].indexOf(ins.rounding ?? 'rn')
 
 /** binary64 1.0 and a binary64 value's sign bit, as the vec2<u32> words of software binary64 (wgsl-lib.ts). */
-const F64_ONE = 'vec2<u32>(0u, 0x3ff00000u)'
 const negF64 = (x: string) => `(${x} ^ vec2<u32>(0u, 0x80000000u))`
 
 /** f64 arithmetic without a software form here (div, sqrt, rcp, the transcendental approximations). */

@@ -16,16 +16,16 @@
 // f32 or f16, all in software binary64 (wgsl-lib.ts kp_f64_fma); f64 chains fma in k order; integers exact
 // in i32, wrapped (clamped with .satfinite). One helper function per form computes a lane's elements in a
 // loop, so a kernel with several products keeps one copy of the arithmetic per product site.
-import { laneAffine, mmaOperands, wmmaOperands, type ElemType, type FragmentLayout, type Instruction, type MmaSpec } from '@kernelpack/ptx'
+import { laneAffine, mmaOperands, perRegister, wmmaOperands, type ElemType, type FragmentLayout, type Instruction, type MmaSpec } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { address, checked, loadBits, spaceOf, storeBytes, storeWord, type Space } from './emit-memory.js'
 import { LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES } from './layout.js'
-import { u32Lit } from './wgsl-text.js'
+import { F64_ONE, u32Lit } from './wgsl-text.js'
 
-/** The workgroup scratch of the products: words per warp (the largest form's A and B). */
+/** The workgroup scratch of the products, and the WGSL constant of its words per warp (the largest form's A and B:
+ *  KernelWriter.tcWords). */
 export const TC_SCRATCH = 'kp_tc'
-
-const F64_ONE = 'vec2<u32>(0u, 0x3ff00000u)'
+export const TC_WORDS = 'kp_tcw'
 
 /** The lane's part of a fragment's row and column (laneAffine), as WGSL of `lane`; refuses a layout that is
  *  not bit-affine in the lane. */
@@ -114,7 +114,7 @@ function firstHolders(f: FragmentLayout, inv: Int32Array, e: number): number {
   return mask >>> 0
 }
 
-/** WGSL of a scratch element (u32 bits, or vec2 for f64, at word index i) as binary64 (vec2<u32>). */
+/** WGSL of a scratch element of type t (its u32 bits) as binary64 (vec2<u32>); f64 elements are already. */
 function asF64(t: ElemType, x: string): string {
   switch (t) {
     case 'f16': return `kp_f32_to_f64(bitcast<u32>(kp_h2f(${x})))`
@@ -196,15 +196,14 @@ export function emitMma(w: KernelWriter, ins: Instruction, active: () => string)
   w.tcWords = Math.max(w.tcWords, offB + s.k * s.n * ew)
   if (s.d !== 's32') w.softTensor++
   const helper = productHelper(w, key, s, offB)
-  const per = (t: ElemType) => (t === 'f16' || t === 'bf16' ? 2 : t === 'u8' || t === 's8' ? 4 : 1)
   // 1. each lane writes the elements of A and B it is the first holder of, as the matrices lie
   w.perThread(() => {
     const lane = w.tmp('kp_t & 31u')
-    const tb = w.tmp(`(kp_t >> 5u) * ${w.tcWordsName}`)
+    const tb = w.tmp(`(kp_t >> 5u) * ${TC_WORDS}`)
     const on = w.tmp(active())
     const write = (f: FragmentLayout, inv: Int32Array, regs: typeof ra, t: ElemType, off: number, cols: number) => {
       const { row0, col0, lr, lc } = lanePart(w, f, lane)
-      const pr = per(t)
+      const pr = perRegister(t)
       regs.forEach((r, j) => {
         const v = t === 'f64' ? w.tmp(`select(vec2<u32>(0u), ${w.u64(r)}, ${on})`) : w.tmp(`select(0u, ${w.u32(r)}, ${on})`)
         for (let x = 0; x < pr; x++) {
@@ -226,18 +225,17 @@ export function emitMma(w: KernelWriter, ins: Instruction, active: () => string)
   w.perThread(() => {
     w.open(`if (${active()}) {`)
     const lane = w.tmp('kp_t & 31u')
-    const tb = w.tmp(`(kp_t >> 5u) * ${w.tcWordsName}`)
-    const dl = laneAffine(ld)!
-    const part = (bits: number[]) => bits.flatMap((k, j) => (k === 0 ? [] : [`((${lane} >> ${j}u) & 1u) * ${k}u`])).join(' + ') || '0u'
-    const pc = per(s.c)
+    const tb = w.tmp(`(kp_t >> 5u) * ${TC_WORDS}`)
+    const { lr, lc: lcol } = lanePart(w, ld, lane)
+    const pc = perRegister(s.c)
     const cElems = Array.from({ length: lc.count }, (_, e) => {
       const r = rc[Math.floor(e / pc)]!
       if (s.c === 'f64') return w.u64(r)
       const v = w.u32(r)
       return pc === 1 ? v : `((${v} >> ${16 * (e % pc)}u) & 0xffffu)`
     })
-    const out = w.tmp(`${helper}(${tb}, ${part(dl.rowBit)}, ${part(dl.colBit)}, array<${s.c === 'f64' ? 'vec2<u32>' : 'u32'}, ${lc.count}>(${cElems.join(', ')}))`)
-    const pd = per(s.d)
+    const out = w.tmp(`${helper}(${tb}, ${lr}, ${lcol}, array<${s.c === 'f64' ? 'vec2<u32>' : 'u32'}, ${lc.count}>(${cElems.join(', ')}))`)
+    const pd = perRegister(s.d)
     rd.forEach((r, j) => {
       if (s.d === 'f64') return w.setU64(r, `${out}[${j}]`)
       if (pd === 1) return w.setU32(r, `${out}[${j}]`, s.d === 'f32' ? 'f32' : 'b32')

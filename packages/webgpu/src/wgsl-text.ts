@@ -5,6 +5,9 @@
 const f32buf = new Float32Array(1)
 const u32buf = new Uint32Array(f32buf.buffer)
 
+/** 1.0 as binary64 bits (lo, hi): software f64's one (wgsl-lib.ts kp_f64_fma as an add, a reciprocal). */
+export const F64_ONE = 'vec2<u32>(0u, 0x3ff00000u)'
+
 /** A u32 literal. */
 export function u32Lit(v: number | bigint): string {
   const x = BigInt.asUintN(32, BigInt(v))

@@ -27,6 +27,7 @@ import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
 import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
+import { envVar } from '../env.js'
 
 /** Why a kernel has no wasm lowering: the first instruction that kept it out, or a property of the kernel. */
 /** An instruction without a 4-lane form: the kernel keeps its one-thread-at-a-time loop. */
@@ -210,8 +211,7 @@ export function setRelaxedSimdEnabler(enable: () => void): void {
 /** KERNELPACK_EMULATOR_RELAXED_SIMD=0 (Node; browsers have no environment): fma.rn keeps the exact paths,
  *  and the emulator turns no engine flag on. */
 function relaxedSimdRefused(): boolean {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
-  return env?.KERNELPACK_EMULATOR_RELAXED_SIMD === '0'
+  return envVar('KERNELPACK_EMULATOR_RELAXED_SIMD') === '0'
 }
 
 /** Whether relaxed SIMD's multiply-add (f32x4.relaxed_madd, f64x2.relaxed_madd) is fused on this engine

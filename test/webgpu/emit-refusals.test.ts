@@ -32,8 +32,6 @@ ${body}
 const s = suite('emit-wgsl refusal reasons')
 
 for (const [reg, why] of [
-  ['%clock', /^the special register %clock: WGSL has no clock or timer$/],
-  ['%globaltimer_lo', /^the special register %globaltimer_lo: WGSL has no clock or timer$/],
   ['%envreg2', /^the special register %envreg2: the grid workspace of a cooperative launch \(cg::this_grid\(\)\.sync\(\)\): WebGPU has no grid-wide barrier/],
   ['%envreg7', /^the special register %envreg7: a driver-defined environment register/],
 ] as const) {
@@ -42,6 +40,19 @@ for (const [reg, why] of [
     assert.match(refusalOf(`  mov.u32 %r1, ${reg};`)[0]!, why)
   })
 }
+
+s('%clock/%globaltimer read a count of the thread\'s reads (WGSL has no clock), not refused', () => {
+  for (const reg of ['%clock', '%clock_hi', '%clock64', '%globaltimer', '%globaltimer_lo', '%globaltimer_hi']) {
+    assert.equal(refusalOf(`  mov.u32 %r1, ${reg};`), [], reg)
+  }
+})
+
+s('mbarrier: transaction counts (TMA) and generic addresses are refused by name; a cluster of one block is the block', () => {
+  assert.equal(refusalOf('  mbarrier.arrive.shared.b64 %rd1, [%r2];'), [])
+  assert.equal(refusalOf('  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r2];'), [])
+  assert.match(refusalOf('  mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r2], %r3;')[0] ?? '', /mbarrier transaction counts \(expect_tx\/complete_tx\)/)
+  assert.match(refusalOf('  mbarrier.arrive.b64 %rd1, [%rd2];')[0] ?? '', /an mbarrier named by a generic address/)
+})
 
 s('%reserved_smem_offset_*: the block\'s reserved shared memory is allocated now (cg::block_tile_memory), not refused', () => {
   for (const reg of ['%reserved_smem_offset_begin', '%reserved_smem_offset_0', '%reserved_smem_offset_1', '%reserved_smem_offset_end', '%reserved_smem_offset_cap']) {

@@ -316,7 +316,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       if (fault[0] !== 0) {
         await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
         const name = kernelNames[fault[0]! - 1] ?? `#${fault[0]! - 1}`
-        const kind = fault[3] === FAULT_KIND.trap ? 'trap' : fault[3] === FAULT_KIND.assert ? 'assert' : 'access'
+        const kind = fault[3] === FAULT_KIND.trap ? 'trap' : fault[3] === FAULT_KIND.assert ? 'assert' : fault[3] === FAULT_KIND.mbarrier ? 'mbarrier' : 'access'
         throw new WebGpuFault(name, fault[1]!, BigInt(fault[2]!), kind)
       }
     } finally {

@@ -9,6 +9,7 @@
 import { matrixOperands, type Instruction } from '@kernelpack/ptx'
 import { address, checked, loadBits, spaceOf, storeBytes, storeWord } from './emit-memory.js'
 import type { KernelWriter } from './emit-kernel.js'
+import { emitMbarrierWait } from './emit-mbarrier.js'
 import { emitMma, TC_SCRATCH, TC_WORDS } from './emit-tensor.js'
 
 export interface ModuleDecl { code: string; bytes: number }
@@ -105,6 +106,8 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
   w.line(`// ${ins.text.replace(/\s+/g, ' ').replace(/\*\//g, '* /')}`)
   const A = ins.operands
   switch (ins.op) {
+    case 'mbarrier':
+      return emitMbarrierWait(w, ins, active)
     case 'bar': case 'barrier': {
       if (ins.flags.cluster) return w.refuse('cluster barriers: WebGPU has no thread-block clusters')
       if (ins.flags.warp) {

@@ -19,7 +19,7 @@
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import {
-  analyzeAffine, analyzeBarrierRegions, analyzeContraction, isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeAffine, analyzeBarrierRegions, analyzeContraction, isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, waitOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
@@ -30,6 +30,7 @@ import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
 import { callTarget, emitOp } from './emit-ops.js'
 import { checksGlobal, emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
+import { usesMbarrier } from './emit-mbarrier.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
 export class Refusal extends Error {
@@ -65,7 +66,6 @@ const PLAIN_LOOP = (f: Frame) => f.kind === 'loop' && !f.uniform
 
 /** Why a special register has no WGSL counterpart (PTX ISA, "Special Registers"; README.md, "Refused at load"). */
 function whyNoSpecial(name: string): string {
-  if (/^%(clock|globaltimer)/.test(name)) return 'WGSL has no clock or timer'
   if (/^%pm\d/.test(name)) return 'WGSL has no performance-monitoring counters'
   // %envreg1/%envreg2 hold a cooperative launch's grid workspace (cg::this_grid().sync(), the emulator's
   // js-values.ts); the others are the driver's
@@ -386,6 +386,15 @@ export class KernelWriter {
       case '%clusterid.x': case '%clusterid.y': case '%clusterid.z': return '0u'
       case '%cluster_ctaid.x': case '%cluster_ctaid.y': case '%cluster_ctaid.z': return '0u'
       case '%cluster_nctaid.x': case '%cluster_nctaid.y': case '%cluster_nctaid.z': return '1u'
+      case '%clock': case '%clock64': case '%globaltimer': case '%globaltimer_lo':
+        // WGSL has no clock: a count of the thread's own reads, 1000 a read, so that it only grows and a loop
+        // that waits for it to pass a bound (libcu++'s back-off in a barrier wait) ends; the emulator's is the
+        // host's millisecond clock. Neither measures the kernel's time.
+        this.helpers.set('kp_clock', `// %clock, %globaltimer (emit-kernel.ts special): 1000 more at each read of this invocation
+var<private> kp_clock_now: u32;
+fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now; }`)
+        return 'kp_clock()'
+      case '%clock_hi': case '%globaltimer_hi': return '0u'
       default:
         return this.refuse(`the special register ${name}: ${whyNoSpecial(name)}`)
     }
@@ -673,6 +682,8 @@ export class KernelWriter {
       const st = ins.op === 'st' || ins.op === 'stmatrix' || (ins.op === 'wmma' && ins.mode === 'store')
       if ((st || ins.op === 'atom' || ins.op === 'red') && (sp === 'global' || sp === 'generic')) globalStores = true
       const size = typeSize(ins.type ?? 'b32')
+      // mbarrier objects live in shared memory and are updated with its atomics (emit-mbarrier.ts)
+      if (usesMbarrier(ins)) sharedAtomic = true
       if (ins.op === 'atom' || ins.op === 'red') {
         if (sp === 'global' || sp === 'generic') globalAtomic = true
         if (sp === 'shared' || sp === 'generic') sharedAtomic = true
@@ -695,9 +706,10 @@ export class KernelWriter {
 
   // --- control flow ---
 
+  /** A block barrier, a warp collective or an mbarrier wait (emit-collective.ts: a workgroup barrier, then the
+   *  phase read): each written where every invocation of the workgroup runs it. */
   isSync(ins: Instruction): boolean {
-    const c = collectiveOf(ins)
-    return c !== undefined
+    return collectiveOf(ins) !== undefined || waitOf(ins) === 'mbarrier'
   }
 
   private nodeSync(n: StructNode): boolean {
@@ -962,7 +974,7 @@ export class KernelWriter {
           return g ? `(${this.on} && ${g})` : this.on
         })
         // (device printf orders a thread's records by the barriers and warp collectives it passed: emit-printf.ts)
-        if (this.hasPrintf) this.line(collectiveOf(ins)?.kind === 'bar' ? 'kp_pbar += 1u;' : 'kp_pcol += 1u;')
+        if (this.hasPrintf && collectiveOf(ins)) this.line(collectiveOf(ins)?.kind === 'bar' ? 'kp_pbar += 1u;' : 'kp_pcol += 1u;')
       } else if (n.kind !== 'jump') {
         for (const f of this.uniformRegion(n, frames)) out.add(f)
         // after a loop with barriers (uniform here): the storageBarrier its barriers left to its exit

@@ -447,7 +447,9 @@ export function emitMemoryOp(w: KernelWriter, ins: Instruction): boolean {
     case 'cp': {
       if (!ins.flags.async) return w.refuse(`cp without .async`)
       if (ins.mode) return true // commit_group / wait_group / wait_all: the copies were done synchronously
-      if (ins.flags.bulk || (ins.hints ?? []).some((h) => h.startsWith('mbarrier') || h.startsWith('complete_tx'))) return w.refuse('bulk asynchronous copies (TMA, mbarrier completion)')
+      if (ins.flags.bulk || (ins.hints ?? []).some((h) => h.startsWith('complete_tx'))) return w.refuse('bulk asynchronous copies (TMA, mbarrier completion)')
+      // cp.async.mbarrier.arrive: an mbarrier operation (emit-mbarrier.ts, through emit-ops.ts)
+      if ((ins.hints ?? []).includes('mbarrier')) return false
       // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: copied now, zero-filled past src-size
       const sizeOp = ins.operands[2]
       const size = sizeOp?.kind === 'imm' && sizeOp.imm.kind === 'int' ? Number(sizeOp.imm.value) : w.refuse('cp.async with a size that is not an immediate')

@@ -7,6 +7,7 @@
 import { readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { FAULT_KIND } from './layout.js'
+import { emitCpAsyncArrive, emitMbarrier } from './emit-mbarrier.js'
 import { emitPrintf } from './emit-printf.js'
 import { emitWmmaMemory } from './emit-tensor.js'
 import { F64_ONE, u32Lit } from './wgsl-text.js'
@@ -818,7 +819,12 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       return w.refuse(`a call to ${name ? readableName(name) : 'a function pointer'}: device function calls are not translated yet (inline them with __forceinline__)`)
     }
     case 'mbarrier':
-      return w.refuse('mbarrier (split arrive/wait barriers: cuda::barrier, cuda::pipeline): WGSL has only whole-workgroup barriers, and waiting on a workgroup atomic has no forward-progress guarantee')
+      // (test_wait/try_wait are barriers: emit-collective.ts)
+      return emitMbarrier(w, ins)
+    case 'cp':
+      // (the copies themselves are memory operations: emit-memory.ts)
+      if ((ins.hints ?? []).includes('mbarrier')) return emitCpAsyncArrive(w, ins)
+      return w.refuse(`the ${[ins.op, ...ins.qualifiers].join('.')} instruction`)
     case 'wmma':
       // wmma.load / wmma.store (wmma.mma is a collective: emit-collective.ts)
       return emitWmmaMemory(w, ins)

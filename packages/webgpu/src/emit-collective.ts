@@ -108,6 +108,20 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
   switch (ins.op) {
     case 'mbarrier':
       return emitMbarrierWait(w, ins, active)
+    case 'membar': case 'fence':
+      // A device-scope fence (__threadfence(): membar.gl, fence.sc/acq_rel.gpu, and clang's fence.sc.sys around
+      // atomicCAS) orders a thread's memory accesses for every thread of the device: in the threadfence
+      // reduction a block's partial sum is visible before its ticket (an atomic) is drawn, and the block that
+      // draws the last ticket reads the partials after it. WGSL has no device-scope fence: its atomics are
+      // relaxed, and storageBarrier (a control barrier ordering storage memory, acquire and release) is scoped
+      // to the workgroup in WGSL's memory model. The fence is written as that storageBarrier where every
+      // invocation reaches it (the code around it predicated, as around a barrier), in a kernel whose global
+      // accesses are all atomics (the memory plan): the strongest ordering WGSL has. It is the ordering the
+      // pattern needs where a storage barrier completes the workgroup's device-memory accesses (Tint writes it
+      // for Metal as threadgroup_barrier(mem_flags::mem_device); SwiftShader has one coherent memory); WGSL
+      // itself does not promise it. Waiting for another block's write (a spin) stays refused: no forward progress.
+      w.line('storageBarrier();')
+      return
     case 'bar': case 'barrier': {
       if (ins.flags.cluster) return w.refuse('cluster barriers: WebGPU has no thread-block clusters')
       if (ins.flags.warp) {

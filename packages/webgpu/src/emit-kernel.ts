@@ -27,7 +27,7 @@ import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
 import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
-import { callTarget, emitOp } from './emit-ops.js'
+import { callTarget, emitOp, isDeviceFence } from './emit-ops.js'
 import { checksGlobal, emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
 import { usesMbarrier } from './emit-mbarrier.js'
@@ -684,6 +684,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       const size = typeSize(ins.type ?? 'b32')
       // mbarrier objects live in shared memory and are updated with its atomics (emit-mbarrier.ts)
       if (usesMbarrier(ins)) sharedAtomic = true
+      // a kernel with a device-scope fence reads and writes global memory only with atomics (emit-collective.ts)
+      if (isDeviceFence(ins)) globalAtomic = true
       if (ins.op === 'atom' || ins.op === 'red') {
         if (sp === 'global' || sp === 'generic') globalAtomic = true
         if (sp === 'shared' || sp === 'generic') sharedAtomic = true
@@ -706,10 +708,11 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
 
   // --- control flow ---
 
-  /** A block barrier, a warp collective or an mbarrier wait (emit-collective.ts: a workgroup barrier, then the
-   *  phase read): each written where every invocation of the workgroup runs it. */
+  /** A block barrier, a warp collective, an mbarrier wait (a workgroup barrier, then the phase read) or a
+   *  device-scope fence (a storage barrier): each written where every invocation of the workgroup runs it
+   *  (emit-collective.ts). */
   isSync(ins: Instruction): boolean {
-    return collectiveOf(ins) !== undefined || waitOf(ins) === 'mbarrier'
+    return collectiveOf(ins) !== undefined || waitOf(ins) === 'mbarrier' || isDeviceFence(ins)
   }
 
   private nodeSync(n: StructNode): boolean {

@@ -434,6 +434,14 @@ export function callTarget(ins: Instruction): string {
   return target?.kind === 'sym' ? target.name : ''
 }
 
+/** A fence beyond the block (`membar.gl/sys`, `fence.*.gpu/sys/cluster`, __threadfence()): written as a storage
+ *  barrier in predicated code (emit-collective.ts), the strongest ordering WGSL has. */
+export function isDeviceFence(ins: Instruction): boolean {
+  if (ins.op !== 'membar' && ins.op !== 'fence') return false
+  const scope = ins.op === 'membar' ? ins.scope : ins.scope ?? 'gpu'
+  return scope === 'gl' || scope === 'gpu' || scope === 'sys' || scope === 'cluster'
+}
+
 export function emitOp(w: KernelWriter, ins: Instruction): void {
   const A = ins.operands
   const t = ins.type
@@ -787,15 +795,11 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       const f: Record<string, string> = { rcp: `1.0f / ${x}`, sqrt: `sqrt(${x})`, rsqrt: `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `kp_lg2(${x})`, ex2: `kp_ex2(${x})`, tanh: `tanh(${x})` }
       return w.setF32(A[0], fout(ins, f[ins.op]!))
     }
-    case 'membar': case 'fence': {
-      // inside a block, barriers and atomics order memory already; between blocks WebGPU promises nothing
-      const scope = ins.op === 'membar' ? ins.scope : ins.scope ?? 'gpu'
-      if (scope === 'gl' || scope === 'gpu' || scope === 'sys' || scope === 'cluster') {
-        return w.refuse(`a device-scope memory fence (${ins.op}.${scope}, __threadfence): blocks that communicate through global memory need an ordering WebGPU does not guarantee between workgroups`)
-      }
+    case 'membar': case 'fence':
+      // (device-scope fences are storage barriers: emit-collective.ts)
+      if (isDeviceFence(ins)) return w.refuse('internal: a device-scope fence outside predicated code')
       w.line('// (a block-scope fence: WGSL orders this invocation\'s accesses already)')
       return
-    }
     case 'nanosleep': case 'prefetch': case 'prefetchu': case 'discard': case 'applypriority': case 'pmevent': case 'griddepcontrol': case 'setmaxnreg': case 'brkpt':
       w.line('// (no effect here)')
       return

@@ -13,7 +13,7 @@ import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 import {
-  ARENA_ADDRESS_LIMIT, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
+  ARENA_ADDRESS_LIMIT, OVERRIDE_PHASE, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
   LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, OVERRIDE_SPLIT, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
@@ -451,16 +451,17 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   /** The pipeline for a block shape and dynamic shared size; `coarse` > 0: the coarsened variant with that
    *  many CUDA threads per invocation; `unchecked`: the variant without access checks (access-sites.ts);
    *  `split`: the grid runs as several dispatches, each with its ctaid_base (override kp_split). */
-  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean): Promise<GPUComputePipeline> {
+  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean, phase = 0): Promise<GPUComputePipeline> {
     const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
     const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)
-    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}${split ? '/split' : ''}`
+    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}${split ? '/split' : ''}${phase ? `/phase${phase}` : ''}`
     let p = h.pipelines.get(key)
     if (!p) {
       const overrides = coarse ? h.coarseOverrides : h.overrides
       const constants: Record<string, number> = {}
       OVERRIDE_NTID.forEach((name, i) => { if (overrides.has(name)) constants[name] = block[i]! })
       if (overrides.has(OVERRIDE_SPLIT)) constants[OVERRIDE_SPLIT] = split ? 1 : 0
+      if (overrides.has(OVERRIDE_PHASE)) constants[OVERRIDE_PHASE] = phase
       if (overrides.has(OVERRIDE_DYN_SHARED_WORDS)) constants[OVERRIDE_DYN_SHARED_WORDS] = dynWords
       if (overrides.has(OVERRIDE_DYN_SHARED_BYTES)) constants[OVERRIDE_DYN_SHARED_BYTES] = sharedBytes
       if (coarse) {
@@ -593,8 +594,11 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           if (o !== k.paramOffsets![i]) throw new TypeError(`${what}: parameter ${i} is at offset ${o} in the block but at ${k.paramOffsets![i]} in the PTX's .param layout (is the manifest from another build?)`)
         })
       }
+      // a kernel split at its grid syncs (emit-kernel.ts writePhases) runs only as a cooperative launch, as on a GPU
+      const gs = k.gridSync
+      if (gs && !config.cooperative) throw new Error(`${what}: the kernel synchronizes the whole grid (cg::this_grid().sync()), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
       // The arguments are copied now: the caller may reuse its block as soon as launch() resolves.
-      const paramSize = Math.max(16, align16(Math.max(k.paramBytes, params.bytes.length)))
+      const paramSize = Math.max(16, align16(Math.max(k.paramBytes, params.bytes.length)), gs ? gs.workspaceAt + 16 : 0)
       const paramBytes = new Uint8Array(paramSize)
       paramBytes.set(params.bytes)
       const signal = config.signal ?? undefined
@@ -617,9 +621,24 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       }
       // every access of every thread proven inside the arena (access-sites.ts): the variant without checks
       const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size, h.trips)
-      const pipeline = pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable)
+      const phases = gs?.phases ?? 1
+      const pipelines = Array.from({ length: phases }, (_, phase) => pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable, phase))
+      // what a grid-sync kernel keeps between its phases, per block (translate.ts WgslKernel.gridSync); freed
+      // once the launch is queued (what is queued after it runs after it)
+      let workspace: bigint | undefined
+      if (gs) {
+        const words = gs.uniformWords + threads * gs.threadWords + gs.sharedWords.fixed + (gs.sharedWords.dynamic ? Math.max(1, Math.ceil(shared / 4)) : 0)
+        workspace = await alloc(grid[0] * grid[1] * grid[2] * words * 4)
+        new DataView(paramBytes.buffer).setUint32(gs.workspaceAt, Number(workspace), true)
+      }
+      try {
+        await launchPhases()
+      } finally {
+        if (workspace !== undefined) arena.free(Number(workspace))
+      }
+      async function launchPhases(): Promise<void> {
       await serial(async () => {
-        const p = await pipeline
+        const ps = await Promise.all(pipelines)
         live()
         if (!h.paramBuffer || h.paramBuffer.size < paramSize) {
           h.paramBuffer?.destroy()
@@ -646,17 +665,27 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           })
           h.bindGeneration = generation
         }
-        if (stoppable) return import('./stoppable.js').then((m) => m.runStoppable(sliceContext, h, p, grid, { signal, timeoutMs, launch }))
+        if (stoppable) {
+          // (a phase's slices all run before the next phase's first: one after the other on the queue)
+          const m = await import('./stoppable.js')
+          for (const q of ps) await m.runStoppable(sliceContext, h, q, grid, { signal, timeoutMs, launch })
+          return
+        }
         submitChecked(what, (enc) => {
           const pass = enc.beginComputePass({ label: h.name })
-          pass.setPipeline(p)
-          for (let c = 0; c < chunks; c++) {
-            pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
-            pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
+          // the phases of a grid-sync kernel in order: each dispatch starts after the previous one's workgroups
+          // have all finished, which is the grid-wide sync between them
+          for (const q of ps) {
+            pass.setPipeline(q)
+            for (let c = 0; c < chunks; c++) {
+              pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
+              pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
+            }
           }
           pass.end()
         })
       })
+      }
     },
     createEvent() {
       const ev: WebGpuEvent = { id: nextEvent++ }

@@ -28,9 +28,10 @@ import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
 import { callTarget, emitOp, isDeviceFence } from './emit-ops.js'
-import { checksGlobal, emitMemoryOp, memoryHelpers, type MemoryPlan } from './emit-memory.js'
+import { checksGlobal, emitMemoryOp, localWord, memoryHelpers, type MemoryPlan } from './emit-memory.js'
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
 import { usesMbarrier } from './emit-mbarrier.js'
+import { planGridSyncs, type GridSyncPlan } from './grid-sync.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
 export class Refusal extends Error {
@@ -69,7 +70,7 @@ function whyNoSpecial(name: string): string {
   if (/^%pm\d/.test(name)) return 'WGSL has no performance-monitoring counters'
   // %envreg1/%envreg2 hold a cooperative launch's grid workspace (cg::this_grid().sync(), the emulator's
   // js-values.ts); the others are the driver's
-  if (isGridWorkspaceRegister(name)) return 'the grid workspace of a cooperative launch (cg::this_grid().sync()): WebGPU has no grid-wide barrier, since workgroups have no forward-progress guarantee'
+  if (isGridWorkspaceRegister(name)) return 'the grid workspace of a cooperative launch, outside a cg::this_grid().sync() (grid-sync.ts)'
   if (name.startsWith('%envreg')) return 'a driver-defined environment register: the CUDA driver fills it, WebGPU has nothing to put there'
   if (name === '%current_graph_exec') return 'the CUDA graph a kernel runs in: WebGPU has no CUDA graphs'
   return 'no WGSL counterpart'
@@ -156,6 +157,12 @@ export class KernelWriter {
   private syncMemo = new Map<number, boolean>()
   /** The kernel's control-flow graph, for the analyses (uniformity, affine forms, barrier regions). */
   private readonly cfg: Cfg
+  /** A cooperative launch's grid syncs (grid-sync.ts): the kernel runs as one dispatch per phase between them. */
+  private gridPlan: GridSyncPlan | undefined
+  /** Words a grid-sync kernel keeps between phases (writePhases): block-uniform registers, per thread. */
+  private gridWords = { uniform: 0, thread: 0 }
+  /** Phases of a grid-sync kernel (writePhases), 1 otherwise. */
+  private phases = 1
 
   constructor(readonly env: KernelEnv) {
     this.fn = env.fn
@@ -172,7 +179,8 @@ export class KernelWriter {
     fn.params.forEach((p, i) => this.paramOffset.set(p.name, layout.offsets[i]!))
     this.paramBytes = layout.end
     this.paramOffsets = layout.offsets
-    this.sync = fn.instructions.some((ins) => this.isSync(ins))
+    // (a cooperative launch's grid syncs split the kernel into phases at its top level: predicated code, grid-sync.ts)
+    this.sync = fn.instructions.some((ins) => this.isSync(ins)) || !!this.specials.gridSync
     this.hasPrintf = fn.instructions.some((ins) => ins.op === 'call' && callTarget(ins) === 'vprintf')
     let classes: RegisterClass[]
     try {
@@ -326,6 +334,7 @@ export class KernelWriter {
     this.inThreadLoop = true
     this.open('for (var kp_c = 0u; kp_c < kp_k; kp_c = kp_c + 1u) {')
     this.line('let kp_t = kp_c * kp_wg + kp_lidx;')
+    if (this.mem.localBytes) this.line(`kp_lc = kp_c * ${this.mem.localBytes / 4}u;`)
     this.line('if (kp_t >= kp_nt) { continue; }')
     this.line('let kp_tid = vec3<u32>(kp_t % kp_ntid_x, (kp_t / kp_ntid_x) % kp_ntid_y, kp_t / (kp_ntid_x * kp_ntid_y));')
     try {
@@ -395,6 +404,11 @@ var<private> kp_clock_now: u32;
 fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now; }`)
         return 'kp_clock()'
       case '%clock_hi': case '%globaltimer_hi': return '0u'
+      case '%envreg1': case '%envreg2':
+        // the grid workspace (its high word, its low word): the launch's workspace here, whose address follows
+        // the parameters; only the grid syncs use it, and they are phase boundaries here (grid-sync.ts)
+        if (this.gridPlan) return name === '%envreg1' ? '0u' : `kp_params[${Math.ceil(this.paramBytes / 16)}u].x`
+        return this.refuse(`the special register ${name}: ${whyNoSpecial(name)}`)
       default:
         return this.refuse(`the special register ${name}: ${whyNoSpecial(name)}`)
     }
@@ -744,8 +758,14 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     this.branches = s.branches
     for (const r of s.regions) this.regionById.set(r.id, r)
+    if (this.specials.gridSync) {
+      const plan = planGridSyncs(fn, this.cfg, s.body)
+      if ('refuse' in plan) return this.refuse(plan.refuse, plan.at)
+      this.gridPlan = plan
+    }
     if (this.sync) this.findUniform(s.body)
     const root: Frame = { kind: 'root', uniform: this.sync }
+    if (this.gridPlan) return this.writePhases(s.body, root, this.gridPlan)
     if (this.sync) {
       this.perThread(() => this.line(`${this.on} = true;`))
       this.allOn = true
@@ -1204,6 +1224,131 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     return set
   }
 
+  /** Words of kp_smem, as its declaration counts them (finish), or undefined without shared memory. */
+  private sharedWordsExpr(): string | undefined {
+    const mem = this.mem
+    if (!mem.usesShared) return undefined
+    const words = mem.dynBase / 4
+    const rsv = mem.reserved ? ` + ${RESERVED_SMEM / 4 + 3}u` : ''
+    return mem.hasDynamic || mem.reserved ? `${words}u + kp_dyn_shared_words${rsv}` : `${Math.max(1, words)}u`
+  }
+
+  /** The 32-bit words of a register's value, and how to set it from them. */
+  private regWords(id: number): { read: string[]; write: (words: string[]) => string } {
+    const e = this.useReg(id)
+    switch (this.regStore[id]) {
+      case 'bool': return { read: [`select(0u, 1u, ${e})`], write: ([a]) => `${e} = ${a} != 0u;` }
+      case 'f32': return { read: [`bitcast<u32>(${e})`], write: ([a]) => `${e} = bitcast<f32>(${a});` }
+      case 'u64': return { read: [`${e}.x`, `${e}.y`], write: ([a, b]) => `${e} = vec2<u32>(${a}, ${b});` }
+      default: return { read: [e], write: ([a]) => `${e} = ${a};` }
+    }
+  }
+
+  /**
+   * The kernel in phases, one per stretch between its grid syncs (grid-sync.ts): phase k runs when the
+   * pipeline's kp_phase is k. At the end of a phase the block's state goes to the launch's workspace (its
+   * address after the parameters), at the start of the next it comes back: per block, the block-uniform
+   * registers live there (restored through workgroup memory with workgroupUniformLoad, so that WGSL still
+   * knows them uniform), then per thread whether it is active and has exited, its other live registers and its
+   * local memory, then the block's shared memory.
+   */
+  private writePhases(body: readonly StructNode[], root: Frame, plan: GridSyncPlan): void {
+    const segments: StructNode[][] = []
+    let from = 0
+    for (const j of plan.at) { segments.push(body.slice(from, j)); from = j + 1 }
+    segments.push(body.slice(from))
+    const kept = [...new Set(plan.live.flat())].sort((a, b) => a - b)
+    const size = (r: number) => (this.regStore[r] === 'u64' ? 2 : 1)
+    const uniformAt = new Map<number, number>()
+    const threadAt = new Map<number, number>()
+    let u = 0
+    let t = 2 // [0] active, [1] exited
+    for (const r of kept) {
+      if (this.uniformRegs.has(r)) { uniformAt.set(r, u); u += size(r) } else { threadAt.set(r, t); t += size(r) }
+    }
+    const local = this.mem.localBytes / 4
+    this.gridWords = { uniform: u, thread: t + local }
+    const T = t + local
+    const smem = this.sharedWordsExpr()
+    const memAt = (i: string) => (this.mem.globalAtomic ? `atomicLoad(&kp_mem[${i}])` : `kp_mem[${i}]`)
+    const memSet = (i: string, v: string) => (this.mem.globalAtomic ? `atomicStore(&kp_mem[${i}], ${v});` : `kp_mem[${i}] = ${v};`)
+    const smemAt = (i: string) => (this.mem.sharedAtomic ? `atomicLoad(&kp_smem[${i}])` : `kp_smem[${i}]`)
+    const smemSet = (i: string, v: string) => (this.mem.sharedAtomic ? `atomicStore(&kp_smem[${i}], ${v});` : `kp_smem[${i}] = ${v};`)
+    const invocations = this.coarse > 1 ? 'kp_wg' : 'kp_nt'
+    const base = () => {
+      this.line(`let kp_gs_stride = ${u}u + kp_nt * ${T}u${smem ? ` + ${smem}` : ''};`)
+      this.line(`let kp_gs = (kp_params[${Math.ceil(this.paramBytes / 16)}u].x >> 2u) + (kp_ctaid.x + kp_launch.nctaid.x * (kp_ctaid.y + kp_launch.nctaid.y * kp_ctaid.z)) * kp_gs_stride;`)
+    }
+    const perThreadState = (save: boolean) => this.perThread(() => {
+      this.open('{')
+      this.line(`let kp_gt = kp_gs + ${u}u + kp_t * ${T}u;`)
+      const exited = this.flagName('x')
+      if (save) {
+        this.line(memSet('kp_gt', `select(0u, 1u, ${this.on})`))
+        this.line(memSet('kp_gt + 1u', `select(0u, 1u, ${exited})`))
+      } else {
+        this.line(`${this.on} = ${memAt('kp_gt')} != 0u;`)
+        this.line(`${exited} = ${memAt('kp_gt + 1u')} != 0u;`)
+      }
+      for (const [r, at] of threadAt) {
+        const w = this.regWords(r)
+        if (save) w.read.forEach((v, i) => this.line(memSet(`kp_gt + ${at + i}u`, v)))
+        else this.line(w.write(w.read.map((_, i) => memAt(`kp_gt + ${at + i}u`))))
+      }
+      if (local) {
+        this.open(`for (var kp_i = 0u; kp_i < ${local}u; kp_i = kp_i + 1u) {`)
+        this.line(save ? memSet(`kp_gt + ${t}u + kp_i`, localWord(this, 'kp_i')) : `${localWord(this, 'kp_i')} = ${memAt(`kp_gt + ${t}u + kp_i`)};`)
+        this.close()
+      }
+      this.close()
+    })
+    const sharedCopy = (save: boolean) => {
+      if (!smem) return
+      this.open(`for (var kp_i = kp_lidx; kp_i < ${smem}; kp_i = kp_i + ${invocations}) {`)
+      const at = `kp_gs + ${u}u + kp_nt * ${T}u + kp_i`
+      this.line(save ? memSet(at, smemAt('kp_i')) : smemSet('kp_i', memAt(at)))
+      this.close()
+    }
+    if (u) this.moduleDecls.set('kp_gsu', `var<workgroup> kp_gsu: array<u32, ${u}u>;`)
+    this.perThread(() => this.line(`${this.on} = true;`))
+    this.allOn = true
+    segments.forEach((seg, k) => {
+      this.line(`// phase ${k} of ${segments.length}${k ? ' (after a grid-wide sync)' : ''}`)
+      this.open(`if (kp_phase == ${k}u) {`)
+      base()
+      if (k > 0) {
+        // block-uniform registers: read once by the block's first invocation, handed to all as uniform values
+        if (u) {
+          this.open('if (kp_lidx == 0u) {')
+          for (let i = 0; i < u; i++) this.line(`kp_gsu[${i}] = ${memAt(`kp_gs + ${i}u`)};`)
+          this.close()
+          for (const [r, at] of uniformAt) {
+            const w = this.regWords(r)
+            this.line(w.write(w.read.map((_, i) => `workgroupUniformLoad(&kp_gsu[${at + i}])`)))
+          }
+        }
+        perThreadState(false)
+        sharedCopy(false)
+        this.line('workgroupBarrier();')
+        this.allOn = false
+      }
+      this.uniformSeq(seg, [root])
+      if (k < segments.length - 1) {
+        // the block's shared memory once every thread is done with it
+        this.line('workgroupBarrier();')
+        if (u) {
+          this.open('if (kp_lidx == 0u) {')
+          for (const [r, at] of uniformAt) this.regWords(r).read.forEach((v, i) => this.line(memSet(`kp_gs + ${at + i}u`, v)))
+          this.close()
+        }
+        perThreadState(true)
+        sharedCopy(true)
+      }
+      this.close()
+    })
+    this.phases = segments.length
+  }
+
   /** Irreducible control flow (no barriers): a dispatcher over the basic blocks. */
   private writeDispatcher(): void {
     const fn = this.fn
@@ -1274,7 +1419,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const fn = this.fn
     const mem = this.mem
     const head: string[] = []
-    const paramVecs = Math.max(1, Math.ceil(this.paramBytes / 16))
+    // (a grid-sync kernel finds its workspace's address in the vec4 after its parameters: writePhases)
+    const paramVecs = Math.max(1, Math.ceil(this.paramBytes / 16) + (this.phases > 1 ? 1 : 0))
     head.push(`// ${fn.name}: translated from PTX by emit-wgsl (@kernelpack/webgpu)`)
     head.push(`@group(0) @binding(0) var<storage, read_write> kp_mem: array<${mem.globalAtomic ? 'atomic<u32>' : 'u32'}>;`)
     head.push(`@group(0) @binding(1) var<uniform> kp_params: array<vec4<u32>, ${paramVecs}>;`)
@@ -1285,6 +1431,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     if (this.printf.length) head.push('var<private> kp_pbar: u32;', 'var<private> kp_pcol: u32;', 'var<private> kp_pseq: u32;')
     head.push('override kp_ntid_x: u32 = 1u;', 'override kp_ntid_y: u32 = 1u;', 'override kp_ntid_z: u32 = 1u;')
     head.push('override kp_split: bool = true;')
+    if (this.phases > 1) head.push('override kp_phase: u32 = 0u;')
     const body0 = this.lines.join('\n')
     if (mem.usesShared && (mem.hasDynamic || mem.reserved)) head.push('override kp_dyn_shared_words: u32 = 1u;')
     if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')
@@ -1296,13 +1443,12 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     for (const v of [...this.varsUsed].sort((a, b) => a - b)) head.push(`override kp_var_${v}: u32;`)
     let workgroupBytes = 0
     if (mem.usesShared) {
-      const words = mem.dynBase / 4
       // (the reserved region: its words and up to 3 of alignment after the dynamic ones)
-      const rsv = mem.reserved ? ` + ${RESERVED_SMEM / 4 + 3}u` : ''
-      head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${mem.hasDynamic || mem.reserved ? `${words}u + kp_dyn_shared_words${rsv}` : `${Math.max(1, words)}u`}>;`)
+      head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${this.sharedWordsExpr()!}>;`)
       workgroupBytes += mem.dynBase + (mem.reserved ? RESERVED_SMEM + 12 : 0)
     }
-    if (mem.localBytes) head.push(`var<private> kp_lmem: array<u32, ${mem.localBytes / 4}u>;`)
+    // (a coarsened kernel's invocation keeps each of its CUDA threads' local memory, the current one's from kp_lc)
+    if (mem.localBytes) head.push(`var<private> kp_lmem: array<u32, ${(mem.localBytes / 4) * this.coarse}u>;`, ...(this.coarse > 1 ? ['var<private> kp_lc: u32;'] : []))
     for (const [, d] of syncDeclarations(this)) { head.push(d.code); workgroupBytes += d.bytes }
     for (const [, d] of this.moduleDecls) head.push(d)
     const body = this.lines.join('\n')
@@ -1346,6 +1492,10 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       workgroupBytes, memory: mem.globalAtomic ? 'atomic-u32' : 'u32', features, variables: [...this.varsUsed].sort((a, b) => a - b),
     }
     if (this.printf.length) out.printf = [...this.printf]
+    if (this.phases > 1) {
+      const shared = mem.usesShared ? (mem.hasDynamic || mem.reserved ? { fixed: mem.dynBase / 4 + (mem.reserved ? RESERVED_SMEM / 4 + 3 : 0), dynamic: true } : { fixed: Math.max(1, mem.dynBase / 4), dynamic: false }) : { fixed: 0, dynamic: false }
+      out.gridSync = { phases: this.phases, workspaceAt: Math.ceil(this.paramBytes / 16) * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared }
+    }
     if (this.softF64) out.softF64 = true
     if (this.softTensor) out.softTensor = true
     if (sites) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
@@ -1523,6 +1673,8 @@ export function writeKernel(env: KernelEnv): WgslKernel {
     const c = new KernelWriter({ ...env, coarse: factor })
     c.writeBody()
     const ck = c.finish()
+    // (one workspace layout for both variants: the same registers are kept, by the same analyses)
+    if (JSON.stringify(ck.gridSync) !== JSON.stringify(k.gridSync)) throw new Error(`internal: the coarsened ${k.name} keeps other state across its grid syncs`)
     k.coarse = { wgsl: ck.wgsl, entryPoint: ck.entryPoint, factor }
   }
   return k

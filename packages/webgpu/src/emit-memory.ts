@@ -67,12 +67,18 @@ export function address(w: KernelWriter, o: Operand, space: Space): { at: string
   return { at, space: sp }
 }
 
+/** Word `i` of the thread's local memory: a coarsened kernel's invocation keeps its CUDA threads' local memory
+ *  side by side, the current one's from kp_lc (set by KernelWriter.perThread). */
+export function localWord(w: KernelWriter, i: string): string {
+  return w.coarse > 1 ? `kp_lmem[kp_lc + ${par(i)}]` : `kp_lmem[${i}]`
+}
+
 /** WGSL that reads word `i` of a space. */
 function loadWord(w: KernelWriter, space: Space, i: string): string {
   switch (space) {
     case 'global': return w.mem.globalAtomic ? `atomicLoad(&kp_mem[${i}])` : `kp_mem[${i}]`
     case 'shared': return w.mem.sharedAtomic ? `atomicLoad(&kp_smem[${i}])` : `kp_smem[${i}]`
-    case 'local': return `kp_lmem[${i}]`
+    case 'local': return localWord(w, i)
     case 'param': return /^\d+u$/.test(i) ? `kp_params[${Number(i.slice(0, -1)) >> 2}].${'xyzw'[Number(i.slice(0, -1)) & 3]}` : `kp_params[${par(i)} >> 2u][${par(i)} & 3u]`
     default: w.features.add('kp_gen_ldw'); return `kp_gen_ldw(${par(i)} << 2u, ${w.ins!.line}u)`
   }
@@ -82,7 +88,7 @@ export function storeWord(w: KernelWriter, space: Space, i: string, v: string): 
   switch (space) {
     case 'global': w.line(w.mem.globalAtomic ? `atomicStore(&kp_mem[${i}], ${v});` : `kp_mem[${i}] = ${v};`); return
     case 'shared': w.line(w.mem.sharedAtomic ? `atomicStore(&kp_smem[${i}], ${v});` : `kp_smem[${i}] = ${v};`); return
-    case 'local': w.line(`kp_lmem[${i}] = ${v};`); return
+    case 'local': w.line(`${localWord(w, i)} = ${v};`); return
     case 'param': return w.refuse('a store to kernel parameter space')
     default: w.features.add('kp_gen_stw'); w.line(`kp_gen_stw(${par(i)} << 2u, ${v}, ${w.ins!.line}u);`)
   }
@@ -100,7 +106,7 @@ export function storeBytes(w: KernelWriter, space: Space, a: string, v: string, 
       w.line(`atomicOr(&${arr}[${i}], ((${v}) & ${mask}) << ${sh});`)
       return
     }
-    case 'local': w.line(`kp_lmem[${i}] = (kp_lmem[${i}] & ~(${mask} << ${sh})) | (((${v}) & ${mask}) << ${sh});`); return
+    case 'local': w.line(`${localWord(w, i)} = (${localWord(w, i)} & ~(${mask} << ${sh})) | (((${v}) & ${mask}) << ${sh});`); return
     case 'param': return w.refuse('a store to kernel parameter space')
     default: w.features.add('kp_gen_stb'); w.line(`kp_gen_stb(${a}, ${v}, ${mask}, ${w.ins!.line}u);`)
   }
@@ -370,7 +376,7 @@ fn kp_fault_flush() {
     local ? `if (a >= ${u32Lit(LOCAL_WINDOW)}) { ${body('local', `(a - ${u32Lit(LOCAL_WINDOW)}) >> 2u`)} }` : '',
     shared ? `if (a >= ${u32Lit(SHARED_WINDOW)} && a < ${u32Lit(SHARED_WINDOW + WINDOW_BYTES)}) { ${body('shared', `(a - ${u32Lit(SHARED_WINDOW)}) >> 2u`)} }` : '',
   ].filter(Boolean).join('\n  ')
-  const rd = (space: 'shared' | 'local', i: string) => space === 'local' ? `kp_lmem[${i}]` : s ? `atomicLoad(&kp_smem[${i}])` : `kp_smem[${i}]`
+  const rd = (space: 'shared' | 'local', i: string) => space === 'local' ? localWord(w, i) : s ? `atomicLoad(&kp_smem[${i}])` : `kp_smem[${i}]`
   if (f.has('kp_gen_ldw')) {
     out.push(`// the word holding generic address a (PTX ISA, "Generic Addressing"; windows in layout.ts)
 fn kp_gen_ldw(a: u32, line: u32) -> u32 {
@@ -381,7 +387,7 @@ fn kp_gen_ldw(a: u32, line: u32) -> u32 {
   }
   if (f.has('kp_gen_stw')) {
     out.push(`fn kp_gen_stw(a: u32, v: u32, line: u32) {
-  ${winCase((sp, i) => sp === 'local' ? `kp_lmem[${i}] = v; return;` : s ? `atomicStore(&kp_smem[${i}], v); return;` : `kp_smem[${i}] = v; return;`)}
+  ${winCase((sp, i) => sp === 'local' ? `${localWord(w, i)} = v; return;` : s ? `atomicStore(&kp_smem[${i}], v); return;` : `kp_smem[${i}] = v; return;`)}
   let i = kp_gchk(a & ~3u, 4u, line) >> 2u;
   ${g ? 'atomicStore(&kp_mem[i], v);' : 'kp_mem[i] = v;'}
 }`)
@@ -389,7 +395,7 @@ fn kp_gen_ldw(a: u32, line: u32) -> u32 {
   if (f.has('kp_gen_stb')) {
     out.push(`fn kp_gen_stb(a: u32, v: u32, mask: u32, line: u32) {
   let sh = (a & 3u) * 8u;
-  ${winCase((sp, i) => sp === 'local' ? `kp_lmem[${i}] = (kp_lmem[${i}] & ~(mask << sh)) | ((v & mask) << sh); return;` : `atomicAnd(&kp_smem[${i}], ~(mask << sh)); atomicOr(&kp_smem[${i}], (v & mask) << sh); return;`)}
+  ${winCase((sp, i) => sp === 'local' ? `${localWord(w, i)} = (${localWord(w, i)} & ~(mask << sh)) | ((v & mask) << sh); return;` : `atomicAnd(&kp_smem[${i}], ~(mask << sh)); atomicOr(&kp_smem[${i}], (v & mask) << sh); return;`)}
   let i = kp_gchk(a & ~3u, 4u, line) >> 2u;
   atomicAnd(&kp_mem[i], ~(mask << sh));
   atomicOr(&kp_mem[i], (v & mask) << sh);

@@ -7,6 +7,7 @@
 // each record with @kernelpack/ptx's formatPrintf and orders them with PrintfOrder, as the emulator does.
 import { printfArgBytes, printfConversions, type Instruction, type IrOperand, type PtxVariable } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
+import { localWord } from './emit-memory.js'
 import { PRINTF_HEADER_WORDS } from './layout.js'
 
 /** The symbol `o` addresses (`[sym]` or `sym`). */
@@ -81,7 +82,7 @@ export function emitPrintf(w: KernelWriter, ins: Instruction): void {
   const local = (name: string) => {
     const a = w.symbolAddress(name)
     if (a.space !== 'local') return w.refuse('a vprintf argument outside the call sequence')
-    return `kp_lmem[${a.expr} >> 2u]`
+    return localWord(w, `${a.expr} >> 2u`)
   }
   if (words) w.features.add('kp_gen_ldw')
   w.open('{')

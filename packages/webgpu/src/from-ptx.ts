@@ -6,6 +6,7 @@ import { decodeModule, inlineCalls, lowerIndirectBranches, parsePtx, PtxError, r
 import { CannotTranslateError, type Untranslatable } from './errors.js'
 import { translateModule } from './emit-wgsl.js'
 import { encodeWgslImage } from './wgsl-image.js'
+import { foldWorkspaceChecks } from './grid-sync.js'
 import type { TranslateTarget } from './translate.js'
 
 /** The PTX text of an image (for the backend, which loads this file only for a PTX image). */
@@ -30,7 +31,7 @@ export function decodeForTranslation(ptx: string, source: string): { module: IrM
       if (f.refused && f.kind === 'entry') undecodable.push({ kernel: f.name, line: f.refused.line ?? 0, reason: f.refused.message.replace(/^PTX line \d+: /, '') })
     }
     // clang's switches (brx.idx through a .branchtargets list) as compare chains: WGSL has no indirect branch
-    return { module: { ...inlined, functions: inlined.functions.filter((f) => !f.refused).map((f) => callParamsAsLocal(lowerIndirectBranches(f))) }, undecodable }
+    return { module: { ...inlined, functions: inlined.functions.filter((f) => !f.refused).map((f) => callParamsAsLocal(foldWorkspaceChecks(lowerIndirectBranches(f)))) }, undecodable }
   } catch (e) {
     if (!(e instanceof PtxError)) throw e
     throw new CannotTranslateError(source, [{ line: e.line ?? 0, reason: `the PTX front end cannot read it: ${e.message}` }])

@@ -39,6 +39,8 @@ export const OVERRIDE_COARSE_WG = 'kp_wg'
  *  stoppable launch), each with its ctaid_base; false for one dispatch, where the shader then never reads
  *  ctaid_base (that uniform read, behind a dynamic offset, was 12 % of a vector add on SwiftShader). */
 export const OVERRIDE_SPLIT = 'kp_split'
+/** The phase of a cooperative kernel split at its grid syncs (emit-kernel.ts writePhases): 0, 1, … */
+export const OVERRIDE_PHASE = 'kp_phase'
 /** Name of the override constant holding the device address (u32) of module variable `index`. */
 export function overrideVariable(index: number): string {
   return `kp_var_${index}`

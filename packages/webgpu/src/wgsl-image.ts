@@ -27,6 +27,7 @@ export function encodeWgslImage(m: WgslModule): Uint8Array {
     ...(k.variables ? { variables: [...k.variables] } : {}),
     wgsl: k.wgsl,
     ...(k.printf?.length ? { printf: [...k.printf] } : {}),
+    ...(k.gridSync ? { gridSync: { phases: k.gridSync.phases, workspaceAt: k.gridSync.workspaceAt, uniformWords: k.gridSync.uniformWords, threadWords: k.gridSync.threadWords, sharedWords: { fixed: k.gridSync.sharedWords.fixed, dynamic: k.gridSync.sharedWords.dynamic } } } : {}),
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
     ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl, ...(k.unchecked.trips?.length ? { trips: k.unchecked.trips } : {}) } } : {}),
   }))
@@ -70,6 +71,7 @@ export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
       ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads as number } : {}),
       ...(k.variables ? { variables: k.variables as number[] } : {}),
       ...(k.printf ? { printf: k.printf as string[] } : {}),
+      ...(k.gridSync ? { gridSync: k.gridSync as WgslKernel['gridSync'] } : {}),
       ...(k.coarse ? { coarse: k.coarse as WgslKernel['coarse'] } : {}),
       ...(k.unchecked ? { unchecked: k.unchecked as WgslKernel['unchecked'] } : {}),
     })

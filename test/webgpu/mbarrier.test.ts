@@ -176,7 +176,7 @@ s('a wait whose arrival comes later in the program fails the launch, naming the 
   const err = await k.launch('late', 1, 32, [out]).then(() => k.read(out, Uint32Array)).then(() => undefined, (x: Error) => x)
   const line = PTX.split('\n').findIndex((l) => l.includes('try_wait.parity.shared.b64 %p2')) + 1
   assert.ok(err, 'the launch fails')
-  assert.match(err!.message, new RegExp(`kernel late: an mbarrier wait cannot complete: the arrivals it waits for come later in the program than the wait.*\\(PTX line ${line}\\)`))
+  assert.match(err!.message, new RegExp(`kernel late: an mbarrier wait cannot complete: its arrivals come later in the program.*\\(PTX line ${line}\\)`))
 })
 
 s('%globaltimer and %clock64 grow from one read to the next', async (ctx) => {

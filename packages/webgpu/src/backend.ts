@@ -13,7 +13,7 @@ import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
 import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
 import {
-  ARENA_ADDRESS_LIMIT, OVERRIDE_PHASE, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_KIND, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
+  ARENA_ADDRESS_LIMIT, OVERRIDE_PHASE, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
   LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_NTID, OVERRIDE_SPLIT, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
@@ -316,7 +316,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       if (fault[0] !== 0) {
         await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
         const name = kernelNames[fault[0]! - 1] ?? `#${fault[0]! - 1}`
-        const kind = fault[3] === FAULT_KIND.trap ? 'trap' : fault[3] === FAULT_KIND.assert ? 'assert' : fault[3] === FAULT_KIND.mbarrier ? 'mbarrier' : 'access'
+        // (layout.ts FAULT_KIND's order)
+        const kind = (['access', 'trap', 'assert', 'mbarrier'] as const)[fault[3]!] ?? 'access'
         throw new WebGpuFault(name, fault[1]!, BigInt(fault[2]!), kind)
       }
     } finally {
@@ -559,44 +560,22 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const grid = dim(config.grid, 'grid')
       const block = dim(config.block, 'block')
       const what = `launch ${h.name}`
-      const fallback = 'the emulator backend has no such limit'
       const threads = block[0] * block[1] * block[2]
       const maxInvocations = limit('maxComputeInvocationsPerWorkgroup')
       // a block the adapter cannot hold as one workgroup runs coarsened, when the translation has that variant
       const fitsAxes = (['X', 'Y', 'Z'] as const).every((axis, i) => block[i]! <= limit(`maxComputeWorkgroupSize${axis}`))
       const coarse = (!fitsAxes || threads > maxInvocations) && k.coarse && threads <= k.coarse.factor * maxInvocations ? k.coarse : undefined
-      if (!coarse) {
-        ;(['X', 'Y', 'Z'] as const).forEach((axis, i) => {
-          const max = limit(`maxComputeWorkgroupSize${axis}`)
-          if (block[i]! > max) throw new WebGpuLimitError(`${what}: block.${axis.toLowerCase()}`, `maxComputeWorkgroupSize${axis}`, block[i]!, max, `launch with smaller blocks, or use the emulator (${fallback})`)
-        })
-        if (threads > maxInvocations) {
-          throw new WebGpuLimitError(`${what}: ${block.join('×')} threads per block`, 'maxComputeInvocationsPerWorkgroup', threads, maxInvocations, `launch with at most ${maxInvocations} threads per block, or use the emulator (${fallback})`)
-        }
-      }
-      if (k.requiredBlock && k.requiredBlock.some((v, i) => v !== block[i])) throw new RangeError(`${what}: the kernel requires block ${k.requiredBlock.join('×')} (.reqntid), got ${block.join('×')}`)
-      if (k.maxThreads !== undefined && threads > k.maxThreads) throw new RangeError(`${what}: the kernel allows at most ${k.maxThreads} threads per block (.maxntid), got ${threads}`)
       const shared = config.sharedBytes ?? 0
-      if (!Number.isInteger(shared) || shared < 0) throw new RangeError(`${what}: sharedBytes must be a non-negative integer`)
-      const staticBytes = k.workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads
-      const workgroupBytes = staticBytes + align4(shared)
-      if (workgroupBytes > limit('maxComputeWorkgroupStorageSize')) {
-        throw new WebGpuLimitError(`${what}: ${staticBytes} bytes of static shared memory (and scratch) and ${shared} of dynamic shared memory`, 'maxComputeWorkgroupStorageSize', workgroupBytes, limit('maxComputeWorkgroupStorageSize'), `use less shared memory per block, or the emulator (${fallback})`)
-      }
       const perDim = limit('maxComputeWorkgroupsPerDimension')
-      ;(['y', 'z'] as const).forEach((axis, i) => {
-        if (grid[i + 1]! > perDim) throw new WebGpuLimitError(`${what}: grid.${axis}`, 'maxComputeWorkgroupsPerDimension', grid[i + 1]!, perDim, 'only grid.x is split into several dispatches')
-      })
-      if (params.bytes.length < k.paramBytes) throw new TypeError(`${what}: the parameter block has ${params.bytes.length} bytes, the kernel reads ${k.paramBytes}`)
-      if (k.paramOffsets && params.offsets) {
-        if (params.offsets.length !== k.paramOffsets.length) throw new TypeError(`${what}: ${params.offsets.length} parameter offsets given, the kernel declares ${k.paramOffsets.length} parameters (is the manifest from another build?)`)
-        params.offsets.forEach((o, i) => {
-          if (o !== k.paramOffsets![i]) throw new TypeError(`${what}: parameter ${i} is at offset ${o} in the block but at ${k.paramOffsets![i]} in the PTX's .param layout (is the manifest from another build?)`)
-        })
+      // a launch the adapter or the kernel cannot take: launch-checks.ts (loaded then) says which limit or
+      // directive, and what to do
+      if ((!coarse && (!fitsAxes || threads > maxInvocations)) || k.requiredBlock?.some((v, i) => v !== block[i]) || (k.maxThreads ?? threads) < threads
+        || !(Number.isInteger(shared) && shared >= 0) || k.workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads + align4(shared) > limit('maxComputeWorkgroupStorageSize')
+        || grid[1] > perDim || grid[2] > perDim || params.bytes.length < k.paramBytes
+        || (k.paramOffsets && params.offsets && (params.offsets.length !== k.paramOffsets.length || params.offsets.some((o, i) => o !== k.paramOffsets![i])))) {
+        throw (await import('./launch-checks.js')).launchProblem(what, k, block, grid, threads, shared, params, !!coarse, limit)
       }
-      // a kernel split at its grid syncs (emit-kernel.ts writePhases) runs only as a cooperative launch, as on a GPU
       const gs = k.gridSync
-      if (gs && !config.cooperative) throw new Error(`${what}: the kernel synchronizes the whole grid (cg::this_grid().sync()), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
       // The arguments are copied now: the caller may reuse its block as soon as launch() resolves.
       const paramSize = Math.max(16, align16(Math.max(k.paramBytes, params.bytes.length)), gs ? gs.workspaceAt + 16 : 0)
       const paramBytes = new Uint8Array(paramSize)
@@ -623,20 +602,10 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size, h.trips)
       const phases = gs?.phases ?? 1
       const pipelines = Array.from({ length: phases }, (_, phase) => pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable, phase))
-      // what a grid-sync kernel keeps between its phases, per block (translate.ts WgslKernel.gridSync); freed
-      // once the launch is queued (what is queued after it runs after it)
-      let workspace: bigint | undefined
-      if (gs) {
-        const words = gs.uniformWords + threads * gs.threadWords + gs.sharedWords.fixed + (gs.sharedWords.dynamic ? Math.max(1, Math.ceil(shared / 4)) : 0)
-        workspace = await alloc(grid[0] * grid[1] * grid[2] * words * 4)
-        new DataView(paramBytes.buffer).setUint32(gs.workspaceAt, Number(workspace), true)
-      }
+      // a kernel split at its grid syncs (emit-kernel.ts writePhases): a cooperative launch only, with a workspace
+      // for what lives across a sync (grid-launch.ts, loaded for the first such launch)
+      const release = gs && await (await import('./grid-launch.js')).gridWorkspace(backend, gs, what, config.cooperative, grid[0] * grid[1] * grid[2], threads, shared, paramBytes)
       try {
-        await launchPhases()
-      } finally {
-        if (workspace !== undefined) arena.free(Number(workspace))
-      }
-      async function launchPhases(): Promise<void> {
       await serial(async () => {
         const ps = await Promise.all(pipelines)
         live()
@@ -685,6 +654,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           pass.end()
         })
       })
+      } finally {
+        if (release) release()
       }
     },
     createEvent() {

@@ -27,7 +27,8 @@ export function encodeWgslImage(m: WgslModule): Uint8Array {
     ...(k.variables ? { variables: [...k.variables] } : {}),
     wgsl: k.wgsl,
     ...(k.printf?.length ? { printf: [...k.printf] } : {}),
-    ...(k.gridSync ? { gridSync: { phases: k.gridSync.phases, workspaceAt: k.gridSync.workspaceAt, uniformWords: k.gridSync.uniformWords, threadWords: k.gridSync.threadWords, sharedWords: { fixed: k.gridSync.sharedWords.fixed, dynamic: k.gridSync.sharedWords.dynamic } } } : {}),
+    // (its keys in emit-kernel.ts's fixed order)
+    ...(k.gridSync ? { gridSync: k.gridSync } : {}),
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
     ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl, ...(k.unchecked.trips?.length ? { trips: k.unchecked.trips } : {}) } } : {}),
   }))

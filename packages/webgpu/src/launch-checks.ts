@@ -1,0 +1,43 @@
+// Why a launch cannot run (backend.ts checks cheaply whether one of these holds, and loads this module then):
+// a block or grid past the adapter's limits, the kernel's .reqntid/.maxntid, shared memory past the workgroup
+// storage, a parameter block that does not match the kernel's. The first that holds, in this order, with
+// what to do about it.
+import { WebGpuLimitError } from './errors.js'
+import type { Dim3, WgslKernel } from './translate.js'
+
+const align4 = (n: number) => Math.ceil(n / 4) * 4
+
+export function launchProblem(what: string, k: WgslKernel, block: Dim3, grid: Dim3, threads: number, shared: number,
+  params: { bytes: Uint8Array; offsets?: readonly number[] }, coarse: boolean, limit: (name: string) => number): Error {
+  const fallback = 'the emulator backend has no such limit'
+  if (!coarse) {
+    for (const [i, axis] of (['X', 'Y', 'Z'] as const).entries()) {
+      const max = limit(`maxComputeWorkgroupSize${axis}`)
+      if (block[i]! > max) return new WebGpuLimitError(`${what}: block.${axis.toLowerCase()}`, `maxComputeWorkgroupSize${axis}`, block[i]!, max, `launch with smaller blocks, or use the emulator (${fallback})`)
+    }
+    const maxInvocations = limit('maxComputeInvocationsPerWorkgroup')
+    if (threads > maxInvocations) {
+      return new WebGpuLimitError(`${what}: ${block.join('×')} threads per block`, 'maxComputeInvocationsPerWorkgroup', threads, maxInvocations, `launch with at most ${maxInvocations} threads per block, or use the emulator (${fallback})`)
+    }
+  }
+  if (k.requiredBlock && k.requiredBlock.some((v, i) => v !== block[i])) return new RangeError(`${what}: the kernel requires block ${k.requiredBlock.join('×')} (.reqntid), got ${block.join('×')}`)
+  if (k.maxThreads !== undefined && threads > k.maxThreads) return new RangeError(`${what}: the kernel allows at most ${k.maxThreads} threads per block (.maxntid), got ${threads}`)
+  if (!Number.isInteger(shared) || shared < 0) return new RangeError(`${what}: sharedBytes must be a non-negative integer`)
+  const staticBytes = k.workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads
+  const workgroupBytes = staticBytes + align4(shared)
+  if (workgroupBytes > limit('maxComputeWorkgroupStorageSize')) {
+    return new WebGpuLimitError(`${what}: ${staticBytes} bytes of static shared memory (and scratch) and ${shared} of dynamic shared memory`, 'maxComputeWorkgroupStorageSize', workgroupBytes, limit('maxComputeWorkgroupStorageSize'), `use less shared memory per block, or the emulator (${fallback})`)
+  }
+  const perDim = limit('maxComputeWorkgroupsPerDimension')
+  for (const [i, axis] of (['y', 'z'] as const).entries()) {
+    if (grid[i + 1]! > perDim) return new WebGpuLimitError(`${what}: grid.${axis}`, 'maxComputeWorkgroupsPerDimension', grid[i + 1]!, perDim, 'only grid.x is split into several dispatches')
+  }
+  if (params.bytes.length < k.paramBytes) return new TypeError(`${what}: the parameter block has ${params.bytes.length} bytes, the kernel reads ${k.paramBytes}`)
+  if (k.paramOffsets && params.offsets) {
+    if (params.offsets.length !== k.paramOffsets.length) return new TypeError(`${what}: ${params.offsets.length} parameter offsets given, the kernel declares ${k.paramOffsets.length} parameters (is the manifest from another build?)`)
+    for (const [i, o] of params.offsets.entries()) {
+      if (o !== k.paramOffsets[i]) return new TypeError(`${what}: parameter ${i} is at offset ${o} in the block but at ${k.paramOffsets[i]} in the PTX's .param layout (is the manifest from another build?)`)
+    }
+  }
+  return new Error(`internal: ${what} failed a launch check that launch-checks.ts does not explain`)
+}

@@ -52,11 +52,13 @@ function workspaceRegisters(fn: IrFunction): Set<number> {
 }
 
 /**
- * grid.sync() first checks that the launch has a grid workspace and traps where it has none (`setp.ne
- * workspace, 0` and a branch around a `trap`). On WebGPU the workspace is always there (%envreg1:%envreg2
- * read as its address), so such a branch is always taken: it becomes unconditional, and the trap unreachable.
- * Without this, clang's layout (the trap's block jumps to the kernel's end) would nest the rest of the kernel,
- * syncs included, in a region, where the phases cannot split it (planGridSyncs).
+ * Keeps a grid-sync kernel's syncs at its top level, where the phases can split it (planGridSyncs):
+ * - grid.sync() first checks that the launch has a grid workspace and traps where it has none (`setp.ne
+ *   workspace, 0` and a branch around a `trap`). On WebGPU the workspace is always there (%envreg1:%envreg2 read
+ *   as its address), so such a branch is always taken: it becomes unconditional, and the trap unreachable
+ *   (clang's layout, where the trap's block jumps to the kernel's end, nested the rest of the kernel otherwise);
+ * - a branch to a `ret` (an early `return`) becomes that `ret` under the branch's guard, so the code after it
+ *   is not nested in the branch's region.
  */
 export function foldWorkspaceChecks(fn: IrFunction): IrFunction {
   if (!specialUse(fn).gridSync) return fn
@@ -79,9 +81,18 @@ export function foldWorkspaceChecks(fn: IrFunction): IrFunction {
     checks.set(p.id, (checks.get(p.id) ?? 0) + 1)
   }
   for (const [p, n] of checks) if (n !== defs.get(p)) known.delete(p)
-  if (!known.size) return fn
+  // a branch to a `ret` (an early return: `if (i >= n) return;`) is that `ret`, under the branch's guard: the
+  // rest of the kernel, grid syncs included, then stays at its top level instead of in the branch's region
+  const returnAt = (o: IrOperand | undefined) => {
+    const at = o?.kind === 'label' ? fn.labels.get(o.name) : undefined
+    const target = at === undefined ? undefined : fn.instructions[at]
+    return target && (target.op === 'ret' || target.op === 'exit') && !target.guard ? target : undefined
+  }
   const instructions = fn.instructions.map((x) => {
-    if (x.op !== 'bra' || !x.guard || !known.has(x.guard.reg) || known.get(x.guard.reg) === x.guard.negate) return x
+    if (x.op !== 'bra') return x
+    const ret = returnAt(x.operands[0])
+    if (ret) return { ...x, op: ret.op, qualifiers: [], operands: [], text: `${x.text} (a return)` } as Instruction
+    if (!x.guard || !known.has(x.guard.reg) || known.get(x.guard.reg) === x.guard.negate) return x
     const { guard: _, ...always } = x
     return { ...always, text: `${x.text} (taken: the grid workspace is there)` }
   })

@@ -145,12 +145,12 @@ export class KernelRunner implements KernelHost {
     return new ctor(bytes.buffer, 0, buf.byteLength / ctor.BYTES_PER_ELEMENT)
   }
 
-  async launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes = 0, options: { cooperative?: boolean } = {}): Promise<void> {
+  async launch(name: string, grid: number | Dim3, block: number | Dim3, args: readonly KernelArg[], sharedBytes = 0, options: { cooperative?: boolean; timeoutMs?: number } = {}): Promise<void> {
     const entry = this.entry(name)
     this.launched.add(entry)
     const fn = await this.module.getFunction(entry)
     const dim = (d: number | Dim3): Dim3 => (typeof d === 'number' ? [d, 1, 1] : d)
-    await this.backend.launch(fn, { grid: dim(grid), block: dim(block), sharedBytes, ...(options.cooperative ? { cooperative: true } : {}) }, packParams(entry, this.entries.get(entry)!, args))
+    await this.backend.launch(fn, { grid: dim(grid), block: dim(block), sharedBytes, ...(options.cooperative ? { cooperative: true } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }, packParams(entry, this.entries.get(entry)!, args))
   }
 
   /** Address of a module variable found by identifier (see findPtxVariable); needs backend getGlobal. */

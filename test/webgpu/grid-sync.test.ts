@@ -102,12 +102,12 @@ const s = await webgpuPageSuite('WebGPU: grid-wide sync (cg::this_grid().sync())
 
 const BLOCKS = 6
 
-async function run(k: KernelRunner, threads: number): Promise<number[]> {
+async function run(k: KernelRunner, threads: number, timeoutMs?: number): Promise<number[]> {
   const total = BLOCKS * threads
   const out = await k.alloc(20 * total)
   const part = await k.alloc(4 * total)
   const part2 = await k.alloc(4 * total)
-  await k.launch('gsync', BLOCKS, threads, [out, part, part2], 0, { cooperative: true })
+  await k.launch('gsync', BLOCKS, threads, [out, part, part2], 0, { cooperative: true, ...(timeoutMs ? { timeoutMs } : {}) })
   return [...(await k.read(out, Uint32Array))]
 }
 
@@ -141,6 +141,11 @@ for (const threads of [64, 320]) {
     assert.equal(g, want, 'WebGPU')
   })
 }
+
+s('with a timeoutMs (the launch runs in slices, phase after phase): the same results', async (ctx) => {
+  const g = await run(await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'gsync sliced (WebGPU)'), 64, 60_000)
+  assert.equal(g, expected(64))
+})
 
 s('three phases; a sync in a loop is refused by name; a launch that is not cooperative fails, saying why', async (ctx) => {
   // (decoded as the backend decodes PTX for translation: grid.sync()'s checks and early returns folded)

@@ -1451,6 +1451,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     if (mem.localBytes) head.push(`var<private> kp_lmem: array<u32, ${(mem.localBytes / 4) * this.coarse}u>;`, ...(this.coarse > 1 ? ['var<private> kp_lc: u32;'] : []))
     for (const [, d] of syncDeclarations(this)) { head.push(d.code); workgroupBytes += d.bytes }
     for (const [, d] of this.moduleDecls) head.push(d)
+    // (a grid-sync kernel's block-uniform registers pass through workgroup memory: writePhases)
+    workgroupBytes += this.gridWords.uniform * 4
     const body = this.lines.join('\n')
     const regDecls = [...this.usedRegs].sort((a, b) => a - b).map((id) => {
       const s = this.regStore[id]!

@@ -28,7 +28,7 @@ import type { TranslateTarget, WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
 import { callTarget, emitOp, isDeviceFence } from './emit-ops.js'
-import { checksGlobal, emitMemoryOp, localWord, memoryHelpers, type MemoryPlan } from './emit-memory.js'
+import { checksGlobal, emitMemoryOp, loadWord, memoryHelpers, storeWord, type MemoryPlan } from './emit-memory.js'
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
 import { usesMbarrier } from './emit-mbarrier.js'
 import { planGridSyncs, type GridSyncPlan } from './grid-sync.js'
@@ -407,8 +407,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       case '%envreg1': case '%envreg2':
         // the grid workspace (its high word, its low word): the launch's workspace here, whose address follows
         // the parameters; only the grid syncs use it, and they are phase boundaries here (grid-sync.ts)
-        if (this.gridPlan) return name === '%envreg1' ? '0u' : `kp_params[${Math.ceil(this.paramBytes / 16)}u].x`
-        return this.refuse(`the special register ${name}: ${whyNoSpecial(name)}`)
+        if (this.gridPlan) return name === '%envreg1' ? '0u' : this.workspaceAddress
+      // falls through
       default:
         return this.refuse(`the special register ${name}: ${whyNoSpecial(name)}`)
     }
@@ -1224,13 +1224,29 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     return set
   }
 
-  /** Words of kp_smem, as its declaration counts them (finish), or undefined without shared memory. */
-  private sharedWordsExpr(): string | undefined {
+  /** kp_smem's words, or undefined without shared memory: `words` before the dynamic ones, `reserved` after them
+   *  (the reserved region and up to 3 of alignment), `dynamic` when kp_dyn_shared_words is counted in. */
+  private sharedWords(): { words: number; reserved: number; dynamic: boolean } | undefined {
     const mem = this.mem
     if (!mem.usesShared) return undefined
-    const words = mem.dynBase / 4
-    const rsv = mem.reserved ? ` + ${RESERVED_SMEM / 4 + 3}u` : ''
-    return mem.hasDynamic || mem.reserved ? `${words}u + kp_dyn_shared_words${rsv}` : `${Math.max(1, words)}u`
+    const dynamic = mem.hasDynamic || mem.reserved
+    return { words: dynamic ? mem.dynBase / 4 : Math.max(1, mem.dynBase / 4), reserved: mem.reserved ? RESERVED_SMEM / 4 + 3 : 0, dynamic }
+  }
+
+  /** kp_smem's length as its declaration writes it (finish), or undefined without shared memory. */
+  private sharedWordsExpr(): string | undefined {
+    const sw = this.sharedWords()
+    if (!sw) return undefined
+    return sw.dynamic ? `${sw.words}u + kp_dyn_shared_words${sw.reserved ? ` + ${sw.reserved}u` : ''}` : `${sw.words}u`
+  }
+
+  /** Where a grid-sync kernel reads its workspace's byte address: the vec4 after its parameters (writePhases). */
+  private get workspaceVec(): number {
+    return Math.ceil(this.paramBytes / 16)
+  }
+
+  private get workspaceAddress(): string {
+    return `kp_params[${this.workspaceVec}u].x`
   }
 
   /** The 32-bit words of a register's value, and how to set it from them. */
@@ -1270,34 +1286,34 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     this.gridWords = { uniform: u, thread: t + local }
     const T = t + local
     const smem = this.sharedWordsExpr()
-    const memAt = (i: string) => (this.mem.globalAtomic ? `atomicLoad(&kp_mem[${i}])` : `kp_mem[${i}]`)
-    const memSet = (i: string, v: string) => (this.mem.globalAtomic ? `atomicStore(&kp_mem[${i}], ${v});` : `kp_mem[${i}] = ${v};`)
-    const smemAt = (i: string) => (this.mem.sharedAtomic ? `atomicLoad(&kp_smem[${i}])` : `kp_smem[${i}]`)
-    const smemSet = (i: string, v: string) => (this.mem.sharedAtomic ? `atomicStore(&kp_smem[${i}], ${v});` : `kp_smem[${i}] = ${v};`)
+    // the workspace is global memory, read and written as the kernel's own accesses are (emit-memory.ts)
+    const memAt = (i: string) => loadWord(this, 'global', i)
+    const memSet = (i: string, v: string) => storeWord(this, 'global', i, v)
     const invocations = this.coarse > 1 ? 'kp_wg' : 'kp_nt'
     const base = () => {
       this.line(`let kp_gs_stride = ${u}u + kp_nt * ${T}u${smem ? ` + ${smem}` : ''};`)
-      this.line(`let kp_gs = (kp_params[${Math.ceil(this.paramBytes / 16)}u].x >> 2u) + (kp_ctaid.x + kp_launch.nctaid.x * (kp_ctaid.y + kp_launch.nctaid.y * kp_ctaid.z)) * kp_gs_stride;`)
+      this.line(`let kp_gs = (${this.workspaceAddress} >> 2u) + (kp_ctaid.x + kp_launch.nctaid.x * (kp_ctaid.y + kp_launch.nctaid.y * kp_ctaid.z)) * kp_gs_stride;`)
     }
     const perThreadState = (save: boolean) => this.perThread(() => {
       this.open('{')
       this.line(`let kp_gt = kp_gs + ${u}u + kp_t * ${T}u;`)
       const exited = this.flagName('x')
       if (save) {
-        this.line(memSet('kp_gt', `select(0u, 1u, ${this.on})`))
-        this.line(memSet('kp_gt + 1u', `select(0u, 1u, ${exited})`))
+        memSet('kp_gt', `select(0u, 1u, ${this.on})`)
+        memSet('kp_gt + 1u', `select(0u, 1u, ${exited})`)
       } else {
         this.line(`${this.on} = ${memAt('kp_gt')} != 0u;`)
         this.line(`${exited} = ${memAt('kp_gt + 1u')} != 0u;`)
       }
       for (const [r, at] of threadAt) {
         const w = this.regWords(r)
-        if (save) w.read.forEach((v, i) => this.line(memSet(`kp_gt + ${at + i}u`, v)))
+        if (save) w.read.forEach((v, i) => memSet(`kp_gt + ${at + i}u`, v))
         else this.line(w.write(w.read.map((_, i) => memAt(`kp_gt + ${at + i}u`))))
       }
       if (local) {
         this.open(`for (var kp_i = 0u; kp_i < ${local}u; kp_i = kp_i + 1u) {`)
-        this.line(save ? memSet(`kp_gt + ${t}u + kp_i`, localWord(this, 'kp_i')) : `${localWord(this, 'kp_i')} = ${memAt(`kp_gt + ${t}u + kp_i`)};`)
+        if (save) memSet(`kp_gt + ${t}u + kp_i`, loadWord(this, 'local', 'kp_i'))
+        else storeWord(this, 'local', 'kp_i', memAt(`kp_gt + ${t}u + kp_i`))
         this.close()
       }
       this.close()
@@ -1306,7 +1322,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       if (!smem) return
       this.open(`for (var kp_i = kp_lidx; kp_i < ${smem}; kp_i = kp_i + ${invocations}) {`)
       const at = `kp_gs + ${u}u + kp_nt * ${T}u + kp_i`
-      this.line(save ? memSet(at, smemAt('kp_i')) : smemSet('kp_i', memAt(at)))
+      if (save) memSet(at, loadWord(this, 'shared', 'kp_i'))
+      else storeWord(this, 'shared', 'kp_i', memAt(at))
       this.close()
     }
     if (u) this.moduleDecls.set('kp_gsu', `var<workgroup> kp_gsu: array<u32, ${u}u>;`)
@@ -1338,7 +1355,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
         this.line('workgroupBarrier();')
         if (u) {
           this.open('if (kp_lidx == 0u) {')
-          for (const [r, at] of uniformAt) this.regWords(r).read.forEach((v, i) => this.line(memSet(`kp_gs + ${at + i}u`, v)))
+          for (const [r, at] of uniformAt) this.regWords(r).read.forEach((v, i) => memSet(`kp_gs + ${at + i}u`, v))
           this.close()
         }
         perThreadState(true)
@@ -1420,7 +1437,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const mem = this.mem
     const head: string[] = []
     // (a grid-sync kernel finds its workspace's address in the vec4 after its parameters: writePhases)
-    const paramVecs = Math.max(1, Math.ceil(this.paramBytes / 16) + (this.phases > 1 ? 1 : 0))
+    const paramVecs = Math.max(1, this.workspaceVec + (this.phases > 1 ? 1 : 0))
     head.push(`// ${fn.name}: translated from PTX by emit-wgsl (@kernelpack/webgpu)`)
     head.push(`@group(0) @binding(0) var<storage, read_write> kp_mem: array<${mem.globalAtomic ? 'atomic<u32>' : 'u32'}>;`)
     head.push(`@group(0) @binding(1) var<uniform> kp_params: array<vec4<u32>, ${paramVecs}>;`)
@@ -1495,8 +1512,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     if (this.printf.length) out.printf = [...this.printf]
     if (this.phases > 1) {
-      const shared = mem.usesShared ? (mem.hasDynamic || mem.reserved ? { fixed: mem.dynBase / 4 + (mem.reserved ? RESERVED_SMEM / 4 + 3 : 0), dynamic: true } : { fixed: Math.max(1, mem.dynBase / 4), dynamic: false }) : { fixed: 0, dynamic: false }
-      out.gridSync = { phases: this.phases, workspaceAt: Math.ceil(this.paramBytes / 16) * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared }
+      const sw = this.sharedWords()
+      const shared = { fixed: sw ? sw.words + sw.reserved : 0, dynamic: !!sw?.dynamic }
+      out.gridSync = { phases: this.phases, workspaceAt: this.workspaceVec * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared }
     }
     if (this.softF64) out.softF64 = true
     if (this.softTensor) out.softTensor = true

@@ -74,7 +74,7 @@ export function localWord(w: KernelWriter, i: string): string {
 }
 
 /** WGSL that reads word `i` of a space. */
-function loadWord(w: KernelWriter, space: Space, i: string): string {
+export function loadWord(w: KernelWriter, space: Space, i: string): string {
   switch (space) {
     case 'global': return w.mem.globalAtomic ? `atomicLoad(&kp_mem[${i}])` : `kp_mem[${i}]`
     case 'shared': return w.mem.sharedAtomic ? `atomicLoad(&kp_smem[${i}])` : `kp_smem[${i}]`

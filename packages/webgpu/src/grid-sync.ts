@@ -37,14 +37,17 @@ const writesMemory = (x: Instruction) => x.op === 'st' || x.op === 'atom' || x.o
 /** Registers an instruction's address operands read. */
 const addressRegs = (x: Instruction) => x.operands.flatMap((o) => (o.kind === 'addr' && o.base?.kind === 'reg' ? [o.base.id] : []))
 
+/** Whether `x` reads the grid workspace: %envreg1/%envreg2, or a register derived from them (`tainted`). */
+const readsWorkspace = (x: Instruction, tainted: ReadonlySet<number>) =>
+  x.operands.some((o) => o.kind === 'special' && isGridWorkspaceRegister(o.name)) || usedRegisters(x).some((r) => tainted.has(r))
+
 /** Registers derived from the grid workspace registers (forward, to a fixpoint: loops). */
 function workspaceRegisters(fn: IrFunction): Set<number> {
   const tainted = new Set<number>()
-  const reads = (x: Instruction) => x.operands.some((o) => o.kind === 'special' && isGridWorkspaceRegister(o.name)) || usedRegisters(x).some((r) => tainted.has(r))
   for (let changed = true; changed;) {
     changed = false
     for (const x of fn.instructions) {
-      if (!reads(x)) continue
+      if (!readsWorkspace(x, tainted)) continue
       for (const d of definedRegisters(x)) if (!tainted.has(d)) { tainted.add(d); changed = true }
     }
   }
@@ -66,21 +69,18 @@ export function foldWorkspaceChecks(fn: IrFunction): IrFunction {
   const defs = new Map<number, number>()
   for (const x of fn.instructions) for (const d of definedRegisters(x)) defs.set(d, (defs.get(d) ?? 0) + 1)
   const isZero = (o: IrOperand | undefined) => o?.kind === 'imm' && o.imm.kind === 'int' && o.imm.value === 0n
-  // a predicate whose every definition compares the workspace with 0 (each grid.sync() checks it afresh)
-  const known = new Map<number, boolean>()
-  const checks = new Map<number, number>()
+  // a predicate whose every definition compares the workspace with 0 (each grid.sync() checks it afresh), all
+  // with the same outcome: its value (null where they differ), and how many such definitions it has
+  const ws = (o: IrOperand | undefined) => o?.kind === 'reg' && tainted.has(o.id)
+  const checks = new Map<number, { value: boolean | null; count: number }>()
   for (const x of fn.instructions) {
     const [p, a, b] = x.operands
-    if (x.op !== 'setp' || x.guard || x.operands.length !== 3 || p?.kind !== 'reg') continue
-    if (x.cmp !== 'ne' && x.cmp !== 'eq') continue
-    const ws = (o: IrOperand | undefined) => o?.kind === 'reg' && tainted.has(o.id)
+    if (x.op !== 'setp' || x.guard || x.operands.length !== 3 || p?.kind !== 'reg' || (x.cmp !== 'ne' && x.cmp !== 'eq')) continue
     if (!((ws(a) && isZero(b)) || (ws(b) && isZero(a)))) continue
-    if (known.has(p.id) && known.get(p.id) !== (x.cmp === 'ne')) { known.delete(p.id); checks.set(p.id, -1); continue }
-    if (checks.get(p.id) === -1) continue
-    known.set(p.id, x.cmp === 'ne')
-    checks.set(p.id, (checks.get(p.id) ?? 0) + 1)
+    const c = checks.get(p.id)
+    checks.set(p.id, { value: c && c.value !== (x.cmp === 'ne') ? null : x.cmp === 'ne', count: (c?.count ?? 0) + 1 })
   }
-  for (const [p, n] of checks) if (n !== defs.get(p)) known.delete(p)
+  const known = new Map([...checks].flatMap(([p, c]) => (c.value !== null && c.count === defs.get(p) ? [[p, c.value] as [number, boolean]] : [])))
   // a branch to a `ret` (an early return: `if (i >= n) return;`) is that `ret`, under the branch's guard: the
   // rest of the kernel, grid syncs included, then stays at its top level instead of in the branch's region
   const returnAt = (o: IrOperand | undefined) => {
@@ -106,7 +106,6 @@ export function foldWorkspaceChecks(fn: IrFunction): IrFunction {
 export function planGridSyncs(fn: IrFunction, cfg: Cfg, body: readonly StructNode[]): GridSyncPlan | { refuse: string; at?: Instruction } {
   const ins = fn.instructions
   const tainted = workspaceRegisters(fn)
-  const reads = (x: Instruction) => x.operands.some((o) => o.kind === 'special' && isGridWorkspaceRegister(o.name)) || usedRegisters(x).some((r) => tainted.has(r))
   const touchesWorkspace = (x: Instruction) => addressRegs(x).some((r) => tainted.has(r))
   const nested = 'a grid-wide sync (cg::this_grid().sync()) inside a loop or a branch: WebGPU runs a cooperative launch as one dispatch per stretch of the kernel between syncs, so only syncs at its top level are translated'
   const at: number[] = []
@@ -123,7 +122,7 @@ export function planGridSyncs(fn: IrFunction, cfg: Cfg, body: readonly StructNod
     for (const i of own) inSync.add(i)
   }
   for (const [i, x] of ins.entries()) {
-    if (inSync.has(i) || !reads(x)) continue
+    if (inSync.has(i) || !readsWorkspace(x, tainted)) continue
     // outside a sync, the workspace may only be carried to one (address arithmetic)
     if (touchesWorkspace(x)) return { refuse: nested, at: x }
     // (grid.sync() first checks that there is a workspace, trapping where there is none: %envreg1:%envreg2

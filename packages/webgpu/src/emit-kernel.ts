@@ -1452,6 +1452,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const body0 = this.lines.join('\n')
     if (mem.usesShared && (mem.hasDynamic || mem.reserved)) head.push('override kp_dyn_shared_words: u32 = 1u;')
     if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')
+    // (the exact fma.rn.f32 where the adapter's fma() may round twice: backend.ts sets it per adapter)
+    if (/\bkp_fma_rn\(/.test(body0)) head.push('override kp_fma_exact: bool = true;')
     head.push('override kp_nt: u32 = kp_ntid_x * kp_ntid_y * kp_ntid_z;')
     if (this.coarse > 1) {
       // a coarsened kernel runs kp_k ≤ ${this.coarse} CUDA threads in each of kp_wg invocations (README.md)

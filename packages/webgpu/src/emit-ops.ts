@@ -541,7 +541,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         const d = directed(w, ins, 'fma')
         if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
-        return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
+        return w.setF32(A[0], fout(ins, `kp_fma_rn(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
       }
       if (isHalf(t)) return half(w, ins, 'fma')
       if (ins.flags.sat) return w.refuse('mad.hi.sat')
@@ -573,7 +573,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       const d = directed(w, ins, 'fma')
       if (d) return w.setF32(A[0], d)
       roundNearest(w, ins)
-      return w.setF32(A[0], fout(ins, `fma(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
+      return w.setF32(A[0], fout(ins, `kp_fma_rn(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
     }
     case 'div': case 'rem': {
       if (t === 'f64' && ins.op === 'div') {

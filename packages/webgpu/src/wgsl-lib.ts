@@ -561,6 +561,33 @@ fn kp_relu16(h: u32, bf: bool) -> u32 {
   if ((h & 0x8000u) != 0u) { return 0u; }
   return h;
 }`),
+  kp_fma_rn: F(`// fma.rn.f32: a·b + c rounded once, as PTX's fma.rn.f32. WGSL's fma() may round the product first, and
+// SwiftShader's does: where the adapter computes on the CPU (override kp_fma_exact, set by backend.ts), Boldo and
+// Melquiond's emulated fma ("Emulation of FMA and correctly rounded sums: proved algorithms using rounding to
+// odd"): the product's exact error by Veltkamp's split and Dekker's product, the sum's by TwoSum, the two errors
+// added with rounding to odd, then one rounding to nearest. No branch: SwiftShader compiles a pipeline with
+// branchy inlined sites in time that grows with their number (minutes at 12). Every step is exact when a and b
+// lie between 2^-103 and 2^113 in magnitude with a·b ≥ 2^-78 (ea + eb ≥ 176) and below 2^125, and c is 0 or
+// between 2^-103 and 2^125 (every value, the halves of a and b included, a multiple of 2^-126: none subnormal,
+// so flushing cannot change one); c = 0 is the product rounded once. Elsewhere (zeros, infinities, NaN,
+// subnormals, extreme exponents), and on GPUs, whose fma is fused, WGSL's fma().
+fn kp_fma_rn(a: f32, b: f32, c: f32) -> f32 {
+  if (!kp_fma_exact) { return fma(a, b, c); }
+  let p = a * b;
+  let ea = (bitcast<u32>(a) >> 23u) & 0xffu; let eb = (bitcast<u32>(b) >> 23u) & 0xffu;
+  let ep = (bitcast<u32>(p) >> 23u) & 0xffu; let ec = (bitcast<u32>(c) >> 23u) & 0xffu;
+  let cz = (bitcast<u32>(c) & 0x7fffffffu) == 0u;
+  let exact = (ea - 24u <= 215u) & (eb - 24u <= 215u) & (ea + eb >= 176u) & (ep <= 251u) & (cz | ((ec >= 24u) & (ec <= 251u)));
+  let ca = 4097.0 * a; let ah = ca - (ca - a); let al = a - ah;
+  let cb = 4097.0 * b; let bh = cb - (cb - b); let bl = b - bh;
+  let ul = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  let th = c + p; let z = th - c; let tl = (c - (th - z)) + (p - z);
+  let s = tl + ul; let sz = s - tl; let err = (tl - (s - sz)) + (ul - sz);
+  // s rounded to odd: one ulp toward the exact sum where s is inexact and its last bit even
+  let sb = bitcast<u32>(s);
+  let v = select(s, bitcast<f32>(select(sb - 1u, sb + 1u, (err > 0.0) == (s > 0.0))), (err != 0.0) & ((sb & 1u) == 0u) & ((sb & 0x7fffffffu) != 0u));
+  return select(fma(a, b, c), select(th + v, p + c, cz), exact);
+}`),
   kp_fma_odd: F(`// a·b + c rounded to f32 by round-to-odd, for half-precision a, b, c (a·b is exact in f32): rounding that
 // to f16 or bf16 (≥ 2 bits narrower) is then the correctly rounded fma (Boldo and Melquiond, "Emulation of
 // FMA and correctly rounded sums: proved algorithms using rounding to odd"). The error of the f32 sum is

@@ -16,28 +16,31 @@ const OPS = ['fma', 'add', 'sub', 'mul'] as const
 const MODES = ['rz', 'rm', 'rp'] as const
 const PER = OPS.length * MODES.length
 
-/** Thread i reads (a, b, c) at 12·i and writes op × mode at 4·PER·i, in the order of OPS × MODES. */
-const PTX = `.version 8.0
+/** Kernel `entry`: thread i reads (a, b, c) at 12·i into %f1–%f3, computes `results` (each writes the register
+ *  it is given: %f4, %f5, …) and stores them at 4·results.length·i, in their order. */
+function perThreadKernel(entry: string, results: ReadonlyArray<(d: string) => string>): string {
+  return `.version 8.0
 .target sm_80
 .address_size 64
-.visible .entry dir(.param .u64 pin, .param .u64 pout, .param .u32 n)
+.visible .entry ${entry}(.param .u64 pin, .param .u64 pout, .param .u32 n)
 {
-  .reg .b64 %rd<8>; .reg .b32 %r<6>; .reg .f32 %f<${4 + PER}>; .reg .pred %p<2>;
+  .reg .b64 %rd<8>; .reg .b32 %r<6>; .reg .f32 %f<${4 + results.length}>; .reg .pred %p<2>;
   ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
   cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
   mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
   setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
   mul.wide.u32 %rd3, %r5, 12; add.s64 %rd4, %rd1, %rd3;
   ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.f32 %f3, [%rd4+8];
-${OPS.flatMap((op, i) => MODES.map((m, j) => {
-  const d = `%f${4 + i * MODES.length + j}`
-  return `  ${op}.${m}.f32 ${d}, %f1, %f2${op === 'fma' ? ', %f3' : ''};`
-})).join('\n')}
-  mul.wide.u32 %rd5, %r5, ${4 * PER}; add.s64 %rd6, %rd2, %rd5;
-${Array.from({ length: PER }, (_, k) => `  st.global.f32 [%rd6+${4 * k}], %f${4 + k};`).join('\n')}
+${results.map((r, k) => `  ${r(`%f${4 + k}`)};`).join('\n')}
+  mul.wide.u32 %rd5, %r5, ${4 * results.length}; add.s64 %rd6, %rd2, %rd5;
+${results.map((_, k) => `  st.global.f32 [%rd6+${4 * k}], %f${4 + k};`).join('\n')}
 $done:
   ret;
 }`
+}
+
+/** Thread i writes op × mode at 4·PER·i, in the order of OPS × MODES. */
+const PTX = perThreadKernel('dir', OPS.flatMap((op) => MODES.map((m) => (d: string) => `${op}.${m}.f32 ${d}, %f1, %f2${op === 'fma' ? ', %f3' : ''}`)))
 
 function inputs(): Float32Array {
   const out: number[] = []
@@ -54,10 +57,11 @@ function inputs(): Float32Array {
   return new Float32Array(out)
 }
 
-async function run(k: KernelRunner, xs: Float32Array): Promise<Uint32Array> {
+/** Runs `entry` (perThreadKernel, `per` results a thread) over the triples of xs; its results' bits. */
+async function run(k: KernelRunner, xs: Float32Array, entry = 'dir', per = PER): Promise<Uint32Array> {
   const n = xs.length / 3
-  const din = await k.upload(xs), dout = await k.alloc(4 * PER * n)
-  await k.launch('dir', Math.ceil(n / 64), 64, [din, dout, n])
+  const din = await k.upload(xs), dout = await k.alloc(4 * per * n)
+  await k.launch(entry, Math.ceil(n / 64), 64, [din, dout, n])
   return k.read(dout, Uint32Array)
 }
 
@@ -89,25 +93,8 @@ s('every result is the emulator\'s, bit for bit (NaN for NaN)', async (ctx) => {
   assert.ok(differ > 200, `only ${differ} fma results depend on the rounding mode`)
 })
 
-/** fma.rn.f32 of thread i's (a, b, c) at 12·i, to 4·i. */
-const RN_PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry rn(.param .u64 pin, .param .u64 pout, .param .u32 n)
-{
-  .reg .b64 %rd<8>; .reg .b32 %r<6>; .reg .f32 %f<5>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 12; add.s64 %rd4, %rd1, %rd3;
-  ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.f32 %f3, [%rd4+8];
-  fma.rn.f32 %f4, %f1, %f2, %f3;
-  mul.wide.u32 %rd5, %r5, 4; add.s64 %rd6, %rd2, %rd5;
-  st.global.f32 [%rd6], %f4;
-$done:
-  ret;
-}`
+/** fma.rn.f32 of thread i's (a, b, c), to 4·i. */
+const RN_PTX = perThreadKernel('rn', [(d) => `fma.rn.f32 ${d}, %f1, %f2, %f3`])
 
 /** Whether kp_fma_rn's exact path takes (a, b, c) (its comment's range; the same test on the bits). */
 function inExactRange(a: number, b: number, c: number): boolean {
@@ -137,11 +124,7 @@ function rnInputs(): Float32Array {
 s('fma.rn.f32 is the emulator\'s, bit for bit, wherever kp_fma_rn is exact; rounding twice would differ on many of them', async (ctx) => {
   const xs = rnInputs()
   const n = xs.length / 3
-  const runRn = async (k: KernelRunner) => {
-    const din = await k.upload(xs), dout = await k.alloc(4 * n)
-    await k.launch('rn', Math.ceil(n / 64), 64, [din, dout, n])
-    return k.read(dout, Uint32Array)
-  }
+  const runRn = (k: KernelRunner) => run(k, xs, 'rn', 1)
   const gpuK = await KernelRunner.load(ctx.gpu!, RN_PTX, 'compute_80', 'fma.rn (WebGPU)')
   assert.equal(ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`), [])
   const gpu = await runRn(gpuK)

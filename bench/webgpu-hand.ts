@@ -1,5 +1,6 @@
 // Hand-written WGSL for the kernels the WebGPU benches time (issue 25: "a comparison with hand-written WGSL"):
-// vector add, the 16×16-tiled matmul and the shared-memory reduction of test/fixtures/webgpu/plumbing.cu, written the way a WebGPU
+// vector add, the 16×16-tiled matmul and the shared-memory reduction of test/fixtures/webgpu/plumbing.cu (and the
+// division and square root of bench/kernels/div-sqrt.cu), written the way a WebGPU
 // developer writes them (one storage buffer per array, a uniform for the sizes, workgroup tiles, the same
 // order of operations as the CUDA source), and run on a GPUDevice with nothing of kernelpack in between. The
 // benches run them beside the WGSL emit-wgsl translates from that kernel's PTX, on the same device, A/B
@@ -49,6 +50,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 `
 
+export const handDivSqrtWgsl = `
+struct Sizes { n: u32 }
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<uniform> sizes: Sizes;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  if (i < sizes.n) { c[i] = sqrt(a[i]) / b[i]; }
+}
+`
+
 export const handReduceWgsl = `
 struct Sizes { n: u32 }
 @group(0) @binding(0) var<storage, read> input: array<f32>;
@@ -79,7 +94,7 @@ const STORAGE = 0x80, COPY_DST = 0x8, COPY_SRC = 0x4, UNIFORM = 0x40, MAP_READ =
  *  is done (what a synchronize does); `read()` copies the output back. */
 export interface HandKernel { run(): Promise<void>; read(): Promise<Float32Array>; destroy(): void }
 
-export async function setupHand(device: GPUDevice, which: 'vecAdd' | 'matmul' | 'reduce', inputs: { a: Float32Array; b?: Float32Array; outLength: number; sizes: number[]; groups: [number, number, number] }): Promise<HandKernel> {
+export async function setupHand(device: GPUDevice, which: 'vecAdd' | 'matmul' | 'reduce' | 'divSqrt', inputs: { a: Float32Array; b?: Float32Array; outLength: number; sizes: number[]; groups: [number, number, number] }): Promise<HandKernel> {
   const buffer = (data: Float32Array | Uint32Array | number, usage: number) => {
     const size = typeof data === 'number' ? data : Math.max(16, data.byteLength)
     const b = device.createBuffer({ size: Math.ceil(size / 4) * 4, usage: usage | COPY_DST })
@@ -89,7 +104,7 @@ export async function setupHand(device: GPUDevice, which: 'vecAdd' | 'matmul' | 
   const a = buffer(inputs.a, STORAGE), b = inputs.b ? buffer(inputs.b, STORAGE) : undefined
   const c = buffer(inputs.outLength * 4, STORAGE | COPY_SRC)
   const sizes = buffer(Uint32Array.from([...inputs.sizes, 0, 0, 0, 0].slice(0, 4)), UNIFORM)
-  const module = device.createShaderModule({ code: which === 'vecAdd' ? handVecAddWgsl : which === 'matmul' ? handMatmulWgsl : handReduceWgsl })
+  const module = device.createShaderModule({ code: { vecAdd: handVecAddWgsl, matmul: handMatmulWgsl, reduce: handReduceWgsl, divSqrt: handDivSqrtWgsl }[which] })
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
   const group = device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),

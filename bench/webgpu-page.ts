@@ -1,4 +1,4 @@
-// Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu) runs on the PTX emulator and
+// Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu, bench/kernels/div-sqrt.cu) runs on the PTX emulator and
 // on the WebGPU backend, A/B interleaved, and the page reports the median time of each per workload.
 //
 // The WebGPU side runs the WGSL emit-wgsl generates from that PTX (the default translator; issue 15); a third
@@ -9,7 +9,7 @@ import type { Backend } from '../packages/runtime/src/backend.js'
 import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
 import { setupHand } from './webgpu-hand.js'
 
-declare const KP_DATA: { ptx: string; arch: string; reps: number; smoke: boolean }
+declare const KP_DATA: { ptx: string; divSqrtPtx: string; arch: string; reps: number; smoke: boolean }
 const translator = emitWgsl
 
 interface Workload {
@@ -17,7 +17,9 @@ interface Workload {
   entry: string
   grid: [number, number, number]
   block: [number, number, number]
-  hand: 'vecAdd' | 'matmul' | 'reduce'
+  hand: 'vecAdd' | 'matmul' | 'reduce' | 'divSqrt'
+  /** The PTX it is in: plumbing.cu's, or bench/kernels/div-sqrt.cu's. */
+  module?: 'divSqrt'
   inputs(): { a: Float32Array; b?: Float32Array; outLength: number; scalars: number[] }
 }
 
@@ -47,6 +49,16 @@ const workloads: Workload[] = [
     name: `shared-memory reduction 2^${Math.log2(N_RED)}`, entry: 'reduce_sum_shared', grid: [N_RED / 512, 1, 1], block: [256, 1, 1], hand: 'reduce',
     inputs: () => ({ a: Float32Array.from({ length: N_RED }, (_, i) => (i % 64) * 0.25), outLength: N_RED / 512, scalars: [N_RED] }),
   },
+  {
+    // sqrt.rn and div.rn a thread: exact integer routines on WebGPU, WGSL's sqrt and / in the hand-written kernel
+    // (normal inputs and results, where SwiftShader's own are correctly rounded: the checksums agree)
+    name: `sqrt and divide 2^${Math.log2(N_ADD)}`, entry: 'div_sqrt', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1], hand: 'divSqrt', module: 'divSqrt',
+    inputs: () => ({
+      a: Float32Array.from({ length: N_ADD }, (_, i) => 1 + (i % 1013) * 0.37),
+      b: Float32Array.from({ length: N_ADD }, (_, i) => 0.5 + (i % 331) * 0.11),
+      outLength: N_ADD, scalars: [N_ADD],
+    }),
+  },
 ]
 
 /** The workload's buffers on a runner: its arguments (inputs, output, sizes) and the output. */
@@ -69,9 +81,11 @@ async function main() {
   const emu: Backend = createEmulatorBackend()
   const gpu = await createWebGpuBackend({ translator })
   const web: Backend = gpu
-  const [ke, kw] = await Promise.all([KernelRunner.load(emu, KP_DATA.ptx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.ptx, KP_DATA.arch, 'webgpu')])
+  const [ke0, kw0, ke1, kw1] = await Promise.all([KernelRunner.load(emu, KP_DATA.ptx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.ptx, KP_DATA.arch, 'webgpu'),
+    KernelRunner.load(emu, KP_DATA.divSqrtPtx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.divSqrtPtx, KP_DATA.arch, 'webgpu')])
   const results = []
   for (const w of workloads) {
+    const [ke, kw] = w.module === 'divSqrt' ? [ke1, kw1] : [ke0, kw0]
     const [se, sw] = [await setup(ke, w), await setup(kw, w)]
     const x = w.inputs()
     const hand = await setupHand(gpu.gpu.device, w.hand, { a: x.a, b: x.b, outLength: x.outLength, sizes: x.scalars, groups: w.grid })

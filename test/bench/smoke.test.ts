@@ -107,6 +107,8 @@ const expected: Record<string, string[]> = {
     'webgpu translated vs hand-written WGSL: tiled matmul #x#x# (#x# tiles) (chromium, *)',
     'webgpu shared-memory reduction #^# (chromium, *; WGSL by emit-wgsl)',
     'webgpu translated vs hand-written WGSL: shared-memory reduction #^# (chromium, *)',
+    'webgpu sqrt and divide #^# (chromium, *; WGSL by emit-wgsl)',
+    'webgpu translated vs hand-written WGSL: sqrt and divide #^# (chromium, *)',
   ],
 }
 

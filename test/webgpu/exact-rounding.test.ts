@@ -24,7 +24,7 @@ function perThreadKernel(entry: string, results: ReadonlyArray<(d: string) => st
 .address_size 64
 .visible .entry ${entry}(.param .u64 pin, .param .u64 pout, .param .u32 n)
 {
-  .reg .b64 %rd<8>; .reg .b32 %r<6>; .reg .f32 %f<${4 + results.length}>; .reg .pred %p<2>;
+  .reg .b64 %rd<8>; .reg .b32 %r<6>; .reg .f32 %f<${4 + results.length}>; .reg .pred %p<2>; .reg .b32 %x<3>; .reg .b64 %xd<2>;
   ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
   cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
   mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
@@ -146,6 +146,100 @@ s('fma.rn.f32 is the emulator\'s, bit for bit, wherever kp_fma_rn is exact; roun
   assert.ok(inRange > 1800, `only ${inRange} inputs in the exact range`)
   // the inputs tell a fused fma from rounding twice (SwiftShader's own fma())
   assert.ok(twice > 300, `only ${twice} of ${inRange} results differ when the product is rounded first`)
+})
+
+const ALL_MODES = ['rn', 'rz', 'rm', 'rp'] as const
+/** div, rcp and sqrt in every rounding, and the integer-to-f32 conversions from a's bits (s32, u32) and from
+ *  a's and b's bits as the low and high words (s64, u64): the names of thread i's results, in order. */
+const DIV_FORMS = [
+  ...ALL_MODES.flatMap((m) => [`div.${m}`, `rcp.${m}`, `sqrt.${m}`]),
+  'div.rn.ftz', 'sqrt.rn.ftz',
+  ...ALL_MODES.flatMap((m) => ['s32', 'u32', 's64', 'u64'].map((t) => `cvt.${m}.f32.${t}`)),
+]
+const DIV_PTX = perThreadKernel('divsqrt', DIV_FORMS.map((f) => (d: string) => {
+  const [op, m, x] = f.split('.')
+  if (op === 'div') return `div.${m}${x === 'ftz' ? '.ftz' : ''}.f32 ${d}, %f1, %f2`
+  if (op === 'rcp') return `rcp.${m}.f32 ${d}, %f1`
+  if (op === 'sqrt') return `sqrt.${m}${x === 'ftz' ? '.ftz' : ''}.f32 ${d}, %f1`
+  const t = f.split('.')[3]!
+  // the integers loaded as such (an f32 register need not keep a NaN's payload)
+  return t.endsWith('64') ? `ld.global.u32 %x1, [%rd4]; ld.global.u32 %x2, [%rd4+4]; mov.b64 %xd1, {%x1, %x2}; cvt.${m}.f32.${t} ${d}, %xd1` : `ld.global.u32 %x1, [%rd4]; cvt.${m}.f32.${t} ${d}, %x1`
+}))
+
+/** x⁻¹ mod m (x and m coprime), by the extended Euclidean algorithm. */
+function modInverse(x: bigint, m: bigint): bigint {
+  let [a, b, u, v] = [x, m, 1n, 0n]
+  while (b !== 0n) { const q = a / b; [a, b, u, v] = [b, a - q * b, v, u - q * v] }
+  return ((u % m) + m) % m
+}
+
+function divInputs(): Float32Array {
+  const out: number[] = []
+  for (const t of fmaInputs()) out.push(...t)
+  const r = rng(3301)
+  const bits = () => (r() * 2 ** 32) >>> 0
+  const near = (x: number, k: number) => fromBits((bitsOf(x) + k) >>> 0)
+  for (let i = 0; i < 600; i++) out.push(fromBits(bits()), fromBits(bits()), 0)
+  for (let i = 0; i < 900; i++) {
+    // quotients and roots across the exponent range, subnormal and overflowing ones included, with
+    // significands from every part of [1, 2)
+    const ea = Math.floor(r() * 300) - 150, eb = Math.floor(r() * 300) - 150
+    const a = Math.fround((1 + r()) * 2 ** Math.max(-149, Math.min(127, ea))), b = Math.fround((1 + r()) * 2 ** Math.max(-149, Math.min(127, eb)))
+    out.push(r() < 0.5 ? a : -a, r() < 0.5 ? b : -b, 0)
+  }
+  for (let i = 0; i < 300; i++) {
+    // exact quotients and squares and their neighbours (the remainder zero or one unit away)
+    const b = Math.fround(1 + Math.floor(r() * 4096) / 4096), q = Math.fround(1 + Math.floor(r() * 4096) / 4096)
+    const k = Math.floor(r() * 3) - 1
+    out.push(near(Math.fround(b * q), k), b, 0, near(Math.fround(q * q), k), b, 0)
+  }
+  // quotients a hair above or below an integer number of units of 2^-26: a's significand ma with
+  // ma · 2^26 ≡ ±1, ±2 (mod mb), where an estimate of the quotient is most easily a unit off
+  for (let i = 0; i < 400; i++) {
+    const mb = BigInt(0x800001 + 2 * Math.floor(r() * 0x3fffff)), rem = BigInt([1, 2, -1, -2][i % 4]!)
+    const inv = modInverse(2n ** 26n % mb, mb)
+    const ma = (((rem * inv) % mb) + mb) % mb
+    if (ma < 0x800000n) continue
+    const ex = Math.floor(r() * 40) - 20
+    out.push(Math.fround(Number(ma) * 2 ** (ex - 23)), Math.fround(Number(mb) * 2 ** (Math.floor(r() * 40) - 43)), 0)
+  }
+  // integers that need rounding (more than 24 significant bits), around the powers of two and the ends
+  for (const v of [0, 1, -1, 2 ** 24 + 1, 2 ** 24 + 3, 2 ** 25 + 6, 0x7fffffff, -0x80000000, 0x7fffff80, 0x7fffffc0, -0x7fffffc1, 0xffffff7f | 0]) {
+    out.push(fromBits(v >>> 0), fromBits(0), 0, fromBits(v >>> 0), fromBits(0xffffffff), 0, fromBits(v >>> 0), fromBits(0x80000000), 0, fromBits(v >>> 0), fromBits(0x7fffffff), 0)
+  }
+  return new Float32Array(out)
+}
+
+s('div, rcp and sqrt in every rounding and integer-to-f32 conversions are the emulator\'s, bit for bit (NaN for NaN)', async (ctx) => {
+  const xs = divInputs()
+  const n = xs.length / 3, per = DIV_FORMS.length
+  const gpuK = await KernelRunner.load(ctx.gpu!, DIV_PTX, 'compute_80', 'div/rcp/sqrt/cvt (WebGPU)')
+  assert.equal(ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`), [])
+  const gpu = await run(gpuK, xs, 'divsqrt', per)
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await run(await KernelRunner.load(be, DIV_PTX, 'compute_80', 'div/rcp/sqrt/cvt (emulator)'), xs, 'divsqrt', per)
+  be.dispose()
+  const nan = (u: number) => (u & 0x7fffffff) > 0x7f800000
+  const wrong: string[] = []
+  for (let i = 0; i < gpu.length; i++) {
+    if (gpu[i] === emu[i] || (nan(gpu[i]!) && nan(emu[i]!))) continue
+    const t = Math.floor(i / per)
+    wrong.push(`${DIV_FORMS[i % per]}(${xs[3 * t]} [0x${bitsOf(xs[3 * t]!).toString(16)}], ${xs[3 * t + 1]} [0x${bitsOf(xs[3 * t + 1]!).toString(16)}]): WebGPU 0x${gpu[i]!.toString(16)}, emulator 0x${emu[i]!.toString(16)}`)
+  }
+  assert.is(wrong.length, 0, `${wrong.length} of ${gpu.length} results differ:\n${wrong.slice(0, 16).join('\n')}`)
+  // the inputs reach the distinctions: the subnormal results and the results the rounding mode decides
+  const form = (f: string) => DIV_FORMS.indexOf(f)
+  let subnormal = 0, dependsOnMode = 0
+  for (let t = 0; t < n; t++) {
+    const q = gpu[t * per + form('div.rn')]!
+    if ((q & 0x7f800000) === 0 && (q & 0x7fffff) !== 0) subnormal++
+    for (const op of ['div', 'sqrt', 'cvt']) {
+      const at = (m: string) => gpu[t * per + form(op === 'cvt' ? `cvt.${m}.f32.u32` : `${op}.${m}`)]!
+      if (at('rn') !== at('rz') || at('rm') !== at('rp')) dependsOnMode++
+    }
+  }
+  assert.ok(subnormal > 30, `only ${subnormal} subnormal quotients`)
+  assert.ok(dependsOnMode > 2000, `only ${dependsOnMode} results depend on the rounding mode`)
 })
 
 s.run()

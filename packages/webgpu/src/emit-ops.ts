@@ -1,7 +1,8 @@
 // Arithmetic, logic, comparison, selection and conversion instructions (PTX ISA 9.x, "Instruction Set"),
 // each as WGSL over the register representation of emit-kernel.ts. f32 maps to WGSL f32; add, sub, mul and
-// fma with a directed rounding (.rz/.rm/.rp: libdevice's expf has fma.rm) are exact integer routines, the
-// other directed roundings are refused (WGSL has none); f64 arithmetic is refused (no f64 in WGSL);
+// fma with a directed rounding (.rz/.rm/.rp: libdevice's expf has fma.rm), div, rcp and sqrt with any rounding,
+// and integer-to-f32 conversions are exact integer routines (WGSL rounds to nearest only, and its division
+// and square root need not be correctly rounded); f64 is software binary64;
 // 64-bit integers use the vec2<u32> helpers of wgsl-lib.ts; f16 and bf16 are computed in f32 and rounded back
 // by integer routines (exact for add/sub/mul, round-to-odd for fma; README.md, "Floats").
 import { readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
@@ -74,6 +75,11 @@ function directed(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul'
 function fin(w: KernelWriter, ins: Instruction, o: Operand): string {
   const x = w.f32(o)
   return ins.flags.ftz ? `kp_ftz(${x})` : x
+}
+
+/** The bits of an f32 operand with .ftz applied when the instruction asks. */
+function finBits(w: KernelWriter, ins: Instruction, o: Operand): string {
+  return ins.flags.ftz ? `bitcast<u32>(kp_ftz(${w.f32(o)}))` : w.u32(o, 'b32')
 }
 
 /** f32 result with .ftz and .sat applied. */
@@ -384,9 +390,24 @@ function cvt(w: KernelWriter, ins: Instruction): void {
     return w.setU32(A[0], `kp_f2${sg ? 's' : 'u'}N(${x}, ${m}u, ${db}u)`, dt)
   }
   if (isF(dt) && isI(st)) {
-    if (mode !== 0) return w.refuse(`cvt.${ins.rounding}.${dt}.${st}: WGSL converts integers to floats to nearest only`)
     const sb = bitsOf(st)
     const sg = st[0] === 's'
+    if (mode > 0 && dt !== 'f32') return w.refuse(`cvt.${ins.rounding}.${dt}.${st}: a directed rounding to half precision from an integer`)
+    if (mode > 0 && sb >= 32) {
+      // .rz/.rm/.rp from 32- and 64-bit integers to f32, rounded once from the magnitude (narrower ones are exact)
+      let f: string
+      if (sb === 64) {
+        const v = w.tmp(w.u64(A[1]!))
+        const neg = sg ? `(${v}.y & 0x80000000u)` : '0u'
+        f = `bitcast<f32>(kp_u64_to_f32_mode(${neg}, ${sg ? `select(${v}, kp_neg64(${v}), ${neg} != 0u)` : v}, ${mode}u))`
+      } else {
+        const v = w.tmp(w.u32(A[1]!, st))
+        const neg = sg ? `(${v} & 0x80000000u)` : '0u'
+        f = `bitcast<f32>(kp_u32_to_f32_mode(${neg}, ${sg ? `select(${v}, 0u - ${v}, ${neg} != 0u)` : v}, ${mode}u))`
+      }
+      return w.setF32(A[0], ins.flags.sat ? `kp_sat(${f})` : f)
+    }
+    if (mode < 0) return w.refuse(`cvt.${ins.rounding}.${dt}.${st}`)
     let f: string
     if (sb === 64) f = `${sg ? 'kp_s64_to_f32' : 'kp_u64_to_f32'}(${w.u64(A[1]!)})`
     // 32-bit sources in integer arithmetic (kp_u32_to_f32: f32(u32) rounds as the implementation likes);
@@ -586,8 +607,9 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       noF64(w, ins)
       if (t === 'f32') {
         if (ins.op === 'rem') return w.refuse('rem.f32')
-        if (!ins.flags.approx && !ins.flags.full) roundNearest(w, ins)
-        return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} / ${fin(w, ins, A[2]!)}`))
+        // .approx/.full: WGSL's division (within 2.5 ulp, the ISA allows 2); .rn and the directed roundings exact
+        if (ins.flags.approx || ins.flags.full) return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} / ${fin(w, ins, A[2]!)}`))
+        return w.setF32(A[0], fout(ins, `bitcast<f32>(kp_f32_div(${finBits(w, ins, A[1]!)}, ${finBits(w, ins, A[2]!)}, ${roundingCode(ins)}u))`))
       }
       const div = ins.op === 'div'
       const sg = t![0] === 's'
@@ -788,6 +810,11 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       noF64(w, ins)
       if (isHalf(t)) return half(w, ins, ins.op)
       if (t !== 'f32') return w.refuse(`${ins.op}.${t}`)
+      // rcp and sqrt with a rounding (.rn, .rz, .rm, .rp) are exact; the .approx forms WGSL's own
+      if (!ins.flags.approx && (ins.op === 'rcp' || ins.op === 'sqrt')) {
+        const x = finBits(w, ins, A[1]!), mode = roundingCode(ins)
+        return w.setF32(A[0], fout(ins, `bitcast<f32>(${ins.op === 'rcp' ? `kp_f32_div(0x3f800000u, ${x}, ${mode}u)` : `kp_f32_sqrt(${x}, ${mode}u)`})`))
+      }
       if (!ins.flags.approx) roundNearest(w, ins)
       const x = fin(w, ins, A[1]!)
       // lg2 and ex2 through their special cases and the whole range (kp_lg2, kp_ex2: WGSL leaves log2 of 0 or a

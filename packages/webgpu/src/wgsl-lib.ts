@@ -182,6 +182,104 @@ fn kp_u32_to_f32(x: u32) -> f32 {
   // a carry out of the mantissa field moves into the exponent: the next power of two
   return bitcast<f32>(((158u - n) << 23u) + (m & 0x7fffffu) + up);
 }`),
+  kp_f32_pack: F(`// sign · s · 2^(e − 31) (s with its top bit set; sticky: nonzero bits below s) rounded (mode 0 rn, 1 rz, 2 rm,
+// 3 rp) to binary32 bits: subnormals, and overflow to infinity or the largest finite value as the mode rounds,
+// as IEEE 754 gives them. Selects only, no branch: SwiftShader's pipeline compile time grows steeply with the
+// branches of inlined sites (README.md, "Floats"); & and | on bool evaluate both sides
+fn kp_f32_pack(sign: u32, s: u32, e: i32, sticky: bool, mode: u32) -> u32 {
+  let be = e + 127;
+  // the bits of s below the kept ones: 8 for a normal, one more per step below the smallest normal
+  let sh = u32(select(8, 9 - be, be <= 0));
+  let sh1 = min(sh, 32u) - 1u;
+  let keep = select(s >> min(sh, 31u), 0u, sh >= 32u);
+  let r = select((s >> sh1) & 1u, 0u, sh > 32u) != 0u;
+  let lower = sticky | (sh > 32u) | ((s & ((1u << sh1) - 1u)) != 0u);
+  let inexact = r | lower;
+  let neg = sign != 0u;
+  let up = ((mode == 0u) & r & (lower | ((keep & 1u) != 0u))) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
+  // a normal's hidden bit carries into its exponent field; a subnormal's rounding into the smallest normal
+  let bits = select((u32(be - 1) << 23u) + keep, keep, be <= 0) + select(0u, 1u, up);
+  let toInf = (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg);
+  return sign | select(bits, select(0x7f7fffffu, 0x7f800000u, toInf), (be >= 255) | (bits >= 0x7f800000u));
+}`),
+  kp_f32_div: F(`// div.{rn,rz,rm,rp}.f32 and rcp (mode 0–3) of f32 bits, exact (WGSL's x / y may be 2.5 ulp off): the
+// significands' quotient q = floor(ma · 2^26 / mb) and whether it leaves a remainder, rounded once (kp_f32_pack).
+// WGSL's division of the significands (both exact in f32) gives q within 41 units; the remainder
+// ma · 2^26 − q · mb is then below 2^31 in magnitude, so its low 32 bits (u32 products, wrapping) are exact:
+// one Newton step on it, then one unit either way where its sign or size says so. IEEE 754's special cases,
+// NaN results 0x7fffffff. Selects only, no integer division (SwiftShader has no vector one)
+fn kp_f32_div(a: u32, b: u32, mode: u32) -> u32 {
+  let sign = (a ^ b) & 0x80000000u;
+  let aa = a & 0x7fffffffu; let ab = b & 0x7fffffffu;
+  let nan = (aa > 0x7f800000u) | (ab > 0x7f800000u) | ((aa == 0u) & (ab == 0u)) | ((aa == 0x7f800000u) & (ab == 0x7f800000u));
+  let inf = (aa == 0x7f800000u) | (ab == 0u);
+  let zero = (aa == 0u) | (ab == 0x7f800000u);
+  // the significands with their top bit at bit 23 (subnormals normalized); a = ma · 2^(xa − 150)
+  let ea = aa >> 23u; let eb = ab >> 23u;
+  let fa = (aa & 0x7fffffu) | select(0u, 0x800000u, ea != 0u);
+  let fb = (ab & 0x7fffffu) | select(0u, 0x800000u, eb != 0u);
+  // the shifts from f32(f)'s exponent, exact below 2^24 (countLeadingZeros is many times dearer on SwiftShader)
+  let la = 150u - (bitcast<u32>(f32(fa)) >> 23u); let lb = 150u - (bitcast<u32>(f32(fb)) >> 23u);
+  let ma = max(fa << la, 0x800000u); let mb = max(fb << lb, 0x800000u);
+  let xa = i32(max(ea, 1u)) - i32(la); let xb = i32(max(eb, 1u)) - i32(lb);
+  let n = ma << 26u;
+  let q0 = u32(f32(ma) / f32(mb) * 67108864.0);
+  let q1 = u32(i32(q0) + i32(floor(f32(bitcast<i32>(n - q0 * mb)) / f32(mb))));
+  let r1 = bitcast<i32>(n - q1 * mb);
+  let q2 = select(q1, q1 - 1u, r1 < 0);
+  let r2 = select(r1, r1 + i32(mb), r1 < 0);
+  let q = select(q2, q2 + 1u, r2 >= i32(mb));
+  let r = select(r2, r2 - i32(mb), r2 >= i32(mb));
+  // q is in [2^25, 2^27)
+  let lz = select(6u, 5u, q >= 0x4000000u);
+  let v = kp_f32_pack(sign, q << lz, 5 - i32(lz) + xa - xb, r != 0, mode);
+  return select(select(select(v, sign, zero), sign | 0x7f800000u, inf), 0x7fffffffu, nan);
+}`, ['kp_f32_pack']),
+  kp_f32_sqrt: F(`// sqrt.{rn,rz,rm,rp}.f32 (mode 0–3) of f32 bits, exact (WGSL's sqrt need not be correctly rounded):
+// y = floor(√M) for M = m · 2^t (t 26 or 27, so that a's exponent minus t is even, y in [2^24.5, 2^25.5)): WGSL's
+// sqrt of M (exact in f32) as the estimate, within 16 units (4 to 8 ulp of f32 there; the remainder M − y², about
+// 2·y·16, then stays below 2^31), one Newton step on that remainder, then y moved by one where the remainder
+// says so; the remainder's sticky bit,
+// rounded once (kp_f32_pack); √±0 = ±0, √+∞ = +∞, NaN below zero and for NaN (0x7fffffff). Selects only
+fn kp_f32_sqrt(a: u32, mode: u32) -> u32 {
+  let ea = (a >> 23u) & 0xffu;
+  let f = (a & 0x7fffffu) | select(0u, 0x800000u, ea != 0u);
+  let l = 150u - (bitcast<u32>(f32(f)) >> 23u);
+  let m = f << l;
+  let x = i32(max(ea, 1u)) - i32(l) - 150;
+  let t = select(26u, 27u, (x & 1) != 0);
+  // M's low 32 bits: every remainder M − y² below is under 2^31 in magnitude, so its low 32 bits (u32 products,
+  // wrapping) are exact
+  let lo = m << t;
+  let y0 = u32(sqrt(f32(m) * f32(1u << t)));
+  let y1 = u32(i32(y0) + i32(floor(f32(bitcast<i32>(lo - y0 * y0)) / f32(2u * y0))));
+  let r1 = bitcast<i32>(lo - y1 * y1);
+  // one too big: (y1 − 1)² = y1² − 2·y1 + 1
+  let y2 = select(y1, y1 - 1u, r1 < 0);
+  let r2 = select(r1, r1 + i32(2u * y1 - 1u), r1 < 0);
+  // one too small: the remainder reaches 2·y2 + 1
+  let small = r2 > i32(2u * y2);
+  let y = select(y2, y2 + 1u, small);
+  let r = select(r2, r2 - i32(2u * y2 + 1u), small);
+  // y is in [2^24, 2^26)
+  let lz = select(7u, 6u, y >= 0x2000000u);
+  let v = kp_f32_pack(0u, y << lz, 31 - i32(lz) + (x - i32(t)) / 2, r != 0, mode);
+  let nan = ((a & 0x7fffffffu) > 0x7f800000u) | (a > 0x80000000u);
+  return select(select(v, a, ((a & 0x7fffffffu) == 0u) | (a == 0x7f800000u)), 0x7fffffffu, nan);
+}`, ['kp_f32_pack']),
+  kp_u32_to_f32_mode: F(`// cvt.{rz,rm,rp}.f32.u32 (mode 1–3; 0 is kp_u32_to_f32) of the magnitude m with the sign bit sign
+fn kp_u32_to_f32_mode(sign: u32, m: u32, mode: u32) -> u32 {
+  let lz = countLeadingZeros(m);
+  return select(kp_f32_pack(sign, m << min(lz, 31u), 31 - i32(lz), false, mode), 0u, m == 0u);
+}`, ['kp_f32_pack']),
+  kp_u64_to_f32_mode: F(`// cvt.{rz,rm,rp}.f32.u64 (mode 1–3) of the magnitude a with the sign bit sign: the top 32 bits from the first
+// set one, the rest as a sticky bit
+fn kp_u64_to_f32_mode(sign: u32, a: vec2<u32>, mode: u32) -> u32 {
+  let n = countLeadingZeros(a.y);
+  let top = select((a.y << n) | (a.x >> (32u - n)), a.y, n == 0u);
+  let hi = kp_f32_pack(sign, top, 63 - i32(n), (a.x << n) != 0u, mode);
+  return select(kp_u32_to_f32_mode(sign, a.x, mode), hi, a.y != 0u);
+}`, ['kp_f32_pack', 'kp_u32_to_f32_mode']),
   kp_s32_to_f32: F(`fn kp_s32_to_f32(x: i32) -> f32 {
   let m = kp_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0));
   return select(m, -m, x < 0);

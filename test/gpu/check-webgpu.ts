@@ -56,6 +56,13 @@ export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<
     return out
   }
   if (!resumeAfter) {
+    // how fma.rn.f32 runs here (issue 26 item 4): WGSL's fma() where the probe finds it fused, else the exact sequence
+    await checks.run('fma() on this adapter (fma-probe.ts): fused, or fma.rn.f32 takes the exact sequence', async () => {
+      const probe = await import('../../packages/webgpu/src/fma-probe.js')
+      const got = await probe.probeFma(device.device)
+      const fused = probe.FMA_PROBE.map(([a, b, c]) => probe.fusedF32(a, b, c))
+      return `${probe.fmaIsFused(got, fused) ? 'fused: fma.rn.f32 is fma()' : 'not fused: fma.rn.f32 is the exact sequence'} (results ${[...got].map((x) => `0x${x.toString(16)}`).join(' ')}; fused ${fused.map((x) => `0x${x.toString(16)}`).join(' ')})`
+    })
     // auto in Node without a CUDA driver: the driver, then WebGPU on a hardware adapter (Dawn), then the emulator
     await checks.run('auto without a CUDA driver takes WebGPU on a hardware adapter, never a fallback (CPU) one', async () => {
       const { compilePtx, corpusConfigs } = await import('../helpers/ptx-cache.js')

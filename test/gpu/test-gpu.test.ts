@@ -92,6 +92,10 @@ Cli('section webgpu: a CPU adapter is no proof (not run, naming it); allowed for
   assert.is(by('emulator-own/vec_add on WebGPU')?.status, 'pass', r.stdout)
   assert.match(by('emulator-own/vec_add on WebGPU')!.detail, /^right; equal to CUDA/)
   assert.is(by('emulator-reference/saxpy on WebGPU')?.status, 'pass')
+  // the fma probe reports SwiftShader's fma() as not fused, with its results
+  const fma = rep.checks.find((c) => c.name.startsWith('fma() on this adapter'))
+  assert.is(fma?.status, 'pass', rep.checks.map((c) => c.name).join(' | '))
+  assert.match(fma!.detail, /^not fused: fma\.rn\.f32 is the exact sequence \(results 0x/)
   // math_f64 (libdevice's double math) needs over 200 software f64 operations, which emit-wgsl refuses: not run,
   // with the translator's reason
   assert.is(by('emulator-own/math_f64 on WebGPU')?.status, 'not-run')

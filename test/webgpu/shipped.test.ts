@@ -195,8 +195,8 @@ Plugin("examples/vite-browser with backend 'webgpu': the chunks a page loads bef
   assert.ok([...chunks.values()].some((c) => c.moduleIds!.some((m) => /webgpu\/(dist|src)\/emit-kernel/.test(m))), 'the translator is still there, in a chunk of its own, for PTX-only binaries')
   // what only some modules or launches need is loaded then: struct codecs (schema), the emulator's adapter, the
   // sanitizer's settings, the demangler (refused kernels), C++ export naming, raw images, stoppable launches,
-  // cooperative launches of kernels with grid syncs, the explanation of a launch past a limit
-  const lazy = modules.filter((m) => /packages\/runtime\/(dist|src)\/(schema|emulator|images)\.|packages\/ptx\/(dist|src)\/(sanitizer|demangle)\.|packages\/offload\/(dist|src)\/(kernel-names|inflate)\.|packages\/webgpu\/(dist|src)\/(stoppable|grid-launch|launch-checks)\./.test(m))
+  // cooperative launches of kernels with grid syncs, the explanation of a launch past a limit, the fma probe
+  const lazy = modules.filter((m) => /packages\/runtime\/(dist|src)\/(schema|emulator|images)\.|packages\/ptx\/(dist|src)\/(sanitizer|demangle)\.|packages\/offload\/(dist|src)\/(kernel-names|inflate)\.|packages\/webgpu\/(dist|src)\/(stoppable|grid-launch|launch-checks|fma-probe)\./.test(m))
   assert.equal(lazy, [], 'only what every WebGPU page needs is loaded before the first kernel')
   const gz = [...loaded].reduce((n, name) => n + gzipSync(chunks.get(name)!.code!, { level: 9 }).length, 0)
   console.log(`  vite-browser, backend 'webgpu': ${loaded.size} chunks before the first kernel, ${gz} bytes (${(gz / 1024).toFixed(1)} KiB) gzipped`)

@@ -452,6 +452,9 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   /** The pipeline for a block shape and dynamic shared size; `coarse` > 0: the coarsened variant with that
    *  many CUDA threads per invocation; `unchecked`: the variant without access checks (access-sites.ts);
    *  `split`: the grid runs as several dispatches, each with its ctaid_base (override kp_split). */
+  /** Whether fma.rn.f32 needs the exact sequence on this device (fma-probe.ts), once asked. */
+  let exactFma: Promise<boolean> | undefined
+
   function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean, phase = 0): Promise<GPUComputePipeline> {
     const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
     const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)
@@ -462,7 +465,6 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const constants: Record<string, number> = {}
       OVERRIDE_NTID.forEach((name, i) => { if (overrides.has(name)) constants[name] = block[i]! })
       if (overrides.has(OVERRIDE_SPLIT)) constants[OVERRIDE_SPLIT] = split ? 1 : 0
-      if (overrides.has(OVERRIDE_FMA_EXACT)) constants[OVERRIDE_FMA_EXACT] = gpu.info.cpu ? 1 : 0
       if (overrides.has(OVERRIDE_PHASE)) constants[OVERRIDE_PHASE] = phase
       if (overrides.has(OVERRIDE_DYN_SHARED_WORDS)) constants[OVERRIDE_DYN_SHARED_WORDS] = dynWords
       if (overrides.has(OVERRIDE_DYN_SHARED_BYTES)) constants[OVERRIDE_DYN_SHARED_BYTES] = sharedBytes
@@ -474,7 +476,11 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       h.mod.variableAt.forEach((at, i) => { if (overrides.has(overrideVariable(i))) constants[overrideVariable(i)] = at })
       const module = coarse ? (h.coarseShader ??= device.createShaderModule({ label: `${h.name} (coarsened)`, code: h.kernel.coarse!.wgsl }))
         : unchecked ? (h.uncheckedShader ??= device.createShaderModule({ label: h.name, code: h.kernel.unchecked!.wgsl })) : h.shader
-      p = device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module, entryPoint: coarse ? h.kernel.coarse!.entryPoint : h.kernel.entryPoint, constants } })
+      const create = () => device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module, entryPoint: coarse ? h.kernel.coarse!.entryPoint : h.kernel.entryPoint, constants } })
+      // fma.rn.f32: WGSL's fma() where this device's is fused, else the exact sequence (fma-probe.ts, once per device)
+      p = overrides.has(OVERRIDE_FMA_EXACT)
+        ? (exactFma ??= import('./fma-probe.js').then((m) => m.needsExactFma(device))).then((exact) => { constants[OVERRIDE_FMA_EXACT] = exact ? 1 : 0; return create() })
+        : create()
       h.pipelines.set(key, p)
       p.catch(() => h.pipelines.delete(key))
     }

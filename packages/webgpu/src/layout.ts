@@ -39,8 +39,8 @@ export const OVERRIDE_COARSE_WG = 'kp_wg'
  *  stoppable launch), each with its ctaid_base; false for one dispatch, where the shader then never reads
  *  ctaid_base (that uniform read, behind a dynamic offset, was 12 % of a vector add on SwiftShader). */
 export const OVERRIDE_SPLIT = 'kp_split'
-/** fma.rn.f32 through the exact sequence (wgsl-lib.ts kp_fma_rn) rather than WGSL's fma(): true on adapters
- *  that compute on the CPU (SwiftShader's fma() rounds the product first), false on GPUs, whose fma is fused. */
+/** fma.rn.f32 through the exact sequence (wgsl-lib.ts kp_fma_rn) rather than WGSL's fma(): true where the
+ *  device's fma() is not fused (SwiftShader's rounds the product first), as fma-probe.ts finds once per device. */
 export const OVERRIDE_FMA_EXACT = 'kp_fma_exact'
 /** The phase of a cooperative kernel split at its grid syncs (emit-kernel.ts writePhases): 0, 1, … */
 export const OVERRIDE_PHASE = 'kp_phase'

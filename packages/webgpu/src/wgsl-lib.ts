@@ -660,7 +660,7 @@ fn kp_relu16(h: u32, bf: bool) -> u32 {
   return h;
 }`),
   kp_fma_rn: F(`// fma.rn.f32: a·b + c rounded once, as PTX's fma.rn.f32. WGSL's fma() may round the product first, and
-// SwiftShader's does: where the adapter computes on the CPU (override kp_fma_exact, set by backend.ts), Boldo and
+// SwiftShader's does: where the device's fma() is not fused (override kp_fma_exact, from fma-probe.ts), Boldo and
 // Melquiond's emulated fma ("Emulation of FMA and correctly rounded sums: proved algorithms using rounding to
 // odd"): the product's exact error by Veltkamp's split and Dekker's product, the sum's by TwoSum, the two errors
 // added with rounding to odd, then one rounding to nearest. No branch: SwiftShader compiles a pipeline with

@@ -611,7 +611,11 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const pipelines = Array.from({ length: phases }, (_, phase) => pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable, phase))
       // a kernel split at its grid syncs (emit-kernel.ts writePhases): a cooperative launch only, with a workspace
       // for what lives across a sync (grid-launch.ts, loaded for the first such launch)
-      const release = gs && await (await import('./grid-launch.js')).gridWorkspace(backend, gs, what, config.cooperative, grid[0] * grid[1] * grid[2], threads, shared, paramBytes)
+      const workspace = gs && await (await import('./grid-launch.js')).gridWorkspace(backend, gs, what, config.cooperative, grid[0] * grid[1] * grid[2], threads, shared, paramBytes)
+      // a loop (or an `if`) around grid syncs: after the phase that ends with its branch, the launch reads whether
+      // the branch was taken (and whether a thread faulted, which ends the launch: the fault is reported as any other)
+      const loops = new Map((gs?.loops ?? []).map((l) => [l.phase, l.to]))
+      const decision = loops.size ? device.createBuffer({ label: `${h.name} branch decision`, size: 8, usage: MAP_READ | USAGE_COPY_DST }) : undefined
       try {
       await serial(async () => {
         const ps = await Promise.all(pipelines)
@@ -641,28 +645,52 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           })
           h.bindGeneration = generation
         }
-        if (stoppable) {
-          // (a phase's slices all run before the next phase's first: one after the other on the queue)
-          const m = await import('./stoppable.js')
-          for (const q of ps) await m.runStoppable(sliceContext, h, q, grid, { signal, timeoutMs, launch })
-          return
-        }
-        submitChecked(what, (enc) => {
-          const pass = enc.beginComputePass({ label: h.name })
-          // the phases of a grid-sync kernel in order: each dispatch starts after the previous one's workgroups
-          // have all finished, which is the grid-wide sync between them
-          for (const q of ps) {
-            pass.setPipeline(q)
-            for (let c = 0; c < chunks; c++) {
-              pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
-              pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
-            }
+        // the phases of a grid-sync kernel in order (each dispatch starts after the previous one's workgroups have
+        // all finished, which is the grid-wide sync between them), from phase `from` to the end or to the next
+        // phase that ends with a branch (a loop's back edge, an `if`'s skip test); then, for such a phase, where
+        // the launch goes on: the branch's phase where it was taken, else the next
+        const launchStart = performance.now()
+        let from = 0
+        while (from < ps.length) {
+          let to = from
+          while (to < ps.length - 1 && !loops.has(to)) to++
+          const decide = loops.has(to)
+          if (decide) device.queue.writeBuffer(memory, workspace!.decision, new Uint32Array(1))
+          if (stoppable) {
+            // (a phase's slices all run before the next phase's first: one after the other on the queue; the
+            // timeout counts from the launch's start across its phases and a loop's rounds)
+            const m = await import('./stoppable.js')
+            for (const q of ps.slice(from, to + 1)) await m.runStoppable(sliceContext, h, q, grid, { signal, timeoutMs, launch, startedAt: launchStart })
+            if (decide) submitChecked(what, (enc) => readDecision(enc))
+          } else {
+            submitChecked(what, (enc) => {
+              const pass = enc.beginComputePass({ label: h.name })
+              for (const q of ps.slice(from, to + 1)) {
+                pass.setPipeline(q)
+                for (let c = 0; c < chunks; c++) {
+                  pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
+                  pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
+                }
+              }
+              pass.end()
+              if (decide) readDecision(enc)
+            })
           }
-          pass.end()
-        })
+          if (!decide) break
+          await decision!.mapAsync(MAP_READ)
+          const [again, fault] = new Uint32Array(decision!.getMappedRange().slice(0))
+          decision!.unmap()
+          from = again && !fault ? loops.get(to)! : to + 1
+          if (fault) break
+        }
       })
       } finally {
-        if (release) release()
+        workspace?.release()
+        decision?.destroy()
+      }
+      function readDecision(enc: GPUCommandEncoder): void {
+        enc.copyBufferToBuffer(memory, workspace!.decision, decision!, 0, 4)
+        enc.copyBufferToBuffer(faultRecord, 0, decision!, 4, 4)
       }
     },
     createEvent() {

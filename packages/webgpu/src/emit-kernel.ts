@@ -161,6 +161,9 @@ export class KernelWriter {
   private gridPlan: GridSyncPlan | undefined
   /** Words a grid-sync kernel keeps between phases (writePhases): block-uniform registers, per thread. */
   private gridWords = { uniform: 0, thread: 0 }
+  /** The phases of a grid-sync kernel that end with a branch (writePhases): the launch goes on at `to` where
+   *  it is taken, else at the next phase. */
+  private phaseLoops: Array<{ phase: number; to: number }> = []
   /** Phases of a grid-sync kernel (writePhases), 1 otherwise. */
   private phases = 1
 
@@ -759,13 +762,13 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     this.branches = s.branches
     for (const r of s.regions) this.regionById.set(r.id, r)
     if (this.specials.gridSync) {
-      const plan = planGridSyncs(fn, this.cfg, s.body)
+      const plan = planGridSyncs(fn, this.cfg, s.body, s.branches)
       if ('refuse' in plan) return this.refuse(plan.refuse, plan.at)
       this.gridPlan = plan
     }
     if (this.sync) this.findUniform(s.body)
     const root: Frame = { kind: 'root', uniform: this.sync }
-    if (this.gridPlan) return this.writePhases(s.body, root, this.gridPlan)
+    if (this.gridPlan) return this.writePhases(root, this.gridPlan)
     if (this.sync) {
       this.perThread(() => this.line(`${this.on} = true;`))
       this.allOn = true
@@ -1268,12 +1271,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
    * knows them uniform), then per thread whether it is active and has exited, its other live registers and its
    * local memory, then the block's shared memory.
    */
-  private writePhases(body: readonly StructNode[], root: Frame, plan: GridSyncPlan): void {
-    const segments: StructNode[][] = []
-    let from = 0
-    for (const j of plan.at) { segments.push(body.slice(from, j)); from = j + 1 }
-    segments.push(body.slice(from))
-    const kept = [...new Set(plan.live.flat())].sort((a, b) => a - b)
+  private writePhases(root: Frame, plan: GridSyncPlan): void {
+    const segments = plan.phases
+    const kept = plan.live
     const size = (r: number) => (this.regStore[r] === 'u64' ? 2 : 1)
     const uniformAt = new Map<number, number>()
     const threadAt = new Map<number, number>()
@@ -1349,7 +1349,19 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
         this.line('workgroupBarrier();')
         this.allOn = false
       }
-      this.uniformSeq(seg, [root])
+      this.uniformSeq(seg.nodes, [root])
+      if (seg.branch) {
+        // the branch that ends the phase (a loop's back edge, an `if`'s skip test): whether it is taken, for the
+        // launch to read (grid-launch.ts): a word after the blocks' state, cleared by the launch before this
+        // phase, set by every thread that takes it (around grid.sync(), all of the grid's threads or none do)
+        const br = this.fn.instructions[seg.branch.at]!
+        this.ins = br
+        this.perThread(() => {
+          this.open(`if (${this.on} && ${this.guardExpr(br)!}) {`)
+          memSet(`(${this.workspaceAddress} >> 2u) + kp_launch.nctaid.x * kp_launch.nctaid.y * kp_launch.nctaid.z * kp_gs_stride`, '1u')
+          this.close()
+        })
+      }
       if (k < segments.length - 1) {
         // the block's shared memory once every thread is done with it
         this.line('workgroupBarrier();')
@@ -1364,6 +1376,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       this.close()
     })
     this.phases = segments.length
+    this.phaseLoops = segments.flatMap((seg, k) => (seg.branch ? [{ phase: k, to: seg.branch.to }] : []))
   }
 
   /** Irreducible control flow (no barriers): a dispatcher over the basic blocks. */
@@ -1516,7 +1529,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     if (this.phases > 1) {
       const sw = this.sharedWords()
       const shared = { fixed: sw ? sw.words + sw.reserved : 0, dynamic: !!sw?.dynamic }
-      out.gridSync = { phases: this.phases, workspaceAt: this.workspaceVec * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared }
+      out.gridSync = { phases: this.phases, workspaceAt: this.workspaceVec * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared, ...(this.phaseLoops.length ? { loops: this.phaseLoops } : {}) }
     }
     if (this.softF64) out.softF64 = true
     if (this.softTensor) out.softTensor = true

@@ -9,20 +9,33 @@
 // writeBody): the registers live after it, whether the thread is still active, its local memory, and the
 // block's shared memory.
 //
-// This module finds the syncs: the regions at the top level of the structured kernel that read or write the
-// grid workspace (through registers derived from %envreg1/%envreg2), and checks that they are only the sync:
-// no other memory write, nothing they compute used after them, and the workspace used nowhere else. A sync
-// nested in a loop or branch is refused by name (each phase is a top-level stretch of the kernel).
+// This module finds the syncs: the regions at the top level of the structured kernel, or at the top level of the
+// body of a top-level loop, that read or write the grid workspace (through registers derived from
+// %envreg1/%envreg2), and checks that they are only the sync: no other memory write, nothing they compute used
+// after them, and the workspace used nowhere else. Such a loop's body becomes phases of its own, run again
+// while its back edge is taken: the launch reads that decision between dispatches (backend.ts). A sync nested
+// deeper, or in a loop left or restarted other than by the branch that ends its body, is refused by name.
 import {
   analyzeLiveness, definedRegisters, isGridWorkspaceRegister, specialUse, usedRegisters,
-  type Cfg, type Instruction, type IrFunction, type IrOperand, type StructNode,
+  type BranchTarget, type Cfg, type Instruction, type IrFunction, type IrOperand, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 
+export interface GridSyncPhase {
+  /** The nodes the phase runs: a stretch of the kernel between grid syncs, at its top level or inside a loop or
+   *  an `if` around syncs. */
+  nodes: readonly StructNode[]
+  /** The phase ends with a branch that decides where the launch goes on (the instruction index; the phase does
+   *  not run it): taken, to phase `to` (a loop's first phase again, or the phase after an `if` it skips),
+   *  else to the next phase. */
+  branch?: { at: number; to: number }
+}
+
 export interface GridSyncPlan {
-  /** Positions in the top-level node list of the sync regions, ascending. */
-  at: number[]
-  /** Per sync: the registers live after it, ascending. */
-  live: number[][]
+  /** The stretches between grid syncs, in program order; a launch runs them one after the other, except where
+   *  a phase's branch is taken. */
+  phases: GridSyncPhase[]
+  /** The registers live where a phase starts or decides (any of them), ascending: kept in the workspace. */
+  live: number[]
 }
 
 function instructionsOf(n: StructNode, out: number[] = []): number[] {
@@ -100,27 +113,85 @@ export function foldWorkspaceChecks(fn: IrFunction): IrFunction {
 }
 
 /**
- * The kernel's grid syncs, or the reason the kernel's use of the grid workspace cannot be split into phases.
- * `body`: the top-level nodes of the structured kernel.
+ * The kernel's phases (its stretches between grid syncs), or the reason the kernel's use of the grid workspace
+ * cannot be split into phases. `body`: the top-level nodes of the structured kernel; `branches`: where its
+ * branches go (structureFunction). A sync may be at the kernel's top level or, nested to any depth, in a loop
+ * whose only way back is the branch that ends its body and whose only way out is falling past it (the shape
+ * nvcc and clang give a `for` or `while` loop), or in an `if` left only by the branch that skips it (a loop's
+ * "run at all" test): each such loop or `if` ends or starts a phase with that branch, which the launch reads
+ * between dispatches (every block of a cooperative launch takes the same way at a grid sync).
  */
-export function planGridSyncs(fn: IrFunction, cfg: Cfg, body: readonly StructNode[]): GridSyncPlan | { refuse: string; at?: Instruction } {
+export function planGridSyncs(fn: IrFunction, cfg: Cfg, body: readonly StructNode[], branches: ReadonlyMap<number, BranchTarget>): GridSyncPlan | { refuse: string; at?: Instruction } {
   const ins = fn.instructions
   const tainted = workspaceRegisters(fn)
   const touchesWorkspace = (x: Instruction) => addressRegs(x).some((r) => tainted.has(r))
-  const nested = 'a grid-wide sync (cg::this_grid().sync()) inside a loop or a branch: WebGPU runs a cooperative launch as one dispatch per stretch of the kernel between syncs, so only syncs at its top level are translated'
-  const at: number[] = []
+  const nested = 'a grid-wide sync (cg::this_grid().sync()) in a branch or loop that is not a loop left only past the branch that ends its body, or an `if` left only by the branch that skips it: WebGPU runs a cooperative launch as dispatches of the stretches between syncs, and decides only such branches between them'
   const inSync = new Set<number>()
-  for (const [j, n] of body.entries()) {
-    if (n.kind === 'instr' || n.kind === 'jump') continue
-    const own = instructionsOf(n)
-    const access = own.find((i) => touchesWorkspace(ins[i]!))
-    if (access === undefined) continue
-    // the sync's own region is the `if` around its first thread's counter, between the block barriers
-    const barrier = own.find((i) => ins[i]!.op === 'bar' || ins[i]!.op === 'barrier')
-    if (n.kind !== 'if' || barrier !== undefined) return { refuse: nested, at: ins[access] }
-    at.push(j)
-    for (const i of own) inSync.add(i)
+  const uses = (n: StructNode) => instructionsOf(n).find((i) => touchesWorkspace(ins[i]!))
+  /** A sync's own region: the `if` around its first thread's counter, between the block barriers. */
+  const isSync = (n: StructNode) => n.kind === 'if' && uses(n) !== undefined && !instructionsOf(n).some((i) => ins[i]!.op === 'bar' || ins[i]!.op === 'barrier')
+  const regionsIn = (n: StructNode, out = new Set<number>()): Set<number> => {
+    if (n.kind !== 'instr' && n.kind !== 'jump') { out.add(n.id); for (const c of n.body) regionsIn(c, out) }
+    return out
   }
+  /** Whether every branch and jump inside region `r` stays inside it, but the instruction `except`. */
+  const closed = (r: StructRegion, except: number): boolean => {
+    const inner = regionsIn(r)
+    inner.delete(r.id)
+    const escapes = (t: BranchTarget | undefined) => t !== undefined && !inner.has(t.node)
+    if (instructionsOf(r).some((i) => i !== except && ins[i]!.op === 'bra' && escapes(branches.get(i)))) return false
+    const jumps = (m: StructNode): boolean => (m.kind === 'jump' ? escapes(m.target) : m.kind === 'instr' ? false : m.body.some(jumps))
+    return !r.body.some(jumps)
+  }
+  const phases: GridSyncPhase[] = []
+  const starts: number[] = []
+  let cur: StructNode[] = []
+  const close = (branch?: GridSyncPhase['branch']) => {
+    const first = cur.map((n) => instructionsOf(n)).find((l) => l.length)?.[0]
+    if (first !== undefined) starts.push(first)
+    if (branch) starts.push(branch.at)
+    phases.push(branch ? { nodes: cur, branch } : { nodes: cur })
+    cur = []
+  }
+  const flatten = (nodes: readonly StructNode[]): { refuse: string; at?: Instruction } | undefined => {
+    for (const n of nodes) {
+      const access = uses(n)
+      if (access === undefined) { cur.push(n); continue }
+      if (isSync(n)) {
+        for (const i of instructionsOf(n)) inSync.add(i)
+        close()
+        continue
+      }
+      if (n.kind === 'loop') {
+        // the back edge last; no other way back or out
+        const last = n.body[n.body.length - 1]
+        const back = last?.kind === 'instr' ? last.index : -1
+        const bt = branches.get(back)
+        if (ins[back]?.op !== 'bra' || !ins[back]!.guard || bt?.kind !== 'continue' || bt.node !== n.id || !closed(n, back)) return { refuse: nested, at: ins[access] }
+        close()
+        const first = phases.length
+        const r = flatten(n.body.slice(0, -1))
+        if (r) return r
+        close({ at: back, to: first })
+        continue
+      }
+      if (n.kind === 'if' && n.branch !== undefined && closed(n, n.branch)) {
+        // the skip test decides at the end of the phase before; the skipped part's phases, then the phase after
+        close({ at: n.branch, to: -1 })
+        const skipper = phases[phases.length - 1]!
+        const r = flatten(n.body.slice(1))
+        if (r) return r
+        close()
+        skipper.branch!.to = phases.length
+        continue
+      }
+      return { refuse: nested, at: ins[access] }
+    }
+    return undefined
+  }
+  const refused = flatten(body)
+  if (refused) return refused
+  close()
   for (const [i, x] of ins.entries()) {
     if (inSync.has(i) || !readsWorkspace(x, tainted)) continue
     // outside a sync, the workspace may only be carried to one (address arithmetic)
@@ -129,24 +200,23 @@ export function planGridSyncs(fn: IrFunction, cfg: Cfg, body: readonly StructNod
     // read as the workspace's address, so the check passes as in a cooperative launch on a GPU)
     if (writesMemory(x)) return { refuse: 'the grid workspace of a cooperative launch (%envreg1/%envreg2) used for something other than cg::this_grid().sync()', at: x }
   }
-  if (!at.length) return { refuse: 'the grid workspace of a cooperative launch (%envreg1/%envreg2) read, but no grid-wide sync found at the kernel\'s top level' }
-  const live = analyzeLiveness(fn, cfg)
-  const plans: number[][] = []
-  for (const j of at) {
-    const own = instructionsOf(body[j]!)
-    for (const i of own) {
-      const x = ins[i]!
-      // the sync's own work: the counter (atomics and loads of the workspace), its arithmetic and its loop
-      if (writesMemory(x) && !touchesWorkspace(x)) return { refuse: `a grid-wide sync whose region also writes memory (${x.text.split(/\s+/)[0]}): only cg::this_grid().sync()'s own counter is expected there`, at: x }
-      if (x.op === 'ld' && !touchesWorkspace(x)) return { refuse: 'a grid-wide sync whose region also reads memory other than the grid workspace', at: x }
-    }
-    // what runs after it: the first instruction of the next top-level node
-    const next = body.slice(j + 1).map((n) => instructionsOf(n)).find((l) => l.length)?.[0]
-    const after = next === undefined ? [] : live.liveIn(next)
-    const defined = new Set(own.flatMap((i) => definedRegisters(ins[i]!)))
-    const escaping = after.find((r) => defined.has(r))
-    if (escaping !== undefined) return { refuse: `a grid-wide sync whose region computes a register used after it (${fn.registers[escaping]?.name ?? `#${escaping}`})`, at: ins[own[0]!] }
-    plans.push(after)
+  if (!inSync.size) return { refuse: 'the grid workspace of a cooperative launch (%envreg1/%envreg2) read, but no grid-wide sync found at the kernel\'s top level' }
+  // a sync's own work: the counter (atomics and loads of the workspace), its arithmetic and its loop; nothing
+  // it computes is used after it
+  const syncs = [...inSync].sort((a, b) => a - b)
+  for (const i of syncs) {
+    const x = ins[i]!
+    if (writesMemory(x) && !touchesWorkspace(x)) return { refuse: `a grid-wide sync whose region also writes memory (${x.text.split(/\s+/)[0]}): only cg::this_grid().sync()'s own counter is expected there`, at: x }
+    if (x.op === 'ld' && !touchesWorkspace(x)) return { refuse: 'a grid-wide sync whose region also reads memory other than the grid workspace', at: x }
   }
-  return { at, live: plans }
+  const live = analyzeLiveness(fn, cfg)
+  const defined = new Set(syncs.flatMap((i) => definedRegisters(ins[i]!)))
+  const kept = new Set<number>()
+  for (const i of starts) {
+    const after = live.liveIn(i)
+    const escaping = after.find((r) => defined.has(r))
+    if (escaping !== undefined) return { refuse: `a grid-wide sync whose region computes a register used after it (${fn.registers[escaping]?.name ?? `#${escaping}`})`, at: ins[syncs[0]!] }
+    for (const r of after) kept.add(r)
+  }
+  return { phases, live: [...kept].sort((a, b) => a - b) }
 }

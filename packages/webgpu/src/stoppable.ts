@@ -46,10 +46,15 @@ export function notRun(name: string, signal: AbortSignal): Error {
  * (as a CUDA context dies with a killed kernel). Every later call of this backend then fails, naming the
  * kernel; the runtime opens a new device for the next loadModule. Resolves when the last slice has finished.
  */
-export async function runStoppable(ctx: SliceContext, h: SlicedKernel, p: GPUComputePipeline, grid: Dim3, stop: { signal: AbortSignal | undefined; timeoutMs: number | undefined; /** The launch's number (KpLaunch.pad: device printf's records carry it). */ launch?: number }): Promise<void> {
+export async function runStoppable(ctx: SliceContext, h: SlicedKernel, p: GPUComputePipeline, grid: Dim3, stop: {
+  signal: AbortSignal | undefined; timeoutMs: number | undefined
+  /** The launch's number (KpLaunch.pad: device printf's records carry it). */ launch?: number
+  /** When the launch started (performance.now()): its later dispatches (a grid-sync kernel's phases and rounds)
+   *  share its timeout; now by default. */ startedAt?: number
+}): Promise<void> {
   const { device, limit, submitChecked, live, killDevice } = ctx
   const { signal, timeoutMs } = stop
-  const started = performance.now()
+  const started = stop.startedAt ?? performance.now()
   const deadline = timeoutMs === undefined ? Infinity : started + timeoutMs
   const perSlice = grid[1] * grid[2]
   const record = new Uint32Array(LAUNCH_RECORD_STRIDE / 4)

@@ -1,6 +1,6 @@
 // Hand-written WGSL for the kernels the WebGPU benches time (issue 25: "a comparison with hand-written WGSL"):
 // vector add, the 16×16-tiled matmul and the shared-memory reduction of test/fixtures/webgpu/plumbing.cu (and the
-// division and square root of bench/kernels/div-sqrt.cu), written the way a WebGPU
+// division and square root of bench/kernels/exact.cu; its f64 vector add gets the f32 one), written the way a WebGPU
 // developer writes them (one storage buffer per array, a uniform for the sizes, workgroup tiles, the same
 // order of operations as the CUDA source), and run on a GPUDevice with nothing of kernelpack in between. The
 // benches run them beside the WGSL emit-wgsl translates from that kernel's PTX, on the same device, A/B

@@ -1,4 +1,4 @@
-// Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu, bench/kernels/div-sqrt.cu) runs on the PTX emulator and
+// Browser side of bench/webgpu.bench.ts: in one page, the same PTX (plumbing.cu, bench/kernels/exact.cu) runs on the PTX emulator and
 // on the WebGPU backend, A/B interleaved, and the page reports the median time of each per workload.
 //
 // The WebGPU side runs the WGSL emit-wgsl generates from that PTX (the default translator; issue 15); a third
@@ -9,7 +9,7 @@ import type { Backend } from '../packages/runtime/src/backend.js'
 import { KernelRunner, type DeviceBuffer, type KernelArg } from '../test/helpers/kernel-runner.js'
 import { setupHand } from './webgpu-hand.js'
 
-declare const KP_DATA: { ptx: string; divSqrtPtx: string; arch: string; reps: number; smoke: boolean }
+declare const KP_DATA: { ptx: string; exactPtx: string; arch: string; reps: number; smoke: boolean }
 const translator = emitWgsl
 
 interface Workload {
@@ -18,8 +18,10 @@ interface Workload {
   grid: [number, number, number]
   block: [number, number, number]
   hand: 'vecAdd' | 'matmul' | 'reduce' | 'divSqrt'
-  /** The PTX it is in: plumbing.cu's, or bench/kernels/div-sqrt.cu's. */
-  module?: 'divSqrt'
+  /** The PTX it is in: plumbing.cu's, or bench/kernels/exact.cu's. */
+  module?: 'exact'
+  /** The kernel's arrays are f64 (the inputs converted; the hand-written kernel adds them in f32). */
+  f64?: true
   inputs(): { a: Float32Array; b?: Float32Array; outLength: number; scalars: number[] }
 }
 
@@ -52,10 +54,19 @@ const workloads: Workload[] = [
   {
     // sqrt.rn and div.rn a thread: exact integer routines on WebGPU, WGSL's sqrt and / in the hand-written kernel
     // (normal inputs and results, where SwiftShader's own are correctly rounded: the checksums agree)
-    name: `sqrt and divide 2^${Math.log2(N_ADD)}`, entry: 'div_sqrt', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1], hand: 'divSqrt', module: 'divSqrt',
+    name: `sqrt and divide 2^${Math.log2(N_ADD)}`, entry: 'div_sqrt', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1], hand: 'divSqrt', module: 'exact',
     inputs: () => ({
       a: Float32Array.from({ length: N_ADD }, (_, i) => 1 + (i % 1013) * 0.37),
       b: Float32Array.from({ length: N_ADD }, (_, i) => 0.5 + (i % 331) * 0.11),
+      outLength: N_ADD, scalars: [N_ADD],
+    }),
+  },
+  {
+    // add.f64 a thread: software binary64 on WebGPU (WGSL has no f64), against the hand-written f32 vector add
+    name: `vecAdd in f64 (software binary64) 2^${Math.log2(N_ADD)}`, entry: 'vec_add_f64', grid: [N_ADD / 256, 1, 1], block: [256, 1, 1], hand: 'vecAdd', module: 'exact', f64: true,
+    inputs: () => ({
+      a: Float32Array.from({ length: N_ADD }, (_, i) => (i % 1000) * 0.5),
+      b: Float32Array.from({ length: N_ADD }, (_, i) => (i % 777) * 0.25),
       outLength: N_ADD, scalars: [N_ADD],
     }),
   },
@@ -64,12 +75,13 @@ const workloads: Workload[] = [
 /** The workload's buffers on a runner: its arguments (inputs, output, sizes) and the output. */
 async function setup(k: KernelRunner, w: Workload): Promise<{ args: KernelArg[]; out: DeviceBuffer }> {
   const x = w.inputs()
-  const ins = [await k.upload(x.a), ...(x.b ? [await k.upload(x.b)] : [])]
-  const out = await k.alloc(x.outLength * 4)
+  const arr = (a: Float32Array) => (w.f64 ? Float64Array.from(a) : a)
+  const ins = [await k.upload(arr(x.a)), ...(x.b ? [await k.upload(arr(x.b))] : [])]
+  const out = await k.alloc(x.outLength * (w.f64 ? 8 : 4))
   return { args: [...ins, out, ...x.scalars], out }
 }
 
-function sum(xs: Float32Array): number {
+function sum(xs: Float32Array | Float64Array): number {
   let s = 0
   for (let i = 0; i < xs.length; i++) s += xs[i]!
   return s
@@ -82,10 +94,10 @@ async function main() {
   const gpu = await createWebGpuBackend({ translator })
   const web: Backend = gpu
   const [ke0, kw0, ke1, kw1] = await Promise.all([KernelRunner.load(emu, KP_DATA.ptx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.ptx, KP_DATA.arch, 'webgpu'),
-    KernelRunner.load(emu, KP_DATA.divSqrtPtx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.divSqrtPtx, KP_DATA.arch, 'webgpu')])
+    KernelRunner.load(emu, KP_DATA.exactPtx, KP_DATA.arch, 'emulator'), KernelRunner.load(web, KP_DATA.exactPtx, KP_DATA.arch, 'webgpu')])
   const results = []
   for (const w of workloads) {
-    const [ke, kw] = w.module === 'divSqrt' ? [ke1, kw1] : [ke0, kw0]
+    const [ke, kw] = w.module === 'exact' ? [ke1, kw1] : [ke0, kw0]
     const [se, sw] = [await setup(ke, w), await setup(kw, w)]
     const x = w.inputs()
     const hand = await setupHand(gpu.gpu.device, w.hand, { a: x.a, b: x.b, outLength: x.outLength, sizes: x.scalars, groups: w.grid })
@@ -107,8 +119,10 @@ async function main() {
         times.push(performance.now() - t0)
       }
     }
-    const [ce, cw, ch] = [sum(await ke.read(se.out, Float32Array)), sum(await kw.read(sw.out, Float32Array)), sum(await hand.read())]
+    const out = (k: KernelRunner, b: DeviceBuffer) => (w.f64 ? k.read(b, Float64Array) : k.read(b, Float32Array))
+    const [ce, cw, ch] = [sum(await out(ke, se.out)), sum(await out(kw, sw.out)), sum(await hand.read())]
     if (ce !== cw) throw new Error(`${w.name}: emulator checksum ${ce}, WebGPU ${cw}`)
+    // (the f64 workload's hand-written kernel adds in f32: its sums agree here, the inputs' sums being exact in f32 too)
     if (ch !== cw) throw new Error(`${w.name}: hand-written WGSL checksum ${ch}, translated ${cw}`)
     hand.destroy()
     results.push({ name: w.name, emulatorMs: median(te), webgpuMs: median(tw), handMs: median(th), checksum: ce })

@@ -1,7 +1,8 @@
 // WebGPU vs the PTX emulator (issue 15, "Must show"): in one headless chromium page (SwiftShader adapter, see
 // test/helpers/webgpu.ts), vector add on 2^22 floats, a 192³ tiled matmul and a shared-memory reduction of
-// 2^22 floats run on both backends from the same nvcc PTX (test/fixtures/webgpu/plumbing.cu), and sqrtf(a) / b on
-// 2^22 floats (bench/kernels/div-sqrt.cu: sqrt.rn and div.rn, exact integer routines on WebGPU), A/B interleaved,
+// 2^22 floats run on both backends from the same nvcc PTX (test/fixtures/webgpu/plumbing.cu), and sqrtf(a) / b and
+// a vector add in f64 on 2^22 elements (bench/kernels/exact.cu: sqrt.rn and div.rn, exact integer routines on
+// WebGPU; add.f64 in software binary64, against the hand-written f32 vector add), A/B interleaved,
 // launch + synchronize timed (WebGPU: launch + the queue done); the figure is the ratio of the medians; beside
 // them hand-written WGSL of the same kernels (bench/webgpu-hand.ts) on the same device, the translator's cost (issue 25: ratio = hand-written time / translated time, target ≥ 0.8).
 // WebGPU against the emulator is reported, not a target: SwiftShader is a CPU. The WebGPU side runs the WGSL
@@ -21,8 +22,8 @@ interface PageResult { adapter: string; translator: string; results: Array<{ nam
 export async function run(): Promise<BenchResult[]> {
   const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
   const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'plumbing.cu'), config })
-  const divSqrtPtx = await compilePtx({ source: join(import.meta.dirname, 'kernels', 'div-sqrt.cu'), config })
-  const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, divSqrtPtx, arch: config.target, reps: REPS, smoke }) } })
+  const exactPtx = await compilePtx({ source: join(import.meta.dirname, 'kernels', 'exact.cu'), config })
+  const js = await bundleForBrowser(join(import.meta.dirname, 'webgpu-page.ts'), { define: { KP_DATA: inlineJson({ ptx, exactPtx, arch: config.target, reps: REPS, smoke }) } })
   const r = await runPage<PageResult>({ '/': ['text/html', modulePage], '/page.js': ['text/javascript', js] }, { webgpu: true, timeoutMs: 300_000 })
   const adapter = r.adapter.replace(/^WebGPU: /, '')
   return r.results.flatMap((w) => [{

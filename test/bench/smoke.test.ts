@@ -109,6 +109,8 @@ const expected: Record<string, string[]> = {
     'webgpu translated vs hand-written WGSL: shared-memory reduction #^# (chromium, *)',
     'webgpu sqrt and divide #^# (chromium, *; WGSL by emit-wgsl)',
     'webgpu translated vs hand-written WGSL: sqrt and divide #^# (chromium, *)',
+    'webgpu vecAdd in f64 (software binary64) #^# (chromium, *; WGSL by emit-wgsl)',
+    'webgpu translated vs hand-written WGSL: vecAdd in f64 (software binary64) #^# (chromium, *)',
   ],
 }
 

@@ -11,7 +11,7 @@
 import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
-import { CannotTranslateError, WebGpuError, WebGpuFault, WebGpuLimitError, type Untranslatable } from './errors.js'
+import { CannotTranslateError, WebGpuError, WebGpuFault, type Untranslatable } from './errors.js'
 import {
   ARENA_ADDRESS_LIMIT, OVERRIDE_PHASE, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
   LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_FMA_EXACT, OVERRIDE_NTID, OVERRIDE_SPLIT, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
@@ -432,8 +432,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     // one allocation larger than the arena may ever be: the adapter's limit, named, before anything is queued
     if (Number.isSafeInteger(byteLength) && byteLength > memoryLimit - RESERVED_BYTES) {
       const bound = memoryLimit === deviceLimit ? (limit('maxBufferSize') <= limit('maxStorageBufferBindingSize') ? 'maxBufferSize' : 'maxStorageBufferBindingSize') : 'the memoryLimit option'
-      throw new WebGpuLimitError(`alloc of ${byteLength} bytes`, bound, byteLength, memoryLimit - RESERVED_BYTES,
-        'the arena holds every allocation in one storage buffer: split the data over several launches, or use the emulator (no such limit)')
+      throw (await import('./launch-checks.js')).allocTooBig(byteLength, bound, memoryLimit - RESERVED_BYTES)
     }
     return serial(async () => {
       const at = arena.alloc(byteLength)
@@ -442,8 +441,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       } catch (err) {
         arena.free(at)
         if (!(err instanceof ArenaGrowthError)) throw err
-        throw new RangeError(`alloc: ${byteLength} bytes: the WebGPU device could not grow its memory to ${err.size} bytes ` +
-          `(it holds ${capacity}, ${arena.top - RESERVED_BYTES} in use; the adapter's limit is ${memoryLimit}): ${err.deviceMessage.split('\n')[0]!.replace(/\.?$/, '.')} Free memory, or allocate less.`)
+        throw (await import('./launch-checks.js')).allocGrowthFailed(byteLength, err.size, capacity, arena.top - RESERVED_BYTES, memoryLimit, err.deviceMessage)
       }
       return BigInt(at)
     })
@@ -611,11 +609,8 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const pipelines = Array.from({ length: phases }, (_, phase) => pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable, phase))
       // a kernel split at its grid syncs (emit-kernel.ts writePhases): a cooperative launch only, with a workspace
       // for what lives across a sync (grid-launch.ts, loaded for the first such launch)
-      const workspace = gs && await (await import('./grid-launch.js')).gridWorkspace(backend, gs, what, config.cooperative, grid[0] * grid[1] * grid[2], threads, shared, paramBytes)
-      // a loop (or an `if`) around grid syncs: after the phase that ends with its branch, the launch reads whether
-      // the branch was taken (and whether a thread faulted, which ends the launch: the fault is reported as any other)
-      const loops = new Map((gs?.loops ?? []).map((l) => [l.phase, l.to]))
-      const decision = loops.size ? device.createBuffer({ label: `${h.name} branch decision`, size: 8, usage: MAP_READ | USAGE_COPY_DST }) : undefined
+      const grids = gs && await import('./grid-launch.js')
+      const workspace = grids && await grids.gridWorkspace(backend, gs, what, config.cooperative, grid[0] * grid[1] * grid[2], threads, shared, paramBytes)
       try {
       await serial(async () => {
         const ps = await Promise.all(pipelines)
@@ -645,52 +640,35 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
           })
           h.bindGeneration = generation
         }
-        // the phases of a grid-sync kernel in order (each dispatch starts after the previous one's workgroups have
-        // all finished, which is the grid-wide sync between them), from phase `from` to the end or to the next
-        // phase that ends with a branch (a loop's back edge, an `if`'s skip test); then, for such a phase, where
-        // the launch goes on: the branch's phase where it was taken, else the next
-        const launchStart = performance.now()
-        let from = 0
-        while (from < ps.length) {
-          let to = from
-          while (to < ps.length - 1 && !loops.has(to)) to++
-          const decide = loops.has(to)
-          if (decide) device.queue.writeBuffer(memory, workspace!.decision, new Uint32Array(1))
+        const startedAt = performance.now()
+        // phases from..to in order (a grid-sync kernel's: each dispatch starts after the previous one's workgroups
+        // have all finished, which is the grid-wide sync between them), then `after` on the queue
+        const run = async (from: number, to: number, after?: (enc: GPUCommandEncoder) => void) => {
           if (stoppable) {
-            // (a phase's slices all run before the next phase's first: one after the other on the queue; the
-            // timeout counts from the launch's start across its phases and a loop's rounds)
+            // (a phase's slices all run before the next phase's first; the timeout counts from the launch's start)
             const m = await import('./stoppable.js')
-            for (const q of ps.slice(from, to + 1)) await m.runStoppable(sliceContext, h, q, grid, { signal, timeoutMs, launch, startedAt: launchStart })
-            if (decide) submitChecked(what, (enc) => readDecision(enc))
-          } else {
-            submitChecked(what, (enc) => {
-              const pass = enc.beginComputePass({ label: h.name })
-              for (const q of ps.slice(from, to + 1)) {
-                pass.setPipeline(q)
-                for (let c = 0; c < chunks; c++) {
-                  pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
-                  pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
-                }
-              }
-              pass.end()
-              if (decide) readDecision(enc)
-            })
+            for (const q of ps.slice(from, to + 1)) await m.runStoppable(sliceContext, h, q, grid, { signal, timeoutMs, launch, startedAt })
+            if (after) submitChecked(what, after)
+            return
           }
-          if (!decide) break
-          await decision!.mapAsync(MAP_READ)
-          const [again, fault] = new Uint32Array(decision!.getMappedRange().slice(0))
-          decision!.unmap()
-          from = again && !fault ? loops.get(to)! : to + 1
-          if (fault) break
+          submitChecked(what, (enc) => {
+            const pass = enc.beginComputePass({ label: h.name })
+            for (const q of ps.slice(from, to + 1)) {
+              pass.setPipeline(q)
+              for (let c = 0; c < chunks; c++) {
+                pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
+                pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
+              }
+            }
+            pass.end()
+            after?.(enc)
+          })
         }
+        // (a grid-sync kernel's branches between phases: grid-launch.ts)
+        await (grids ? grids.runPhases(device, gs!, workspace!.decision, memory, faultRecord, h.name, run) : run(0, 0))
       })
       } finally {
         workspace?.release()
-        decision?.destroy()
-      }
-      function readDecision(enc: GPUCommandEncoder): void {
-        enc.copyBufferToBuffer(memory, workspace!.decision, decision!, 0, 4)
-        enc.copyBufferToBuffer(faultRecord, 0, decision!, 4, 4)
       }
     },
     createEvent() {

@@ -1,7 +1,7 @@
 // Why a launch cannot run (backend.ts checks cheaply whether one of these holds, and loads this module then):
 // a block or grid past the adapter's limits, the kernel's .reqntid/.maxntid, shared memory past the workgroup
 // storage, a parameter block that does not match the kernel's. The first that holds, in this order, with
-// what to do about it.
+// what to do about it. And why an allocation cannot be served (alloc, likewise).
 import { WebGpuLimitError } from './errors.js'
 import type { Dim3, WgslKernel } from './translate.js'
 
@@ -40,4 +40,16 @@ export function launchProblem(what: string, k: WgslKernel, block: Dim3, grid: Di
     }
   }
   return new Error(`internal: ${what} failed a launch check that launch-checks.ts does not explain`)
+}
+
+/** One allocation larger than the arena may ever be (`bound` names the limit that says so). */
+export function allocTooBig(byteLength: number, bound: string, max: number): Error {
+  return new WebGpuLimitError(`alloc of ${byteLength} bytes`, bound, byteLength, max,
+    'the arena holds every allocation in one storage buffer: split the data over several launches, or use the emulator (no such limit)')
+}
+
+/** The device refused the bigger arena an allocation needs (the arena stays as it was). */
+export function allocGrowthFailed(byteLength: number, size: number, capacity: number, inUse: number, memoryLimit: number, deviceMessage: string): Error {
+  return new RangeError(`alloc: ${byteLength} bytes: the WebGPU device could not grow its memory to ${size} bytes ` +
+    `(it holds ${capacity}, ${inUse} in use; the adapter's limit is ${memoryLimit}): ${deviceMessage.split('\n')[0]!.replace(/\.?$/, '.')} Free memory, or allocate less.`)
 }

@@ -56,13 +56,13 @@ s('the kernels translate, into phases that end in the loops\' back edges and the
   // sweeps: the prologue (deciding whether the loop runs at all), the loop's three stretches (the last
   // deciding whether to go round again), the rest of the `if`, the kernel's end
   const gs = m.kernels.get('sweeps')!.gridSync!
-  assert.ok(gs.loops!.length === 2, JSON.stringify(gs))
-  const back = gs.loops!.find((l) => l.to <= l.phase)!, skip = gs.loops!.find((l) => l.to > l.phase)!
-  assert.ok(back && skip, JSON.stringify(gs.loops))
+  assert.ok(gs.branches!.length === 2, JSON.stringify(gs))
+  const back = gs.branches!.find((l) => l.to <= l.phase)!, skip = gs.branches!.find((l) => l.to > l.phase)!
+  assert.ok(back && skip, JSON.stringify(gs.branches))
   assert.is(skip.phase, 0)
   assert.ok(skip.to > back.phase, 'the skip test goes past the loop')
   // rounds_until: a do-while, entered unconditionally: one back edge
-  assert.equal(m.kernels.get('rounds_until')!.gridSync!.loops!.map((l) => l.to < l.phase || l.to === l.phase), [true])
+  assert.equal(m.kernels.get('rounds_until')!.gridSync!.branches!.map((l) => l.to < l.phase || l.to === l.phase), [true])
 })
 
 for (const threads of [64, 320]) {

@@ -163,7 +163,7 @@ export class KernelWriter {
   private gridWords = { uniform: 0, thread: 0 }
   /** The phases of a grid-sync kernel that end with a branch (writePhases): the launch goes on at `to` where
    *  it is taken, else at the next phase. */
-  private phaseLoops: Array<{ phase: number; to: number }> = []
+  private phaseBranches: Array<{ phase: number; to: number }> = []
   /** Phases of a grid-sync kernel (writePhases), 1 otherwise. */
   private phases = 1
 
@@ -1376,7 +1376,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       this.close()
     })
     this.phases = segments.length
-    this.phaseLoops = segments.flatMap((seg, k) => (seg.branch ? [{ phase: k, to: seg.branch.to }] : []))
+    this.phaseBranches = segments.flatMap((seg, k) => (seg.branch ? [{ phase: k, to: seg.branch.to }] : []))
   }
 
   /** Irreducible control flow (no barriers): a dispatcher over the basic blocks. */
@@ -1529,7 +1529,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     if (this.phases > 1) {
       const sw = this.sharedWords()
       const shared = { fixed: sw ? sw.words + sw.reserved : 0, dynamic: !!sw?.dynamic }
-      out.gridSync = { phases: this.phases, workspaceAt: this.workspaceVec * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared, ...(this.phaseLoops.length ? { loops: this.phaseLoops } : {}) }
+      out.gridSync = { phases: this.phases, workspaceAt: this.workspaceVec * 16, uniformWords: this.gridWords.uniform, threadWords: this.gridWords.thread, sharedWords: shared, ...(this.phaseBranches.length ? { branches: this.phaseBranches } : {}) }
     }
     if (this.softF64) out.softF64 = true
     if (this.softTensor) out.softTensor = true

@@ -16,7 +16,7 @@ export async function gridWorkspace(
   if (!cooperative) throw new Error(`${what}: the kernel synchronizes the whole grid (cg::this_grid().sync()), which only a cooperative launch provides: launch it with { cooperative: true } (cudaLaunchCooperativeKernel)`)
   // per block: block-uniform registers, each thread's state, shared memory (translate.ts WgslKernel.gridSync)
   const words = gs.uniformWords + threads * gs.threadWords + gs.sharedWords.fixed + (gs.sharedWords.dynamic ? Math.max(1, Math.ceil(sharedBytes / 4)) : 0)
-  const at = await arena.alloc(blocks * words * 4 + (gs.loops ? 4 : 0))
+  const at = await arena.alloc(blocks * words * 4 + (gs.branches ? 4 : 0))
   new DataView(params.buffer, params.byteOffset).setUint32(gs.workspaceAt, Number(at), true)
   return { release: () => arena.free(at), decision: Number(at) + blocks * words * 4 }
 }
@@ -24,7 +24,7 @@ export async function gridWorkspace(
 /**
  * Runs a grid-sync kernel's phases: `run(from, to, after)` dispatches phases from..to in order and puts `after`
  * behind them on the queue. A phase that ends with a branch (a loop's back edge, an `if`'s skip test;
- * WgslKernel.gridSync.loops) sets the word at `decisionAt` where a thread takes it: the word is cleared before
+ * WgslKernel.gridSync.branches) sets the word at `decisionAt` where a thread takes it: the word is cleared before
  * that phase and read back after it with the fault record's first word, and the launch goes on at the branch's
  * phase where it was taken, else at the next; a fault ends it (and is reported as any other).
  */
@@ -32,7 +32,7 @@ export async function runPhases(
   device: GPUDevice, gs: NonNullable<WgslKernel['gridSync']>, decisionAt: number, memory: GPUBuffer, faultRecord: GPUBuffer, label: string,
   run: (from: number, to: number, after?: (enc: GPUCommandEncoder) => void) => Promise<void>,
 ): Promise<void> {
-  const branches = new Map((gs.loops ?? []).map((l) => [l.phase, l.to]))
+  const branches = new Map((gs.branches ?? []).map((l) => [l.phase, l.to]))
   if (!branches.size) return run(0, gs.phases - 1)
   const decision = device.createBuffer({ label: `${label} branch decision`, size: 8, usage: MAP_READ | USAGE_COPY_DST })
   try {

@@ -66,10 +66,10 @@ export interface WgslKernel {
    *  dispatches in order, override kp_phase = 0, 1, …; the workspace that keeps what lives across a sync, per
    *  block `uniformWords + threads × threadWords + sharedWords` words (sharedWords: `fixed`, plus
    *  kp_dyn_shared_words when `dynamic`), its byte address written at `workspaceAt` in the parameter block.
-   *  `loops`: phases that end with the branch of a loop or `if` around grid syncs (its back edge, its skip
+   *  `branches`: phases that end with the branch of a loop or `if` around grid syncs (its back edge, its skip
    *  test); after one, the launch reads the word after the blocks' state (cleared before it): nonzero, the
    *  branch was taken and the launch goes on at phase `to`, else at the next phase. */
-  gridSync?: { phases: number; workspaceAt: number; uniformWords: number; threadWords: number; sharedWords: { fixed: number; dynamic: boolean }; loops?: Array<{ phase: number; to: number }> }
+  gridSync?: { phases: number; workspaceAt: number; uniformWords: number; threadWords: number; sharedWords: { fixed: number; dynamic: boolean }; branches?: Array<{ phase: number; to: number }> }
   unchecked?: { wgsl: string; sites: AccessSite[]; /** Loop bounds the sites' iteration terms use (loop → bound). */ trips?: Array<[number, SiteTrip]> }
   /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
    *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */

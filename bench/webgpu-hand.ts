@@ -7,7 +7,8 @@
 // interleaved: the ratio is the translator's cost (the arena, 64-bit pointer arithmetic, checked accesses).
 // No Node built-ins: it runs in the bench's chromium page and in Node on Dawn.
 
-export const handVecAddWgsl = `
+/** An elementwise kernel over two input arrays: c[i] = `expr` (of a[i] and b[i]). */
+const elementwise = (expr: string) => `
 struct Sizes { n: u32 }
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
@@ -17,9 +18,11 @@ struct Sizes { n: u32 }
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let i = gid.x;
-  if (i < sizes.n) { c[i] = a[i] + b[i]; }
+  if (i < sizes.n) { c[i] = ${expr}; }
 }
 `
+
+export const handVecAddWgsl = elementwise('a[i] + b[i]')
 
 export const handMatmulWgsl = `
 struct Sizes { m: u32, n: u32, k: u32 }
@@ -50,19 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 `
 
-export const handDivSqrtWgsl = `
-struct Sizes { n: u32 }
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> sizes: Sizes;
-
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x;
-  if (i < sizes.n) { c[i] = sqrt(a[i]) / b[i]; }
-}
-`
+export const handDivSqrtWgsl = elementwise('sqrt(a[i]) / b[i]')
 
 export const handReduceWgsl = `
 struct Sizes { n: u32 }

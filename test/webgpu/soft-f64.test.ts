@@ -1,4 +1,4 @@
-// f64 on WebGPU in software binary64 (issue 26 item 3, wgsl-lib.ts kp_f64_fma, kp_fpack): add, sub, mul, fma
+// f64 on WebGPU in software binary64 (issue 26 item 3, wgsl-lib.ts kp_f64_fma, kp_f64_add, kp_fpack): add, sub, mul, fma
 // with every rounding mode, a mul and add that ptxas fuses, comparisons, conversions to f32 and from integers;
 // conversions to and from f16/bf16; every result compared bit for bit with the emulator's (JavaScript's binary64, numeric.ts fma64/fop64, checked
 // there against BigInt references) on the inputs that tell: midpoint products with tiny addends, cancellation,

@@ -29,7 +29,7 @@ function noF64(w: KernelWriter, ins: Instruction): void {
 }
 
 /** add, sub, mul, fma and mad on f64 in exact software binary64 (wgsl-lib.ts kp_f64_fma, issue 26 item 3):
- *  add is a·1 + b, sub a·1 + (−b), mul a·b + a zero of the product's sign; an add or sub that ptxas fuses with
+ *  add is kp_f64_add (64-bit arithmetic), sub a + (−b), mul a·b + a zero of the product's sign; an add or sub that ptxas fuses with
  *  the product it reads (analyzeContraction, as the emulator computes it) is that fma. Marks the kernel as
  *  using software f64 (a build warning). */
 function f64Arith(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul' | 'fma'): void {
@@ -50,7 +50,7 @@ function f64Arith(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul'
   let e: string
   if (what === 'fma') e = `kp_f64_fma(${x}, ${y}, ${w.u64(A[3]!)}, ${mode}u)`
   else if (what === 'mul') e = `kp_f64_fma(${x}, ${y}, vec2<u32>(0u, (${x}.y ^ ${y}.y) & 0x80000000u), ${mode}u)`
-  else e = `kp_f64_fma(${x}, ${F64_ONE}, ${what === 'sub' ? negF64(y) : y}, ${mode}u)`
+  else e = `kp_f64_add(${x}, ${what === 'sub' ? negF64(y) : y}, ${mode}u)`
   w.setU64(A[0], e)
 }
 

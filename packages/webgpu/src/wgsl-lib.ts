@@ -867,6 +867,66 @@ fn kp_f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>, mode: u32) -> vec2<u32> 
   return kp_fma_core(vec2<u32>(fa.x, fa.y | select(0u, h, ea != 0u)), i32(max(ea, 1u)) - 1075, vec2<u32>(fb.x, fb.y | select(0u, h, eb != 0u)), i32(max(eb, 1u)) - 1075,
     vec2<u32>(fc.x, fc.y | select(0u, h, ec != 0u)), i32(max(ec, 1u)) - 1075, sp, sc, mode, true);
 }`, ['kp_fma_core', 'kp_f64_isnan']),
+  kp_f64_add: F(`// add.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact, in 64-bit arithmetic on vec2<u32> (kp_f64_fma's 128-bit
+// loops cost SwiftShader several times as much): the significands with 10 bits below them (the hidden bit at
+// bit 62), the smaller shifted right with the bits shifted out kept as a sticky bit, added or subtracted,
+// normalized (not below the smallest exponent: a subnormal sum is exact), rounded once, overflow as the mode
+// rounds; IEEE 754's special cases, an exact zero sum +0 (−0 rounding down), NaN 0x7fffffffffffffff
+fn kp_f64_add(a: vec2<u32>, b: vec2<u32>, mode: u32) -> vec2<u32> {
+  let nan = vec2<u32>(0xffffffffu, 0x7fffffffu);
+  if (kp_f64_isnan(a) || kp_f64_isnan(b)) { return nan; }
+  let ea = (a.y >> 20u) & 0x7ffu; let eb = (b.y >> 20u) & 0x7ffu;
+  let sa = a.y & 0x80000000u; let sb = b.y & 0x80000000u;
+  if (ea == 0x7ffu) { if (eb == 0x7ffu && sa != sb) { return nan; } return a; }
+  if (eb == 0x7ffu) { return b; }
+  let za = (a.y & 0x7fffffffu) == 0u && a.x == 0u; let zb = (b.y & 0x7fffffffu) == 0u && b.x == 0u;
+  if (za && zb) { return vec2<u32>(0u, select(select(0u, 0x80000000u, mode == 2u), sa, sa == sb)); }
+  if (za) { return b; }
+  if (zb) { return a; }
+  let ma = kp_shl64(vec2<u32>(a.x, (a.y & 0xfffffu) | select(0u, 0x100000u, ea != 0u)), 10u);
+  let mb = kp_shl64(vec2<u32>(b.x, (b.y & 0xfffffu) | select(0u, 0x100000u, eb != 0u)), 10u);
+  let xa = i32(max(ea, 1u)); let xb = i32(max(eb, 1u));
+  // the larger magnitude first
+  let swap = xb > xa || (xb == xa && kp_ult64(ma, mb));
+  let big = select(ma, mb, swap); let small = select(mb, ma, swap);
+  var e = select(xa, xb, swap);
+  let sign = select(sa, sb, swap);
+  let d = u32(e - select(xb, xa, swap));
+  let shifted = kp_shr_u64(small, d);
+  let sticky = select(0u, 1u, d > 0u && any(kp_shl64(shifted, d) != small));
+  let al = vec2<u32>(shifted.x | sticky, shifted.y);
+  var m: vec2<u32>;
+  if (sa == sb) {
+    m = kp_add64(big, al);
+    if ((m.y & 0x80000000u) != 0u) { m = vec2<u32>((m.x >> 1u) | (m.y << 31u) | (m.x & 1u), m.y >> 1u); e = e + 1; }
+  } else {
+    m = kp_sub64(big, al);
+    if (m.x == 0u && m.y == 0u) { return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u)); }
+    let lz = min(kp_clz64(m) - 1u, u32(e - 1));
+    m = kp_shl64(m, lz);
+    e = e - i32(lz);
+  }
+  let keep = kp_shr_u64(m, 10u);
+  let rest = m.x & 0x3ffu;
+  let r = (rest & 0x200u) != 0u;
+  let inexact = rest != 0u;
+  let neg = sign != 0u;
+  var up = false;
+  switch (mode) {
+    case 0u: { up = r && ((rest & 0x1ffu) != 0u || (keep.x & 1u) != 0u); }
+    case 2u: { up = inexact && neg; }
+    case 3u: { up = inexact && !neg; }
+    default: { up = false; }
+  }
+  // a normal's hidden bit (bit 52 of keep) carries into its exponent field; a subnormal's (e 1, no hidden bit)
+  // rounding into the smallest normal
+  let bits = kp_add64(kp_add64(keep, vec2<u32>(0u, u32(e - 1) << 20u)), vec2<u32>(select(0u, 1u, up), 0u));
+  if (e >= 2047 || bits.y >= 0x7ff00000u) {
+    let toInf = mode == 0u || (mode == 2u && neg) || (mode == 3u && !neg);
+    return select(vec2<u32>(0xffffffffu, sign | 0x7fefffffu), vec2<u32>(0u, sign | 0x7ff00000u), toInf);
+  }
+  return vec2<u32>(bits.x, sign | bits.y);
+}`, ['kp_f64_isnan', 'kp_shl64', 'kp_shr_u64', 'kp_ult64', 'kp_add64', 'kp_sub64', 'kp_clz64']),
   kp_f64_unpack: F(`// a finite nonzero f64's significand (53 bits, its top bit at bit 52, subnormals normalized) and the exponent of
 // that top bit
 struct KpF64Parts { m: vec2<u32>, e: i32 }

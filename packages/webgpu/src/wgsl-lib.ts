@@ -702,57 +702,45 @@ fn kp_fma_odd(a: f32, b: f32, c: f32) -> f32 {
 }`),
   // --- binary64 in software (issue 26 item 3): f64 values are their bits, vec2<u32>(lo, hi); 128-bit
   // integers vec4<u32>, x the lowest word. Exact, and slow: each operation is integer arithmetic ---
+  // 128-bit integers as vec4<u32> (word 0 lowest), written without loops or dynamic indexing: SwiftShader turns
+  // a loop over a vector's components into per-lane scalar code, which made software f64 several times slower
   kp_u128_shl: F(`fn kp_u128_shl(a: vec4<u32>, n: u32) -> vec4<u32> {
-  if (n >= 128u) { return vec4<u32>(0u); }
-  let w = i32(n >> 5u); let b = n & 31u;
-  var r = vec4<u32>(0u);
-  for (var i = 3; i >= w; i = i - 1) {
-    var v = a[i - w] << b;
-    if (b != 0u && i - w - 1 >= 0) { v = v | (a[i - w - 1] >> (32u - b)); }
-    r[i] = v;
-  }
-  return r;
+  let w = n >> 5u; let b = n & 31u;
+  // whole words first, then the bits, each word taking the top bits of the one below
+  let v = select(select(select(vec4<u32>(0u, 0u, 0u, a.x), vec4<u32>(0u, 0u, a.x, a.y), w == 2u), vec4<u32>(0u, a.x, a.y, a.z), w == 1u), a, w == 0u);
+  let below = vec4<u32>(0u, v.x, v.y, v.z);
+  let r = (v << vec4<u32>(b)) | select(below >> vec4<u32>(32u - b), vec4<u32>(0u), b == 0u);
+  return select(r, vec4<u32>(0u), n >= 128u);
 }`),
   kp_u128_shr: F(`fn kp_u128_shr(a: vec4<u32>, n: u32) -> vec4<u32> {
-  if (n >= 128u) { return vec4<u32>(0u); }
-  let w = i32(n >> 5u); let b = n & 31u;
-  var r = vec4<u32>(0u);
-  for (var i = 0; i + w <= 3; i = i + 1) {
-    var v = a[i + w] >> b;
-    if (b != 0u && i + w + 1 <= 3) { v = v | (a[i + w + 1] << (32u - b)); }
-    r[i] = v;
-  }
-  return r;
+  let w = n >> 5u; let b = n & 31u;
+  let v = select(select(select(vec4<u32>(a.w, 0u, 0u, 0u), vec4<u32>(a.z, a.w, 0u, 0u), w == 2u), vec4<u32>(a.y, a.z, a.w, 0u), w == 1u), a, w == 0u);
+  let above = vec4<u32>(v.y, v.z, v.w, 0u);
+  let r = (v >> vec4<u32>(b)) | select(above << vec4<u32>(32u - b), vec4<u32>(0u), b == 0u);
+  return select(r, vec4<u32>(0u), n >= 128u);
 }`),
   kp_u128_add: F(`fn kp_u128_add(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
-  var r = vec4<u32>(0u);
-  var c = 0u;
-  for (var i = 0; i < 4; i = i + 1) {
-    let s = a[i] + b[i];
-    let s2 = s + c;
-    c = select(0u, 1u, s < a[i]) + select(0u, 1u, s2 < s);
-    r[i] = s2;
-  }
-  return r;
+  let s = a + b;
+  // each word's carry out of the plain sum, then the carries rippled up
+  let c = select(vec4<u32>(0u), vec4<u32>(1u), s < a);
+  let r1 = s.y + c.x; let c1 = c.y + select(0u, 1u, r1 < s.y);
+  let r2 = s.z + c1; let c2 = c.z + select(0u, 1u, r2 < s.z);
+  return vec4<u32>(s.x, r1, r2, s.w + c2);
 }`),
   kp_u128_sub: F(`fn kp_u128_sub(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
-  var r = vec4<u32>(0u);
-  var c = 0u;
-  for (var i = 0; i < 4; i = i + 1) {
-    let d = a[i] - b[i];
-    let d2 = d - c;
-    c = select(0u, 1u, a[i] < b[i]) + select(0u, 1u, d < c);
-    r[i] = d2;
-  }
-  return r;
+  let d = a - b;
+  let c = select(vec4<u32>(0u), vec4<u32>(1u), a < b);
+  let r1 = d.y - c.x; let c1 = c.y + select(0u, 1u, d.y < c.x);
+  let r2 = d.z - c1; let c2 = c.z + select(0u, 1u, d.z < c1);
+  return vec4<u32>(d.x, r1, r2, d.w - c2);
 }`),
   kp_u128_lt: F(`fn kp_u128_lt(a: vec4<u32>, b: vec4<u32>) -> bool {
-  for (var i = 3; i >= 0; i = i - 1) { if (a[i] != b[i]) { return a[i] < b[i]; } }
-  return false;
+  // the highest word that differs decides
+  return select(select(select(a.x < b.x, a.y < b.y, a.y != b.y), a.z < b.z, a.z != b.z), a.w < b.w, a.w != b.w);
 }`),
   kp_u128_clz: F(`fn kp_u128_clz(a: vec4<u32>) -> u32 {
-  for (var i = 3; i >= 0; i = i - 1) { if (a[i] != 0u) { return u32(3 - i) * 32u + countLeadingZeros(a[i]); } }
-  return 128u;
+  let z = countLeadingZeros(a);
+  return select(select(select(select(128u, 96u + z.x, a.x != 0u), 64u + z.y, a.y != 0u), 32u + z.z, a.z != 0u), z.w, a.w != 0u);
 }`),
   kp_fpack: F(`// sign · s · 2^(e − 127) (s with its top bit at bit 127, sticky: nonzero bits below s) rounded (mode 0 rn, 1 rz,
 // 2 rm, 3 rp) to binary64 (f64) or binary32 bits: subnormals, overflow to infinity or the largest finite value

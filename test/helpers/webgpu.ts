@@ -120,6 +120,37 @@ export function dawnEnvironment(): Record<string, string> {
 }
 
 /**
+ * Runs a WGSL compute shader once on `device` (Dawn in Node, under runUnderDawn): entry point `main`,
+ * `@group(0) @binding(0)` a read-only storage buffer holding `input`, `@binding(1)` a read-write one of
+ * `outBytes`, `groups` workgroups; returns the output's words. Fails with the compiler's messages when the WGSL
+ * does not compile.
+ */
+export async function runCompute(device: GPUDevice, code: string, input: Uint32Array, outBytes: number, groups: number): Promise<Uint32Array> {
+  // (GPUBufferUsage / GPUMapMode bits: STORAGE 0x80, COPY_SRC 0x4, COPY_DST 0x8, MAP_READ 0x1)
+  const module = device.createShaderModule({ code })
+  const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error')
+  if (errors.length) throw new Error(`the WGSL does not compile: ${errors.map((m) => `line ${m.lineNum}: ${m.message}`).join('; ')}`)
+  const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
+  const inBuf = device.createBuffer({ size: Math.max(16, input.byteLength), usage: 0x80 | 0x8 })
+  device.queue.writeBuffer(inBuf, 0, input as Uint32Array<ArrayBuffer>)
+  const outBuf = device.createBuffer({ size: outBytes, usage: 0x80 | 0x4 })
+  const read = device.createBuffer({ size: outBytes, usage: 0x1 | 0x8 })
+  const enc = device.createCommandEncoder()
+  const pass = enc.beginComputePass()
+  pass.setPipeline(pipeline)
+  pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }] }))
+  pass.dispatchWorkgroups(groups)
+  pass.end()
+  enc.copyBufferToBuffer(outBuf, 0, read, 0, outBytes)
+  device.queue.submit([enc.finish()])
+  await read.mapAsync(0x1)
+  const out = new Uint32Array(read.getMappedRange().slice(0))
+  read.unmap()
+  for (const b of [inBuf, outBuf, read]) b.destroy()
+  return out
+}
+
+/**
  * Call first in a test file that uses Dawn: unless this process already runs under dawnEnvironment(), runs
  * the same file again under it (output passed through, same exit status) and exits.
  */

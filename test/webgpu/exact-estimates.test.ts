@@ -8,15 +8,14 @@
 // every rounding mode.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { create, globals } from 'webgpu'
+import { create } from 'webgpu'
 import { collectLib } from '../../packages/webgpu/src/wgsl-lib.js'
 import { fop32, type RoundMode } from '../../packages/emulator/src/numeric.js'
-import { runUnderDawn } from '../helpers/webgpu.js'
+import { runCompute, runUnderDawn } from '../helpers/webgpu.js'
 import { bitsOf, fromBits, rng } from '../emulator/fma-cases.js'
 
 runUnderDawn(import.meta.filename)
 
-const { GPUBufferUsage, GPUMapMode } = globals as unknown as { GPUBufferUsage: typeof globalThis.GPUBufferUsage; GPUMapMode: typeof globalThis.GPUMapMode }
 // kept referenced for the file's life: Dawn crashes once its GPU object is collected (node.test.ts)
 const gpu = create([])
 const MODES: RoundMode[] = ['rn', 'rz', 'rm', 'rp']
@@ -104,10 +103,6 @@ s('every result is correctly rounded, in every mode, with the estimate off by up
   const adapter = await gpu.requestAdapter()
   assert.ok(adapter, 'no WebGPU adapter (Dawn over SwiftShader)')
   const device = await adapter!.requestDevice()
-  const module = device.createShaderModule({ code: SHADER })
-  const info = await module.getCompilationInfo()
-  assert.equal(info.messages.filter((m) => m.type === 'error').map((m) => m.message), [])
-  const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
 
   const cases: number[] = []
   const expected: Array<{ a: number; b: number; skew: number; mode: RoundMode; div: number; sqrt: number }> = []
@@ -122,22 +117,7 @@ s('every result is correctly rounded, in every mode, with the estimate off by up
       }
     }
   }
-  const input = device.createBuffer({ size: cases.length * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST })
-  device.queue.writeBuffer(input, 0, Uint32Array.from(cases))
-  const output = device.createBuffer({ size: expected.length * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC })
-  const staging = device.createBuffer({ size: expected.length * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
-  const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: output } }] })
-  const enc = device.createCommandEncoder()
-  const pass = enc.beginComputePass()
-  pass.setPipeline(pipeline)
-  pass.setBindGroup(0, group)
-  pass.dispatchWorkgroups(Math.ceil(expected.length / 64))
-  pass.end()
-  enc.copyBufferToBuffer(output, 0, staging, 0, staging.size)
-  device.queue.submit([enc.finish()])
-  await staging.mapAsync(GPUMapMode.READ)
-  const got = new Uint32Array(staging.getMappedRange().slice(0))
-  staging.unmap()
+  const got = await runCompute(device, SHADER, Uint32Array.from(cases), expected.length * 8, Math.ceil(expected.length / 64))
   device.destroy()
 
   const wrong: string[] = []

@@ -6,14 +6,13 @@
 // only through their own arithmetic, where a carry through a whole word of ones is rare.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { create, globals } from 'webgpu'
+import { create } from 'webgpu'
 import { collectLib } from '../../packages/webgpu/src/wgsl-lib.js'
-import { runUnderDawn } from '../helpers/webgpu.js'
+import { runCompute, runUnderDawn } from '../helpers/webgpu.js'
 import { rng } from '../emulator/fma-cases.js'
 
 runUnderDawn(import.meta.filename)
 
-const { GPUBufferUsage, GPUMapMode } = globals as unknown as { GPUBufferUsage: typeof globalThis.GPUBufferUsage; GPUMapMode: typeof globalThis.GPUMapMode }
 // kept referenced for the file's life: Dawn crashes once its GPU object is collected (node.test.ts)
 const gpu = create([])
 const M = (1n << 128n) - 1n
@@ -55,27 +54,8 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   outp[5u * i + 3u] = kp_u128_shr(a, n);
   outp[5u * i + 4u] = vec4<u32>(select(0u, 1u, kp_u128_lt(a, b)), kp_u128_clz(a), 0u, 0u);
 }`
-  const module = device.createShaderModule({ code: shader })
-  const info = await module.getCompilationInfo()
-  assert.equal(info.messages.filter((m) => m.type === 'error').map((m) => m.message), [])
-  const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
   const input = Uint32Array.from(cases.flatMap((c) => [...words(c.a), ...words(c.b), c.n, 0, 0, 0]))
-  const inBuf = device.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST })
-  device.queue.writeBuffer(inBuf, 0, input)
-  const outBytes = cases.length * 5 * 16
-  const outBuf = device.createBuffer({ size: outBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC })
-  const read = device.createBuffer({ size: outBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
-  const enc = device.createCommandEncoder()
-  const pass = enc.beginComputePass()
-  pass.setPipeline(pipeline)
-  pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }] }))
-  pass.dispatchWorkgroups(Math.ceil(cases.length / 64))
-  pass.end()
-  enc.copyBufferToBuffer(outBuf, 0, read, 0, outBytes)
-  device.queue.submit([enc.finish()])
-  await read.mapAsync(GPUMapMode.READ)
-  const got = new Uint32Array(read.getMappedRange().slice(0))
-  read.unmap()
+  const got = await runCompute(device, shader, input, cases.length * 5 * 16, Math.ceil(cases.length / 64))
   device.destroy()
 
   const wrong: string[] = []

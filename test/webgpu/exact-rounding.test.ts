@@ -148,6 +148,40 @@ s('fma.rn.f32 is the emulator\'s, bit for bit, wherever kp_fma_rn is exact; roun
   assert.ok(twice > 300, `only ${twice} of ${inRange} results differ when the product is rounded first`)
 })
 
+/** ptxas fuses a plain mul.f32 and the add.f32 (or sub) that reads it into one fma; mul.rn/add.rn never fuse.
+ *  Thread i's results: the plain pair (an fma), a plain sub of the product from c (an fma of −a·b), and the
+ *  .rn pair (rounded twice). */
+const CONTRACT_PTX = perThreadKernel('contract', [
+  (d) => `mul.f32 %x1, %f1, %f2; add.f32 ${d}, %x1, %f3`.replace(/%x1/g, '%f20'),
+  (d) => `mul.f32 %f21, %f1, %f2; sub.f32 ${d}, %f3, %f21`,
+  (d) => `mul.rn.f32 %f22, %f1, %f2; add.rn.f32 ${d}, %f22, %f3`,
+]).replace('.reg .f32 %f<7>;', '.reg .f32 %f<23>;')
+
+s('a plain mul.f32 and the add or sub that reads it are the fma ptxas makes of them (as in the emulator); the .rn pair is rounded twice', async (ctx) => {
+  const xs = rnInputs()
+  const n = xs.length / 3
+  const gpuK = await KernelRunner.load(ctx.gpu!, CONTRACT_PTX, 'compute_80', 'contraction (WebGPU)')
+  assert.equal(ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`), [])
+  const gpu = await run(gpuK, xs, 'contract', 3)
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await run(await KernelRunner.load(be, CONTRACT_PTX, 'compute_80', 'contraction (emulator)'), xs, 'contract', 3)
+  be.dispose()
+  const wrong: string[] = []
+  let inRange = 0, fusedDiffers = 0
+  for (let t = 0; t < n; t++) {
+    const [a, b, c] = [xs[3 * t]!, xs[3 * t + 1]!, xs[3 * t + 2]!]
+    // the fused forms through kp_fma_rn, exact in its range; the .rn pair there too (WebGPU devices may flush
+    // subnormal results of plain f32 arithmetic, SwiftShader does: README "Floats")
+    if (!inExactRange(a, b, c) || !inExactRange(-a, b, c)) continue
+    inRange++
+    if (gpu[3 * t + 2] !== emu[3 * t + 2] && (emu[3 * t + 2]! & 0x7f800000) !== 0) wrong.push(`mul.rn+add.rn(${a}, ${b}, ${c}): WebGPU 0x${gpu[3 * t + 2]!.toString(16)}, emulator 0x${emu[3 * t + 2]!.toString(16)}`)
+    if (emu[3 * t] !== emu[3 * t + 2]) fusedDiffers++
+    for (const k of [0, 1]) if (gpu[3 * t + k] !== emu[3 * t + k]) wrong.push(`${k ? 'c - a·b' : 'a·b + c'}(${a}, ${b}, ${c}): WebGPU 0x${gpu[3 * t + k]!.toString(16)}, emulator 0x${emu[3 * t + k]!.toString(16)}`)
+  }
+  assert.is(wrong.length, 0, `${wrong.length} results differ:\n${wrong.slice(0, 12).join('\n')}`)
+  assert.ok(inRange > 1800 && fusedDiffers > 300, `${inRange} inputs in range, ${fusedDiffers} where fusing changes the result`)
+})
+
 const ALL_MODES = ['rn', 'rz', 'rm', 'rp'] as const
 /** div, rcp and sqrt in every rounding, and the integer-to-f32 conversions from a's bits (s32, u32) and from
  *  a's and b's bits as the low and high words (s64, u64): the names of thread i's results, in order. */

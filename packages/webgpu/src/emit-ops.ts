@@ -526,6 +526,15 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         const d = directed(w, ins, sub ? 'sub' : 'add')
         if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
+        // an add or sub that ptxas fuses with the product it reads (analyzeContraction) is that fma, as on the
+        // GPU and in the emulator
+        const fused = w.contraction.get(ins.index)
+        const m = fused && w.fn.instructions[fused.mul]!
+        if (m && !ins.flags.ftz && !ins.flags.sat && !m.flags.ftz && !m.flags.sat) {
+          const neg = (x: string) => `(-${x})`
+          const px = w.f32(m.operands[1]!), py = w.f32(m.operands[2]!), o = w.f32(A[fused.operand === 1 ? 2 : 1]!)
+          return w.setF32(A[0], `kp_fma_rn(${sub && fused.operand === 2 ? neg(px) : px}, ${py}, ${sub && fused.operand === 1 ? neg(o) : o})`)
+        }
         return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fin(w, ins, A[2]!)}`))
       }
       if (isHalf(t)) return half(w, ins, ins.op)
@@ -547,7 +556,9 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         const d = directed(w, ins, 'mul')
         if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
-        return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} * ${fin(w, ins, A[2]!)}`))
+        // rounded here, never fused by the device's compiler into an add that reads it (NVIDIA's Vulkan driver
+        // fuses a product and the add that alone reads it; PTX fuses only what ptxas fuses, above): kp_nc
+        return w.setF32(A[0], fout(ins, `kp_nc(${fin(w, ins, A[1]!)} * ${fin(w, ins, A[2]!)})`))
       }
       if (isHalf(t)) return half(w, ins, 'mul')
       const p = intProduct(w, ins, A[1]!, A[2]!)

@@ -8,6 +8,8 @@
 //   @group(0) @binding(2) var<uniform> kp_launch: KpLaunch;             // per dispatch (dynamic offset)
 //   @group(0) @binding(3) var<storage, read_write> kp_fault: array<atomic<u32>, 4>;  // the fault record
 //   struct KpLaunch { nctaid: vec3<u32>, kernel_id: u32, ctaid_base: vec3<u32>, pad: u32 }
+//     (ctaid_base.y and .z are always 0, grids being split in x only: wgsl-lib.ts kp_nc reads .y as a zero that
+//     a shader compiler cannot fold)
 //   override kp_ntid_x: u32; override kp_ntid_y: u32; override kp_ntid_z: u32;   // the CUDA block
 //   override kp_dyn_shared_words: u32;                                            // dynamic .shared, in u32 words
 //   override kp_dyn_shared_bytes: u32;                                            // the same in bytes (%dynamic_smem_size)

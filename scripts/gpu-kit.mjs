@@ -158,6 +158,8 @@ if [ -z "\${VK_ICD_FILENAMES:-}\${VK_DRIVER_FILES:-}" ]; then
   done
 fi
 echo "vulkan: loader $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libvulkan.so.1' | head -n 1 || echo missing); ICD \${VK_DRIVER_FILES:-\${VK_ICD_FILENAMES:-default search}}"
+# the NVIDIA ICD (libGLX_nvidia.so.0) needs glvnd's libGLdispatch: without it Dawn finds no driver (seen on an H200 machine)
+ldconfig -p 2>/dev/null | grep -q 'libGLdispatch.so.0' || echo "vulkan: no libGLdispatch.so.0 (glvnd): the NVIDIA ICD will not load and WebGPU will find no adapter; install libglvnd0 (with libvulkan1, libgl1, libglx0, libegl1)"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 echo "node: $("$NODE" --version) ($NODE); nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo missing)"
 export KP_REPO_ROOT="$PWD"

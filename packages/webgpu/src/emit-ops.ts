@@ -38,20 +38,26 @@ function f64Arith(w: KernelWriter, ins: Instruction, what: 'add' | 'sub' | 'mul'
   if (mode < 0) return w.refuse(`${ins.op}.${ins.rounding}.f64`)
   w.softF64++
   const A = ins.operands
-  const fused = what === 'add' || what === 'sub' ? w.contraction?.get(ins.index) : undefined
-  if (fused) {
-    // fma(p's operands, the other operand), the product's sign flipped for a sub that subtracts it
-    const m = w.fn.instructions[fused.mul]!
-    const px = w.tmp(w.u64(m.operands[1]!)), py = w.tmp(w.u64(m.operands[2]!)), o = w.tmp(w.u64(A[fused.operand === 1 ? 2 : 1]!))
-    const negP = what === 'sub' && fused.operand === 2, negO = what === 'sub' && fused.operand === 1
-    return w.setU64(A[0], `kp_f64_fma(${negP ? negF64(px) : px}, ${py}, ${negO ? negF64(o) : o}, 0u)`)
-  }
+  const fused = what === 'add' || what === 'sub' ? fusedOperands(w, ins, (o) => w.tmp(w.u64(o)), negF64) : undefined
+  if (fused) return w.setU64(A[0], `kp_f64_fma(${fused.join(', ')}, 0u)`)
   const x = w.tmp(w.u64(A[1]!)), y = w.tmp(w.u64(A[2]!))
   let e: string
   if (what === 'fma') e = `kp_f64_fma(${x}, ${y}, ${w.u64(A[3]!)}, ${mode}u)`
   else if (what === 'mul') e = `kp_f64_fma(${x}, ${y}, vec2<u32>(0u, (${x}.y ^ ${y}.y) & 0x80000000u), ${mode}u)`
   else e = `kp_f64_add(${x}, ${what === 'sub' ? negF64(y) : y}, ${mode}u)`
   w.setU64(A[0], e)
+}
+
+/** An add or sub that ptxas fuses with the product it reads (@kernelpack/ptx analyzeContraction, as the emulator
+ *  computes it): the operands of that fma (the product's two, then the other addend; the product or the addend
+ *  negated, `neg`, for a sub that subtracts it), each read with `read`; undefined where there is no such pair. */
+function fusedOperands(w: KernelWriter, ins: Instruction, read: (o: Operand) => string, neg: (x: string) => string): [string, string, string] | undefined {
+  const fused = w.contraction.get(ins.index)
+  if (!fused) return undefined
+  const m = w.fn.instructions[fused.mul]!
+  const sub = ins.op === 'sub'
+  const px = read(m.operands[1]!), py = read(m.operands[2]!), o = read(ins.operands[fused.operand === 1 ? 2 : 1]!)
+  return [sub && fused.operand === 2 ? neg(px) : px, py, sub && fused.operand === 1 ? neg(o) : o]
 }
 
 /** Refuses directed rounding (.rz/.rm/.rp) of f32 arithmetic. */
@@ -526,15 +532,10 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         const d = directed(w, ins, sub ? 'sub' : 'add')
         if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
-        // an add or sub that ptxas fuses with the product it reads (analyzeContraction) is that fma, as on the
-        // GPU and in the emulator
-        const fused = w.contraction.get(ins.index)
-        const m = fused && w.fn.instructions[fused.mul]!
-        if (m && !ins.flags.ftz && !ins.flags.sat && !m.flags.ftz && !m.flags.sat) {
-          const neg = (x: string) => `(-${x})`
-          const px = w.f32(m.operands[1]!), py = w.f32(m.operands[2]!), o = w.f32(A[fused.operand === 1 ? 2 : 1]!)
-          return w.setF32(A[0], `kp_fma_rn(${sub && fused.operand === 2 ? neg(px) : px}, ${py}, ${sub && fused.operand === 1 ? neg(o) : o})`)
-        }
+        // an add or sub that ptxas fuses with the product it reads is that fma, as on the GPU and in the emulator
+        const m = w.contraction.get(ins.index)
+        const fused = m && ![ins, w.fn.instructions[m.mul]!].some((x) => x.flags.ftz || x.flags.sat) ? fusedOperands(w, ins, (o) => w.f32(o), (x) => `(-${x})`) : undefined
+        if (fused) return w.setF32(A[0], `kp_fma_rn(${fused.join(', ')})`)
         return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fin(w, ins, A[2]!)}`))
       }
       if (isHalf(t)) return half(w, ins, ins.op)

@@ -7,6 +7,7 @@
 // it, read from a buffer so that no compiler folds them. Only a device that gives the fused result for every
 // triple is taken as fused; one that fails or cannot run the probe gets the exact sequence. Loaded on demand
 // (not every page has a kernel with fma.rn.f32).
+import { MAP_READ, USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_MAP_READ, USAGE_STORAGE } from './layout.js'
 
 /** Triples (a, b, c) whose fused a·b + c differs from the one that rounds a·b first, as f32 bits; each addend
  *  takes the rounded part of the product away, so that what is left is the bits a first rounding loses. */
@@ -42,15 +43,13 @@ export function fusedF32(a: number, b: number, c: number): number {
   return u[0]!
 }
 
-const STORAGE = 0x80, COPY_SRC = 0x4, COPY_DST = 0x8, MAP_READ = 0x1
-
 /** The device's `fma()` of each FMA_PROBE triple, as f32 bits. */
 export async function probeFma(device: GPUDevice): Promise<Uint32Array> {
   const n = FMA_PROBE.length
   const words = new Uint32Array(n * 4)
   FMA_PROBE.forEach((t, i) => words.set(t, 3 * i))
-  const buf = device.createBuffer({ label: 'kernelpack fma probe', size: words.byteLength, usage: STORAGE | COPY_SRC | COPY_DST })
-  const read = device.createBuffer({ label: 'kernelpack fma probe (read)', size: n * 4, usage: MAP_READ | COPY_DST })
+  const buf = device.createBuffer({ label: 'kernelpack fma probe', size: words.byteLength, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+  const read = device.createBuffer({ label: 'kernelpack fma probe (read)', size: n * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST })
   try {
     device.queue.writeBuffer(buf, 0, words)
     const module = device.createShaderModule({ label: 'kernelpack fma probe', code: PROBE_WGSL })

@@ -484,6 +484,13 @@ class KernelWriter {
   /** Shared accesses (and window runs, by their first access) whose lane test a 4-lane turn made at its start
    *  (vprecheck), not where they are. */
   private readonly vPre = new Set<number>()
+  /** Instructions of the block-level loop being written that were computed once before it (uniformPrefix),
+   *  and the registers they define. */
+  private readonly preComputed = new Set<number>()
+  private readonly preComputedRegs = new Set<number>()
+  /** Where each such register's value is also kept, in thread 0's slots (LB0 + offset): a 4-lane turn
+   *  splats it from there (V8 would move a computation read only inside the loop's turns into them). */
+  private readonly preSlot = new Map<number, number>()
   private readonly vPreRuns = new Set<number>()
   /** In a 4-lane turn: the registers a 4-lane turn leaves out that are block values read after the loop
    *  (computed by one scalar instruction each, from block values), the loop's written registers, and the
@@ -898,9 +905,20 @@ class KernelWriter {
         case 'shl': { const k = imm(2), x = s(1); return k !== undefined && k >= 0 && k < 32 && x !== undefined ? (x << k) | 0 : undefined }
       }
     }
-    if (ins.op === 'ld' || ins.op === 'st') return undefined
+    // a kernel parameter (hoisted into a local) is the same in every lane
+    if (ins.op === 'ld') return this.paramLocal(ins) !== undefined ? 0 : undefined
+    if (ins.op === 'st') return undefined
     // the same inputs in every lane give the same value in every lane
     return A.slice(1).every((o) => this.operandStride(o) === 0) ? 0 : undefined
+  }
+
+  /** The i32x4 on the stack times constant c (a shift where c is a power of two: V8 keeps i32x4.mul). */
+  private vmulImm(c: number): void {
+    const b = this.b
+    c |= 0
+    if (c === 1) return
+    if (c > 0 && (c & (c - 1)) === 0) { b.i32(31 - Math.clz32(c)).simd(SimdOp.i32x4_shl); return }
+    b.i32(c).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_mul)
   }
 
   /** The lanes where guard g holds, as a mask. */
@@ -961,7 +979,8 @@ class KernelWriter {
     if (!kind || ins.guard || ins.flags.cc || ins.flags.sat) return false
     const b = this.b, A = ins.operands, t = ins.types
     const d = A[0]
-    if (d?.kind !== 'reg' || this.classes[d.id] !== 'i64') return false
+    // (a register the turn leaves out, or computes once as a block value: vinstruction4)
+    if (d?.kind !== 'reg' || this.classes[d.id] !== 'i64' || this.simd?.addressOnly.has(d.id)) return false
     const wide = (o: IrOperand | undefined): { s: number; push: () => void } | undefined => {
       if (o?.kind === 'imm' && o.imm.kind === 'int') { const v = BigInt.asIntN(64, o.imm.value); return { s: 0, push: () => { b.i64(v) } } }
       if (o?.kind !== 'reg' || this.classes[o.id] !== 'i64') return undefined
@@ -1001,6 +1020,11 @@ class KernelWriter {
     }
     switch (ins.op) {
       case 'mov': { const x = wide(A[1]); return x ? out(x.s, x.push) : false }
+      case 'ld': {
+        // a 64-bit kernel parameter: the same in every lane
+        const p = this.paramLocal(ins)
+        return p?.kind === 'i64' ? out(0, () => { b.get(p.local) }) : false
+      }
       case 'cvta': { if (!ins.flags.to || ins.space !== 'global') return false; const x = wide(A[1]); return x ? out(x.s, x.push) : false }
       case 'cvt': {
         if ((t[0] !== 's64' && t[0] !== 'u64' && t[0] !== 'b64') || (t[1] !== 's32' && t[1] !== 'u32') || ins.rounding || !canTest()) return false
@@ -1022,6 +1046,18 @@ class KernelWriter {
         return out(x.s * 2 ** k, () => { x.push(); b.i64(BigInt(k)).op(Op.i64_shl) })
       }
       case 'mul': {
+        if (ins.part === 'lo' && ['s64', 'u64', 'b64'].includes(t[0] ?? '')) {
+          // a product of block values, or of a strided value and a constant
+          const x = wide(A[1]), y = wide(A[2])
+          if (!x || !y) return false
+          const k = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int' ? BigInt.asIntN(64, o.imm.value) : undefined)
+          const push = () => { x.push(); y.push(); b.op(Op.i64_mul) }
+          if (x.s === 0 && y.s === 0) return out(0, push)
+          const kx = k(A[1]), ky = k(A[2])
+          if (ky !== undefined && ky >= -(2n ** 31n) && ky < 2n ** 31n) return out(x.s * Number(ky), push)
+          if (kx !== undefined && kx >= -(2n ** 31n) && kx < 2n ** 31n) return out(y.s * Number(kx), push)
+          return false
+        }
         if (ins.part !== 'wide' || (t[0] !== 's32' && t[0] !== 'u32') || !canTest()) return false
         const imm = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined)
         const [xo, k] = imm(A[2]) !== undefined ? [A[1], imm(A[2])!] : [A[2], imm(A[1])]
@@ -1261,6 +1297,11 @@ class KernelWriter {
         return this.vwr(A[0], () => this.vrd(A[1]))
       case 'add': case 'sub': case 'mul': {
         if (ins.flags.cc || ins.flags.sat) return this.vfail('carry or saturation')
+        if (i32 && ins.op === 'mul' && ins.part === 'lo') {
+          const k = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined)
+          const [xo, c] = k(A[2]) !== undefined ? [A[1], k(A[2])!] : k(A[1]) !== undefined ? [A[2], k(A[1])!] : [undefined, undefined]
+          if (xo && c !== undefined) return this.vwr(A[0], () => { this.vrd(xo); this.vmulImm(c) })
+        }
         if (i32 && (ins.op !== 'mul' || ins.part === 'lo')) return bin(ins.op === 'add' ? SimdOp.i32x4_add : ins.op === 'sub' ? SimdOp.i32x4_sub : SimdOp.i32x4_mul)
         const fused = plainF && ins.op !== 'mul' ? this.k.contraction?.get(ins.index) : undefined
         if (fused) {
@@ -1544,6 +1585,7 @@ class KernelWriter {
     const defs = new Map<number, number[]>()
     const firstUse = new Map<number, number>()
     for (let i = it.start; i < it.end; i++) {
+      if (this.preComputed.has(i)) continue
       for (const r of usedRegisters(ins[i]!)) if (!firstUse.has(r)) firstUse.set(r, i)
       for (const r of definedRegisters(ins[i]!)) { const d = defs.get(r) ?? []; d.push(i); defs.set(r, d) }
     }
@@ -2631,6 +2673,18 @@ class KernelWriter {
     }
     if (it.gather !== undefined) this.gatherReset(it.gather)
     const saved = it.restores.map((r) => { const q = b.local(classType(this.classes[r]!)); b.get(this.regs[r]!).set(q); return [r, q] as const })
+    // the loop's arithmetic that gives every thread the same value, once, before it
+    this.preComputed.clear(); this.preComputedRegs.clear()
+    for (const i of this.uniformPrefix(it)) {
+      this.instruction(this.fn.instructions[i]!)
+      this.preComputed.add(i)
+      for (const r of definedRegisters(this.fn.instructions[i]!)) {
+        this.preComputedRegs.add(r)
+        let off = this.preSlot.get(r)
+        if (off === undefined) { off = this.nextSlot(); this.preSlot.set(r, off) }
+        b.get(L.LB0!).get(this.regs[r]!).mem(Op.i32_store, 2, off)
+      }
+    }
     // tz, ty, tx nested; only the tx interval [LO, HI) that does more than branch past the loop's code
     const LO = this.tmp('LO', 'i32'), HI = this.tmp('HI', 'i32')
     const range = this.txRange(it)
@@ -2669,7 +2723,46 @@ class KernelWriter {
     b.get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!)
     b.br(zLoop)
     b.end().end()
+    this.preComputed.clear(); this.preComputedRegs.clear()
     this.dispatch(it)
+  }
+
+  /** The instructions of block-level loop `it` that every thread runs once, to the same value (32-bit
+   *  integer arithmetic at the loop's top level on immediates, %ntid/%ctaid/%nctaid, block values the loop
+   *  does not write, and earlier such results; each defining a register the loop defines only there and
+   *  reads only after it, that is a block value or lives only in the loop): computed once before the loop
+   *  instead of once per thread (the scan's `pin * nt`, issue 24). A loop some threads may skip (txRange,
+   *  ended threads) keeps the block values it defines in its code, as a thread that runs it leaves them. */
+  private uniformPrefix(it: ThreadLoop): number[] {
+    const plan = this.plan!, ins = this.fn.instructions
+    if (it.level !== 'block' || it.once) return []
+    const perThread = new Set(plan.perThread), perBlock = new Set(plan.perBlock)
+    const defs = new Map<number, number>(), firstUse = new Map<number, number>()
+    for (let i = it.start; i < it.end; i++) {
+      for (const r of usedRegisters(ins[i]!)) if (!firstUse.has(r)) firstUse.set(r, i)
+      for (const r of definedRegisters(ins[i]!)) defs.set(r, (defs.get(r) ?? 0) + 1)
+    }
+    // a register read after the loop whose value a thread that does not run the loop would keep
+    const partial = plan.threadsEnd || plan.warps || this.txRange(it) !== undefined
+    const PURE32 = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'not'])
+    const SAME = /^%(ntid|ctaid|nctaid)\.[xyz]$/
+    const uniform = new Set<number>()
+    const out: number[] = []
+    for (const n of it.nodes) {
+      if (n.kind !== 'instr') continue
+      const x = ins[n.index]!, d = definedRegisters(x), t = x.type ?? ''
+      if (x.guard || d.length !== 1 || !PURE32.has(x.op) || !['s32', 'u32', 'b32'].includes(t) || x.flags.cc || x.flags.sat || ((x.op === 'mul' || x.op === 'mad') && x.part !== 'lo')) continue
+      const r = d[0]!
+      if (this.classes[r] !== 'i32' || defs.get(r) !== 1 || (firstUse.get(r) ?? n.index) < n.index || perThread.has(r) || plan.recomputed.has(r) || it.restores.includes(r) || it.loads.includes(r) || it.stores.includes(r)) continue
+      if (perBlock.has(r) && partial) continue
+      if (!perBlock.has(r) && (this.usesOf.get(r) ?? []).some((u) => u < it.start || u >= it.end)) continue
+      const same = x.operands.slice(1).every((o) => o.kind === 'imm' || (o.kind === 'special' && SAME.test(o.name))
+        || (o.kind === 'reg' && (uniform.has(o.id) || (perBlock.has(o.id) && !defs.has(o.id)))))
+      if (!same) continue
+      uniform.add(r)
+      out.push(n.index)
+    }
+    return out
   }
 
   // --- SIMD across threads in thread loops: a block-level loop's turn, 4 threads a step ---
@@ -2924,6 +3017,9 @@ class KernelWriter {
       if (warp) b.get(L.t!).i32(3).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).get(L.t!).i32(4).op(Op.i32_add).get(L.W1!).op(Op.i32_le_u).op(Op.i32_and)
       b.begin('if')
       this.vFail = b.open('block')
+      // a block's row: the next turn, where it is whole, without going round the thread loop (its tx is a
+      // multiple of 4 already)
+      const again = warp ? undefined : b.open('loop')
       this.vDone = b.open('block')
       this.vStored = false
       this.vLaneByLane = false
@@ -2972,6 +3068,12 @@ class KernelWriter {
         for (const r of usedRegisters(x)) if (!before.has(r) && !loads.has(r)) exposed.add(r)
         for (const r of definedRegisters(x)) if (!x.guard) before.add(r)
       }
+      for (const r of this.preComputedRegs) {
+        if (addressOnly.has(r) || !(this.usesOf.get(r) ?? []).some((u) => u >= it.start && u < it.end && !this.preComputed.has(u))) continue
+        b.get(L.LB0!).simdMem(SimdOp.v128_load32_splat, 2, this.preSlot.get(r)!).set(this.vlocal(r))
+        this.vstride.set(r, 0)
+        exposed.delete(r)
+      }
       for (const r of exposed) {
         if (addressOnly.has(r)) continue
         if (this.isWide(r)) {
@@ -3001,7 +3103,7 @@ class KernelWriter {
           const f = this.affine.register.get(r)!
           this.vstride.set(r, f.c | 0)
           this.inv(f.inv); b.op(Op.i32_wrap_i64).simd(SimdOp.i32x4_splat)
-          if (f.c !== 0) b.get(this.vlocal(-1)).i32(f.c).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_mul).simd(SimdOp.i32x4_add)
+          if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
         } else {
           const off = this.slotOf.get(r)
           if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
@@ -3057,7 +3159,7 @@ class KernelWriter {
       const written = new Set<number>()
       for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) written.add(r)
       for (const r of this.plan!.perBlock) {
-        if (!written.has(r) || addressOnly.has(r)) continue
+        if (!written.has(r) || addressOnly.has(r) || this.preComputedRegs.has(r)) continue
         if (this.isWide(r)) { b.get(this.vwideLocals(r)[3]!).set(this.regs[r]!); continue }
         b.get(this.vlocal(r)).simdLane(SimdOp.i32x4_extract_lane, 3)
         if (this.classes[r] === 'f32') b.op(Op.f32_reinterpret_i32)
@@ -3075,6 +3177,7 @@ class KernelWriter {
         b.get(L.ty!).get(L.NTY!).op(Op.i32_eq).begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
         b.end()
       }
+      if (again !== undefined) { b.get(L.tx!).i32(4).op(Op.i32_add).get(HI).op(Op.i32_le_s).brIf(again); b.end() }
       b.br(lp)
       b.end()
       b.end()
@@ -3284,7 +3387,7 @@ class KernelWriter {
 
   private nodes(ns: readonly StructNode[]): void {
     for (const n of ns) {
-      if (n.kind === 'instr') { this.instruction(this.fn.instructions[n.index]!); continue }
+      if (n.kind === 'instr') { if (!this.preComputed.has(n.index)) this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
       if (this.vmode && this.vLoop && this.vStored && n.kind === 'if' && n.branch !== undefined && !this.vPreLoop.has(n.branch)) { this.vscalarIf(n); continue }
       if (this.vLoop && n.kind === 'loop') {

@@ -327,7 +327,8 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       const simd: string[] = []
       if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
       const runs = [...w.warpRuns].sort((x, y) => x - y)
-      if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run`)
+      const edged = runs.filter((l) => w.warpRunEdges.has(l))
+      if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run${edged.length ? ` (${edged.length === runs.length ? (runs.length === 1 ? 'with' : 'each with') : `from ${edged.join(', ')} with`} the lane loops that feed or read it)` : ''}`)
       if (simd.length) vectorized.set(k.fn.name, simd.join('; '))
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
@@ -445,6 +446,8 @@ class KernelWriter {
   private vwide = new Map<number, number[]>()
   /** Warp runs written 32 lanes at once (warpRun), by their first shuffle's PTX line, for mod.inspect. */
   readonly warpRuns = new Set<number>()
+  /** Those of them that take in the lane loop before their first shuffle or after their last (edgeLaneLoop). */
+  readonly warpRunEdges = new Set<number>()
   private vDone = 0
   private vFail = 0
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
@@ -498,6 +501,9 @@ class KernelWriter {
   private vScalar = new Set<number>()
   /** A region ran lane by lane (vscalarIf): no lane test may come after it. */
   private vLaneByLane = false
+  /** Writing a warp run's closing loop: an if whose lanes part runs them one by one (vscalarIf) before the
+   *  run's first store too (nothing after such an if can fail the run). */
+  private vIfByLane = false
   /** Instructions of the turn written lane by lane (vperLane, vglobalLanes). */
   private vLaneCount = 0
   private vWritten = new Set<number>()
@@ -1828,7 +1834,10 @@ class KernelWriter {
   private warpItems(list: ScheduleItem[]): void {
     let i = 0
     while (i < list.length) {
-      const end = this.helpers.simd ? this.warpRunEnd(list, i) : i
+      // with the lane loops around it where they have a 4-lane form, else without them
+      const wide = this.helpers.simd ? this.warpRunEnd(list, i, true) : i
+      if (wide > i && this.warpRun(list.slice(i, wide), false)) { i = wide; continue }
+      const end = this.helpers.simd ? this.warpRunEnd(list, i, false) : i
       if (end > i) { this.warpRun(list.slice(i, end)); i = end; continue }
       this.items([list[i]!])
       i++
@@ -1864,20 +1873,47 @@ class KernelWriter {
     })
   }
 
+  /** A warp-level lane loop a run may open with (`lead`: no collective's results in, it leaves the first
+   *  shuffle's inputs; no stores) or close with (no collective's inputs out; stores, and ifs whose lanes
+   *  part, allowed): 32-bit slots, no departure, return (but the kernel's closing one), atomic or call. */
+  private edgeLaneLoop(x: ScheduleItem | undefined, lead: boolean): x is ThreadLoop {
+    if (x?.kind !== 'threads' || x.level !== 'warp' || x.restores.length) return false
+    if (lead ? x.scatter !== undefined || x.gather === undefined : x.gather !== undefined || x.scatter === undefined || !this.constantShflOf(x.scatter)) return false
+    // (64-bit registers: one the run reads from its slot, or one a loop after the run reads from its slot,
+    // refuses the run, warpRun)
+    const ins = this.fn.instructions
+    for (let i = x.start; i < x.end; i++) {
+      const y = ins[i]!
+      const closing = !lead && y.op === 'ret' && !y.guard && i === ins.length - 1 && i === x.end - 1
+      if (this.plan!.departures.has(i) || collectiveOf(y) || (['ret', 'exit'].includes(y.op) && !closing) || ['atom', 'red', 'call', 'trap', 'brkpt', 'bar', 'barrier', 'membar', 'fence', 'cp', 'mbarrier'].includes(y.op)) return false
+      if (lead && y.op === 'st') return false
+    }
+    return true
+  }
+
   /** The end (exclusive) of a run starting at list[i]: lane loops that each hand out a constant shuffle's
    *  results (the first one's inputs left before the run), separated by those shuffles, at least two of
-   *  them; the last loop may leave the inputs of a shuffle after the run. i when there is none. */
-  private warpRunEnd(list: ScheduleItem[], i: number): number {
-    if (!this.pureLaneLoop(list[i])) return i
-    let end = i + 1
+   *  them; the last loop may leave the inputs of a shuffle after the run. A loop that leaves the first
+   *  shuffle's inputs may open it, and one that takes the last one's results close it (edgeLaneLoop). i when
+   *  there is none. */
+  private warpRunEnd(list: ScheduleItem[], i: number, edges: boolean): number {
+    const lead = edges && this.edgeLaneLoop(list[i], true) && list[i + 1]?.kind === 'collective' && (list[i + 1] as { index: number }).index === (list[i] as ThreadLoop).gather
+      && this.constantShflOf((list[i + 1] as { index: number }).index) !== undefined && this.pureLaneLoop(list[i + 2]) && (list[i + 2] as ThreadLoop).scatter === (list[i + 1] as { index: number }).index
+    const start = lead ? i + 2 : i
+    if (!this.pureLaneLoop(list[start])) return i
+    let end = start + 1, trail = false
     for (;;) {
       const last = list[end - 1] as ThreadLoop
       const c = list[end], next = list[end + 1]
-      if (c?.kind !== 'collective' || c.index !== last.gather || !this.pureLaneLoop(next) || next.scatter !== c.index) break
-      end += 2
+      if (c?.kind !== 'collective' || c.index !== last.gather) break
+      if (this.pureLaneLoop(next) && next.scatter === c.index) { end += 2; continue }
+      if (edges && this.edgeLaneLoop(next, false) && next.scatter === c.index) { end += 2; trail = true }
+      break
     }
     const lastLoop = list[end - 1] as ThreadLoop
     if (lastLoop.gather !== undefined && collectiveOf(this.fn.instructions[lastLoop.gather]!)?.kind !== 'shfl') return i
+    // (with edges: only a run that has one)
+    if (edges && !lead && !trail) return i
     return end - i >= 3 ? end : i
   }
 
@@ -1889,7 +1925,7 @@ class KernelWriter {
    *  first shuffle's inputs from its input slots) and go back to them at its end, with the inputs of a
    *  shuffle after the run. Pure arithmetic between shuffles has no order another lane can see, so the
    *  values are the lane loops'. Any other warp runs the lane loops. */
-  private warpRun(run: ScheduleItem[]): void {
+  private warpRun(run: ScheduleItem[], final = true): boolean {
     const { b, L } = this
     const ins = this.fn.instructions
     const loops = run.filter((x): x is ThreadLoop => x.kind === 'threads')
@@ -1908,15 +1944,21 @@ class KernelWriter {
       const full = this.tmp('wfull', 'i32'), at = this.tmp('wat', 'i32')
       b.get(L.W1!).get(L.W0!).op(Op.i32_sub).i32(32).op(Op.i32_eq).get(L.NTX!).i32(31).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).set(full)
       b.get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(at)
-      b.get(full).begin('if')
-      for (let k = 0; k < 32; k++) {
-        b.get(at)
-        if (k) b.get(L.LN!).i32(k).op(Op.i32_mul).op(Op.i32_add)
-        b.mem(Op.i32_load, 2, this.stateOff); if (k) b.op(Op.i32_or)
+      // (a lane ends only at a return before the kernel's last instruction, and waits only at a departure)
+      if (this.plan!.threadsEnd || this.plan!.departures.size) {
+        b.get(full).begin('if')
+        for (let k = 0; k < 32; k++) {
+          b.get(at)
+          if (k) b.get(L.LN!).i32(k).op(Op.i32_mul).op(Op.i32_add)
+          b.mem(Op.i32_load, 2, this.stateOff); if (k) b.op(Op.i32_or)
+        }
+        b.op(Op.i32_eqz).set(full)
+        b.end()
       }
-      b.op(Op.i32_eqz).set(full)
-      b.end()
-      b.get(full).begin('if')
+      // the scalar lane loops where the warp is not whole, or where the run fails a lane test (before its
+      // first store: a run's accesses come before its slots are written back)
+      const out = b.open('block'), fallback = b.open('block')
+      b.get(full).op(Op.i32_eqz).brIf(fallback)
       const chunks = Array.from({ length: 8 }, () => ({ regs: new Map<number, number>(), wide: new Map<number, number[]>() }))
       const laneAt = (k: number) => { b.get(at); if (k) b.get(L.LN!).i32(k).op(Op.i32_mul).op(Op.i32_add) }
       const use = (c: number) => {
@@ -1950,35 +1992,53 @@ class KernelWriter {
       for (const it of loops) {
         for (const r of it.loads) {
           if (written.has(r) || loaded.has(r)) continue
+          const tid = this.plan!.recomputed.get(r)
+          if (tid) {
+            // a copy of %tid.x/y/z: the lanes' own
+            for (let c = 0; c < 8; c++) {
+              use(c)
+              if (tid === '%tid.x') b.get(this.vlocal(-1)); else b.get(L[tid === '%tid.y' ? 'ty' : 'tz']!).simd(SimdOp.i32x4_splat)
+              b.set(this.vlocal(r))
+            }
+            this.vstride.set(r, tid === '%tid.x' ? 1 : 0)
+            loaded.add(r)
+            continue
+          }
           const off = this.slotOf.get(r)
-          if (off === undefined || this.plan!.recomputed.has(r)) throw new NotVectorizable(`register ${this.fn.registers[r]?.name} without a slot`)
+          if (off === undefined) throw new NotVectorizable(`register ${this.fn.registers[r]?.name} without a slot`)
+          if (this.isWide(r)) throw new NotVectorizable(`64-bit register ${this.fn.registers[r]?.name} from its slot`)
           gather(off, () => this.vlocal(r), r)
           loaded.add(r)
         }
-        for (const n of it.nodes) {
-          const x = ins[(n as { index: number }).index]!
+        for (let i = it.start; i < it.end; i++) {
+          const x = ins[i]!
           for (const r of usedRegisters(x)) {
             if (written.has(r) || loaded.has(r) || it.loads.includes(r)) continue
             for (let c = 0; c < 8; c++) {
               use(c)
+              if (this.isWide(r)) { for (const l of this.vwideLocals(r)) b.get(this.regs[r]!).set(l); continue }
               b.get(this.regs[r]!)
               if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
               b.simd(SimdOp.i32x4_splat); maskPred(r); b.set(this.vlocal(r))
             }
+            if (!this.isWide(r)) this.vstride.set(r, 0)
             loaded.add(r)
           }
-          for (const r of definedRegisters(x)) written.add(r)
+          for (const r of definedRegisters(x)) if (!x.guard) written.add(r)
         }
-        const sc = ins[it.scatter!]!
-        for (const r of definedRegisters(sc)) written.add(r)
+        if (it.scatter !== undefined) for (const r of definedRegisters(ins[it.scatter]!)) written.add(r)
       }
-      // the first shuffle's inputs, as the lane loop before the run left them
+      // the first shuffle's inputs, as the lane loop before the run left them (none where the run opens with
+      // that loop)
       let cin = Array.from({ length: 8 }, () => b.local('v128'))
-      const first = cin, fx = ins[loops[0]!.scatter!]!
-      if (this.collectiveInputs(fx)[0]!.direct) {
-        // a value the same in every lane (an immediate)
-        for (let c = 0; c < 8; c++) { use(c); this.cur = fx; this.vrd(fx.operands[1]); b.set(first[c]!) }
-      } else gather(this.inputSlot(loops[0]!.scatter!, 0), (c) => first[c]!)
+      const first = cin, lead = loops[0]!.scatter === undefined
+      if (!lead) {
+        const fx = ins[loops[0]!.scatter!]!
+        if (this.collectiveInputs(fx)[0]!.direct) {
+          // a value the same in every lane (an immediate)
+          for (let c = 0; c < 8; c++) { use(c); this.cur = fx; this.vrd(fx.operands[1]); b.set(first[c]!) }
+        } else gather(this.inputSlot(loops[0]!.scatter!, 0), (c) => first[c]!)
+      }
       this.simd = { addressOnly: new Set(), uniform: new Set() }
       this.vmode = true
       this.vLoop = true
@@ -1986,9 +2046,30 @@ class KernelWriter {
       this.vLaneByLane = false
       this.vScalar = new Set()
       this.vWritten = new Set()
-      this.vFail = b.open('block')
-      this.vDone = b.open('block')
+      this.vFail = fallback
+      const closing = loops[loops.length - 1]!.gather === undefined ? loops[loops.length - 1] : undefined
+      /** One eighth of the warp through a loop's code (a return ends its code: vDone). */
+      const code = (it: ThreadLoop, c: number) => {
+        this.vIfByLane = it === closing
+        this.vDone = b.open('block')
+        for (const n of it.nodes) {
+          if (n.kind === 'instr') { const x = ins[n.index]!; this.cur = x; this.vinstruction(x) } else this.nodes([n])
+        }
+        // 64-bit values kept as lane 0 and a stride: every lane's local, for the next eighth's code to find
+        // as they are
+        for (const r of [...this.vwstride.keys()]) this.vmaterialize(r)
+        this.vwstride.clear(); this.vwLanes.clear()
+        b.end()
+        this.vIfByLane = false
+        void c
+      }
       for (const it of loops) {
+        if (it.scatter === undefined) {
+          // the run's opening loop: its code, and the first shuffle's inputs it leaves
+          const gx = ins[it.gather!]!
+          for (let c = 0; c < 8; c++) { use(c); code(it, c); this.cur = gx; this.vrd(gx.operands[1]); b.set(first[c]!) }
+          continue
+        }
         // the shuffle's results: lane l reads lane j (in range, p true) or keeps its own value (p false)
         const si = it.scatter!
         const sh = this.constantShflOf(si)!
@@ -2010,11 +2091,7 @@ class KernelWriter {
           const bytes = src.slice(4 * c, 4 * c + 4).flatMap((l) => { const base = ((l >> 2) === a ? 0 : 16) + 4 * (l & 3); return [base, base + 1, base + 2, base + 3] })
           b.get(cin[a]!).get(cin[a2]!).shuffle(bytes).set(this.vlocal((dst as { id: number }).id))
           if (pd?.kind === 'reg') b.i32x4(pv.slice(4 * c, 4 * c + 4).map((x) => (x ? -1 : 0)) as [number, number, number, number]).set(this.vlocal(pd.id))
-          for (const n of it.nodes) {
-            const x = ins[(n as { index: number }).index]!
-            this.cur = x
-            this.vinstruction(x)
-          }
+          code(it, c)
         }
         if (it.gather !== undefined) {
           // the next shuffle's inputs (its value operand), for the next loop or for the lanes after the run
@@ -2034,7 +2111,6 @@ class KernelWriter {
           }
         }
       }
-      b.end().end()
       // the registers the loops keep in slots, as the last lane loop that wrote them left them: those a loop
       // outside the run reads, or the run's own loops read before writing them (a run in a loop reads them
       // again on the next trip); the others lived from one loop of the run to the next only
@@ -2049,18 +2125,36 @@ class KernelWriter {
       for (const r of stored) {
         const off = this.slotOf.get(r)
         if (off === undefined) continue
+        if (this.isWide(r)) {
+          const [, st, al] = slotOps(this.classes[r]!)
+          for (let c = 0; c < 8; c++) { use(c); this.vwideLocals(r).forEach((l, k) => { laneAt(4 * c + k); b.get(l).mem(st, al, off) }) }
+          continue
+        }
         scatterTo(off, () => { b.get(this.vlocal(r)); if (this.classes[r] === 'pred') b.i32x4([1, 1, 1, 1]).simd(SimdOp.v128_and) })
       }
-      b.else()
+      // block values the loops compute (the same in every lane) stay in their scalar locals for the code after
+      // the run, as the last lane left them
+      use(7)
+      for (const r of this.plan!.perBlock) {
+        if (!written.has(r)) continue
+        if (this.isWide(r)) { b.get(this.vwideLocals(r)[3]!).set(this.regs[r]!); continue }
+        this.vlaneToScalar(r, 3)
+      }
+      b.br(out)
+      b.end()
       restore()
       this.items(run)
       b.end()
-      this.warpRuns.add(ins[loops[0]!.scatter!]!.line)
+      const line = ins[(loops[0]!.scatter ?? loops[0]!.gather)!]!.line
+      this.warpRuns.add(line)
+      if (lead || closing) this.warpRunEdges.add(line)
+      return true
     } catch (e) {
       if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
       b.rewind(mark)
       restore()
-      this.items(run)
+      if (final) this.items(run)
+      return false
     } finally {
       restore()
       this.vstride.clear()
@@ -3389,7 +3483,7 @@ class KernelWriter {
     for (const n of ns) {
       if (n.kind === 'instr') { if (!this.preComputed.has(n.index)) this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
-      if (this.vmode && this.vLoop && this.vStored && n.kind === 'if' && n.branch !== undefined && !this.vPreLoop.has(n.branch)) { this.vscalarIf(n); continue }
+      if (this.vmode && this.vLoop && (this.vStored || this.vIfByLane) && n.kind === 'if' && n.branch !== undefined && !this.vPreLoop.has(n.branch)) { this.vscalarIf(n); continue }
       if (this.vLoop && n.kind === 'loop') {
         // a register the loop only steps by a value the same in every lane (`add %r, %r, %ntid`: a
         // block-stride loop's index) keeps its lanes' stride through it; the others' are not known there

@@ -182,14 +182,14 @@ export function loadPtxModule(text: string, heap: Heap, options: LoadOptions = {
   } catch (e) {
     throw new PtxError(`internal error: generated code does not compile (${(e as Error).message})`)
   }
-  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined, (fn) => mc.facts(fn).contraction)
+  addWasmTier(lm, mc.frames, options.codegen ?? 'auto', san !== undefined, (fn) => mc.facts(fn).contraction, options.threadLoops ?? true)
   return lm
 }
 
 /** Writes and compiles the module's WebAssembly kernels (issue 24) and binds them into `lm.inst`; records
  *  each kernel's tier. A kernel that does not lower keeps its JavaScript code (`codegen: 'wasm'` refuses it
  *  instead, in `lm.refused`). */
-function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Frame[], codegen: Codegen, checked: boolean, contraction: (fn: IrFunction) => ReadonlyMap<number, Contraction> | undefined): void {
+function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Frame[], codegen: Codegen, checked: boolean, contraction: (fn: IrFunction) => ReadonlyMap<number, Contraction> | undefined, threadLoops: boolean): void {
   const kernels = [...lm.functions.values()].filter((cf) => cf.kind === 'entry')
   const jsOnly = (why: string) => { for (const cf of kernels) lm.tiers.set(cf.name, { tier: 'js', why }) }
   if (codegen === 'js') return jsOnly('codegen: \'js\' was asked for')
@@ -204,6 +204,9 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
     const c = contraction(fn)
     return { fn, frame: frames[cf.index]!, rowBase: rowBase.get(cf.name) ?? 0, suspends: cf.hasSuspend, allFunctions: lm.ir.functions, ...(cf.plan ? { plan: cf.plan } : {}), ...(c?.size ? { contraction: c } : {}) }
   })
+  // (a kernel without barriers or collectives may still run its threads in 4-lane turns: its own plan)
+  // (lanes that talk through memory without thread loops that form keep one thread at a time: lockstepNotRun)
+  if (threadLoops) for (const k of inputs) if (!k.plan && k.fn.kind === 'entry' && !lm.functions.get(k.fn.name)?.lockstepNotRun) k.planLoops = true
   const code = writeWasmModule(inputs, lm.layout, lm.heap.shared)
   lm.wasmBuild = { kernels: code.kernels.size, bytes: code.bytes.length, writeMs: code.ms, fusedFma: code.fusedFma }
   const refusedWhy = (r: WasmRefusal) => r.message

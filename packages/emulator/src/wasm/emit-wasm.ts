@@ -15,7 +15,7 @@
 // range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
-  analyzeAffine, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
+  analyzeAffine, analyzeLiveness, planThreadLoops, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
@@ -179,6 +179,9 @@ export interface WasmKernelInput {
   contraction?: ReadonlyMap<number, Contraction>
   /** The module's functions (a call's callee: its parameters and returns). */
   allFunctions?: readonly IrFunction[]
+  /** A kernel without a plan (no barrier, collective or lanes that talk through memory) whose loops may run
+   *  its threads in 4-lane turns: the writer plans one thread loop for it (thread loops on, `threadLoops`). */
+  planLoops?: boolean
 }
 
 /** Writes one wasm module holding a function for every kernel that lowers. `shared`: the heap's memory is
@@ -527,6 +530,15 @@ class KernelWriter {
     this.structure = structureFunction(this.fn)
     if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
     const cfg = buildCfg(this.fn)
+    if (!this.plan && k.planLoops && helpers.simd && this.fn.kind === 'entry' && this.hasLoop(this.structure.body)) {
+      // a kernel without barriers whose threads loop (a grid- or block-stride loop): one thread loop over its
+      // code, so that four threads of a row take each turn together (vectorTurn), the loop's trips included;
+      // its lanes do not talk through memory (else the JavaScript tier would have planned its lockstep points)
+      const extra = new Map<number, number[]>()
+      for (const [i, c] of k.contraction ?? []) extra.set(i, usedRegisters(this.fn.instructions[c.mul]!))
+      const p = planThreadLoops(this.fn, { cfg, structure: this.structure, liveness: analyzeLiveness(this.fn, cfg, extra.size ? extra : undefined), lockstep: false, ...(extra.size ? { extraUses: extra } : {}) })
+      if (p.kind === 'loops' && p.schedule.every((x) => x.kind === 'threads' && x.level === 'block')) this.plan = p
+    }
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
     {
@@ -2984,6 +2996,11 @@ class KernelWriter {
       for (const r of wideLanes) this.vwLanes.add(r)
       this.vLaneCount = laneCount
     }
+  }
+
+  /** Whether the nodes hold a loop. */
+  private hasLoop(ns: readonly StructNode[]): boolean {
+    return ns.some((n) => n.kind !== 'instr' && n.kind !== 'jump' && (n.kind === 'loop' || this.hasLoop(n.body)))
   }
 
   /** Whether region `id` is `n` or lies inside it. */

@@ -1,0 +1,120 @@
+// The wasm tier's kernels without barriers whose threads loop (emit-wasm.ts: KernelWriter plans one thread loop
+// for them, planLoops): a grid-stride loop, a row's block-stride loop after an early return, a loop whose trip
+// count differs from lane to lane, run four threads of a row a turn (the trips included, a pre-pass testing a
+// stored loop's addresses first), with the JavaScript tier's bytes and faults. Kernels whose lanes talk
+// through memory keep their one-thread-at-a-time order (lockstep.ts finds them; the JavaScript tier plans
+// them), and `threadLoops: false` turns this off too.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend, EmulatorFault } from '@kernelpack/emulator'
+import { download, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
+
+const SOURCE = `
+extern "C" __global__ void saxpy_gs(const float *x, float *y, int n, float a)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) y[i] = a * x[i] + y[i];
+}
+
+// one block a row, early return past the last row; the row's columns in a block-stride loop
+extern "C" __global__ void row_scale(const float *x, float *y, int n, float a)
+{
+    int rows = n / 64;
+    if (blockIdx.x >= rows) return;
+    const float *xr = x + blockIdx.x * 64;
+    for (int c = threadIdx.y * blockDim.x + threadIdx.x; c < 64; c += blockDim.x * blockDim.y)
+        y[blockIdx.x * 64 + c] = xr[c] * a - (float)c;
+}
+
+// a trip count of its own in every thread (a Collatz walk): lanes part at the loop's branch
+extern "C" __global__ void collatz(const float *x, float *y, int n, float a)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned v = (unsigned)x[i], steps = 0;
+    while (v > 1u && steps < 1000u) { v = (v & 1u) ? 3u * v + 1u : v >> 1; steps++; }
+    y[i] = (float)steps + a;
+}
+`
+
+const ptx = nvccPtx(SOURCE)
+
+interface Run { y?: Float32Array; fault?: EmulatorFault; inspect: string }
+
+function run(codegen: 'wasm' | 'js', kernel: string, grid: number, block: [number, number, number], x: Float32Array, yLength: number, n: number, threadLoops = true): Run {
+  const be = createEmulatorBackend({ codegen, workers: 0, threadLoops })
+  try {
+    const mod = be.loadModule(ptxBytes(ptx))
+    const dx = upload(be, x), dy = upload(be, Float32Array.from({ length: yLength }, (_, i) => i * 0.25))
+    try {
+      be.launch(mod.getFunction(kernel), { grid: [grid, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { s32: n }, { f32: 1.5 }]))
+    } catch (e) {
+      if (!(e instanceof EmulatorFault)) throw e
+      return { fault: e, inspect: mod.inspect(kernel) }
+    }
+    return { y: download(be, dy, new Float32Array(yLength)), inspect: mod.inspect(kernel) }
+  } finally {
+    be.dispose()
+  }
+}
+
+const SIMD = /SIMD across threads: 4 consecutive threads of a row a step \(f32x4\/i32x4\) in one of its thread loops/
+
+const s = suite('wasm tier: kernels without barriers whose threads loop, 4 threads a turn')
+
+s('a grid-stride loop: the JavaScript tier\'s bytes and the hand computation\'s', () => {
+  for (const [grid, block, n] of [[8, 64, 4096], [5, 96, 3001], [3, 33, 1000], [2, 4, 37], [1, 3, 10]] as const) {
+    const x = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.cos(i) * 3))
+    const wasm = run('wasm', 'saxpy_gs', grid, [block, 1, 1], x, n, n), js = run('js', 'saxpy_gs', grid, [block, 1, 1], x, n, n)
+    const label = `${grid}x${block}, n=${n}`
+    assert.ok(wasm.y && js.y, `${label}: ${wasm.fault?.message ?? js.fault?.message}`)
+    assert.equal([...wasm.y!], [...js.y!], label)
+    // nvcc contracts a * x[i] + y[i] into one fma.rn.f32
+    const want = Array.from({ length: n }, (_, i) => Math.fround(1.5 * x[i]! + Math.fround(i * 0.25)))
+    assert.equal([...wasm.y!], want, label)
+    if (block >= 4) assert.match(wasm.inspect, SIMD, label)
+    assert.match(wasm.inspect, /tier: WebAssembly$/)
+  }
+})
+
+s('an early return, then a block-stride loop over a row in 2-D blocks: the JavaScript tier\'s bytes', () => {
+  for (const block of [[16, 2, 1], [8, 3, 1], [32, 1, 1], [6, 5, 1]] as Array<[number, number, number]>) {
+    const n = 64 * 5
+    const x = Float32Array.from({ length: n }, (_, i) => i % 13 - 6.5)
+    // 7 blocks for 5 rows: two return at once
+    const wasm = run('wasm', 'row_scale', 7, block, x, n, n), js = run('js', 'row_scale', 7, block, x, n, n)
+    assert.ok(wasm.y && js.y, `${block}: ${wasm.fault?.message ?? js.fault?.message}`)
+    assert.equal([...wasm.y!], [...js.y!], `block ${block.join('x')}`)
+    assert.equal([...wasm.y!], Array.from({ length: n }, (_, i) => Math.fround(Math.fround(x[i]! * 1.5) - (i % 64))), `block ${block.join('x')}`)
+  }
+})
+
+s('trip counts that differ from lane to lane (the lanes part): the JavaScript tier\'s bytes', () => {
+  const n = 300
+  const x = Float32Array.from({ length: n }, (_, i) => (i * 7919) % 1000 + 1)
+  const wasm = run('wasm', 'collatz', 5, [64, 1, 1], x, n, n), js = run('js', 'collatz', 5, [64, 1, 1], x, n, n)
+  assert.ok(wasm.y && js.y)
+  assert.equal([...wasm.y!], [...js.y!])
+  // 27 takes 111 steps
+  const i27 = [...x].indexOf(27)
+  if (i27 >= 0) assert.is(wasm.y![i27], 112.5)
+})
+
+s('a store past y inside the loop: the JavaScript tier\'s fault, nothing else different', () => {
+  for (const yLength of [3000, 4000, 4095]) {
+    const x = new Float32Array(4096).fill(2)
+    const wasm = run('wasm', 'saxpy_gs', 8, [64, 1, 1], x, yLength, 4096), js = run('js', 'saxpy_gs', 8, [64, 1, 1], x, yLength, 4096)
+    assert.ok(wasm.fault && js.fault, `y of ${yLength}: both tiers fault`)
+    assert.is(wasm.fault!.message, js.fault!.message)
+    assert.is(wasm.fault!.instruction, js.fault!.instruction)
+    assert.is(wasm.fault!.address, js.fault!.address)
+  }
+})
+
+s('threadLoops: false keeps one thread at a time', () => {
+  const x = new Float32Array(1000).fill(1)
+  const r = run('wasm', 'saxpy_gs', 4, [64, 1, 1], x, 1000, 1000, false)
+  assert.ok(r.y)
+  assert.not.match(r.inspect, SIMD)
+})
+
+s.run()

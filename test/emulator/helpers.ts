@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { layoutParams } from '@kernelpack/ptx'
 import { clangCurandShim, tool } from '../helpers/tools.js'
-import { createEmulatorBackend, type EmulatorBackend } from '../../packages/emulator/src/index.js'
+import { createEmulatorBackend, EmulatorFault, type EmulatorBackend, type EmulatorKernelParams, type EmulatorLaunchConfig, type EmulatorModule } from '../../packages/emulator/src/index.js'
 
 export function nvccPtx(source: string, arch = 'compute_80', extra: string[] = []): string {
   const dir = mkdtempSync(join(tmpdir(), 'kp-emu-'))
@@ -54,6 +54,18 @@ export function upload(be: EmulatorBackend, data: ArrayBufferView): bigint {
 export function download<T extends ArrayBufferView>(be: EmulatorBackend, src: bigint, into: T): T {
   be.copyFromDevice(new Uint8Array(into.buffer, into.byteOffset, into.byteLength), src)
   return into
+}
+
+/** Launches `kernel` of `mod`; an EmulatorFault comes back instead of being thrown (tests compare the tiers'
+ *  faults), anything else is thrown. */
+export function launchOrFault(be: EmulatorBackend, mod: EmulatorModule, kernel: string, dims: EmulatorLaunchConfig, params: EmulatorKernelParams): EmulatorFault | undefined {
+  try {
+    be.launch(mod.getFunction(kernel), dims, params)
+  } catch (e) {
+    if (!(e instanceof EmulatorFault)) throw e
+    return e
+  }
+  return undefined
 }
 
 export function ptxBytes(text: string): { kind: 'ptx'; arch: string; bytes: Uint8Array } {

@@ -6,8 +6,8 @@
 // them), and `threadLoops: false` turns this off too.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createEmulatorBackend, EmulatorFault } from '@kernelpack/emulator'
-import { download, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
+import { createEmulatorBackend, type EmulatorFault } from '@kernelpack/emulator'
+import { download, launchOrFault, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
 
 const SOURCE = `
 extern "C" __global__ void saxpy_gs(const float *x, float *y, int n, float a)
@@ -45,13 +45,8 @@ function run(codegen: 'wasm' | 'js', kernel: string, grid: number, block: [numbe
   try {
     const mod = be.loadModule(ptxBytes(ptx))
     const dx = upload(be, x), dy = upload(be, Float32Array.from({ length: yLength }, (_, i) => i * 0.25))
-    try {
-      be.launch(mod.getFunction(kernel), { grid: [grid, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { s32: n }, { f32: 1.5 }]))
-    } catch (e) {
-      if (!(e instanceof EmulatorFault)) throw e
-      return { fault: e, inspect: mod.inspect(kernel) }
-    }
-    return { y: download(be, dy, new Float32Array(yLength)), inspect: mod.inspect(kernel) }
+    const fault = launchOrFault(be, mod, kernel, { grid: [grid, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { s32: n }, { f32: 1.5 }]))
+    return fault ? { fault, inspect: mod.inspect(kernel) } : { y: download(be, dy, new Float32Array(yLength)), inspect: mod.inspect(kernel) }
   } finally {
     be.dispose()
   }

@@ -7,8 +7,8 @@
 // (its thread 212, the first past the end), after the turns before it ran as 4 lanes.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createEmulatorBackend, EmulatorFault } from '@kernelpack/emulator'
-import { download, marshal, ptxBytes, upload } from './helpers.js'
+import { createEmulatorBackend, type EmulatorFault } from '@kernelpack/emulator'
+import { download, launchOrFault, marshal, ptxBytes, upload } from './helpers.js'
 
 // nvcc's shape of the scan (test/fixtures/emulator/kernels/shared.cu scan_block), written here over a block of
 // any shape: t = (tid.z * ntid.y + tid.y) * ntid.x + tid.x, nt = ntid.x * ntid.y * ntid.z; the last thread writes the block's total
@@ -92,12 +92,8 @@ function run(codegen: 'wasm' | 'js', block: [number, number, number]): Run {
     const nt = block[0] * block[1] * block[2], n = GRID * nt
     const input = Int32Array.from({ length: n }, (_, i) => ((i * 2654435761) >>> 20) - 2048)
     const din = upload(be, input), dout = be.alloc(n * 4), dsums = be.alloc(GRID * 4)
-    try {
-      be.launch(mod.getFunction('scan'), { grid: [GRID, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u64: dsums }]))
-    } catch (e) {
-      if (!(e instanceof EmulatorFault)) throw e
-      return { fault: e, inspect: mod.inspect('scan') }
-    }
+    const fault = launchOrFault(be, mod, 'scan', { grid: [GRID, 1, 1], block, sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { u64: dsums }]))
+    if (fault) return { fault, inspect: mod.inspect('scan') }
     return { out: download(be, dout, new Int32Array(n)), sums: download(be, dsums, new Int32Array(GRID)), inspect: mod.inspect('scan') }
   } finally {
     be.dispose()

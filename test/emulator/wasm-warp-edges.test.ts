@@ -7,8 +7,8 @@
 // first fault where a lane's load or lane 0's store leaves its buffer.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createEmulatorBackend, EmulatorFault } from '@kernelpack/emulator'
-import { download, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
+import { createEmulatorBackend, type EmulatorFault } from '@kernelpack/emulator'
+import { download, launchOrFault, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
 
 const SOURCE = `
 __device__ float warp_sum(float v)
@@ -64,13 +64,8 @@ function run(codegen: 'wasm' | 'js', kernel: string, grid: number, block: number
     // (x as long as the kernel may read: inWords of the input's words)
     const din = upload(be, input.subarray(0, inWords))
     const dout = be.alloc(outWords * 4)
-    try {
-      be.launch(mod.getFunction(kernel), { grid: [grid, 1, 1], block: [block, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { s32: scalar }]))
-    } catch (e) {
-      if (!(e instanceof EmulatorFault)) throw e
-      return { fault: e, inspect: mod.inspect(kernel) }
-    }
-    return { words: download(be, dout, new Uint32Array(outWords)), inspect: mod.inspect(kernel) }
+    const fault = launchOrFault(be, mod, kernel, { grid: [grid, 1, 1], block: [block, 1, 1], sharedBytes: 0 }, marshal([{ u64: din }, { u64: dout }, { s32: scalar }]))
+    return fault ? { fault, inspect: mod.inspect(kernel) } : { words: download(be, dout, new Uint32Array(outWords)), inspect: mod.inspect(kernel) }
   } finally {
     be.dispose()
   }

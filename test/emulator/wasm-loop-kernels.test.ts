@@ -52,7 +52,7 @@ function run(codegen: 'wasm' | 'js', kernel: string, grid: number, block: [numbe
   }
 }
 
-const SIMD = /SIMD across threads: 4 consecutive threads of a row a step \(f32x4\/i32x4\) in one of its thread loops/
+const SIMD = /SIMD across threads: 4 consecutive threads of a row a step \(f32x4\/i32x4\) through its loops \(the kernel, without barriers, as one thread loop\)/
 
 const s = suite('wasm tier: kernels without barriers whose threads loop, 4 threads a turn')
 

@@ -328,7 +328,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
       const simd: string[] = []
-      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
+      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.ownPlan ? 'through its loops (the kernel, without barriers, as one thread loop), where the 4 lanes agree at its branches' : w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
       const runs = [...w.warpRuns].sort((x, y) => x - y)
       const edged = runs.filter((l) => w.warpRunEdges.has(l))
       if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run${edged.length ? ` (${edged.length === runs.length ? (runs.length === 1 ? 'with' : 'each with') : `from ${edged.join(', ')} with`} the lane loops that feed or read it)` : ''}`)
@@ -449,6 +449,8 @@ class KernelWriter {
   private vwide = new Map<number, number[]>()
   /** Warp runs written 32 lanes at once (warpRun), by their first shuffle's PTX line, for mod.inspect. */
   readonly warpRuns = new Set<number>()
+  /** The plan is the writer's own (planLoops: a kernel without barriers whose threads loop). */
+  ownPlan = false
   /** Those of them that take in the lane loop before their first shuffle or after their last (edgeLaneLoop). */
   readonly warpRunEdges = new Set<number>()
   private vDone = 0
@@ -537,7 +539,7 @@ class KernelWriter {
       const extra = new Map<number, number[]>()
       for (const [i, c] of k.contraction ?? []) extra.set(i, usedRegisters(this.fn.instructions[c.mul]!))
       const p = planThreadLoops(this.fn, { cfg, structure: this.structure, liveness: analyzeLiveness(this.fn, cfg, extra.size ? extra : undefined), lockstep: false, ...(extra.size ? { extraUses: extra } : {}) })
-      if (p.kind === 'loops' && p.schedule.every((x) => x.kind === 'threads' && x.level === 'block')) this.plan = p
+      if (p.kind === 'loops' && p.schedule.every((x) => x.kind === 'threads' && x.level === 'block')) { this.plan = p; this.ownPlan = true }
     }
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })

@@ -83,6 +83,30 @@ function fin(w: KernelWriter, ins: Instruction, o: Operand): string {
   return ins.flags.ftz ? `kp_ftz(${x})` : x
 }
 
+/** An f32 operand of an add, product or fma that the device's compiler could know the value of (an
+ *  immediate, or a register a mov sets to one): kept opaque (kp_nc), so that the driver cannot simplify the
+ *  arithmetic by algebra that IEEE 754 does not allow. NVIDIA's Vulkan driver folds x · 0 to 0, and libdevice's
+ *  sinf/cosf make their NaN for ±∞ as x · 0 (`mov.f32 %f36, 0f00000000; mul.rn.f32 %f69, %f1, %f36`): sinf(∞)
+ *  came out 0 and cosf(∞) 1 on the H200. */
+function fk(w: KernelWriter, ins: Instruction, o: Operand): string {
+  const x = fin(w, ins, o)
+  return knownF32(w, o) ? `kp_nc(${x})` : x
+}
+
+const movedImmediates = new WeakMap<object, Set<number>>()
+/** Whether operand o is an immediate or a register some mov sets to an immediate. */
+function knownF32(w: KernelWriter, o: Operand): boolean {
+  if (o.kind === 'imm') return true
+  if (o.kind !== 'reg') return false
+  let set = movedImmediates.get(w.fn)
+  if (!set) {
+    set = new Set()
+    for (const x of w.fn.instructions) if (x.op === 'mov' && x.operands[0]?.kind === 'reg' && x.operands[1]?.kind === 'imm') set.add(x.operands[0].id)
+    movedImmediates.set(w.fn, set)
+  }
+  return set.has(o.id)
+}
+
 /** The bits of an f32 operand with .ftz applied when the instruction asks. */
 function finBits(w: KernelWriter, ins: Instruction, o: Operand): string {
   return ins.flags.ftz ? `bitcast<u32>(kp_ftz(${w.f32(o)}))` : w.u32(o, 'b32')
@@ -534,9 +558,9 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         roundNearest(w, ins)
         // an add or sub that ptxas fuses with the product it reads is that fma, as on the GPU and in the emulator
         const m = w.contraction.get(ins.index)
-        const fused = m && ![ins, w.fn.instructions[m.mul]!].some((x) => x.flags.ftz || x.flags.sat) ? fusedOperands(w, ins, (o) => w.f32(o), (x) => `(-${x})`) : undefined
+        const fused = m && ![ins, w.fn.instructions[m.mul]!].some((x) => x.flags.ftz || x.flags.sat) ? fusedOperands(w, ins, (o) => (knownF32(w, o) ? `kp_nc(${w.f32(o)})` : w.f32(o)), (x) => `(-${x})`) : undefined
         if (fused) return w.setF32(A[0], `kp_fma_rn(${fused.join(', ')})`)
-        return w.setF32(A[0], fout(ins, `${fin(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fin(w, ins, A[2]!)}`))
+        return w.setF32(A[0], fout(ins, `${fk(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fk(w, ins, A[2]!)}`))
       }
       if (isHalf(t)) return half(w, ins, ins.op)
       // a result kept as its low word (narrowRegisters): the low words' sum or difference
@@ -559,7 +583,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         roundNearest(w, ins)
         // rounded here, never fused by the device's compiler into an add that reads it (NVIDIA's Vulkan driver
         // fuses a product and the add that alone reads it; PTX fuses only what ptxas fuses, above): kp_nc
-        return w.setF32(A[0], fout(ins, `kp_nc(${fin(w, ins, A[1]!)} * ${fin(w, ins, A[2]!)})`))
+        return w.setF32(A[0], fout(ins, `kp_nc(${fk(w, ins, A[1]!)} * ${fk(w, ins, A[2]!)})`))
       }
       if (isHalf(t)) return half(w, ins, 'mul')
       const p = intProduct(w, ins, A[1]!, A[2]!)
@@ -574,7 +598,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         const d = directed(w, ins, 'fma')
         if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
-        return w.setF32(A[0], fout(ins, `kp_fma_rn(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
+        return w.setF32(A[0], fout(ins, `kp_fma_rn(${fk(w, ins, A[1]!)}, ${fk(w, ins, A[2]!)}, ${fk(w, ins, A[3]!)})`))
       }
       if (isHalf(t)) return half(w, ins, 'fma')
       if (ins.flags.sat) return w.refuse('mad.hi.sat')
@@ -606,7 +630,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       const d = directed(w, ins, 'fma')
       if (d) return w.setF32(A[0], d)
       roundNearest(w, ins)
-      return w.setF32(A[0], fout(ins, `kp_fma_rn(${fin(w, ins, A[1]!)}, ${fin(w, ins, A[2]!)}, ${fin(w, ins, A[3]!)})`))
+      return w.setF32(A[0], fout(ins, `kp_fma_rn(${fk(w, ins, A[1]!)}, ${fk(w, ins, A[2]!)}, ${fk(w, ins, A[3]!)})`))
     }
     case 'div': case 'rem': {
       if (t === 'f64' && ins.op === 'div') {

@@ -21,7 +21,8 @@ const F = (code: string, deps?: readonly string[]): LibFunction => ({ code, deps
 export const WGSL_LIB: Readonly<Record<string, LibFunction>> = {
   kp_nc: F(`// an f32 product kept apart from the add that reads it: its bits through an xor with a word of the launch
 // record that is always 0 (ctaid_base.y: grids are split in x only), which a shader compiler cannot see
-// through, so it cannot contract the two into an fma (NVIDIA's Vulkan driver does where the product has no other use)
+// through, so it cannot contract the two into an fma (NVIDIA's Vulkan driver does where the product has no other use);
+// and a constant operand of an add, product or fma made opaque the same way, so that the compiler cannot fold x * 0
 fn kp_nc(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ kp_launch.ctaid_base.y); }`),
   kp_f32_bits: F(`// an f32 from its bits at run time (constant expressions may not produce infinities or NaNs)
 fn kp_f32_bits(b: u32) -> f32 { return bitcast<f32>(b); }`),

@@ -276,4 +276,28 @@ s('div, rcp and sqrt in every rounding and integer-to-f32 conversions are the em
   assert.ok(dependsOnMode > 2000, `only ${dependsOnMode} results depend on the rounding mode`)
 })
 
+/** libdevice's scaling of a subnormal argument (logf, log2f: x · 2^23; 2^24 elsewhere), which a device that flushes
+ *  subnormal operands (SwiftShader, NVIDIA's Vulkan driver) would compute as 0 · 2^23: kp_mul_up takes the
+ *  factor from its bits. Exact, so bit for bit with the emulator. */
+const SCALE_PTX = perThreadKernel('scale', [
+  (d) => `mul.f32 ${d}, %f1, 0f4B000000`,
+  (d) => `mul.rn.f32 ${d}, %f1, 0f4B800000`,
+])
+
+s('a subnormal times 2^23 or 2^24 is exact on a device that flushes subnormal operands (as in the emulator)', async (ctx) => {
+  const xs: number[] = []
+  for (const b of [1, 2, 3, 0x1234, 0x3fffff, 0x400000, 0x7fffff, 0x800000, 0x800001, 0x3f800000, 0]) for (const sgn of [0, 0x80000000]) xs.push(fromBits((b | sgn) >>> 0), 0, 0)
+  const r = rng(77)
+  for (let i = 0; i < 64; i++) xs.push(fromBits(((r() * 0x800000) | (r() < 0.5 ? 0x80000000 : 0)) >>> 0), 0, 0)
+  const input = new Float32Array(xs)
+  const gpu = await run(await KernelRunner.load(ctx.gpu!, SCALE_PTX, 'compute_80', 'scale (WebGPU)'), input, 'scale', 2)
+  assert.equal(ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`), [])
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await run(await KernelRunner.load(be, SCALE_PTX, 'compute_80', 'scale (emulator)'), input, 'scale', 2)
+  be.dispose()
+  assert.equal([...gpu], [...emu])
+  // 2^-149 · 2^23 = 2^-126, the smallest normal
+  assert.is(emu[0], 0x00800000)
+})
+
 s.run()

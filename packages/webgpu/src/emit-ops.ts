@@ -5,7 +5,7 @@
 // and square root need not be correctly rounded); f64 is software binary64;
 // 64-bit integers use the vec2<u32> helpers of wgsl-lib.ts; f16 and bf16 are computed in f32 and rounded back
 // by integer routines (exact for add/sub/mul, round-to-odd for fma; README.md, "Floats").
-import { readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
+import { definedRegisters, readableName, typeSize, type Instruction, type IrOperand as Operand, type PtxType } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
 import { FAULT_KIND } from './layout.js'
 import { emitCpAsyncArrive, emitMbarrier } from './emit-mbarrier.js'
@@ -92,6 +92,31 @@ function fk(w: KernelWriter, ins: Instruction, o: Operand): string {
   const x = fin(w, ins, o)
   return knownF32(w, o) ? `kp_nc(${x})` : x
 }
+
+/** The bits of an f32 operand known when the code is written: an immediate, or a register whose one
+ *  definition is a mov of an immediate. */
+function constF32(w: KernelWriter, o: Operand): number | undefined {
+  if (o.kind === 'imm') return o.imm.kind === 'f32' ? Number(o.imm.bits) >>> 0 : undefined
+  if (o.kind !== 'reg') return undefined
+  let known = constRegisters.get(w.fn)
+  if (!known) {
+    const defs = new Map<number, number>()
+    for (const x of w.fn.instructions) for (const r of definedRegisters(x)) defs.set(r, (defs.get(r) ?? 0) + 1)
+    known = new Map()
+    for (const x of w.fn.instructions) {
+      const d = x.operands[0], v = x.operands[1]
+      if (x.op === 'mov' && !x.guard && d?.kind === 'reg' && defs.get(d.id) === 1 && v?.kind === 'imm' && v.imm.kind === 'f32') known.set(d.id, Number(v.imm.bits) >>> 0)
+    }
+    constRegisters.set(w.fn, known)
+  }
+  return known.get(o.id)
+}
+const constRegisters = new WeakMap<object, Map<number, number>>()
+
+const f32View = new Float32Array(1), u32View = new Uint32Array(f32View.buffer)
+const fromF32Bits = (b: number) => { u32View[0] = b >>> 0; return f32View[0]! }
+/** A finite f32 as a WGSL literal (exact: JavaScript's shortest round-trip form of the value). */
+const wgslF32 = (x: number) => `${Number.isInteger(x) ? x.toFixed(1) : String(x)}f`
 
 const movedImmediates = new WeakMap<object, Set<number>>()
 /** Whether operand o is an immediate or a register some mov sets to an immediate. */
@@ -583,6 +608,16 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         roundNearest(w, ins)
         // rounded here, never fused by the device's compiler into an add that reads it (NVIDIA's Vulkan driver
         // fuses a product and the add that alone reads it; PTX fuses only what ptxas fuses, above): kp_nc
+        // a product by a power of two of at least 2^23 (libdevice's scaling of a subnormal argument): a subnormal
+        // factor from its bits (kp_mul_up), where .ftz does not flush it
+        for (const [xi, ci] of [[1, 2], [2, 1]] as const) {
+          const c = ins.flags.ftz ? undefined : constF32(w, A[ci]!)
+          if (c === undefined) continue
+          const e = ((c >>> 23) & 0xff) - 127
+          if ((c & 0x807fffff) !== 0 || e < 23 || e > 127) continue
+          const cs = fromF32Bits(((e - 149) + 127) << 23)
+          return w.setF32(A[0], fout(ins, `kp_mul_up(${fin(w, ins, A[xi]!)}, ${fk(w, ins, A[ci]!)}, ${wgslF32(cs)})`))
+        }
         return w.setF32(A[0], fout(ins, `kp_nc(${fk(w, ins, A[1]!)} * ${fk(w, ins, A[2]!)})`))
       }
       if (isHalf(t)) return half(w, ins, 'mul')
@@ -855,7 +890,9 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       const x = fin(w, ins, A[1]!)
       // lg2 and ex2 through their special cases and the whole range (kp_lg2, kp_ex2: WGSL leaves log2 of 0 or a
       // subnormal and exp2 far from 0 to the implementation; SwiftShader's log2(0) is -127)
-      const f: Record<string, string> = { rcp: `1.0f / ${x}`, sqrt: `sqrt(${x})`, rsqrt: `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `kp_lg2(${x})`, ex2: `kp_ex2(${x})`, tanh: `tanh(${x})` }
+      // (rcp, sqrt and rsqrt of a subnormal scaled from its bits where .ftz does not flush it: kp_up64)
+      const sub = !ins.flags.ftz
+      const f: Record<string, string> = { rcp: sub ? `kp_rcp_a(${x})` : `1.0f / ${x}`, sqrt: sub ? `kp_sqrt_a(${x})` : `sqrt(${x})`, rsqrt: sub ? `kp_rsqrt_a(${x})` : `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `kp_lg2(${x})`, ex2: `kp_ex2(${x})`, tanh: `tanh(${x})` }
       return w.setF32(A[0], fout(ins, f[ins.op]!))
     }
     case 'membar': case 'fence':

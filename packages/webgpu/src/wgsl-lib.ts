@@ -85,9 +85,29 @@ fn kp_lg2(x: f32) -> f32 {
   if ((b & 0x7fffffffu) == 0u) { return kp_f32_bits(0xff800000u); }
   if (b > 0x7f800000u) { return kp_f32_bits(0x7fffffffu); }
   if (b == 0x7f800000u) { return x; }
-  if (b < 0x00800000u) { return log2(x * 16777216.0) - 24.0; }
+  if (b < 0x00800000u) { return log2(kp_up64(x)) - 64.0; }
   return log2(x);
-}`, ['kp_f32_bits']),
+}`, ['kp_f32_bits', 'kp_up64']),
+  kp_up64: F(`// a subnormal f32 times 2^64, from its bits (m·2^-149·2^64 = f32(m)·2^-85, both factors normal): exact on devices
+// that flush subnormal operands of arithmetic (NVIDIA's Vulkan driver, SwiftShader), where x·2^64 would be 0
+fn kp_up64(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  return bitcast<f32>(bitcast<u32>(f32(b & 0x7fffffu) * 2.5849394142282115e-26) | (b & 0x80000000u));
+}`),
+  kp_sub: F(`// x is subnormal (not zero)
+fn kp_sub(x: f32) -> bool { let b = bitcast<u32>(x); return ((b & 0x7f800000u) == 0u) & ((b & 0x7fffffu) != 0u); }`),
+  kp_rsqrt_a: F(`// rsqrt.approx.f32 with subnormal inputs supported (WGSL's inverseSqrt may read them as 0): 1/√(x·2^64) · 2^32
+fn kp_rsqrt_a(x: f32) -> f32 { return select(inverseSqrt(x), inverseSqrt(kp_up64(x)) * 4294967296.0, kp_sub(x)); }`, ['kp_up64', 'kp_sub']),
+  kp_sqrt_a: F(`// sqrt.approx.f32 with subnormal inputs supported: √(x·2^64) · 2^-32
+fn kp_sqrt_a(x: f32) -> f32 { return select(sqrt(x), sqrt(kp_up64(x)) * 2.3283064365386963e-10, kp_sub(x)); }`, ['kp_up64', 'kp_sub']),
+  kp_rcp_a: F(`// rcp.approx.f32 with subnormal inputs supported: 1/(x·2^64) · 2^64 (+-Inf where it overflows, as 1/x does)
+fn kp_rcp_a(x: f32) -> f32 { return select(1.0f / x, (1.0f / kp_up64(x)) * 18446744073709551616.0, kp_sub(x)); }`, ['kp_up64', 'kp_sub']),
+  kp_mul_up: F(`// x·c for c a power of two of at least 2^23, cs = c·2^-149: a subnormal x from its bits (f32(m)·cs, exact and
+// normal), as libdevice scales a subnormal argument (logf, log2f: x·2^23) on devices that would read it as 0
+fn kp_mul_up(x: f32, c: f32, cs: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  return select(kp_nc(x * kp_nc(c)), bitcast<f32>(bitcast<u32>(f32(b & 0x7fffffu) * cs) | (b & 0x80000000u)), kp_sub(x));
+}`, ['kp_nc', 'kp_sub']),
   kp_ex2: F(`// ex2.approx.f32 (PTX ISA: +0 at −Inf, +Inf at +Inf): 2^x as 2^frac scaled by 2^(integer part), so that no
 // implementation's exp2 range limits matter; NaN stays NaN
 fn kp_ex2(x: f32) -> f32 {

@@ -300,4 +300,52 @@ s('a subnormal times 2^23 or 2^24 is exact on a device that flushes subnormal op
   assert.is(emu[0], 0x00800000)
 })
 
+/** bf16 add/sub/mul (sm_90) and fma (nvcc's add, sub and mul on sm_80) with subnormal operands and results: bf16 shares f32's exponent range, so its
+ *  subnormals are f32 subnormals, which SwiftShader (and NVIDIA's Vulkan driver) flush; kp_bf16_addsub and
+ *  kp_bf16_mul, kp_bf16_fma compute those cases scaled by 2^64 from the bits. Bit for bit with the emulator. */
+const BF16_PTX = `.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry bf(.param .u64 pin, .param .u64 pout, .param .u32 n)
+{
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .b16 %h<8>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
+  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
+  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
+  mul.wide.u32 %rd3, %r5, 4; add.s64 %rd4, %rd1, %rd3;
+  ld.global.u16 %h1, [%rd4]; ld.global.u16 %h2, [%rd4+2];
+  add.rn.bf16 %h3, %h1, %h2; sub.rn.bf16 %h4, %h1, %h2; mul.rn.bf16 %h5, %h1, %h2;
+  fma.rn.bf16 %h6, %h1, 0xBF80, %h2; fma.rn.bf16 %h7, %h1, %h2, %h1;
+  mul.wide.u32 %rd5, %r5, 10; add.s64 %rd6, %rd2, %rd5;
+  st.global.u16 [%rd6], %h3; st.global.u16 [%rd6+2], %h4; st.global.u16 [%rd6+4], %h5; st.global.u16 [%rd6+6], %h6; st.global.u16 [%rd6+8], %h7;
+$done:
+  ret;
+}`
+
+s('bf16 add, sub, mul and fma with subnormal operands and results are the emulator\'s bits on a device that flushes', async (ctx) => {
+  const vals = [0x0000, 0x8000, 0x0001, 0x0002, 0x007f, 0x0080, 0x0081, 0x00ff, 0x0100, 0x3f80, 0x1f80, 0x2000, 0x8001, 0x807f, 0x0180, 0x6000, 0x7f7f, 0x7f80, 0x1234, 0x5f00, 0x4000]
+  const pairs: number[] = []
+  for (const a of vals) for (const b of vals) pairs.push(a, b)
+  const r = rng(4242)
+  // small exponents (the subnormal range and just above it), both signs
+  for (let i = 0; i < 2000; i++) pairs.push(((r() * 0x200) | (r() < 0.5 ? 0x8000 : 0)) >>> 0, ((r() * 0x200) | (r() < 0.5 ? 0x8000 : 0)) >>> 0)
+  const n = pairs.length / 2, input = Uint16Array.from(pairs)
+  const go = async (k: KernelRunner) => {
+    const din = await k.upload(input), dout = await k.alloc(10 * n)
+    await k.launch('bf', Math.ceil(n / 64), 64, [din, dout, n])
+    return k.read(dout, Uint16Array)
+  }
+  const gpu = await go(await KernelRunner.load(ctx.gpu!, BF16_PTX, 'compute_90', 'bf16 (WebGPU)'))
+  assert.equal(ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`), [])
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await go(await KernelRunner.load(be, BF16_PTX, 'compute_90', 'bf16 (emulator)'))
+  be.dispose()
+  const wrong: string[] = []
+  for (let i = 0; i < 5 * n; i++) if (gpu[i] !== emu[i]) wrong.push(`${['add', 'sub', 'mul', 'fma(x, -1, y)', 'fma(x, y, x)'][i % 5]}(0x${pairs[2 * Math.floor(i / 5)]!.toString(16)}, 0x${pairs[2 * Math.floor(i / 5) + 1]!.toString(16)}): 0x${gpu[i]!.toString(16)}, want 0x${emu[i]!.toString(16)}`)
+  assert.equal(wrong.slice(0, 10), [], `${wrong.length} of ${5 * n} differ`)
+  // 2^-133 + 2^-133 (bits 1 + 1): a subnormal sum
+  assert.is(emu[5 * vals.indexOf(1) * vals.length + 5 * vals.indexOf(1)], 2)
+})
+
 s.run()

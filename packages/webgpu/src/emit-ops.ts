@@ -172,10 +172,11 @@ function half(w: KernelWriter, ins: Instruction, what: string): void {
   const one = (xs: string[], hs: string[]): string => {
     let e: string
     switch (what) {
-      case 'add': e = from(`${xs[0]} + ${xs[1]}`); break
-      case 'sub': e = from(`${xs[0]} - ${xs[1]}`); break
-      case 'mul': e = from(`${xs[0]} * ${xs[1]}`); break
-      case 'fma': e = from(`kp_fma_odd(${xs[0]}, ${xs[1]}, ${xs[2]})`); break
+      // (bf16 shares f32's exponent range: its subnormals are f32 subnormals, which a device may flush)
+      case 'add': e = bf ? `kp_bf16_addsub(${hs[0]}, ${hs[1]}, 0u)` : from(`${xs[0]} + ${xs[1]}`); break
+      case 'sub': e = bf ? `kp_bf16_addsub(${hs[0]}, ${hs[1]}, 0x8000u)` : from(`${xs[0]} - ${xs[1]}`); break
+      case 'mul': e = bf ? `kp_bf16_mul(${hs[0]}, ${hs[1]})` : from(`${xs[0]} * ${xs[1]}`); break
+      case 'fma': e = bf ? `kp_bf16_fma(${hs[0]}, ${hs[1]}, ${hs[2]})` : from(`kp_fma_odd(${xs[0]}, ${xs[1]}, ${xs[2]})`); break
       case 'min': e = from(ins.flags.nan ? `kp_fmin_nan(${xs[0]}, ${xs[1]})` : `kp_fmin(${xs[0]}, ${xs[1]})`); break
       case 'max': e = from(ins.flags.nan ? `kp_fmax_nan(${xs[0]}, ${xs[1]})` : `kp_fmax(${xs[0]}, ${xs[1]})`); break
       case 'neg': e = `(${hs[0]} ^ 0x8000u)`; break

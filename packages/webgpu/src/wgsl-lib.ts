@@ -94,6 +94,57 @@ fn kp_up64(x: f32) -> f32 {
   let b = bitcast<u32>(x);
   return bitcast<f32>(bitcast<u32>(f32(b & 0x7fffffu) * 2.5849394142282115e-26) | (b & 0x80000000u));
 }`),
+  kp_bf16_addsub: F(`// a bf16 add (neg = 0) or sub (neg = 0x8000) of bits x and y, subnormal operands and results included, on
+// devices that flush them (NVIDIA's Vulkan driver, SwiftShader: WGSL allows it). Where an operand is subnormal or
+// the sum's f32 is 0 or subnormal, and neither operand is above 2^63, the sum of both operands times 2^64 (each
+// from its bits, exact, normal; the sum as exact as unscaled), brought back by kp_bf16_down; else the sum as is.
+fn kp_bf16_addsub(x: u32, y0: u32, neg: u32) -> u32 {
+  let y = y0 ^ neg;
+  let r = kp_bf2f(x) + kp_bf2f(y);
+  let ex = (x >> 7u) & 0xffu; let ey = (y >> 7u) & 0xffu;
+  let tiny = ((ex == 0u) & ((x & 0x7fu) != 0u)) | ((ey == 0u) & ((y & 0x7fu) != 0u)) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
+  let slow = tiny & (max(ex, ey) <= 190u);
+  return select(kp_f2bf(r), kp_bf16_down(kp_bf16_up(x) + kp_bf16_up(y)), slow);
+}`, ['kp_bf2f', 'kp_f2bf', 'kp_bf16_up', 'kp_bf16_down']),
+  kp_bf16_mul: F(`// a bf16 product of bits x and y with subnormal factors and results (kp_bf16_addsub): where a factor is
+// subnormal or the product's f32 is 0 or subnormal, the factor with the smaller exponent times 2^64 from its bits,
+// times the other, brought back by kp_bf16_down (no overflow: the scaled factor is below 2^-62 where it was
+// subnormal, and where the product is tiny the scaled product is below 2^-62 too)
+fn kp_bf16_mul(x: u32, y: u32) -> u32 {
+  let r = kp_bf2f(x) * kp_bf2f(y);
+  let ex = (x >> 7u) & 0xffu; let ey = (y >> 7u) & 0xffu;
+  let tiny = ((ex == 0u) & ((x & 0x7fu) != 0u)) | ((ey == 0u) & ((y & 0x7fu) != 0u)) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
+  let small = select(y, x, ex <= ey); let big = select(x, y, ex <= ey);
+  let slow = tiny & (min(ex, ey) <= 190u);
+  return select(kp_f2bf(r), kp_bf16_down(kp_bf16_up(small) * kp_bf2f(big)), slow);
+}`, ['kp_bf2f', 'kp_f2bf', 'kp_bf16_up', 'kp_bf16_down']),
+  kp_bf16_fma: F(`// a bf16 fma of bits x, y, z (nvcc's bf16 add, sub and mul on sm_80 are fma.rn.bf16 with 1, -1 or -0) with
+// subnormal operands and results (kp_bf16_addsub): where one is subnormal or the f32 result is 0 or subnormal, and
+// the factor with the smaller exponent and z are at most 2^63 and x·y below 2^64, (x·y + z)·2^64 from the bits
+// (that factor and z scaled, exact, normal; a product of 2^64 or more leaves a subnormal z no weight), rounded to odd in f32 (kp_fma_odd), brought back by kp_bf16_down (a rounding at least
+// 2 bits narrower: the fma correctly rounded)
+fn kp_bf16_fma(x: u32, y: u32, z: u32) -> u32 {
+  let r = kp_fma_odd(kp_bf2f(x), kp_bf2f(y), kp_bf2f(z));
+  let ex = (x >> 7u) & 0xffu; let ey = (y >> 7u) & 0xffu; let ez = (z >> 7u) & 0xffu;
+  let tiny = ((ex == 0u) & ((x & 0x7fu) != 0u)) | ((ey == 0u) & ((y & 0x7fu) != 0u)) | ((ez == 0u) & ((z & 0x7fu) != 0u)) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
+  let small = select(y, x, ex <= ey); let big = select(x, y, ex <= ey);
+  let slow = tiny & (min(ex, ey) <= 190u) & ((ez <= 190u) | (ez == 255u)) & (ex + ey < 318u);
+  return select(kp_f2bf(r), kp_bf16_down(kp_fma_odd(kp_bf16_up(small), kp_bf2f(big), kp_bf16_up(z))), slow);
+}`, ['kp_bf2f', 'kp_f2bf', 'kp_fma_odd', 'kp_bf16_up', 'kp_bf16_down']),
+  kp_bf16_up: F(`// a bf16 (bits h, exponent at most 190, or ±Inf or NaN: itself) times 2^64 as an f32, from its bits: a
+// subnormal one f32(m)·2^-69
+fn kp_bf16_up(h: u32) -> f32 {
+  let e = (h >> 7u) & 0xffu;
+  let v = select(select(bitcast<f32>(((h & 0x7fffu) << 16u) + 0x20000000u), kp_bf2f(h & 0x7fffu), e == 255u), f32(h & 0x7fu) * 1.6940658945086007e-21, e == 0u);
+  return bitcast<f32>(bitcast<u32>(v) | ((h & 0x8000u) << 16u));
+}`, ['kp_bf2f']),
+  kp_bf16_down: F(`// the bf16 bits of r where rs = r·2^64 (rounded to nearest even): below 2^-126 a subnormal bf16, its mantissa
+// |rs|·2^69 rounded (128 is the smallest normal's bits), else rs·2^-64, normal, rounded as kp_f2bf rounds
+fn kp_bf16_down(rs: f32) -> u32 {
+  let s = (bitcast<u32>(rs) >> 16u) & 0x8000u;
+  let a = abs(rs);
+  return select(kp_f2bf(rs * 5.421010862427522e-20), s | u32(round(a * 5.902958103587057e20)), a < 2.168404344971009e-19);
+}`, ['kp_f2bf']),
   kp_sub: F(`// x is subnormal (not zero)
 fn kp_sub(x: f32) -> bool { let b = bitcast<u32>(x); return ((b & 0x7f800000u) == 0u) & ((b & 0x7fffffu) != 0u); }`),
   kp_rsqrt_a: F(`// rsqrt.approx.f32 with subnormal inputs supported (WGSL's inverseSqrt may read them as 0): 1/√(x·2^64) · 2^32

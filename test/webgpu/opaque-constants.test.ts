@@ -9,7 +9,8 @@ import * as assert from 'uvu/assert'
 import { decodeModule, parsePtx } from '@kernelpack/ptx'
 import { translateModule } from '../../packages/webgpu/src/index.js'
 
-const PTX = `.version 8.0
+/** A one-kernel module: %f1 (and %f7) loaded from the parameter's address %rd2, then `body`. */
+const kernel = (body: string) => `.version 8.0
 .target sm_80
 .address_size 64
 .visible .entry k(.param .u64 k_param_0)
@@ -20,7 +21,20 @@ const PTX = `.version 8.0
   cvta.to.global.u64 %rd2, %rd1;
   ld.global.f32 %f1, [%rd2];
   ld.global.f32 %f7, [%rd2+4];
-  mov.f32 %f2, 0f00000000;
+${body}
+  ret;
+}
+`
+
+/** The kernel's WGSL, and its line assigning register `reg` (trimmed). */
+function translated(ptx: string): { wgsl: string; line: (reg: string) => string } {
+  const r = translateModule(decodeModule(parsePtx(ptx)), target, ptx)
+  assert.equal(r.refused, [])
+  const wgsl = r.kernels.get('k')!.wgsl
+  return { wgsl, line: (reg) => wgsl.split('\n').find((l) => l.trimStart().startsWith(`r_${reg} =`))?.trim() ?? `(no assignment to r_${reg})` }
+}
+
+const PTX = kernel(`  mov.f32 %f2, 0f00000000;
   mul.rn.f32 %f3, %f1, %f2;
   add.rn.f32 %f4, %f1, 0f00000000;
   fma.rn.f32 %f5, %f1, %f2, %f4;
@@ -31,20 +45,14 @@ const PTX = `.version 8.0
   st.global.f32 [%rd2+4], %f4;
   st.global.f32 [%rd2+8], %f5;
   st.global.f32 [%rd2+12], %f6;
-  st.global.f32 [%rd2+16], %f9;
-  ret;
-}
-`
+  st.global.f32 [%rd2+16], %f9;`)
 
 const target = { features: new Set<string>(), limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } }
 
 const s = suite('constant operands of f32 arithmetic stay opaque in the WGSL')
 
 s('x · 0 (a register set to 0), x + 0, fma(x, 0, c) and a fused x · −0 + c read their constants through kp_nc; x · y does not', () => {
-  const r = translateModule(decodeModule(parsePtx(PTX)), target, PTX)
-  assert.equal(r.refused, [])
-  const wgsl = r.kernels.get('k')!.wgsl
-  const line = (reg: string) => wgsl.split('\n').find((l) => l.trimStart().startsWith(`r_${reg} =`))?.trim() ?? `(no assignment to r_${reg})`
+  const { line } = translated(PTX)
   assert.match(line('f3'), /^r_f3 = kp_nc\(r_f1 \* kp_nc\(r_f2\)\);$/)
   assert.match(line('f4'), /^r_f4 = r_f1 \+ kp_nc\(0\.0f\);$/)
   assert.match(line('f5'), /^r_f5 = kp_fma_rn\(r_f1, kp_nc\(r_f2\), r_f4\);$/)
@@ -59,44 +67,28 @@ s('x · 0 (a register set to 0), x + 0, fma(x, 0, c) and a fused x · −0 + c r
 // rsqrt.approx of it. The product by a power of two of at least 2^23 takes a subnormal factor from its bits
 // (kp_mul_up), and rcp/sqrt/rsqrt.approx scale one by 2^64 from its bits (kp_up64); .ftz keeps WGSL's own.
 // On the H200 math_f32 went from 6 wrong results (logf, rsqrtf, log2f of 1e-40 and 3e-39) to right.
-const SUB_PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 k_param_0)
-{
-  .reg .f32 %f<12>;
-  .reg .b64 %rd<3>;
-  ld.param.u64 %rd1, [k_param_0];
-  cvta.to.global.u64 %rd2, %rd1;
-  ld.global.f32 %f1, [%rd2];
-  mul.f32 %f2, %f1, 0f4B000000;
+const SUB_PTX = kernel(`  mul.f32 %f2, %f1, 0f4B000000;
   mul.rn.f32 %f3, %f1, 0f3F000000;
   rsqrt.approx.f32 %f4, %f1;
   rsqrt.approx.ftz.f32 %f5, %f1;
   rcp.approx.f32 %f6, %f1;
-  sqrt.approx.f32 %f7, %f1;
+  sqrt.approx.f32 %f8, %f1;
   st.global.f32 [%rd2], %f2;
   st.global.f32 [%rd2+4], %f3;
   st.global.f32 [%rd2+8], %f4;
   st.global.f32 [%rd2+12], %f5;
   st.global.f32 [%rd2+16], %f6;
-  st.global.f32 [%rd2+20], %f7;
-  ret;
-}
-`
+  st.global.f32 [%rd2+20], %f8;`)
 
 s('a subnormal operand of x · 2^23 and of rsqrt/rcp/sqrt.approx is taken from its bits (not .ftz, not x · 0.5)', () => {
-  const r = translateModule(decodeModule(parsePtx(SUB_PTX)), target, SUB_PTX)
-  assert.equal(r.refused, [])
-  const wgsl = r.kernels.get('k')!.wgsl
-  const line = (reg: string) => wgsl.split('\n').find((l) => l.trimStart().startsWith(`r_${reg} =`))?.trim() ?? `(no assignment to r_${reg})`
+  const { wgsl, line } = translated(SUB_PTX)
   // c = 2^23, c·2^-149 = 2^-126
   assert.match(line('f2'), /^r_f2 = kp_mul_up\(r_f1, kp_nc\(8388608\.0f\), 1\.1754943508222875e-38f\);$/)
   assert.match(line('f3'), /^r_f3 = kp_nc\(r_f1 \* kp_nc\(0\.5f\)\);$/)
   assert.match(line('f4'), /^r_f4 = kp_rsqrt_a\(r_f1\);$/)
   assert.match(line('f5'), /^r_f5 = kp_ftz\(inverseSqrt\(kp_ftz\(r_f1\)\)\);$/)
   assert.match(line('f6'), /^r_f6 = kp_rcp_a\(r_f1\);$/)
-  assert.match(line('f7'), /^r_f7 = kp_sqrt_a\(r_f1\);$/)
+  assert.match(line('f8'), /^r_f8 = kp_sqrt_a\(r_f1\);$/)
   assert.match(wgsl, /fn kp_up64\(x: f32\) -> f32/)
 })
 

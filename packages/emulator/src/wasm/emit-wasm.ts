@@ -757,11 +757,16 @@ class KernelWriter {
     const mark = b.mark()
     const levels = new Map(this.level)
     try {
-      b.get(L.tx!).i32(3).op(Op.i32_and).op(Op.i32_eqz)
-      b.get(L.tx!).i32(4).op(Op.i32_add).get(L.NTX!).op(Op.i32_le_u).op(Op.i32_and)
-      b.get(L.t!).i32(4).op(Op.i32_add).get(T1).op(Op.i32_le_u).op(Op.i32_and)
+      const whole = () => {
+        b.get(L.tx!).i32(3).op(Op.i32_and).op(Op.i32_eqz)
+        b.get(L.tx!).i32(4).op(Op.i32_add).get(L.NTX!).op(Op.i32_le_u).op(Op.i32_and)
+        b.get(L.t!).i32(4).op(Op.i32_add).get(T1).op(Op.i32_le_u).op(Op.i32_and)
+      }
+      whole()
       b.begin('if')
       this.vFail = b.open('block')
+      // the next group, where it is whole, without going round the thread loop
+      const again = b.open('loop')
       this.vDone = b.open('block')
       b.get(L.tx!).simd(SimdOp.i32x4_splat).i32x4([0, 1, 2, 3]).simd(SimdOp.i32x4_add).set(this.vlocal(-1))
       this.vmode = true
@@ -775,6 +780,8 @@ class KernelWriter {
       b.begin('if').i32(0).set(L.tx!)
       b.get(L.ty!).i32(1).op(Op.i32_add).tee(L.ty!).get(L.NTY!).op(Op.i32_eq)
       b.begin('if').i32(0).set(L.ty!).get(L.tz!).i32(1).op(Op.i32_add).set(L.tz!).end()
+      b.end()
+      whole(); b.brIf(again)
       b.end()
       b.br(threads)
       b.end()

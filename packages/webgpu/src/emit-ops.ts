@@ -93,44 +93,43 @@ function fk(w: KernelWriter, ins: Instruction, o: Operand): string {
   return knownF32(w, o) ? `kp_nc(${x})` : x
 }
 
+/** The function's registers some mov sets to an immediate (`moved`), and, of those defined by that mov alone,
+ *  the f32 bits (`value`); once per function. */
+function movedImmediates(w: KernelWriter): { moved: Set<number>; value: Map<number, number> } {
+  let m = movedCache.get(w.fn)
+  if (!m) {
+    const defs = new Map<number, number>()
+    for (const x of w.fn.instructions) for (const r of definedRegisters(x)) defs.set(r, (defs.get(r) ?? 0) + 1)
+    m = { moved: new Set(), value: new Map() }
+    for (const x of w.fn.instructions) {
+      const d = x.operands[0], v = x.operands[1]
+      if (x.op !== 'mov' || d?.kind !== 'reg' || v?.kind !== 'imm') continue
+      m.moved.add(d.id)
+      if (!x.guard && defs.get(d.id) === 1 && v.imm.kind === 'f32') m.value.set(d.id, Number(v.imm.bits) >>> 0)
+    }
+    movedCache.set(w.fn, m)
+  }
+  return m
+}
+const movedCache = new WeakMap<object, { moved: Set<number>; value: Map<number, number> }>()
+
+/** Whether operand o is an immediate or a register some mov sets to an immediate. */
+function knownF32(w: KernelWriter, o: Operand): boolean {
+  return o.kind === 'imm' || (o.kind === 'reg' && movedImmediates(w).moved.has(o.id))
+}
+
 /** The bits of an f32 operand known when the code is written: an immediate, or a register whose one
  *  definition is a mov of an immediate. */
 function constF32(w: KernelWriter, o: Operand): number | undefined {
   if (o.kind === 'imm') return o.imm.kind === 'f32' ? Number(o.imm.bits) >>> 0 : undefined
-  if (o.kind !== 'reg') return undefined
-  let known = constRegisters.get(w.fn)
-  if (!known) {
-    const defs = new Map<number, number>()
-    for (const x of w.fn.instructions) for (const r of definedRegisters(x)) defs.set(r, (defs.get(r) ?? 0) + 1)
-    known = new Map()
-    for (const x of w.fn.instructions) {
-      const d = x.operands[0], v = x.operands[1]
-      if (x.op === 'mov' && !x.guard && d?.kind === 'reg' && defs.get(d.id) === 1 && v?.kind === 'imm' && v.imm.kind === 'f32') known.set(d.id, Number(v.imm.bits) >>> 0)
-    }
-    constRegisters.set(w.fn, known)
-  }
-  return known.get(o.id)
+  return o.kind === 'reg' ? movedImmediates(w).value.get(o.id) : undefined
 }
-const constRegisters = new WeakMap<object, Map<number, number>>()
 
 const f32View = new Float32Array(1), u32View = new Uint32Array(f32View.buffer)
 const fromF32Bits = (b: number) => { u32View[0] = b >>> 0; return f32View[0]! }
 /** A finite f32 as a WGSL literal (exact: JavaScript's shortest round-trip form of the value). */
 const wgslF32 = (x: number) => `${Number.isInteger(x) ? x.toFixed(1) : String(x)}f`
 
-const movedImmediates = new WeakMap<object, Set<number>>()
-/** Whether operand o is an immediate or a register some mov sets to an immediate. */
-function knownF32(w: KernelWriter, o: Operand): boolean {
-  if (o.kind === 'imm') return true
-  if (o.kind !== 'reg') return false
-  let set = movedImmediates.get(w.fn)
-  if (!set) {
-    set = new Set()
-    for (const x of w.fn.instructions) if (x.op === 'mov' && x.operands[0]?.kind === 'reg' && x.operands[1]?.kind === 'imm') set.add(x.operands[0].id)
-    movedImmediates.set(w.fn, set)
-  }
-  return set.has(o.id)
-}
 
 /** The bits of an f32 operand with .ftz applied when the instruction asks. */
 function finBits(w: KernelWriter, ins: Instruction, o: Operand): string {
@@ -584,7 +583,7 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         roundNearest(w, ins)
         // an add or sub that ptxas fuses with the product it reads is that fma, as on the GPU and in the emulator
         const m = w.contraction.get(ins.index)
-        const fused = m && ![ins, w.fn.instructions[m.mul]!].some((x) => x.flags.ftz || x.flags.sat) ? fusedOperands(w, ins, (o) => (knownF32(w, o) ? `kp_nc(${w.f32(o)})` : w.f32(o)), (x) => `(-${x})`) : undefined
+        const fused = m && ![ins, w.fn.instructions[m.mul]!].some((x) => x.flags.ftz || x.flags.sat) ? fusedOperands(w, ins, (o) => fk(w, ins, o), (x) => `(-${x})`) : undefined
         if (fused) return w.setF32(A[0], `kp_fma_rn(${fused.join(', ')})`)
         return w.setF32(A[0], fout(ins, `${fk(w, ins, A[1]!)} ${sub ? '-' : '+'} ${fk(w, ins, A[2]!)}`))
       }
@@ -607,8 +606,6 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
         const d = directed(w, ins, 'mul')
         if (d) return w.setF32(A[0], d)
         roundNearest(w, ins)
-        // rounded here, never fused by the device's compiler into an add that reads it (NVIDIA's Vulkan driver
-        // fuses a product and the add that alone reads it; PTX fuses only what ptxas fuses, above): kp_nc
         // a product by a power of two of at least 2^23 (libdevice's scaling of a subnormal argument): a subnormal
         // factor from its bits (kp_mul_up), where .ftz does not flush it
         for (const [xi, ci] of [[1, 2], [2, 1]] as const) {
@@ -619,6 +616,8 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
           const cs = fromF32Bits(((e - 149) + 127) << 23)
           return w.setF32(A[0], fout(ins, `kp_mul_up(${fin(w, ins, A[xi]!)}, ${fk(w, ins, A[ci]!)}, ${wgslF32(cs)})`))
         }
+        // rounded here, never fused by the device's compiler into an add that reads it (NVIDIA's Vulkan driver
+        // fuses a product and the add that alone reads it; PTX fuses only what ptxas fuses, above): kp_nc
         return w.setF32(A[0], fout(ins, `kp_nc(${fk(w, ins, A[1]!)} * ${fk(w, ins, A[2]!)})`))
       }
       if (isHalf(t)) return half(w, ins, 'mul')

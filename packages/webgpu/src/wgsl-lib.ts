@@ -102,10 +102,10 @@ fn kp_bf16_addsub(x: u32, y0: u32, neg: u32) -> u32 {
   let y = y0 ^ neg;
   let r = kp_bf2f(x) + kp_bf2f(y);
   let ex = (x >> 7u) & 0xffu; let ey = (y >> 7u) & 0xffu;
-  let tiny = ((ex == 0u) & ((x & 0x7fu) != 0u)) | ((ey == 0u) & ((y & 0x7fu) != 0u)) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
+  let tiny = kp_bf16_sub(x) | kp_bf16_sub(y) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
   let slow = tiny & (max(ex, ey) <= 190u);
   return select(kp_f2bf(r), kp_bf16_down(kp_bf16_up(x) + kp_bf16_up(y)), slow);
-}`, ['kp_bf2f', 'kp_f2bf', 'kp_bf16_up', 'kp_bf16_down']),
+}`, ['kp_bf2f', 'kp_f2bf', 'kp_bf16_sub', 'kp_bf16_up', 'kp_bf16_down']),
   kp_bf16_mul: F(`// a bf16 product of bits x and y with subnormal factors and results (kp_bf16_addsub): where a factor is
 // subnormal or the product's f32 is 0 or subnormal, the factor with the smaller exponent times 2^64 from its bits,
 // times the other, brought back by kp_bf16_down (no overflow: the scaled factor is below 2^-62 where it was
@@ -113,24 +113,27 @@ fn kp_bf16_addsub(x: u32, y0: u32, neg: u32) -> u32 {
 fn kp_bf16_mul(x: u32, y: u32) -> u32 {
   let r = kp_bf2f(x) * kp_bf2f(y);
   let ex = (x >> 7u) & 0xffu; let ey = (y >> 7u) & 0xffu;
-  let tiny = ((ex == 0u) & ((x & 0x7fu) != 0u)) | ((ey == 0u) & ((y & 0x7fu) != 0u)) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
+  let tiny = kp_bf16_sub(x) | kp_bf16_sub(y) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
   let small = select(y, x, ex <= ey); let big = select(x, y, ex <= ey);
   let slow = tiny & (min(ex, ey) <= 190u);
   return select(kp_f2bf(r), kp_bf16_down(kp_bf16_up(small) * kp_bf2f(big)), slow);
-}`, ['kp_bf2f', 'kp_f2bf', 'kp_bf16_up', 'kp_bf16_down']),
+}`, ['kp_bf2f', 'kp_f2bf', 'kp_bf16_sub', 'kp_bf16_up', 'kp_bf16_down']),
   kp_bf16_fma: F(`// a bf16 fma of bits x, y, z (nvcc's bf16 add, sub and mul on sm_80 are fma.rn.bf16 with 1, -1 or -0) with
 // subnormal operands and results (kp_bf16_addsub): where one is subnormal or the f32 result is 0 or subnormal, and
 // the factor with the smaller exponent and z are at most 2^63 and x·y below 2^64, (x·y + z)·2^64 from the bits
-// (that factor and z scaled, exact, normal; a product of 2^64 or more leaves a subnormal z no weight), rounded to odd in f32 (kp_fma_odd), brought back by kp_bf16_down (a rounding at least
-// 2 bits narrower: the fma correctly rounded)
+// (that factor and z scaled, exact, normal; a product of 2^64 or more leaves a subnormal z no weight), rounded to
+// odd in f32 (kp_fma_odd), brought back by kp_bf16_down (a rounding at least 2 bits narrower: the fma correctly
+// rounded)
 fn kp_bf16_fma(x: u32, y: u32, z: u32) -> u32 {
   let r = kp_fma_odd(kp_bf2f(x), kp_bf2f(y), kp_bf2f(z));
   let ex = (x >> 7u) & 0xffu; let ey = (y >> 7u) & 0xffu; let ez = (z >> 7u) & 0xffu;
-  let tiny = ((ex == 0u) & ((x & 0x7fu) != 0u)) | ((ey == 0u) & ((y & 0x7fu) != 0u)) | ((ez == 0u) & ((z & 0x7fu) != 0u)) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
+  let tiny = kp_bf16_sub(x) | kp_bf16_sub(y) | kp_bf16_sub(z) | ((bitcast<u32>(r) & 0x7f800000u) == 0u);
   let small = select(y, x, ex <= ey); let big = select(x, y, ex <= ey);
   let slow = tiny & (min(ex, ey) <= 190u) & ((ez <= 190u) | (ez == 255u)) & (ex + ey < 318u);
   return select(kp_f2bf(r), kp_bf16_down(kp_fma_odd(kp_bf16_up(small), kp_bf2f(big), kp_bf16_up(z))), slow);
-}`, ['kp_bf2f', 'kp_f2bf', 'kp_fma_odd', 'kp_bf16_up', 'kp_bf16_down']),
+}`, ['kp_bf2f', 'kp_f2bf', 'kp_fma_odd', 'kp_bf16_sub', 'kp_bf16_up', 'kp_bf16_down']),
+  kp_bf16_sub: F(`// bf16 bits h are a subnormal (not zero)
+fn kp_bf16_sub(h: u32) -> bool { return ((h & 0x7f80u) == 0u) & ((h & 0x7fu) != 0u); }`),
   kp_bf16_up: F(`// a bf16 (bits h, exponent at most 190, or ±Inf or NaN: itself) times 2^64 as an f32, from its bits: a
 // subnormal one f32(m)·2^-69
 fn kp_bf16_up(h: u32) -> f32 {

@@ -107,6 +107,9 @@ type Imported = string
  *  sign; `pred` is 0 or 1. */
 type WKind = 'i32' | 'u32' | 'u16' | 's16' | 'u8' | 's8' | 'pred' | 'i64' | 'f32' | 'f64'
 
+/** An integer immediate operand as a signed 32-bit number (else undefined). */
+const immI32 = (o: IrOperand | undefined): number | undefined => (o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined)
+
 const wasmType = (k: WKind): ValType => (k === 'i64' || k === 'f32' || k === 'f64' ? k : 'i32')
 const classType = (c: RegisterClass): ValType => (c === 'i64' || c === 'f32' || c === 'f64' ? c : 'i32')
 
@@ -913,7 +916,7 @@ class KernelWriter {
     const A = ins.operands, t = ins.type ?? ''
     const i32 = t === 's32' || t === 'u32' || t === 'b32'
     const s = (j: number) => this.operandStride(A[j])
-    const imm = (j: number) => { const o = A[j]; return o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined }
+    const imm = (j: number) => immI32(A[j])
     const prod = (x: number, y: number): number | undefined => {
       const sx = s(x), sy = s(y)
       if (sx === 0 && sy === 0) return 0
@@ -1086,8 +1089,7 @@ class KernelWriter {
           return false
         }
         if (ins.part !== 'wide' || (t[0] !== 's32' && t[0] !== 'u32') || !canTest()) return false
-        const imm = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined)
-        const [xo, k] = imm(A[2]) !== undefined ? [A[1], imm(A[2])!] : [A[2], imm(A[1])]
+        const [xo, k] = immI32(A[2]) !== undefined ? [A[1], immI32(A[2])!] : [A[2], immI32(A[1])]
         if (k === undefined) return false
         const x = narrow(xo, t[0] === 's32')
         if (!x) return false
@@ -1325,8 +1327,7 @@ class KernelWriter {
       case 'add': case 'sub': case 'mul': {
         if (ins.flags.cc || ins.flags.sat) return this.vfail('carry or saturation')
         if (i32 && ins.op === 'mul' && ins.part === 'lo') {
-          const k = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int' ? Number(BigInt.asIntN(32, o.imm.value)) : undefined)
-          const [xo, c] = k(A[2]) !== undefined ? [A[1], k(A[2])!] : k(A[1]) !== undefined ? [A[2], k(A[1])!] : [undefined, undefined]
+          const [xo, c] = immI32(A[2]) !== undefined ? [A[1], immI32(A[2])!] : immI32(A[1]) !== undefined ? [A[2], immI32(A[1])!] : [undefined, undefined]
           if (xo && c !== undefined) return this.vwr(A[0], () => { this.vrd(xo); this.vmulImm(c) })
         }
         if (i32 && (ins.op !== 'mul' || ins.part === 'lo')) return bin(ins.op === 'add' ? SimdOp.i32x4_add : ins.op === 'sub' ? SimdOp.i32x4_sub : SimdOp.i32x4_mul)
@@ -2069,26 +2070,23 @@ class KernelWriter {
       this.vWritten = new Set()
       this.vFail = fallback
       const closing = loops[loops.length - 1]!.gather === undefined ? loops[loops.length - 1] : undefined
-      /** One eighth of the warp through a loop's code (a return ends its code: vDone). */
-      const code = (it: ThreadLoop, c: number) => {
+      /** One eighth of the warp (use) through a loop's code (a return ends its code: vDone). */
+      const code = (it: ThreadLoop) => {
         this.vIfByLane = it === closing
         this.vDone = b.open('block')
-        for (const n of it.nodes) {
-          if (n.kind === 'instr') { const x = ins[n.index]!; this.cur = x; this.vinstruction(x) } else this.nodes([n])
-        }
+        this.nodes(it.nodes)
         // 64-bit values kept as lane 0 and a stride: every lane's local, for the next eighth's code to find
         // as they are
         for (const r of [...this.vwstride.keys()]) this.vmaterialize(r)
         this.vwstride.clear(); this.vwLanes.clear()
         b.end()
         this.vIfByLane = false
-        void c
       }
       for (const it of loops) {
         if (it.scatter === undefined) {
           // the run's opening loop: its code, and the first shuffle's inputs it leaves
           const gx = ins[it.gather!]!
-          for (let c = 0; c < 8; c++) { use(c); code(it, c); this.cur = gx; this.vrd(gx.operands[1]); b.set(first[c]!) }
+          for (let c = 0; c < 8; c++) { use(c); code(it); this.cur = gx; this.vrd(gx.operands[1]); b.set(first[c]!) }
           continue
         }
         // the shuffle's results: lane l reads lane j (in range, p true) or keeps its own value (p false)
@@ -2112,7 +2110,7 @@ class KernelWriter {
           const bytes = src.slice(4 * c, 4 * c + 4).flatMap((l) => { const base = ((l >> 2) === a ? 0 : 16) + 4 * (l & 3); return [base, base + 1, base + 2, base + 3] })
           b.get(cin[a]!).get(cin[a2]!).shuffle(bytes).set(this.vlocal((dst as { id: number }).id))
           if (pd?.kind === 'reg') b.i32x4(pv.slice(4 * c, 4 * c + 4).map((x) => (x ? -1 : 0)) as [number, number, number, number]).set(this.vlocal(pd.id))
-          code(it, c)
+          code(it)
         }
         if (it.gather !== undefined) {
           // the next shuffle's inputs (its value operand), for the next loop or for the lanes after the run
@@ -2895,8 +2893,7 @@ class KernelWriter {
     if (it.gather !== undefined && (it.level !== 'warp' || collectiveOf(this.fn.instructions[it.gather]!)?.kind !== 'shfl' || this.fn.instructions[it.gather]!.guard)) return false
     // in a warp, only a lane loop with a loop in it: a few instructions a lane cost less as lane turns than the
     // 4-lane turn's set-up (the warp-shuffle reduction's first loop measured 10 % slower as 4-lane turns)
-    const hasLoop = (ns: readonly StructNode[]): boolean => ns.some((n) => n.kind !== 'instr' && n.kind !== 'jump' && (n.kind === 'loop' || hasLoop(n.body)))
-    if (it.level === 'warp' && !hasLoop(it.nodes)) return false
+    if (it.level === 'warp' && !this.hasLoop(it.nodes)) return false
     for (let i = it.start; i < it.end; i++) {
       const x = this.fn.instructions[i]!
       // (the kernel's closing `ret`, when this loop ends the kernel: the turn ends there, and no loop after it

@@ -38,6 +38,20 @@ const SLOT_OPS: Record<Exclude<ValType, 'v128'>, [number, number, number]> = {
   i32: [Op.i32_load, Op.i32_store, 2], i64: [Op.i64_load, Op.i64_store, 3], f32: [Op.f32_load, Op.f32_store, 2], f64: [Op.f64_load, Op.f64_store, 3],
 }
 
+/** Integer comparisons of setp: the scalar op (signed, unsigned) and the i32x4 one (signed, unsigned). */
+const CMP_I32: Record<string, [number, number, number, number]> = {
+  eq: [Op.i32_eq, Op.i32_eq, SimdOp.i32x4_eq, SimdOp.i32x4_eq],
+  ne: [Op.i32_ne, Op.i32_ne, SimdOp.i32x4_ne, SimdOp.i32x4_ne],
+  lt: [Op.i32_lt_s, Op.i32_lt_u, SimdOp.i32x4_lt_s, SimdOp.i32x4_lt_u],
+  le: [Op.i32_le_s, Op.i32_le_u, SimdOp.i32x4_le_s, SimdOp.i32x4_le_u],
+  gt: [Op.i32_gt_s, Op.i32_gt_u, SimdOp.i32x4_gt_s, SimdOp.i32x4_gt_u],
+  ge: [Op.i32_ge_s, Op.i32_ge_u, SimdOp.i32x4_ge_s, SimdOp.i32x4_ge_u],
+  lo: [Op.i32_lt_u, Op.i32_lt_u, SimdOp.i32x4_lt_u, SimdOp.i32x4_lt_u],
+  ls: [Op.i32_le_u, Op.i32_le_u, SimdOp.i32x4_le_u, SimdOp.i32x4_le_u],
+  hi: [Op.i32_gt_u, Op.i32_gt_u, SimdOp.i32x4_gt_u, SimdOp.i32x4_gt_u],
+  hs: [Op.i32_ge_u, Op.i32_ge_u, SimdOp.i32x4_ge_u, SimdOp.i32x4_ge_u],
+}
+
 /** SLOT_OPS of register class c. */
 const slotOps = (c: RegisterClass) => SLOT_OPS[classType(c) as Exclude<ValType, 'v128'>]
 
@@ -335,6 +349,13 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       const runs = [...w.warpRuns].sort((x, y) => x - y)
       const edged = runs.filter((l) => w.warpRunEdges.has(l))
       if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run${edged.length ? ` (${edged.length === runs.length ? (runs.length === 1 ? 'with' : 'each with') : `from ${edged.join(', ')} with`} the lane loops that feed or read it)` : ''}`)
+      const steps = [...w.laneRuns].sort((x, y) => x - y)
+      const skips = [...w.warpSkips].sort((x, y) => x - y)
+      if (skips.length) {
+        const byRange = skips.filter((l) => w.skipsByRange.has(l))
+        simd.push(`a warp whose running lanes all branch past ${skips.length === 1 ? 'the if at PTX line' : 'the ifs at PTX lines'} ${skips.join(', ')} skips ${skips.length === 1 ? 'it' : 'each'} at once${byRange.length ? ` (${byRange.length === skips.length ? (skips.length === 1 ? 'tested' : 'each tested') : `at ${byRange.join(', ')} tested`} on the warp's %tid.x range)` : ''}`)
+      }
+      if (steps.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${steps.length === 1 ? 'the run of lane loops without shuffles (lockstep steps, or code between them) from PTX line' : `${steps.length} runs of lane loops without shuffles (lockstep steps, or code between them), from PTX lines`} ${steps.join(', ')}, where its 32 lanes all run`)
       if (simd.length) vectorized.set(k.fn.name, simd.join('; '))
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
@@ -452,6 +473,17 @@ class KernelWriter {
   private vwide = new Map<number, number[]>()
   /** Warp runs written 32 lanes at once (warpRun), by their first shuffle's PTX line, for mod.inspect. */
   readonly warpRuns = new Set<number>()
+  /** Runs of lane loops without shuffles written 32 lanes at once (laneRunEnd), by their first PTX line. */
+  readonly laneRuns = new Set<number>()
+  /** `if`s once per warp a whole warp may skip (skipWholeWarp), by their branch's PTX line, for mod.inspect;
+   *  those tested on the warp's tx range in `skipsByRange`. */
+  readonly warpSkips = new Set<number>()
+  readonly skipsByRange = new Set<number>()
+  /** A lane's branch out of a region that no lane takes where it is written (skipWholeWarp's narrowed
+   *  region): no code. */
+  private elided = -1
+  /** The warp-level item being written starts where every lane of the warp runs (warpItems' `settled`). */
+  private regionSettled = false
   /** The plan is the writer's own (planLoops: a kernel without barriers whose threads loop). */
   ownPlan = false
   /** Those of them that take in the lane loop before their first shuffle or after their last (edgeLaneLoop). */
@@ -1309,6 +1341,7 @@ class KernelWriter {
     const bin = (op: number) => this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.simd(op) })
     switch (ins.op) {
       case 'bra': {
+        if (ins.index === this.elided) return
         const st = this.structure
         const target = st.kind === 'structured' ? st.branches.get(ins.index) : undefined
         const lv = target ? this.level.get(target.node) : undefined
@@ -1836,7 +1869,9 @@ class KernelWriter {
     this.split3(L.W0!, 'wx', 'wy', 'wz', 'NTX', 'NTY')
     const was = this.warpLevel
     this.warpLevel = true
-    this.warpItems(it.body)
+    // (at the schedule's top level every lane runs, between departures: none ends, none leaves by a block-wide
+    // decision, and lanes that waited in a region run again at its end)
+    this.warpItems(it.body, !this.plan!.threadsEnd && !uniformDeps)
     this.warpLevel = was
     b.get(L.W0!).i32(32).op(Op.i32_add).set(L.W0!)
     b.br(lp)
@@ -1853,15 +1888,25 @@ class KernelWriter {
 
   /** A warp-level schedule, its runs of lane loops between constant shuffles (warpRunEnd) written 32 lanes at
    *  once where the warp is whole (warpRun), the rest as lane loops. */
-  private warpItems(list: ScheduleItem[]): void {
+  private warpItems(list: ScheduleItem[], settled = false): void {
     let i = 0
     while (i < list.length) {
+      // (a lane that parks in a loop of this list waits from there on)
+      if (settled && i > 0 && list[i - 1]!.kind === 'threads') {
+        const x = list[i - 1] as ThreadLoop
+        for (let k = x.start; k < x.end; k++) if (this.plan!.departures.has(k) && k !== this.elided) settled = false
+      }
       // with the lane loops around it where they have a 4-lane form, else without them
       const wide = this.helpers.simd ? this.warpRunEnd(list, i, true) : i
       if (wide > i && this.warpRun(list.slice(i, wide), false)) { i = wide; continue }
       const end = this.helpers.simd ? this.warpRunEnd(list, i, false) : i
       if (end > i) { this.warpRun(list.slice(i, end)); i = end; continue }
+      // lane loops one after another with no shuffle between them (a warp's lockstep steps)
+      const steps = this.helpers.simd ? this.laneRunEnd(list, i, settled) : i
+      if (steps > i && this.warpRun(list.slice(i, steps), false, settled)) { i = steps; continue }
+      this.regionSettled = settled
       this.items([list[i]!])
+      this.regionSettled = false
       i++
     }
   }
@@ -1913,6 +1958,29 @@ class KernelWriter {
     return true
   }
 
+  /** A warp-level lane loop without a collective at either end, that a warp run may take whole: 32-bit
+   *  slots, no departure, return (but the kernel's closing one), atomic, barrier or call. */
+  private plainLaneLoop(x: ScheduleItem | undefined): x is ThreadLoop {
+    if (x?.kind !== 'threads' || x.level !== 'warp' || x.restores.length || x.scatter !== undefined || x.gather !== undefined) return false
+    const ins = this.fn.instructions
+    for (let i = x.start; i < x.end; i++) {
+      const y = ins[i]!
+      const closing = y.op === 'ret' && !y.guard && i === ins.length - 1 && i === x.end - 1
+      if ((this.plan!.departures.has(i) && i !== this.elided) || collectiveOf(y) || (['ret', 'exit'].includes(y.op) && !closing) || ['atom', 'red', 'call', 'trap', 'brkpt', 'bar', 'barrier', 'membar', 'fence', 'cp', 'mbarrier'].includes(y.op)) return false
+    }
+    return true
+  }
+
+  /** The end (exclusive) of a run of two or more plain lane loops from list[i] (a warp's lockstep steps: each
+   *  loop holds one access where its lanes may talk, so no lane of a loop reads what another writes in it and
+   *  4 lanes at once give the bytes one lane at a time gives), i when there is none. */
+  private laneRunEnd(list: ScheduleItem[], i: number, settled: boolean): number {
+    let end = i
+    while (this.plainLaneLoop(list[end])) end++
+    // (one loop alone where no lane can be waiting: the run then asks nothing of the lanes' states)
+    return end - i >= (settled ? 1 : 2) ? end : i
+  }
+
   /** The end (exclusive) of a run starting at list[i]: lane loops that each hand out a constant shuffle's
    *  results (the first one's inputs left before the run), separated by those shuffles, at least two of
    *  them; the last loop may leave the inputs of a shuffle after the run. A loop that leaves the first
@@ -1947,7 +2015,7 @@ class KernelWriter {
    *  first shuffle's inputs from its input slots) and go back to them at its end, with the inputs of a
    *  shuffle after the run. Pure arithmetic between shuffles has no order another lane can see, so the
    *  values are the lane loops'. Any other warp runs the lane loops. */
-  private warpRun(run: ScheduleItem[], final = true): boolean {
+  private warpRun(run: ScheduleItem[], final = true, settled = false): boolean {
     const { b, L } = this
     const ins = this.fn.instructions
     const loops = run.filter((x): x is ThreadLoop => x.kind === 'threads')
@@ -1967,7 +2035,7 @@ class KernelWriter {
       b.get(L.W1!).get(L.W0!).op(Op.i32_sub).i32(32).op(Op.i32_eq).get(L.NTX!).i32(31).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).set(full)
       b.get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(at)
       // (a lane ends only at a return before the kernel's last instruction, and waits only at a departure)
-      if (this.plan!.threadsEnd || this.plan!.departures.size) {
+      if (!settled && (this.plan!.threadsEnd || this.plan!.departures.size)) {
         b.get(full).begin('if')
         for (let k = 0; k < 32; k++) {
           b.get(at)
@@ -2023,6 +2091,24 @@ class KernelWriter {
               b.set(this.vlocal(r))
             }
             this.vstride.set(r, tid === '%tid.x' ? 1 : 0)
+            loaded.add(r)
+            continue
+          }
+          if (this.predRemat(r)) {
+            for (let c = 0; c < 8; c++) { use(c); this.pushRematPred(this.predRemat(r)!, true); b.set(this.vlocal(r)) }
+            loaded.add(r)
+            continue
+          }
+          if (this.remat(r)) {
+            // an affine register the lane loops recompute (no slot is written for it): inv + c·tx
+            const f = this.affine.register.get(r)!
+            for (let c = 0; c < 8; c++) {
+              use(c)
+              this.inv(f.inv); b.op(Op.i32_wrap_i64).simd(SimdOp.i32x4_splat)
+              if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
+              b.set(this.vlocal(r))
+            }
+            this.vstride.set(r, f.c | 0)
             loaded.add(r)
             continue
           }
@@ -2083,6 +2169,11 @@ class KernelWriter {
         this.vIfByLane = false
       }
       for (const it of loops) {
+        if (it.scatter === undefined && it.gather === undefined) {
+          // a run without shuffles (laneRunEnd): each loop's code for the eight groups in lane order
+          for (let c = 0; c < 8; c++) { use(c); code(it) }
+          continue
+        }
         if (it.scatter === undefined) {
           // the run's opening loop: its code, and the first shuffle's inputs it leaves
           const gx = ins[it.gather!]!
@@ -2143,7 +2234,7 @@ class KernelWriter {
       const stored = new Set(loops.flatMap((it) => it.stores).filter((r) => outside.has(r) || loaded.has(r)))
       for (const r of stored) {
         const off = this.slotOf.get(r)
-        if (off === undefined) continue
+        if (off === undefined || this.remat(r) || this.predRemat(r)) continue
         if (this.isWide(r)) {
           const [, st, al] = slotOps(this.classes[r]!)
           for (let c = 0; c < 8; c++) { use(c); this.vwideLocals(r).forEach((l, k) => { laneAt(4 * c + k); b.get(l).mem(st, al, off) }) }
@@ -2164,9 +2255,13 @@ class KernelWriter {
       restore()
       this.items(run)
       b.end()
-      const line = ins[(loops[0]!.scatter ?? loops[0]!.gather)!]!.line
-      this.warpRuns.add(line)
-      if (lead || closing) this.warpRunEdges.add(line)
+      const first0 = loops[0]!.scatter ?? loops[0]!.gather
+      if (first0 === undefined) this.laneRuns.add(ins[loops[0]!.start]!.line)
+      else {
+        const line = ins[first0]!.line
+        this.warpRuns.add(line)
+        if (lead || closing) this.warpRunEdges.add(line)
+      }
       return true
     } catch (e) {
       if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
@@ -2204,35 +2299,159 @@ class KernelWriter {
       })
       b.get(again).brIf(lp)
       b.end()
+      // wake the lanes that waited at the end
+      this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
     } else {
-      const lv = b.open('block')
-      this.level.set(r.id, lv)
-      // no lane enters after the first item (lanes only leave): a warp with none left running skips the rest
-      const [first, ...rest] = it.body
-      if (first) this.warpItems([first])
-      if (rest.length) {
-        // (the first lane still running ends the search)
-        const any = this.tmp('any', 'i32'), at = this.tmp('anyAt', 'i32')
-        b.i32(0).set(any)
-        b.get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(at)
-        b.get(L.W0!).set(L.t!)
-        const found = b.open('block'), scan = b.open('loop')
-        b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(found)
-        b.i32(1).set(any)
-        b.get(at).mem(Op.i32_load, 2, this.stateOff).op(Op.i32_eqz).brIf(found)
-        b.i32(0).set(any)
-        b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
-        b.get(at).get(L.LN!).op(Op.i32_add).set(at)
-        b.br(scan)
-        b.end().end()
-        b.get(any).op(Op.i32_eqz).brIf(lv)
-        this.warpItems(rest)
+      const body = () => {
+        const lv = b.open('block')
+        this.level.set(r.id, lv)
+        // no lane enters after the first item (lanes only leave): a warp with none left running skips the rest
+        const [first, ...rest] = it.body
+        if (first) this.warpItems([first])
+        if (rest.length) {
+          // (the first lane still running ends the search)
+          const any = this.tmp('any', 'i32'), at = this.tmp('anyAt', 'i32')
+          b.i32(0).set(any)
+          b.get(L.LB0!).get(L.W0!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).set(at)
+          b.get(L.W0!).set(L.t!)
+          const found = b.open('block'), scan = b.open('loop')
+          b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(found)
+          b.i32(1).set(any)
+          b.get(at).mem(Op.i32_load, 2, this.stateOff).op(Op.i32_eqz).brIf(found)
+          b.i32(0).set(any)
+          b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+          b.get(at).get(L.LN!).op(Op.i32_add).set(at)
+          b.br(scan)
+          b.end().end()
+          b.get(any).op(Op.i32_eqz).brIf(lv)
+          this.warpItems(rest)
+        }
+        b.end()
+        this.level.delete(r.id)
+        // wake the lanes that waited at the end
+        this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+      }
+      /** The region for lanes that all stay at its first branch (`elide`, not written): no search for a lane
+       *  still running, its lane loops as runs where they can be, the lanes woken at the end only where a
+       *  lane can leave for it further in. */
+      const narrowBody = (elide: number) => {
+        const lv = b.open('block')
+        this.level.set(r.id, lv)
+        this.elided = elide
+        this.warpItems(it.body, true)
+        this.elided = -1
+        b.end()
+        this.level.delete(r.id)
+        const leaves = [...this.plan!.departures].some(([i, d]) => i !== elide && d.kind === 'park' && d.target.node === r.id)
+        if (leaves) this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+      }
+      const out = this.skipWholeWarp(it, narrowBody)
+      body()
+      if (out !== undefined) b.end()
+    }
+  }
+
+  /** Whether a warp-level schedule holds a collective (its lanes read one another's values). */
+  private regionHasCollective(list: readonly ScheduleItem[]): boolean {
+    return list.some((x) => x.kind === 'collective' || (x.kind === 'threads' && (x.gather !== undefined || x.scatter !== undefined)) || ((x.kind === 'region' || x.kind === 'warps') && this.regionHasCollective(x.body)))
+  }
+
+  /** The tx that do not take `@p bra` (`@!p` where `negate`) at instruction `at`, as [lo, hi), where p's one
+   *  definition, before `at`, is `setp.cmp p, %tid.x, imm` (or the operands the other way round): the rule of
+   *  threadLoopTxRange (@kernelpack/ptx) for a guard a lane loop before the branch computed. */
+  private stayRange(p: number, negate: boolean, at: number): [number, number | 'NTX'] | undefined {
+    const defs = this.fn.instructions.filter((x) => definedRegisters(x).includes(p))
+    const sp = defs[0]
+    if (defs.length !== 1 || sp!.index >= at || sp!.op !== 'setp' || sp!.guard || sp!.boolOp || !sp!.cmp || sp!.operands[0]?.kind !== 'reg') return undefined
+    const type = sp!.type ?? ''
+    if (!['u32', 's32', 'b32'].includes(type)) return undefined
+    const isTx = (o: IrOperand | undefined) => (o?.kind === 'special' && o.name === '%tid.x') || (o?.kind === 'reg' && this.plan!.recomputed.get(o.id) === '%tid.x')
+    let cmp: string = sp!.cmp
+    let y = sp!.operands[2]
+    if (!isTx(sp!.operands[1])) {
+      if (!isTx(y)) return undefined
+      cmp = ({ lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' } as Record<string, string>)[cmp]!
+      y = sp!.operands[1]
+    }
+    if (y?.kind !== 'imm' || y.imm.kind !== 'int') return undefined
+    const Y = type === 's32' ? Number(BigInt.asIntN(32, y.imm.value)) : Number(BigInt.asUintN(32, y.imm.value))
+    // where p holds, and where it does not (the lanes that branch where p is true, or false for `@!p`)
+    const holds: Record<string, [number, number | 'NTX']> = { lt: [0, Y], lo: [0, Y], le: [0, Y + 1], ls: [0, Y + 1], gt: [Y + 1, 'NTX'], hi: [Y + 1, 'NTX'], ge: [Y, 'NTX'], hs: [Y, 'NTX'], eq: [Y, Y + 1] }
+    const fails: Record<string, [number, number | 'NTX']> = { lt: [Y, 'NTX'], lo: [Y, 'NTX'], le: [Y + 1, 'NTX'], ls: [Y + 1, 'NTX'], gt: [0, Y + 1], hi: [0, Y + 1], ge: [0, Y], hs: [0, Y], ne: [Y, Y + 1] }
+    return (negate ? holds : fails)[cmp]
+  }
+
+  /** An `if` once per warp whose first instruction is a lane's branch past it (`@%p6 bra` of `if (t < 32)`):
+   *  where every running lane of the warp takes that branch, the warp skips the whole region (its lanes would
+   *  each wait at the end and be woken there, changing nothing) instead of three loops over its lanes. Where
+   *  every lane runs and the guard compares %tid.x with a constant (stayRange), the lanes that stay are a
+   *  tx interval: a warp outside it skips after one test, and one that meets it runs the region (`body`) for
+   *  those lanes only, as a warp of fewer lanes (lanes that branch past would only wait and be woken; no
+   *  collective in the region sees the difference). Opens the block the test leaves (closed by warpRegion after
+   *  the region), or writes nothing. */
+  private skipWholeWarp(it: Extract<ScheduleItem, { kind: 'region' }>, body: (elide: number) => void): number | undefined {
+    const first = it.body[0]
+    const node = first?.kind === 'threads' ? first.nodes[0] : undefined
+    if (first?.kind !== 'threads' || first.level !== 'warp' || node?.kind !== 'instr' || first.restores.length || first.scatter !== undefined) return undefined
+    const x = this.fn.instructions[node.index]!
+    const d = this.plan!.departures.get(node.index)
+    if (x.op !== 'bra' || !x.guard || d?.kind !== 'park' || d.target.kind !== 'break' || d.target.node !== it.node.id) return undefined
+    const g = x.guard.reg
+    const off = this.slotOf.get(g)
+    if (off === undefined || this.plan!.recomputed.has(g) || this.remat(g) || !first.loads.includes(g) || !['pred', 'i32'].includes(this.classes[g]!)) return undefined
+    const { b, L } = this
+    const [ld, , al] = slotOps(this.classes[g]!)
+    const range = this.regionSettled ? this.stayRange(g, x.guard.negate, node.index) : undefined
+    // (a guard recomputed where read has no slot to test lane by lane)
+    const bySlot = !this.predRemat(g)
+    if (!range && !bySlot) return undefined
+    const out = b.open('block')
+    this.warpSkips.add(x.line)
+    if (range) {
+      this.skipsByRange.add(x.line)
+      const [lo, hi] = range
+      const end = (e: number | 'NTX') => { if (e === 'NTX') b.get(L.NTX!).op(Op.i64_extend_i32_u); else b.i64(BigInt(e)) }
+      // (the warp in one row: NTX a multiple of 32)
+      b.get(L.NTX!).i32(31).op(Op.i32_and).op(Op.i32_eqz).begin('if')
+      if (this.regionHasCollective(it.body)) {
+        end(hi); b.get(L.wx!).op(Op.i64_extend_i32_u).op(Op.i64_le_s)
+        end(lo); b.get(L.wx!).op(Op.i64_extend_i32_u).i64(32n).op(Op.i64_add).op(Op.i64_ge_s)
+        b.op(Op.i32_or).brIf(out)
+      } else {
+        // the lanes [lo', hi') = [lo, hi) ∩ [wx, wx + 32), as the warp's lanes while the region runs
+        const lo2 = this.tmp('nlo', 'i64'), hi2 = this.tmp('nhi', 'i64'), w = this.tmp('nw', 'i64')
+        b.get(L.wx!).op(Op.i64_extend_i32_u).set(w)
+        end(lo); b.set(lo2)
+        b.get(lo2).get(w).get(lo2).get(w).op(Op.i64_gt_s).op(Op.select).set(lo2)
+        end(hi); b.set(hi2)
+        b.get(hi2).get(w).i64(32n).op(Op.i64_add).get(hi2).get(w).i64(32n).op(Op.i64_add).op(Op.i64_lt_s).op(Op.select).set(hi2)
+        b.get(lo2).get(hi2).op(Op.i64_ge_s).brIf(out)
+        const w0 = this.tmp('nW0', 'i32'), w1 = this.tmp('nW1', 'i32'), wx = this.tmp('nwx', 'i32')
+        b.get(L.W0!).set(w0).get(L.W1!).set(w1).get(L.wx!).set(wx)
+        b.get(w0).get(lo2).get(w).op(Op.i64_sub).op(Op.i32_wrap_i64).op(Op.i32_add).set(L.W0!)
+        b.get(w0).get(hi2).get(w).op(Op.i64_sub).op(Op.i32_wrap_i64).op(Op.i32_add).set(L.W1!)
+        b.get(lo2).op(Op.i32_wrap_i64).set(L.wx!)
+        body(node.index)
+        b.get(w0).set(L.W0!).get(w1).set(L.W1!).get(wx).set(L.wx!)
+        b.br(out)
       }
       b.end()
-      this.level.delete(r.id)
     }
-    // wake the lanes that waited at the end
-    this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+    if (!bySlot) return out
+    const stays = b.open('block')
+    // lane by lane, until one that runs does not take the branch
+    b.get(L.W0!).set(L.t!)
+    const lp = b.open('loop')
+    b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(out)
+    this.setLB()
+    b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).op(Op.i32_eqz)
+    b.get(L.LB!).mem(ld, al, off)
+    if (!x.guard.negate) b.op(Op.i32_eqz)
+    b.op(Op.i32_and).brIf(stays)
+    b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+    b.br(lp)
+    b.end().end()
+    return out
   }
 
   /** Runs `body` for t in [from, to) with t and LB set (from −1: the warp's W0). */
@@ -2824,9 +3043,9 @@ class KernelWriter {
     const done = b.open('block')
     const lp = b.open('loop')
     b.get(L.tx!).get(HI).op(Op.i32_ge_s).brIf(done)
-    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd || plan.warps)
+    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd)
     this.setThreadIndex()
-    this.turn(it, saved, plan.threadsEnd || plan.warps)
+    this.turn(it, saved, plan.threadsEnd)
     b.get(L.tx!).i32(1).op(Op.i32_add).set(L.tx!)
     b.br(lp)
     b.end().end()
@@ -3163,7 +3382,7 @@ class KernelWriter {
       this.vTop = new Set(it.nodes.flatMap((n) => (n.kind === 'instr' ? [n.index] : [])))
       // the lanes' LB, where the turn has slots to read or write, or states to test
       const lb = [L.LB!, this.tmp('vlb1', 'i32'), this.tmp('vlb2', 'i32'), this.tmp('vlb3', 'i32')]
-      const slots = it.loads.some((r) => !this.plan!.recomputed.has(r) && !this.remat(r)) || it.stores.some((r) => this.slotOf.has(r) && !this.remat(r))
+      const slots = it.loads.some((r) => !this.plan!.recomputed.has(r) && !this.remat(r) && !this.predRemat(r)) || it.stores.some((r) => this.slotOf.has(r) && !this.remat(r) && !this.predRemat(r))
       if (slots || skipEnded) {
         this.setThreadIndex()
         this.setLB()
@@ -3221,6 +3440,8 @@ class KernelWriter {
           this.vstride.set(r, f.c | 0)
           this.inv(f.inv); b.op(Op.i32_wrap_i64).simd(SimdOp.i32x4_splat)
           if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
+        } else if (this.predRemat(r)) {
+          this.pushRematPred(this.predRemat(r)!, true)
         } else {
           const off = this.slotOf.get(r)
           if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
@@ -3257,7 +3478,7 @@ class KernelWriter {
       this.vmode = false
       for (const r of it.stores) {
         const off = this.slotOf.get(r)
-        if (off === undefined || this.remat(r)) continue
+        if (off === undefined || this.remat(r) || this.predRemat(r)) continue
         if (this.isWide(r)) {
           const [, st, al] = slotOps(this.classes[r]!)
           this.vwideLocals(r).forEach((l, k) => { b.get(lb[k]!).get(l).mem(st, al, off) })
@@ -3361,6 +3582,53 @@ class KernelWriter {
     return !!f && !f.iv
   }
 
+  private predRemats?: Map<number, Instruction | undefined>
+
+  /** The one definition of predicate r where it is `setp.cmp.{u32,s32,b32} r, a, b` of operands the loops
+   *  recompute (a copy of %tid, an affine register: remat, an integer immediate): r is then recomputed where
+   *  a loop reads it, as those are, and never kept in a slot (`if (t < 32)`'s guard, written by one lane loop
+   *  and read by the next, costs no slot traffic). */
+  private predRemat(r: number): Instruction | undefined {
+    if (this.classes[r] !== 'pred') return undefined
+    this.predRemats ??= new Map()
+    if (this.predRemats.has(r)) return this.predRemats.get(r)
+    const defs = this.fn.instructions.filter((x) => definedRegisters(x).includes(r))
+    const sp = defs[0]
+    const operand = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int') || (o?.kind === 'reg' && (this.plan!.recomputed.has(o.id) || this.remat(o.id)))
+    const ok = defs.length === 1 && sp!.op === 'setp' && !sp!.guard && !sp!.boolOp && !sp!.flags.ftz && !!sp!.cmp && sp!.operands[0]?.kind === 'reg'
+      && ['u32', 's32', 'b32'].includes(sp!.type ?? '') && CMP_I32[sp!.cmp] !== undefined && operand(sp!.operands[1]) && operand(sp!.operands[2])
+    this.predRemats.set(r, ok ? sp : undefined)
+    return ok ? sp : undefined
+  }
+
+  /** Pushes a predRemat operand (i32) for the current thread, or, `vector`, for the turn's 4 lanes. */
+  private pushRemat32(o: IrOperand, vector: boolean): void {
+    const { b, L } = this
+    if (o.kind === 'imm') { b.i32(Number(BigInt.asIntN(32, (o.imm as { value: bigint }).value))); if (vector) b.simd(SimdOp.i32x4_splat); return }
+    if (o.kind !== 'reg') throw new Error('internal: predRemat operand')
+    const tid = this.plan!.recomputed.get(o.id)
+    if (tid) {
+      if (vector && tid === '%tid.x') b.get(this.vlocal(-1))
+      else { b.get(L[tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz']!); if (vector) b.simd(SimdOp.i32x4_splat) }
+      return
+    }
+    const f = this.affine.register.get(o.id)!
+    this.inv(f.inv); b.op(Op.i32_wrap_i64)
+    if (vector) {
+      b.simd(SimdOp.i32x4_splat)
+      if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
+    } else if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
+  }
+
+  /** Pushes predRemat `sp`'s value: 0 or 1 for the current thread, or, `vector`, the 4 lanes' mask. */
+  private pushRematPred(sp: Instruction, vector: boolean): void {
+    this.pushRemat32(sp.operands[1]!, vector)
+    this.pushRemat32(sp.operands[2]!, vector)
+    const [s32, u32, v32s, v32u] = CMP_I32[sp.cmp!]!
+    const signed = sp.type === 's32'
+    if (vector) this.b.simd(signed ? v32s : v32u); else this.b.op(signed ? s32 : u32)
+  }
+
   private slotLoad(r: number): void {
     const b = this.b
     const tid = this.plan!.recomputed.get(r)
@@ -3372,6 +3640,8 @@ class KernelWriter {
       b.set(this.regs[r]!)
       return
     }
+    const sp = this.predRemat(r)
+    if (sp) { this.pushRematPred(sp, false); b.set(this.regs[r]!); return }
     const off = this.slotOf.get(r)
     if (off === undefined) throw new WasmRefusal(`register ${this.fn.registers[r]?.name} has no per-thread slot`)
     const [ld, , al] = slotOps(this.classes[r]!)
@@ -3381,7 +3651,7 @@ class KernelWriter {
   private slotStore(r: number): void {
     const b = this.b
     const off = this.slotOf.get(r)
-    if (off === undefined || this.remat(r)) return
+    if (off === undefined || this.remat(r) || this.predRemat(r)) return
     const [, st, al] = slotOps(this.classes[r]!)
     b.get(this.L.LB!).get(this.regs[r]!).mem(st, al, off)
   }
@@ -3855,6 +4125,7 @@ class KernelWriter {
   }
 
   private branch(ins: Instruction): void {
+    if (ins.index === this.elided) return
     const st = this.structure
     if (st.kind !== 'structured') return this.fail('unstructured branch')
     const d = this.plan?.departures.get(ins.index)

@@ -1,0 +1,198 @@
+// The wasm tier's warp-level code without shuffles (emit-wasm.ts laneRunEnd, skipWholeWarp): the lockstep steps
+// of a warp-synchronous reduction's last warp (and any lane loop where every lane of the warp runs) as eight
+// 4-lane values instead of 32 lane turns, and an `if (t < 32)` once per warp that a whole warp branches past
+// skipped at once (tested on the warp's tx range where the guard compares %tid.x with a constant, else lane by
+// lane). Checked against the JavaScript tier bit for bit and against sums by hand, with nvcc's PTX: blocks
+// whose warps all run, a block size that cuts its last warp short, two-dimensional blocks (rows of 64 and of
+// 16: a warp across two rows), lanes that returned before the warp-level code, a register the lane loops
+// recompute (an address affine in %tid.x) read by a run.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import { download, launchOrFault, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
+
+const SOURCE = `
+__device__ void last_warp(volatile int *acc, unsigned t)
+{
+    acc[t] += acc[t + 32];
+    acc[t] += acc[t + 16];
+    acc[t] += acc[t + 8];
+    acc[t] += acc[t + 4];
+    acc[t] += acc[t + 2];
+    acc[t] += acc[t + 1];
+}
+
+// Harris's reduction with the last warp unrolled over volatile shared memory (no __syncwarp)
+extern "C" __global__ void block_sums(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int acc[];
+    unsigned t = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x * 2 + t;
+    int v = 0;
+    if (i < n) v = in[i];
+    if (i + blockDim.x < n) v += in[i + blockDim.x];
+    acc[t] = v;
+    acc[t + blockDim.x] = 0;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 32; half >>= 1) {
+        if (t < half) acc[t] += acc[t + half];
+        __syncthreads();
+    }
+    if (t < 32) last_warp(acc, t);
+    if (t == 0) out[blockIdx.x] = acc[0];
+}
+
+// the same per row of a two-dimensional block: the guard compares %tid.x, the row is %tid.y
+extern "C" __global__ void row_sums(const int *in, int *out)
+{
+    extern __shared__ int acc[];
+    unsigned t = threadIdx.x, w = blockDim.x;
+    int *row = acc + threadIdx.y * 2 * w;
+    row[t] = in[(blockIdx.x * blockDim.y + threadIdx.y) * w + t];
+    row[t + w] = 0;
+    __syncthreads();
+    if (t < 32) last_warp(row, t);
+    if (t == 0) out[blockIdx.x * blockDim.y + threadIdx.y] = row[0];
+}
+
+// lanes past n return first; the others sum their warp's first 32 values in lockstep
+extern "C" __global__ void ended_lanes(const int *in, int *out, unsigned n)
+{
+    __shared__ int acc[512];
+    unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    acc[t] = 0;
+    acc[t + blockDim.x] = 0;
+    if (i >= n) return;
+    acc[t] = in[i];
+    if ((t & 31) < 16) {
+        volatile int *a = acc + (t & ~31u);
+        unsigned l = t & 31;
+        a[l] += a[l + 16];
+        a[l] += a[l + 8];
+        a[l] += a[l + 4];
+        a[l] += a[l + 2];
+        a[l] += a[l + 1];
+    }
+    if ((t & 31) == 0) out[i >> 5] = acc[t];
+}
+
+// a guard the same in each warp on another register than %tid.x: the warps it excludes skip after a lane-by-lane
+// test of their guards
+extern "C" __global__ void second_warp(const int *in, int *out)
+{
+    __shared__ int acc[512];
+    unsigned t = threadIdx.x;
+    acc[t] = in[blockIdx.x * blockDim.x + t];
+    acc[t + blockDim.x] = 0;
+    __syncthreads();
+    if ((t >> 5) == 1) {
+        volatile int *a = acc + 32;
+        unsigned l = t & 31;
+        a[l] += a[l + 16];
+        a[l] += a[l + 8];
+        a[l] += a[l + 4];
+        a[l] += a[l + 2];
+        a[l] += a[l + 1];
+    }
+    __syncthreads();
+    if (t == 0) out[blockIdx.x] = acc[32];
+}
+`
+
+const ptx = nvccPtx(SOURCE)
+
+interface Run { words: Uint32Array; inspect: string }
+
+function run(codegen: 'wasm' | 'js', kernel: string, grid: number, block: [number, number], input: Int32Array, outWords: number, shared: number, n?: number): Run {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(ptx))
+    const din = upload(be, input)
+    const dout = be.alloc(outWords * 4)
+    const args = marshal([{ u64: din }, { u64: dout }, ...(n === undefined ? [] : [{ u32: n }])])
+    const fault = launchOrFault(be, mod, kernel, { grid: [grid, 1, 1], block: [block[0], block[1], 1], sharedBytes: shared }, args)
+    if (fault) throw new Error(`${kernel} (${codegen}): ${fault.message}`)
+    return { words: download(be, dout, new Uint32Array(outWords)), inspect: mod.inspect(kernel) }
+  } finally {
+    be.dispose()
+  }
+}
+
+const ints = (n: number) => Int32Array.from({ length: n }, (_, i) => (((i * 2654435761) >>> 20) % 2001) - 1000)
+
+const s = suite('wasm tier: lane loops without shuffles, a warp at once; ifs a whole warp skips')
+
+s('block sums with the last warp in lockstep: the JavaScript tier\'s words and the sums by hand', () => {
+  // (block 96: the tree stops at 48, the last warp adds acc[t + 32] of the 64 elements; block 48: NTX not a
+  // multiple of 32, its second warp 16 lanes; block 64: no halving step)
+  for (const [grid, block, n] of [[8, 256, 4096], [5, 128, 1200], [4, 64, 500], [3, 96, 576], [4, 48, 384]] as const) {
+    const x = ints(grid * block * 2)
+    const wasm = run('wasm', 'block_sums', grid, [block, 1], x, grid, block * 8, n), js = run('js', 'block_sums', grid, [block, 1], x, grid, block * 8, n)
+    const label = `${grid}x${block}, n=${n}`
+    assert.equal([...wasm.words], [...js.words], label)
+    if ((block & (block - 1)) === 0) {
+      const got = new Int32Array(wasm.words.buffer)
+      for (let g = 0; g < grid; g++) {
+        let sum = 0
+        for (let k = 0; k < 2 * block; k++) { const i = g * block * 2 + k; if (i < n) sum += x[i]! }
+        assert.is(got[g], sum, `${label}: block ${g}`)
+      }
+      assert.match(wasm.inspect, /a whole warp at once \(eight 4-lane values a register\) in \d+ runs of lane loops without shuffles \(lockstep steps, or code between them\), from PTX lines [\d, ]+, where its 32 lanes all run/, label)
+      // `if (t < 32)` and `if (t == 0)`: warps 1 … skip the last warp's code and the store after one test of
+      // their tx range each
+      assert.match(wasm.inspect, /a warp whose running lanes all branch past the ifs at PTX lines \d+, \d+ skips each at once \(each tested on the warp's %tid\.x range\)/, label)
+    }
+  }
+})
+
+s('rows of a two-dimensional block (64 and 32 wide, and 16: a warp over two rows): the JavaScript tier\'s words', () => {
+  for (const [grid, w, h] of [[3, 64, 4], [2, 32, 8], [2, 16, 8]] as const) {
+    // (rows of 16: lanes t + 16 .. t + 32 read the next row's zeros past the row's 16 values: the same on both tiers)
+    const x = ints(grid * w * h)
+    const rows = grid * h
+    const wasm = run('wasm', 'row_sums', grid, [w, h], x, rows, w * h * 8 + 256), js = run('js', 'row_sums', grid, [w, h], x, rows, w * h * 8 + 256)
+    assert.equal([...wasm.words], [...js.words], `${grid} blocks of ${w}x${h}`)
+    if (w >= 32) {
+      const got = new Int32Array(wasm.words.buffer)
+      for (let r = 0; r < rows; r++) {
+        let sum = 0
+        for (let k = 0; k < Math.min(w, 64); k++) sum += x[r * w + k]!
+        assert.is(got[r], sum, `${w}x${h}: row ${r}`)
+      }
+    }
+  }
+})
+
+s('lanes that returned before the warp-level code: the JavaScript tier\'s words', () => {
+  for (const [grid, block, n] of [[4, 128, 512], [4, 128, 300], [3, 96, 250], [2, 256, 17]] as const) {
+    const x = ints(grid * block)
+    const warps = Math.ceil(grid * block / 32)
+    const wasm = run('wasm', 'ended_lanes', grid, [block, 1], x, warps, 0, n), js = run('js', 'ended_lanes', grid, [block, 1], x, warps, 0, n)
+    assert.equal([...wasm.words], [...js.words], `${grid}x${block}, n=${n}`)
+    // a warp whose 32 lanes all ran: lane 0 holds the sum of its 32 values
+    const got = new Int32Array(wasm.words.buffer)
+    for (let w = 0; w < warps; w++) {
+      if (w * 32 + 31 >= n) continue
+      let sum = 0
+      for (let l = 0; l < 32; l++) sum += x[w * 32 + l]!
+      assert.is(got[w], sum, `n=${n}: warp ${w}`)
+    }
+  }
+})
+
+s('a warp-uniform guard on another register: the JavaScript tier\'s words and the second warp\'s sums by hand', () => {
+  for (const [grid, block] of [[4, 128], [3, 64], [2, 256]] as const) {
+    const x = ints(grid * block)
+    const wasm = run('wasm', 'second_warp', grid, [block, 1], x, grid, 0), js = run('js', 'second_warp', grid, [block, 1], x, grid, 0)
+    assert.equal([...wasm.words], [...js.words], `${grid}x${block}`)
+    const got = new Int32Array(wasm.words.buffer)
+    for (let g = 0; g < grid; g++) {
+      let sum = 0
+      for (let l = 0; l < 32; l++) sum += x[g * block + 32 + l]!
+      assert.is(got[g], sum, `${grid}x${block}: block ${g}`)
+    }
+    assert.match(wasm.inspect, /a warp whose running lanes all branch past the ifs? at PTX lines? [\d, ]+ skips (it|each) at once/)
+  }
+})
+
+s.run()

@@ -5,7 +5,8 @@
 // lane). Checked against the JavaScript tier bit for bit and against sums by hand, with nvcc's PTX: blocks
 // whose warps all run, a block size that cuts its last warp short, two-dimensional blocks (rows of 64 and of
 // 16: a warp across two rows), lanes that returned before the warp-level code, a register the lane loops
-// recompute (an address affine in %tid.x) read by a run.
+// recompute (an address affine in %tid.x) read by a run, shared accesses in such an `if` tested once a block
+// over the threads that reach them (a block of exactly a word a thread; a read past it that must fault).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
@@ -39,6 +40,37 @@ extern "C" __global__ void block_sums(const int *in, int *out, unsigned n)
         __syncthreads();
     }
     if (t < 32) last_warp(acc, t);
+    if (t == 0) out[blockIdx.x] = acc[0];
+}
+
+// the bench's shape: exactly blockDim.x words of shared memory, so acc[t + 32] is in range for the threads
+// that run the last warp's code (t < 32) and not for the block's others
+extern "C" __global__ void tight_sums(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int acc[];
+    unsigned t = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x * 2 + t;
+    int v = 0;
+    if (i < n) v = in[i];
+    if (i + blockDim.x < n) v += in[i + blockDim.x];
+    acc[t] = v;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 32; half >>= 1) {
+        if (t < half) acc[t] += acc[t + half];
+        __syncthreads();
+    }
+    if (t < 32) last_warp(acc, t);
+    if (t == 0) out[blockIdx.x] = acc[0];
+}
+
+// the last warp reads 48 words on: past a block's shared memory of a word a thread from lane 16 of 64 threads
+extern "C" __global__ void far_read(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int acc[];
+    unsigned t = threadIdx.x;
+    acc[t] = in[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    if (t < 32) { volatile int *a = acc; a[t] += a[t + 48]; a[t] += a[t + 1]; }
     if (t == 0) out[blockIdx.x] = acc[0];
 }
 
@@ -143,6 +175,41 @@ s('block sums with the last warp in lockstep: the JavaScript tier\'s words and t
       assert.match(wasm.inspect, /a warp whose running lanes all branch past the ifs at PTX lines \d+, \d+ skips each at once \(each tested on the warp's %tid\.x range\)/, label)
     }
   }
+})
+
+s('exactly a word a thread of shared memory: the sums; a read past it in the last warp\'s code, the JavaScript tier\'s fault', () => {
+  for (const [grid, block] of [[6, 256], [4, 128], [4, 64]] as const) {
+    const n = grid * block * 2 - 5
+    const x = ints(grid * block * 2)
+    const wasm = run('wasm', 'tight_sums', grid, [block, 1], x, grid, block * 4, n), js = run('js', 'tight_sums', grid, [block, 1], x, grid, block * 4, n)
+    assert.equal([...wasm.words], [...js.words], `${grid}x${block}`)
+    const got = new Int32Array(wasm.words.buffer)
+    for (let g = 0; g < grid; g++) {
+      let sum = 0
+      for (let k = 0; k < 2 * block; k++) { const i = g * block * 2 + k; if (i < n) sum += x[i]! }
+      assert.is(got[g], sum, `${grid}x${block}: block ${g}`)
+    }
+  }
+  // 64 threads, 64 words: lane 16 of the last warp's code reads acc[64], past the block's shared memory (96
+  // threads: every read in range)
+  const faults = (['wasm', 'js'] as const).map((codegen) => {
+    const be = createEmulatorBackend({ codegen, workers: 0 })
+    try {
+      const mod = be.loadModule(ptxBytes(ptx))
+      const x = ints(256)
+      const args = marshal([{ u64: upload(be, x) }, { u64: be.alloc(16) }, { u32: 256 }])
+      return launchOrFault(be, mod, 'far_read', { grid: [2, 1, 1], block: [64, 1, 1], sharedBytes: 64 * 4 }, args)
+    } finally {
+      be.dispose()
+    }
+  })
+  assert.ok(faults[0] && faults[1], 'both tiers fault')
+  assert.is(faults[0]!.message, faults[1]!.message)
+  assert.is(faults[0]!.instruction, faults[1]!.instruction)
+  assert.ok(faults[1]!.instruction.startsWith('ld.volatile.shared'), faults[1]!.instruction)
+  const x = ints(2 * 96)
+  const wasm = run('wasm', 'far_read', 2, [96, 1], x, 2, 96 * 4, 0), js = run('js', 'far_read', 2, [96, 1], x, 2, 96 * 4, 0)
+  assert.equal([...wasm.words], [...js.words], 'far_read, 96 threads')
 })
 
 s('rows of a two-dimensional block (64 and 32 wide, and 16: a warp over two rows): the JavaScript tier\'s words', () => {

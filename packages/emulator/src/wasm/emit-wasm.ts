@@ -38,6 +38,9 @@ const SLOT_OPS: Record<Exclude<ValType, 'v128'>, [number, number, number]> = {
   i32: [Op.i32_load, Op.i32_store, 2], i64: [Op.i64_load, Op.i64_store, 3], f32: [Op.f32_load, Op.f32_store, 2], f64: [Op.f64_load, Op.f64_store, 3],
 }
 
+/** The tx of threads in a row that run some code, [lo, hi) (hi 'NTX': to the row's end). */
+type TxInterval = [number, number | 'NTX']
+
 /** Integer comparisons of setp: the scalar op (signed, unsigned) and the i32x4 one (signed, unsigned). */
 const CMP_I32: Record<string, [number, number, number, number]> = {
   eq: [Op.i32_eq, Op.i32_eq, SimdOp.i32x4_eq, SimdOp.i32x4_eq],
@@ -452,7 +455,10 @@ class KernelWriter {
   /** Emitting the thread loop's copy without the hoisted sites' checks (a block whose ranges were tested). */
   private unchecked = false
   /** Accesses whose every thread's address is inv + c·tid.x: one range test per block (emit-js.ts hoistable). */
-  private readonly hoisted = new Map<string, { index: number; space: Space; n: number; al: number; inv: InvExpr; off: number; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }>; hv: number }>()
+  private readonly hoisted = new Map<string, { index: number; space: Space; n: number; al: number; inv: InvExpr; off: number; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }>; hv: number; tx?: TxInterval }>()
+  /** The tx of the threads that run the code being written, where a warp-level `if` narrows them (regionTx):
+   *  a site hoisted there is tested over those threads only (blockTest). */
+  private siteTx: TxInterval | undefined
   /** Kernel parameter loads, read once per call at entry: local by `offset:memory type`. */
   private readonly params = new Map<string, { local: number; off: number; mt: string }>()
   /** Shared/local accesses checked together at the start of their run (window-groups.ts). */
@@ -2345,10 +2351,34 @@ class KernelWriter {
         const leaves = [...this.plan!.departures].some(([i, d]) => i !== elide && d.kind === 'park' && d.target.node === r.id)
         if (leaves) this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
       }
+      // (the sites in the region: reached by the threads of its guard's tx interval only)
+      const outer = this.siteTx
+      const tx = this.regionTx(it)
+      if (tx) this.siteTx = outer ? [Math.max(outer[0], tx[0]), outer[1] === 'NTX' ? tx[1] : tx[1] === 'NTX' ? outer[1] : Math.min(outer[1], tx[1])] : tx
       const out = this.skipWholeWarp(it, narrowBody)
       body()
       if (out !== undefined) b.end()
+      this.siteTx = outer
     }
+  }
+
+  /** The guard of an `if` once per warp whose first instruction is a lane's branch past it, and the branch:
+   *  the instruction index and guard register (skipWholeWarp's shape). */
+  private regionGuard(it: Extract<ScheduleItem, { kind: 'region' }>): { at: number; g: number; negate: boolean; first: ThreadLoop } | undefined {
+    const first = it.body[0]
+    const node = first?.kind === 'threads' ? first.nodes[0] : undefined
+    if (first?.kind !== 'threads' || first.level !== 'warp' || node?.kind !== 'instr' || first.restores.length || first.scatter !== undefined) return undefined
+    const x = this.fn.instructions[node.index]!
+    const d = this.plan!.departures.get(node.index)
+    if (x.op !== 'bra' || !x.guard || d?.kind !== 'park' || d.target.kind !== 'break' || d.target.node !== it.node.id) return undefined
+    return { at: node.index, g: x.guard.reg, negate: !!x.guard.negate, first }
+  }
+
+  /** The tx interval of the threads that run an `if` once per warp past its first branch (stayRange), or
+   *  undefined. */
+  private regionTx(it: Extract<ScheduleItem, { kind: 'region' }>): TxInterval | undefined {
+    const r = this.regionGuard(it)
+    return r ? this.stayRange(r.g, r.negate, r.at) : undefined
   }
 
   /** Whether a warp-level schedule holds a collective (its lanes read one another's values). */
@@ -2359,7 +2389,7 @@ class KernelWriter {
   /** The tx that do not take `@p bra` (`@!p` where `negate`) at instruction `at`, as [lo, hi), where p's one
    *  definition, before `at`, is `setp.cmp p, %tid.x, imm` (or the operands the other way round): the rule of
    *  threadLoopTxRange (@kernelpack/ptx) for a guard a lane loop before the branch computed. */
-  private stayRange(p: number, negate: boolean, at: number): [number, number | 'NTX'] | undefined {
+  private stayRange(p: number, negate: boolean, at: number): TxInterval | undefined {
     const defs = this.fn.instructions.filter((x) => definedRegisters(x).includes(p))
     const sp = defs[0]
     if (defs.length !== 1 || sp!.index >= at || sp!.op !== 'setp' || sp!.guard || sp!.boolOp || !sp!.cmp || sp!.operands[0]?.kind !== 'reg') return undefined
@@ -2376,8 +2406,8 @@ class KernelWriter {
     if (y?.kind !== 'imm' || y.imm.kind !== 'int') return undefined
     const Y = type === 's32' ? Number(BigInt.asIntN(32, y.imm.value)) : Number(BigInt.asUintN(32, y.imm.value))
     // where p holds, and where it does not (the lanes that branch where p is true, or false for `@!p`)
-    const holds: Record<string, [number, number | 'NTX']> = { lt: [0, Y], lo: [0, Y], le: [0, Y + 1], ls: [0, Y + 1], gt: [Y + 1, 'NTX'], hi: [Y + 1, 'NTX'], ge: [Y, 'NTX'], hs: [Y, 'NTX'], eq: [Y, Y + 1] }
-    const fails: Record<string, [number, number | 'NTX']> = { lt: [Y, 'NTX'], lo: [Y, 'NTX'], le: [Y + 1, 'NTX'], ls: [Y + 1, 'NTX'], gt: [0, Y + 1], hi: [0, Y + 1], ge: [0, Y], hs: [0, Y], ne: [Y, Y + 1] }
+    const holds: Record<string, TxInterval> = { lt: [0, Y], lo: [0, Y], le: [0, Y + 1], ls: [0, Y + 1], gt: [Y + 1, 'NTX'], hi: [Y + 1, 'NTX'], ge: [Y, 'NTX'], hs: [Y, 'NTX'], eq: [Y, Y + 1] }
+    const fails: Record<string, TxInterval> = { lt: [Y, 'NTX'], lo: [Y, 'NTX'], le: [Y + 1, 'NTX'], ls: [Y + 1, 'NTX'], gt: [0, Y + 1], hi: [0, Y + 1], ge: [0, Y], hs: [0, Y], ne: [Y, Y + 1] }
     return (negate ? holds : fails)[cmp]
   }
 
@@ -3686,14 +3716,26 @@ class KernelWriter {
       }
       this.inv(h.inv); b.i64(BigInt(h.off)).op(Op.i64_add).tee(lo)
       b.get(lo).op(Op.i32_wrap_i64).set(h.hv)
-      ntx1(); b.i64(BigInt(h.c)).op(Op.i64_mul).op(Op.i64_add).set(hi)
+      // (a site only threads [t0, t1) of each row reach: its ends at those, and no test where none does)
+      const t0 = this.tmp('ht0', 'i64'), t1 = this.tmp('ht1', 'i64')
+      if (h.tx) {
+        const [a, z] = h.tx
+        b.i64(BigInt(Math.max(0, a))).set(t0)
+        ntx1(); b.i64(1n).op(Op.i64_add)
+        if (z !== 'NTX') { const m = this.tmp('htm', 'i64'); b.tee(m).i64(BigInt(z)).get(m).i64(BigInt(z)).op(Op.i64_lt_s).op(Op.select) }
+        b.i64(1n).op(Op.i64_sub).set(t1)
+      } else { b.i64(0n).set(t0); ntx1(); b.set(t1) }
+      b.get(lo).get(t0).i64(BigInt(h.c)).op(Op.i64_mul).op(Op.i64_add).set(lo)
+      this.inv(h.inv); b.i64(BigInt(h.off)).op(Op.i64_add).get(t1).i64(BigInt(h.c)).op(Op.i64_mul).op(Op.i64_add).set(hi)
+      const none = () => b.get(t0).get(t1).op(Op.i64_gt_s)
       if (h.space === 'shared') {
         // the window's offsets: both ends in [0, SHN − n], aligned; the heap byte at SB + offset
-        b.get(lo).op(Op.i32_wrap_i64).get(L.SB!).op(Op.i32_add).set(h.hv)
+        b.get(h.hv).get(L.SB!).op(Op.i32_add).set(h.hv)
         if (h.c < 0) { b.get(lo).get(hi).set(lo).set(hi) }
         b.get(lo).i64(0n).op(Op.i64_ge_s)
         b.get(hi).get(L.SHN!).i32(h.n).op(Op.i32_sub).op(Op.i64_extend_i32_s).op(Op.i64_le_s).op(Op.i32_and)
         if (h.al > 0) b.get(lo).op(Op.i32_wrap_i64).i32(h.al).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and)
+        none(); b.op(Op.i32_or)
         b.get(ok).op(Op.i32_and).set(ok)
         continue
       }
@@ -3728,7 +3770,7 @@ class KernelWriter {
     const { b, L } = this
     const key = `${this.cur.index}:${slot}`
     let h = this.hoisted.get(key)
-    if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32') }; this.hoisted.set(key, h) }
+    if (!h) { h = { index: this.cur.index, space, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, hv: b.local('i32'), ...(this.siteTx ? { tx: this.siteTx } : {}) }; this.hoisted.set(key, h) }
     if (!this.unchecked) return false
     b.get(h.hv)
     if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)

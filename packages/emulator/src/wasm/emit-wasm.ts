@@ -642,6 +642,16 @@ class KernelWriter {
     }
     for (const g of LAUNCH_GLOBALS) b.gget(this.globals[g]!).set(L[g]!)
     b.get(L.NTX!).get(L.NTY!).op(Op.i32_mul).get(L.NTZ!).op(Op.i32_mul).set(L.NT!)
+    if (this.plan?.warps && !this.plan.threadsEnd) {
+      // every thread starts running (state 0), and is running again at each block's end (blockSchedule)
+      b.i32(0).set(L.t!)
+      const done = b.open('block'), lp = b.open('loop')
+      b.get(L.t!).get(L.NT!).op(Op.i32_ge_u).brIf(done)
+      b.get(L.LB0!).get(L.t!).get(L.LN!).op(Op.i32_mul).op(Op.i32_add).i32(0).mem(Op.i32_store, 2, this.stateOff)
+      b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+      b.br(lp)
+      b.end().end()
+    }
     // cx, cy, cz of b0 (the JS tier's block loop starts the same way)
     this.split3(B0, 'cx', 'cy', 'cz', 'NCX', 'NCY')
     b.get(B0).set(L.b!)
@@ -1793,8 +1803,10 @@ class KernelWriter {
     const { b, L } = this
     const at = b.code.length
     this.unchecked = unchecked
-    const hasState = plan.threadsEnd || plan.warps
-    if (hasState) {
+    // (where no thread ends before the kernel's closing return, every state is 0 again at a block's end: a
+    // lane that waited in a warp-level region is woken at its end, one that left by a block-wide decision
+    // after the warps' code; the states are set once a call, write)
+    if (plan.threadsEnd) {
       // every thread starts running (state 0)
       b.i32(0).set(L.t!)
       const done = b.open('block')
@@ -3689,7 +3701,10 @@ class KernelWriter {
   /** The current thread ends (a kernel return): its state says so when later loops must skip it. */
   private endThread(): void {
     const b = this.b
-    if (this.plan?.threadsEnd || this.plan?.warps) b.get(this.L.LB!).i32(-1).mem(Op.i32_store, 2, this.stateOff)
+    // (the kernel's closing return where no thread ends before it: nothing after it reads the state, which
+    // stays 0 for the next block: blockSchedule)
+    const closing = !this.plan?.threadsEnd && this.cur.op === 'ret' && this.cur.index === this.fn.instructions.length - 1
+    if (this.plan?.threadsEnd || (this.plan?.warps && !closing)) b.get(this.L.LB!).i32(-1).mem(Op.i32_store, 2, this.stateOff)
     b.br(this.threadLevel)
   }
 

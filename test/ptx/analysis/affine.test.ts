@@ -228,4 +228,58 @@ af('no trip bound where the loop has a second back edge, a negated guard or an u
   }
 })
 
+// nvcc reuses a register for blockDim.x and for a halving loop's counter (`for (half = blockDim.x / 2; …)`):
+// before the loop only the first definition can reach a read of it
+const reused = (first: string) => `  ld.param.u64 %rd1, [k_a];
+  mov.u32 %r20, %ntid.x;
+${first}
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.s32 %r4, %r15, %r2, %r3;
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+$loop:
+  shr.u32 %r12, %r20, 1;
+  add.s32 %r13, %r12, %r3;
+  mov.u32 %r20, %r12;
+  setp.gt.u32 %p1, %r20, 32;
+  @%p1 bra $loop;
+  ret;`
+
+af('a register written twice: read where one definition dominates and the other cannot reach, that one\'s form', () => {
+  const { fn, cfg } = kernel(reused('  shl.b32 %r15, %r20, 1;'))
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
+  // blockDim.x · 2 read before the loop: the index and the load's address are affine
+  assert.not.ok(facts.register.has(reg(fn, '%r20')))
+  const r15 = facts.formAt(reg(fn, '%r15'), at(fn, 'mad.lo.s32'))!
+  assert.equal([show(r15.inv), r15.c], ['%ntid.x·2', 0])
+  const addr = facts.address(at(fn, 'ld.global.f32'))!
+  assert.equal([show(addr.inv), addr.c], ['(k_a:u64 + (%ntid.x·2·%ctaid.x + 0)·4)', 4])
+  // in the loop both definitions reach its reads: no form there
+  assert.is(facts.formAt(reg(fn, '%r20'), at(fn, 'shr.u32')), undefined)
+  assert.is(facts.formAt(reg(fn, '%r12'), at(fn, 'add.s32')), undefined)
+})
+
+af('a register written twice: a read the second definition can reach (in the same block, or around a loop) has no form', () => {
+  // the second definition before the read, in the same block
+  let { fn, cfg } = kernel(reused('  mov.u32 %r20, %tid.x;\n  shl.b32 %r15, %r20, 1;'))
+  let facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
+  assert.is(facts.formAt(reg(fn, '%r20'), at(fn, 'shl.b32')), undefined)
+  assert.is(facts.address(at(fn, 'ld.global.f32')), undefined)
+  // the read inside the loop that redefines the register
+  ;({ fn, cfg } = kernel(`  mov.u32 %r20, %ntid.x;
+$top:
+  shl.b32 %r15, %r20, 1;
+  shr.u32 %r12, %r20, 1;
+  mov.u32 %r20, %r12;
+  setp.gt.u32 %p1, %r20, 32;
+  @%p1 bra $top;
+  ret;`))
+  facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn))
+  assert.is(facts.formAt(reg(fn, '%r20'), at(fn, 'shl.b32')), undefined)
+  assert.not.ok(facts.register.has(reg(fn, '%r15')))
+})
+
 af.run()

@@ -227,8 +227,36 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       return { ...ivf, iv: { ...ivf.iv!, next: after } }
     }
     const f = register.get(o.id)
-    if (!f || !reaches(definedAt.get(o.id)!, at)) return undefined
+    if (!f) return multiDef(o.id, at)
+    if (!reaches(definedAt.get(o.id)!, at)) return undefined
     return f
+  }
+
+  /** The form of a register with several definitions as instruction `at` reads it, where one of them, d,
+   *  dominates `at` and no other can reach it (nvcc's `mov.u32 %r45, %ntid.x` read by `shl.b32 %r15, %r45, 1`
+   *  before a loop that reuses %r45 as its counter): every thread that gets to `at` reads what d wrote. */
+  const defForms = new Map<number, AffineForm | null>()
+  const multiDef = (r: number, at: number): AffineForm | undefined => {
+    const ds = defs.get(r)
+    if (!ds || ds.length < 2 || ivUpdate.has(r)) return undefined
+    const dom = ds.filter((d) => reaches(d, at))
+    if (dom.length !== 1) return undefined
+    const d = dom[0]!
+    const bu = cfg.blockOf[at]!
+    for (const other of ds) {
+      if (other === d) continue
+      const bo = cfg.blockOf[other]!
+      if (bo === bu || reachableFrom(bo).has(bu)) return undefined
+    }
+    const x = ins[d]!
+    if (x.guard || x.operands[0]?.kind !== 'reg' || x.operands[0].id !== r) return undefined
+    if (!defForms.has(d)) {
+      // (in progress: a definition that reads itself has no form)
+      defForms.set(d, null)
+      const f = evaluate(x, d, classes[r]!)
+      defForms.set(d, f && !f.iv && f.mag <= MAG_LIMIT ? f : null)
+    }
+    return defForms.get(d) ?? undefined
   }
 
   /** The form of what `x` (at index i) writes into its destination register d of class cls. */

@@ -13,18 +13,28 @@ import { createEmulatorBackend } from '@kernelpack/emulator'
 import { download, launchOrFault, marshal, nvccPtx, ptxBytes, upload } from './helpers.js'
 
 const SOURCE = `
+// lanes 0-15 of a warp sum its 32 values into a[0] in lockstep
+__device__ void half_warp_sum(volatile int *a, unsigned l)
+{
+    a[l] += a[l + 16];
+    a[l] += a[l + 8];
+    a[l] += a[l + 4];
+    a[l] += a[l + 2];
+    a[l] += a[l + 1];
+}
+
+// the last warp's 64 values into acc[0]
 __device__ void last_warp(volatile int *acc, unsigned t)
 {
     acc[t] += acc[t + 32];
-    acc[t] += acc[t + 16];
-    acc[t] += acc[t + 8];
-    acc[t] += acc[t + 4];
-    acc[t] += acc[t + 2];
-    acc[t] += acc[t + 1];
+    half_warp_sum(acc, t);
 }
 
-// Harris's reduction with the last warp unrolled over volatile shared memory (no __syncwarp)
-extern "C" __global__ void block_sums(const int *in, int *out, unsigned n)
+// Harris's reduction with the last warp unrolled over volatile shared memory (no __syncwarp): block_sums with
+// a zeroed second word a thread (for blocks whose last warp reads past the block's own words), tight_sums in
+// the bench's shape, exactly blockDim.x words, so acc[t + 32] is in range for the threads that run the last
+// warp's code (t < 32) and not for the block's others
+${['block_sums', 'tight_sums'].map((name) => `extern "C" __global__ void ${name}(const int *in, int *out, unsigned n)
 {
     extern __shared__ int acc[];
     unsigned t = threadIdx.x;
@@ -32,8 +42,7 @@ extern "C" __global__ void block_sums(const int *in, int *out, unsigned n)
     int v = 0;
     if (i < n) v = in[i];
     if (i + blockDim.x < n) v += in[i + blockDim.x];
-    acc[t] = v;
-    acc[t + blockDim.x] = 0;
+    acc[t] = v;${name === 'block_sums' ? '\n    acc[t + blockDim.x] = 0;' : ''}
     __syncthreads();
     for (unsigned half = blockDim.x / 2; half > 32; half >>= 1) {
         if (t < half) acc[t] += acc[t + half];
@@ -42,27 +51,7 @@ extern "C" __global__ void block_sums(const int *in, int *out, unsigned n)
     if (t < 32) last_warp(acc, t);
     if (t == 0) out[blockIdx.x] = acc[0];
 }
-
-// the bench's shape: exactly blockDim.x words of shared memory, so acc[t + 32] is in range for the threads
-// that run the last warp's code (t < 32) and not for the block's others
-extern "C" __global__ void tight_sums(const int *in, int *out, unsigned n)
-{
-    extern __shared__ int acc[];
-    unsigned t = threadIdx.x;
-    unsigned i = blockIdx.x * blockDim.x * 2 + t;
-    int v = 0;
-    if (i < n) v = in[i];
-    if (i + blockDim.x < n) v += in[i + blockDim.x];
-    acc[t] = v;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 32; half >>= 1) {
-        if (t < half) acc[t] += acc[t + half];
-        __syncthreads();
-    }
-    if (t < 32) last_warp(acc, t);
-    if (t == 0) out[blockIdx.x] = acc[0];
-}
-
+`).join('\n')}
 // the last warp reads 48 words on: past a block's shared memory of a word a thread from lane 16 of 64 threads
 extern "C" __global__ void far_read(const int *in, int *out, unsigned n)
 {
@@ -97,13 +86,7 @@ extern "C" __global__ void ended_lanes(const int *in, int *out, unsigned n)
     if (i >= n) return;
     acc[t] = in[i];
     if ((t & 31) < 16) {
-        volatile int *a = acc + (t & ~31u);
-        unsigned l = t & 31;
-        a[l] += a[l + 16];
-        a[l] += a[l + 8];
-        a[l] += a[l + 4];
-        a[l] += a[l + 2];
-        a[l] += a[l + 1];
+        half_warp_sum(acc + (t & ~31u), t & 31);
     }
     if ((t & 31) == 0) out[i >> 5] = acc[t];
 }
@@ -118,13 +101,7 @@ extern "C" __global__ void second_warp(const int *in, int *out)
     acc[t + blockDim.x] = 0;
     __syncthreads();
     if ((t >> 5) == 1) {
-        volatile int *a = acc + 32;
-        unsigned l = t & 31;
-        a[l] += a[l + 16];
-        a[l] += a[l + 8];
-        a[l] += a[l + 4];
-        a[l] += a[l + 2];
-        a[l] += a[l + 1];
+        half_warp_sum(acc + 32, t & 31);
     }
     __syncthreads();
     if (t == 0) out[blockIdx.x] = acc[32];

@@ -2302,6 +2302,8 @@ class KernelWriter {
     const brk = 2 + 2 * r.id, cont = 3 + 2 * r.id
     const state = () => { this.stateAddr(); b.mem(Op.i32_load, 2, this.stateOff) }
     const setState = (v: number) => { this.stateAddr(); b.i32(v).mem(Op.i32_store, 2, this.stateOff) }
+    /** Wakes the lanes that wait at the region's end. */
+    const wake = () => this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
     if (r.kind === 'loop') {
       const again = this.tmp(`again${r.id}`, 'i32')
       const lp = b.open('loop')
@@ -2318,7 +2320,7 @@ class KernelWriter {
       b.get(again).brIf(lp)
       b.end()
       // wake the lanes that waited at the end
-      this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+      wake()
     } else {
       const body = () => {
         const lv = b.open('block')
@@ -2347,7 +2349,7 @@ class KernelWriter {
         b.end()
         this.level.delete(r.id)
         // wake the lanes that waited at the end
-        this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+        wake()
       }
       /** The region for lanes that all stay at its first branch (`elide`, not written): no search for a lane
        *  still running, its lane loops as runs where they can be, the lanes woken at the end only where a
@@ -2361,7 +2363,7 @@ class KernelWriter {
         b.end()
         this.level.delete(r.id)
         const leaves = [...this.plan!.departures].some(([i, d]) => i !== elide && d.kind === 'park' && d.target.node === r.id)
-        if (leaves) this.eachThread(-1, () => b.get(L.W1!), () => { state(); b.i32(brk).op(Op.i32_eq).begin('if'); setState(0); b.end() })
+        if (leaves) wake()
       }
       // (the sites in the region: reached by the threads of its guard's tx interval only)
       const outer = this.siteTx
@@ -2432,18 +2434,15 @@ class KernelWriter {
    *  collective in the region sees the difference). Opens the block the test leaves (closed by warpRegion after
    *  the region), or writes nothing. */
   private skipWholeWarp(it: Extract<ScheduleItem, { kind: 'region' }>, body: (elide: number) => void): number | undefined {
-    const first = it.body[0]
-    const node = first?.kind === 'threads' ? first.nodes[0] : undefined
-    if (first?.kind !== 'threads' || first.level !== 'warp' || node?.kind !== 'instr' || first.restores.length || first.scatter !== undefined) return undefined
-    const x = this.fn.instructions[node.index]!
-    const d = this.plan!.departures.get(node.index)
-    if (x.op !== 'bra' || !x.guard || d?.kind !== 'park' || d.target.kind !== 'break' || d.target.node !== it.node.id) return undefined
-    const g = x.guard.reg
+    const guard = this.regionGuard(it)
+    if (!guard) return undefined
+    const { at, g, negate, first } = guard
+    const x = this.fn.instructions[at]!
     const off = this.slotOf.get(g)
     if (off === undefined || this.plan!.recomputed.has(g) || this.remat(g) || !first.loads.includes(g) || !['pred', 'i32'].includes(this.classes[g]!)) return undefined
     const { b, L } = this
     const [ld, , al] = slotOps(this.classes[g]!)
-    const range = this.regionSettled ? this.stayRange(g, x.guard.negate, node.index) : undefined
+    const range = this.regionSettled ? this.stayRange(g, negate, at) : undefined
     // (a guard recomputed where read has no slot to test lane by lane)
     const bySlot = !this.predRemat(g)
     if (!range && !bySlot) return undefined
@@ -2473,7 +2472,7 @@ class KernelWriter {
         b.get(w0).get(lo2).get(w).op(Op.i64_sub).op(Op.i32_wrap_i64).op(Op.i32_add).set(L.W0!)
         b.get(w0).get(hi2).get(w).op(Op.i64_sub).op(Op.i32_wrap_i64).op(Op.i32_add).set(L.W1!)
         b.get(lo2).op(Op.i32_wrap_i64).set(L.wx!)
-        body(node.index)
+        body(at)
         b.get(w0).set(L.W0!).get(w1).set(L.W1!).get(wx).set(L.wx!)
         b.br(out)
       }
@@ -2488,7 +2487,7 @@ class KernelWriter {
     this.setLB()
     b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).op(Op.i32_eqz)
     b.get(L.LB!).mem(ld, al, off)
-    if (!x.guard.negate) b.op(Op.i32_eqz)
+    if (!negate) b.op(Op.i32_eqz)
     b.op(Op.i32_and).brIf(stays)
     b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
     b.br(lp)

@@ -63,6 +63,22 @@ extern "C" __global__ void far_read(const int *in, int *out, unsigned n)
     if (t == 0) out[blockIdx.x] = acc[0];
 }
 
+// guards on %tid.x that cut warps short: lanes 0-19 (warp 0 narrowed to 20 lanes), and t >= 40 (warp 1 from its
+// lane 8, the warps after it whole), each region with lockstep steps
+extern "C" __global__ void partial_warps(const int *in, int *out)
+{
+    extern __shared__ int acc[];
+    unsigned t = threadIdx.x;
+    acc[t] = in[blockIdx.x * blockDim.x + t];
+    acc[t + blockDim.x] = 0;
+    __syncthreads();
+    volatile int *a = acc;
+    if (t < 20) { a[t] += a[t + 20]; a[t] += a[t + 1]; a[t] = a[t + 3] - a[t]; }
+    if (t >= 40) { a[t] += a[t + 2]; a[t] = a[t] * 3 + a[t + 1]; }
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = acc[t];
+}
+
 // the same per row of a two-dimensional block: the guard compares %tid.x, the row is %tid.y
 extern "C" __global__ void row_sums(const int *in, int *out)
 {
@@ -220,6 +236,23 @@ s('lanes that returned before the warp-level code: the JavaScript tier\'s words'
       let sum = 0
       for (let l = 0; l < 32; l++) sum += x[w * 32 + l]!
       assert.is(got[w], sum, `n=${n}: warp ${w}`)
+    }
+  }
+})
+
+s('guards that cut warps short (t < 20, t >= 40): the JavaScript tier\'s words', () => {
+  for (const [grid, block] of [[3, 64], [2, 128], [2, 96], [2, 48]] as const) {
+    const x = ints(grid * block)
+    const wasm = run('wasm', 'partial_warps', grid, [block, 1], x, grid * block, block * 8), js = run('js', 'partial_warps', grid, [block, 1], x, grid * block, block * 8)
+    assert.equal([...wasm.words], [...js.words], `${grid}x${block}`)
+    // by hand for block 0: the steps in lockstep, lane by lane in the same order
+    if (block === 64) {
+      const a = [...Array.from(x.subarray(0, 64)), ...new Array(64).fill(0)]
+      const step = (lanes: number[], f: (t: number) => number) => { const v = lanes.map(f); lanes.forEach((t, k) => { a[t] = v[k]! }) }
+      const lo = Array.from({ length: 20 }, (_, t) => t), hi = Array.from({ length: 24 }, (_, k) => 40 + k)
+      step(lo, (t) => (a[t]! + a[t + 20]!) | 0); step(lo, (t) => (a[t]! + a[t + 1]!) | 0); step(lo, (t) => (a[t + 3]! - a[t]!) | 0)
+      step(hi, (t) => (a[t]! + a[t + 2]!) | 0); step(hi, (t) => (Math.imul(a[t]!, 3) + a[t + 1]!) | 0)
+      assert.equal([...new Int32Array(wasm.words.buffer).subarray(0, 64)], a.slice(0, 64), 'block 0 by hand')
     }
   }
 })

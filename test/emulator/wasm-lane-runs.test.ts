@@ -79,6 +79,19 @@ extern "C" __global__ void partial_warps(const int *in, int *out)
     out[blockIdx.x * blockDim.x + t] = acc[t];
 }
 
+// every lane stores after its warp's lockstep steps, then the kernel returns (or, in a copy of its PTX, exits):
+// the lane loop with the closing return holds the store
+extern "C" __global__ void store_after_steps(const int *in, int *out)
+{
+    __shared__ int acc[512];
+    unsigned t = threadIdx.x;
+    acc[t] = in[blockIdx.x * blockDim.x + t];
+    acc[t + blockDim.x] = 0;
+    __syncthreads();
+    if ((t & 31) < 16) half_warp_sum(acc + (t & ~31u), t & 31);
+    out[blockIdx.x * blockDim.x + t] = acc[t];
+}
+
 // the same per row of a two-dimensional block: the guard compares %tid.x, the row is %tid.y
 extern "C" __global__ void row_sums(const int *in, int *out)
 {
@@ -253,6 +266,39 @@ s('guards that cut warps short (t < 20, t >= 40): the JavaScript tier\'s words',
       step(lo, (t) => (a[t]! + a[t + 20]!) | 0); step(lo, (t) => (a[t]! + a[t + 1]!) | 0); step(lo, (t) => (a[t + 3]! - a[t]!) | 0)
       step(hi, (t) => (a[t]! + a[t + 2]!) | 0); step(hi, (t) => (Math.imul(a[t]!, 3) + a[t + 1]!) | 0)
       assert.equal([...new Int32Array(wasm.words.buffer).subarray(0, 64)], a.slice(0, 64), 'block 0 by hand')
+    }
+  }
+})
+
+s('blocks one after another after a closing ret or exit in warp-level code: every lane of every block runs', () => {
+  // (thread states are set once a call where no thread ends before the closing return: a lane that ran the
+  // closing `exit` must not count as ended in the next block)
+  const entry = ptx.indexOf('.entry store_after_steps')
+  const end = ptx.indexOf('\n}', entry)
+  const body = ptx.slice(entry, end)
+  assert.ok(/\tret;\s*$/.test(body), 'the kernel ends with ret')
+  const exitPtx = ptx.slice(0, entry) + body.replace(/\tret;(\s*)$/, '\texit;$1') + ptx.slice(end)
+  for (const text of [ptx, exitPtx]) {
+    const words = (['wasm', 'js'] as const).map((codegen) => {
+      const be = createEmulatorBackend({ codegen, workers: 0 })
+      try {
+        const mod = be.loadModule(ptxBytes(text))
+        const x = ints(4 * 128)
+        const out = be.alloc(4 * 128 * 4)
+        const fault = launchOrFault(be, mod, 'store_after_steps', { grid: [4, 1, 1], block: [128, 1, 1], sharedBytes: 0 }, marshal([{ u64: upload(be, x) }, { u64: out }]))
+        if (fault) throw new Error(fault.message)
+        return download(be, out, new Int32Array(4 * 128))
+      } finally {
+        be.dispose()
+      }
+    })
+    assert.equal([...words[0]!], [...words[1]!], text === ptx ? 'ret' : 'exit')
+    // lane 0 of each warp: the sum of its warp's 32 values, in every block
+    const x = ints(4 * 128)
+    for (let w = 0; w < 16; w++) {
+      let sum = 0
+      for (let l = 0; l < 32; l++) sum += x[w * 32 + l]!
+      assert.is(words[0]![w * 32], sum, `${text === ptx ? 'ret' : 'exit'}: warp ${w}`)
     }
   }
 })

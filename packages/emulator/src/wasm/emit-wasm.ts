@@ -3702,7 +3702,7 @@ class KernelWriter {
     const b = this.b
     // (the kernel's closing return where no thread ends before it: nothing after it reads the state, which
     // stays 0 for the next block: blockSchedule)
-    const closing = !this.plan?.threadsEnd && this.cur.op === 'ret' && this.cur.index === this.fn.instructions.length - 1
+    const closing = !this.plan?.threadsEnd && (this.cur.op === 'ret' || this.cur.op === 'exit') && this.cur.index === this.fn.instructions.length - 1
     if (this.plan?.threadsEnd || (this.plan?.warps && !closing)) b.get(this.L.LB!).i32(-1).mem(Op.i32_store, 2, this.stateOff)
     b.br(this.threadLevel)
   }

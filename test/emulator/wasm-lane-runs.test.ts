@@ -64,7 +64,7 @@ extern "C" __global__ void far_read(const int *in, int *out, unsigned n)
 }
 
 // guards on %tid.x that cut warps short: lanes 0-19 (warp 0 narrowed to 20 lanes), and t >= 40 (warp 1 from its
-// lane 8, the warps after it whole), each region with lockstep steps
+// lane 8, the warps after it whole), each region with lockstep steps; then one inside another
 extern "C" __global__ void partial_warps(const int *in, int *out)
 {
     extern __shared__ int acc[];
@@ -75,6 +75,13 @@ extern "C" __global__ void partial_warps(const int *in, int *out)
     volatile int *a = acc;
     if (t < 20) { a[t] += a[t + 20]; a[t] += a[t + 1]; a[t] = a[t + 3] - a[t]; }
     if (t >= 40) { a[t] += a[t + 2]; a[t] = a[t] * 3 + a[t + 1]; }
+    __syncthreads();
+    // nested: lanes 8-31 of warp 0, and within them those below 40 (all of them, not lanes of warp 1)
+    if (t >= 8) {
+        a[t] += a[t + 4];
+        if (t < 40) { a[t] = a[t + 1] - a[t]; a[t] += a[t + 2]; }
+        a[t] = a[t - 1] + 1;
+    }
     __syncthreads();
     out[blockIdx.x * blockDim.x + t] = acc[t];
 }
@@ -253,7 +260,7 @@ s('lanes that returned before the warp-level code: the JavaScript tier\'s words'
   }
 })
 
-s('guards that cut warps short (t < 20, t >= 40): the JavaScript tier\'s words', () => {
+s('guards that cut warps short (t < 20, t >= 40), and one inside another: the JavaScript tier\'s words and block 0 by hand', () => {
   for (const [grid, block] of [[3, 64], [2, 128], [2, 96], [2, 48]] as const) {
     const x = ints(grid * block)
     const wasm = run('wasm', 'partial_warps', grid, [block, 1], x, grid * block, block * 8), js = run('js', 'partial_warps', grid, [block, 1], x, grid * block, block * 8)
@@ -265,6 +272,14 @@ s('guards that cut warps short (t < 20, t >= 40): the JavaScript tier\'s words',
       const lo = Array.from({ length: 20 }, (_, t) => t), hi = Array.from({ length: 24 }, (_, k) => 40 + k)
       step(lo, (t) => (a[t]! + a[t + 20]!) | 0); step(lo, (t) => (a[t]! + a[t + 1]!) | 0); step(lo, (t) => (a[t + 3]! - a[t]!) | 0)
       step(hi, (t) => (a[t]! + a[t + 2]!) | 0); step(hi, (t) => (Math.imul(a[t]!, 3) + a[t + 1]!) | 0)
+      // each warp in turn: its lanes from 8, then those below 40
+      for (let w = 0; w < 2; w++) {
+        const lanes = Array.from({ length: 32 }, (_, l) => 32 * w + l).filter((t) => t >= 8)
+        step(lanes, (t) => (a[t]! + a[t + 4]!) | 0)
+        const inner = lanes.filter((t) => t < 40)
+        step(inner, (t) => (a[t + 1]! - a[t]!) | 0); step(inner, (t) => (a[t]! + a[t + 2]!) | 0)
+        step(lanes, (t) => (a[t - 1]! + 1) | 0)
+      }
       assert.equal([...new Int32Array(wasm.words.buffer).subarray(0, 64)], a.slice(0, 64), 'block 0 by hand')
     }
   }

@@ -2454,20 +2454,24 @@ class KernelWriter {
       const end = (e: number | 'NTX') => { if (e === 'NTX') b.get(L.NTX!).op(Op.i64_extend_i32_u); else b.i64(BigInt(e)) }
       // (the warp in one row: NTX a multiple of 32)
       b.get(L.NTX!).i32(31).op(Op.i32_and).op(Op.i32_eqz).begin('if')
+      // the warp's lanes are tx [wx, wx + W1 − W0) of one row (32 of them, or fewer inside a region that
+      // narrowed them already)
+      const w = this.tmp('nw', 'i64'), wEnd = this.tmp('nwe', 'i64')
+      b.get(L.wx!).op(Op.i64_extend_i32_u).set(w)
+      b.get(w).get(L.W1!).get(L.W0!).op(Op.i32_sub).op(Op.i64_extend_i32_u).op(Op.i64_add).set(wEnd)
       if (this.regionHasCollective(it.body)) {
-        end(hi); b.get(L.wx!).op(Op.i64_extend_i32_u).op(Op.i64_le_s)
-        end(lo); b.get(L.wx!).op(Op.i64_extend_i32_u).i64(32n).op(Op.i64_add).op(Op.i64_ge_s)
+        end(hi); b.get(w).op(Op.i64_le_s)
+        end(lo); b.get(wEnd).op(Op.i64_ge_s)
         b.op(Op.i32_or).brIf(out)
       } else {
-        // the lanes [lo', hi') = [lo, hi) ∩ [wx, wx + 32), as the warp's lanes while the region runs
-        const lo2 = this.tmp('nlo', 'i64'), hi2 = this.tmp('nhi', 'i64'), w = this.tmp('nw', 'i64')
-        b.get(L.wx!).op(Op.i64_extend_i32_u).set(w)
+        // the lanes [lo', hi') = [lo, hi) ∩ [wx, wEnd), as the warp's lanes while the region runs
+        const lo2 = this.tmp('nlo', 'i64'), hi2 = this.tmp('nhi', 'i64')
         end(lo); b.set(lo2)
         b.get(lo2).get(w).get(lo2).get(w).op(Op.i64_gt_s).op(Op.select).set(lo2)
         end(hi); b.set(hi2)
-        b.get(hi2).get(w).i64(32n).op(Op.i64_add).get(hi2).get(w).i64(32n).op(Op.i64_add).op(Op.i64_lt_s).op(Op.select).set(hi2)
+        b.get(hi2).get(wEnd).get(hi2).get(wEnd).op(Op.i64_lt_s).op(Op.select).set(hi2)
         b.get(lo2).get(hi2).op(Op.i64_ge_s).brIf(out)
-        const w0 = this.tmp('nW0', 'i32'), w1 = this.tmp('nW1', 'i32'), wx = this.tmp('nwx', 'i32')
+        const w0 = b.local('i32'), w1 = b.local('i32'), wx = b.local('i32')
         b.get(L.W0!).set(w0).get(L.W1!).set(w1).get(L.wx!).set(wx)
         b.get(w0).get(lo2).get(w).op(Op.i64_sub).op(Op.i32_wrap_i64).op(Op.i32_add).set(L.W0!)
         b.get(w0).get(hi2).get(w).op(Op.i64_sub).op(Op.i32_wrap_i64).op(Op.i32_add).set(L.W1!)

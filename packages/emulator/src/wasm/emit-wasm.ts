@@ -2357,9 +2357,10 @@ class KernelWriter {
       const narrowBody = (elide: number) => {
         const lv = b.open('block')
         this.level.set(r.id, lv)
+        const outerElided = this.elided
         this.elided = elide
         this.warpItems(it.body, true)
-        this.elided = -1
+        this.elided = outerElided
         b.end()
         this.level.delete(r.id)
         const leaves = [...this.plan!.departures].some(([i, d]) => i !== elide && d.kind === 'park' && d.target.node === r.id)

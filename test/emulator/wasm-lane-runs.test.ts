@@ -23,6 +23,15 @@ __device__ void half_warp_sum(volatile int *a, unsigned l)
     a[l] += a[l + 1];
 }
 
+// the block's words of in into acc, a word of zeros after them each, then a barrier
+__device__ void load_block(int *acc, const int *in)
+{
+    unsigned t = threadIdx.x;
+    acc[t] = in[blockIdx.x * blockDim.x + t];
+    acc[t + blockDim.x] = 0;
+    __syncthreads();
+}
+
 // the last warp's 64 values into acc[0]
 __device__ void last_warp(volatile int *acc, unsigned t)
 {
@@ -69,9 +78,7 @@ extern "C" __global__ void partial_warps(const int *in, int *out)
 {
     extern __shared__ int acc[];
     unsigned t = threadIdx.x;
-    acc[t] = in[blockIdx.x * blockDim.x + t];
-    acc[t + blockDim.x] = 0;
-    __syncthreads();
+    load_block(acc, in);
     volatile int *a = acc;
     if (t < 20) { a[t] += a[t + 20]; a[t] += a[t + 1]; a[t] = a[t + 3] - a[t]; }
     if (t >= 40) { a[t] += a[t + 2]; a[t] = a[t] * 3 + a[t + 1]; }
@@ -92,9 +99,7 @@ extern "C" __global__ void store_after_steps(const int *in, int *out)
 {
     __shared__ int acc[512];
     unsigned t = threadIdx.x;
-    acc[t] = in[blockIdx.x * blockDim.x + t];
-    acc[t + blockDim.x] = 0;
-    __syncthreads();
+    load_block(acc, in);
     if ((t & 31) < 16) half_warp_sum(acc + (t & ~31u), t & 31);
     out[blockIdx.x * blockDim.x + t] = acc[t];
 }
@@ -133,9 +138,7 @@ extern "C" __global__ void second_warp(const int *in, int *out)
 {
     __shared__ int acc[512];
     unsigned t = threadIdx.x;
-    acc[t] = in[blockIdx.x * blockDim.x + t];
-    acc[t + blockDim.x] = 0;
-    __syncthreads();
+    load_block(acc, in);
     if ((t >> 5) == 1) {
         half_warp_sum(acc + 32, t & 31);
     }

@@ -17,23 +17,28 @@ const MODES = ['rz', 'rm', 'rp'] as const
 const PER = OPS.length * MODES.length
 
 /** Kernel `entry`: thread i reads (a, b, c) at 12·i into %f1–%f3, computes `results` (each writes the register
- *  it is given: %f4, %f5, …) and stores them at 4·results.length·i, in their order. */
-function perThreadKernel(entry: string, results: ReadonlyArray<(d: string) => string>): string {
+ *  it is given: %f4, %f5, …) and stores them at 4·results.length·i, in their order. `bf16`: (a, b) at 4·i into
+ *  %h1, %h2 (b16), the results %h3, %h4, … stored at 2·results.length·i, for sm_90. */
+function perThreadKernel(entry: string, results: ReadonlyArray<(d: string) => string>, bf16 = false): string {
+  const e = bf16
+    ? { r: '%h', regs: `.reg .b16 %h<${3 + results.length}>`, ld: 'ld.global.u16', st: 'st.global.u16', size: 2, inputs: 2 }
+    : { r: '%f', regs: `.reg .f32 %f<${4 + results.length}>`, ld: 'ld.global.f32', st: 'st.global.f32', size: 4, inputs: 3 }
+  const reg = (k: number) => `${e.r}${e.inputs + 1 + k}`
   return `.version 8.0
-.target sm_80
+.target ${bf16 ? 'sm_90' : 'sm_80'}
 .address_size 64
 .visible .entry ${entry}(.param .u64 pin, .param .u64 pout, .param .u32 n)
 {
-  .reg .b64 %rd<8>; .reg .b32 %r<6>; .reg .f32 %f<${4 + results.length}>; .reg .pred %p<2>; .reg .b32 %x<3>; .reg .b64 %xd<2>;
+  .reg .b64 %rd<8>; .reg .b32 %r<6>; ${e.regs}; .reg .pred %p<2>; .reg .b32 %x<3>; .reg .b64 %xd<2>;
   ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
   cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
   mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
   setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 12; add.s64 %rd4, %rd1, %rd3;
-  ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.f32 %f3, [%rd4+8];
-${results.map((r, k) => `  ${r(`%f${4 + k}`)};`).join('\n')}
-  mul.wide.u32 %rd5, %r5, ${4 * results.length}; add.s64 %rd6, %rd2, %rd5;
-${results.map((_, k) => `  st.global.f32 [%rd6+${4 * k}], %f${4 + k};`).join('\n')}
+  mul.wide.u32 %rd3, %r5, ${e.inputs * e.size}; add.s64 %rd4, %rd1, %rd3;
+  ${Array.from({ length: e.inputs }, (_, k) => `${e.ld} ${e.r}${k + 1}, [%rd4${k ? `+${e.size * k}` : ''}];`).join(' ')}
+${results.map((r, k) => `  ${r(reg(k))};`).join('\n')}
+  mul.wide.u32 %rd5, %r5, ${e.size * results.length}; add.s64 %rd6, %rd2, %rd5;
+${results.map((_, k) => `  ${e.st} [%rd6+${e.size * k}], ${reg(k)};`).join('\n')}
 $done:
   ret;
 }`
@@ -303,25 +308,10 @@ s('a subnormal times 2^23 or 2^24 is exact on a device that flushes subnormal op
 /** bf16 add/sub/mul (sm_90) and fma (nvcc's add, sub and mul on sm_80) with subnormal operands and results: bf16 shares f32's exponent range, so its
  *  subnormals are f32 subnormals, which SwiftShader (and NVIDIA's Vulkan driver) flush; kp_bf16_addsub and
  *  kp_bf16_mul, kp_bf16_fma compute those cases scaled by 2^64 from the bits. Bit for bit with the emulator. */
-const BF16_PTX = `.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry bf(.param .u64 pin, .param .u64 pout, .param .u32 n)
-{
-  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .b16 %h<8>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 4; add.s64 %rd4, %rd1, %rd3;
-  ld.global.u16 %h1, [%rd4]; ld.global.u16 %h2, [%rd4+2];
-  add.rn.bf16 %h3, %h1, %h2; sub.rn.bf16 %h4, %h1, %h2; mul.rn.bf16 %h5, %h1, %h2;
-  fma.rn.bf16 %h6, %h1, 0xBF80, %h2; fma.rn.bf16 %h7, %h1, %h2, %h1;
-  mul.wide.u32 %rd5, %r5, 10; add.s64 %rd6, %rd2, %rd5;
-  st.global.u16 [%rd6], %h3; st.global.u16 [%rd6+2], %h4; st.global.u16 [%rd6+4], %h5; st.global.u16 [%rd6+6], %h6; st.global.u16 [%rd6+8], %h7;
-$done:
-  ret;
-}`
+const BF16_PTX = perThreadKernel('bf', [
+  (d) => `add.rn.bf16 ${d}, %h1, %h2`, (d) => `sub.rn.bf16 ${d}, %h1, %h2`, (d) => `mul.rn.bf16 ${d}, %h1, %h2`,
+  (d) => `fma.rn.bf16 ${d}, %h1, 0xBF80, %h2`, (d) => `fma.rn.bf16 ${d}, %h1, %h2, %h1`,
+], true)
 
 s('bf16 add, sub, mul and fma with subnormal operands and results are the emulator\'s bits on a device that flushes', async (ctx) => {
   const vals = [0x0000, 0x8000, 0x0001, 0x0002, 0x007f, 0x0080, 0x0081, 0x00ff, 0x0100, 0x3f80, 0x1f80, 0x2000, 0x8001, 0x807f, 0x0180, 0x6000, 0x7f7f, 0x7f80, 0x1234, 0x5f00, 0x4000]

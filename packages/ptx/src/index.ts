@@ -36,7 +36,7 @@ export { analyzeBarrierRegions, RETURN_EXIT, type BarrierRegion, type BarrierReg
 export { sourcePosition, formatSourcePosition, describeInstruction, type SourcePosition } from './source-location.js'
 export { ptxText } from './image-text.js'
 export { analyzeLockstep, warpTalkSites, type LockstepFacts, type LockstepPoint, type WarpTalkSite } from './analysis/lockstep.js'
-export { threadLoopTxRange, type TxRange, type TxEnd } from './analysis/tx-range.js'
+export { stayEnds, SWAPPED_CMP, threadLoopTxRange, type TxRange, type TxEnd } from './analysis/tx-range.js'
 export { planThreadLoops, type ThreadLoopPlan, type ThreadLoopSchedule, type ThreadLoopFacts, type ThreadLoop, type ScheduleItem, type Departure, type LoopLevel } from './analysis/thread-loops.js'
 export {
   elemBytes, fragKind, laneAffine, matrixOperands, mmaForm, mmaFragment, mmaOperands, mmaSpec, perRegister, tcLayout, TC_TYPES, wmmaFragment, wmmaOperands,

@@ -130,7 +130,6 @@ const fromF32Bits = (b: number) => { u32View[0] = b >>> 0; return f32View[0]! }
 /** A finite f32 as a WGSL literal (exact: JavaScript's shortest round-trip form of the value). */
 const wgslF32 = (x: number) => `${Number.isInteger(x) ? x.toFixed(1) : String(x)}f`
 
-
 /** The bits of an f32 operand with .ftz applied when the instruction asks. */
 function finBits(w: KernelWriter, ins: Instruction, o: Operand): string {
   return ins.flags.ftz ? `bitcast<u32>(kp_ftz(${w.f32(o)}))` : w.u32(o, 'b32')

@@ -15,7 +15,7 @@
 // range cached in locals, as emit-js.ts caches it in GR), and a miss calls the instance's `miss`, which runs
 // the JS tier's granule check and generic-window mapping and throws the same EmulatorFault.
 import {
-  analyzeAffine, analyzeLiveness, planThreadLoops, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
+  analyzeAffine, analyzeLiveness, planThreadLoops, stayEnds, SWAPPED_CMP, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
   type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
@@ -456,8 +456,8 @@ class KernelWriter {
   private unchecked = false
   /** Accesses whose every thread's address is inv + c·tid.x: one range test per block (emit-js.ts hoistable). */
   private readonly hoisted = new Map<string, { index: number; space: Space; n: number; al: number; inv: InvExpr; off: number; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }>; hv: number; tx?: TxInterval }>()
-  /** The tx of the threads that run the code being written, where a warp-level `if` narrows them (regionTx):
-   *  a site hoisted there is tested over those threads only (blockTest). */
+  /** The tx of the threads that run the code being written, where a warp-level `if` narrows them (its
+   *  guard's stayRange): a site hoisted there is tested over those threads only (blockTest). */
   private siteTx: TxInterval | undefined
   /** Kernel parameter loads, read once per call at entry: local by `offset:memory type`. */
   private readonly params = new Map<string, { local: number; off: number; mt: string }>()
@@ -504,6 +504,8 @@ class KernelWriter {
   private readonly movedOnly = new Map<number, boolean>()
   /** The instructions that read each register (by index, ascending). */
   private readonly usesOf = new Map<number, number[]>()
+  /** The instructions that write each register (by index, ascending). */
+  private readonly defsOf = new Map<number, number[]>()
   /** Writing a loop's pre-pass (vloopPrecheck): the instructions it computes (control and addresses), and
    *  the global accesses it tests. */
   private vSlice?: Set<number>
@@ -585,7 +587,7 @@ class KernelWriter {
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
     {
-      const defs = new Map<number, number[]>(), uses = this.usesOf
+      const defs = this.defsOf, uses = this.usesOf
       this.fn.instructions.forEach((x, i) => {
         for (const r of definedRegisters(x)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
         for (const r of usedRegisters(x)) (uses.get(r) ?? uses.set(r, []).get(r)!).push(i)
@@ -1909,7 +1911,7 @@ class KernelWriter {
   private warpItems(list: ScheduleItem[], settled = false): void {
     let i = 0
     while (i < list.length) {
-      // (a lane that parks in a loop of this list waits from there on)
+      // (a lane that parks in a loop of this list waits from there on; runs hold no departure)
       if (settled && i > 0 && list[i - 1]!.kind === 'threads') {
         const x = list[i - 1] as ThreadLoop
         for (let k = x.start; k < x.end; k++) if (this.plan!.departures.has(k) && k !== this.elided) settled = false
@@ -2368,9 +2370,10 @@ class KernelWriter {
       }
       // (the sites in the region: reached by the threads of its guard's tx interval only)
       const outer = this.siteTx
-      const tx = this.regionTx(it)
+      const guard = this.regionGuard(it)
+      const tx = guard ? this.stayRange(guard.g, guard.negate, guard.at) : undefined
       if (tx) this.siteTx = outer ? [Math.max(outer[0], tx[0]), outer[1] === 'NTX' ? tx[1] : tx[1] === 'NTX' ? outer[1] : Math.min(outer[1], tx[1])] : tx
-      const out = this.skipWholeWarp(it, narrowBody)
+      const out = guard ? this.skipWholeWarp(it, guard, this.regionSettled ? tx : undefined, narrowBody) : undefined
       body()
       if (out !== undefined) b.end()
       this.siteTx = outer
@@ -2389,13 +2392,6 @@ class KernelWriter {
     return { at: node.index, g: x.guard.reg, negate: !!x.guard.negate, first }
   }
 
-  /** The tx interval of the threads that run an `if` once per warp past its first branch (stayRange), or
-   *  undefined. */
-  private regionTx(it: Extract<ScheduleItem, { kind: 'region' }>): TxInterval | undefined {
-    const r = this.regionGuard(it)
-    return r ? this.stayRange(r.g, r.negate, r.at) : undefined
-  }
-
   /** Whether a warp-level schedule holds a collective (its lanes read one another's values). */
   private regionHasCollective(list: readonly ScheduleItem[]): boolean {
     return list.some((x) => x.kind === 'collective' || (x.kind === 'threads' && (x.gather !== undefined || x.scatter !== undefined)) || ((x.kind === 'region' || x.kind === 'warps') && this.regionHasCollective(x.body)))
@@ -2405,25 +2401,24 @@ class KernelWriter {
    *  definition, before `at`, is `setp.cmp p, %tid.x, imm` (or the operands the other way round): the rule of
    *  threadLoopTxRange (@kernelpack/ptx) for a guard a lane loop before the branch computed. */
   private stayRange(p: number, negate: boolean, at: number): TxInterval | undefined {
-    const defs = this.fn.instructions.filter((x) => definedRegisters(x).includes(p))
-    const sp = defs[0]
-    if (defs.length !== 1 || sp!.index >= at || sp!.op !== 'setp' || sp!.guard || sp!.boolOp || !sp!.cmp || sp!.operands[0]?.kind !== 'reg') return undefined
-    const type = sp!.type ?? ''
+    const defs = this.defsOf.get(p) ?? []
+    const sp = this.fn.instructions[defs[0] ?? -1]
+    if (!sp || defs.length !== 1 || sp.index >= at || sp.op !== 'setp' || sp.guard || sp.boolOp || !sp.cmp || sp.operands[0]?.kind !== 'reg') return undefined
+    const type = sp.type ?? ''
     if (!['u32', 's32', 'b32'].includes(type)) return undefined
     const isTx = (o: IrOperand | undefined) => (o?.kind === 'special' && o.name === '%tid.x') || (o?.kind === 'reg' && this.plan!.recomputed.get(o.id) === '%tid.x')
-    let cmp: string = sp!.cmp
-    let y = sp!.operands[2]
-    if (!isTx(sp!.operands[1])) {
+    let cmp: string = sp.cmp
+    let y = sp.operands[2]
+    if (!isTx(sp.operands[1])) {
       if (!isTx(y)) return undefined
-      cmp = ({ lt: 'gt', gt: 'lt', le: 'ge', ge: 'le', lo: 'hi', hi: 'lo', ls: 'hs', hs: 'ls', eq: 'eq', ne: 'ne' } as Record<string, string>)[cmp]!
-      y = sp!.operands[1]
+      cmp = SWAPPED_CMP[cmp]!
+      y = sp.operands[1]
     }
     if (y?.kind !== 'imm' || y.imm.kind !== 'int') return undefined
     const Y = type === 's32' ? Number(BigInt.asIntN(32, y.imm.value)) : Number(BigInt.asUintN(32, y.imm.value))
-    // where p holds, and where it does not (the lanes that branch where p is true, or false for `@!p`)
-    const holds: Record<string, TxInterval> = { lt: [0, Y], lo: [0, Y], le: [0, Y + 1], ls: [0, Y + 1], gt: [Y + 1, 'NTX'], hi: [Y + 1, 'NTX'], ge: [Y, 'NTX'], hs: [Y, 'NTX'], eq: [Y, Y + 1] }
-    const fails: Record<string, TxInterval> = { lt: [Y, 'NTX'], lo: [Y, 'NTX'], le: [Y + 1, 'NTX'], ls: [Y + 1, 'NTX'], gt: [0, Y + 1], hi: [0, Y + 1], ge: [0, Y], hs: [0, Y], ne: [Y, Y + 1] }
-    return (negate ? holds : fails)[cmp]
+    const ends = stayEnds(cmp, negate)
+    const end = (e: TxEnd): number | 'NTX' => (e === '0' ? 0 : e === 'Y' ? Y : e === 'Y1' ? Y + 1 : 'NTX')
+    return ends ? [end(ends[0]) as number, end(ends[1])] : undefined
   }
 
   /** An `if` once per warp whose first instruction is a lane's branch past it (`@%p6 bra` of `if (t < 32)`):
@@ -2434,16 +2429,13 @@ class KernelWriter {
    *  those lanes only, as a warp of fewer lanes (lanes that branch past would only wait and be woken; no
    *  collective in the region sees the difference). Opens the block the test leaves (closed by warpRegion after
    *  the region), or writes nothing. */
-  private skipWholeWarp(it: Extract<ScheduleItem, { kind: 'region' }>, body: (elide: number) => void): number | undefined {
-    const guard = this.regionGuard(it)
-    if (!guard) return undefined
+  private skipWholeWarp(it: Extract<ScheduleItem, { kind: 'region' }>, guard: NonNullable<ReturnType<KernelWriter['regionGuard']>>, range: TxInterval | undefined, body: (elide: number) => void): number | undefined {
     const { at, g, negate, first } = guard
     const x = this.fn.instructions[at]!
     const off = this.slotOf.get(g)
     if (off === undefined || this.plan!.recomputed.has(g) || this.remat(g) || !first.loads.includes(g) || !['pred', 'i32'].includes(this.classes[g]!)) return undefined
     const { b, L } = this
     const [ld, , al] = slotOps(this.classes[g]!)
-    const range = this.regionSettled ? this.stayRange(g, negate, at) : undefined
     // (a guard recomputed where read has no slot to test lane by lane)
     const bySlot = !this.predRemat(g)
     if (!range && !bySlot) return undefined
@@ -3638,8 +3630,8 @@ class KernelWriter {
     if (this.classes[r] !== 'pred') return undefined
     this.predRemats ??= new Map()
     if (this.predRemats.has(r)) return this.predRemats.get(r)
-    const defs = this.fn.instructions.filter((x) => definedRegisters(x).includes(r))
-    const sp = defs[0]
+    const defs = this.defsOf.get(r) ?? []
+    const sp = this.fn.instructions[defs[0] ?? -1]
     const operand = (o: IrOperand | undefined) => (o?.kind === 'imm' && o.imm.kind === 'int') || (o?.kind === 'reg' && (this.plan!.recomputed.has(o.id) || this.remat(o.id)))
     const ok = defs.length === 1 && sp!.op === 'setp' && !sp!.guard && !sp!.boolOp && !sp!.flags.ftz && !!sp!.cmp && sp!.operands[0]?.kind === 'reg'
       && ['u32', 's32', 'b32'].includes(sp!.type ?? '') && CMP_I32[sp!.cmp] !== undefined && operand(sp!.operands[1]) && operand(sp!.operands[2])
@@ -3650,7 +3642,7 @@ class KernelWriter {
   /** Pushes a predRemat operand (i32) for the current thread, or, `vector`, for the turn's 4 lanes. */
   private pushRemat32(o: IrOperand, vector: boolean): void {
     const { b, L } = this
-    if (o.kind === 'imm') { b.i32(Number(BigInt.asIntN(32, (o.imm as { value: bigint }).value))); if (vector) b.simd(SimdOp.i32x4_splat); return }
+    if (o.kind === 'imm') { b.i32(immI32(o)!); if (vector) b.simd(SimdOp.i32x4_splat); return }
     if (o.kind !== 'reg') throw new Error('internal: predRemat operand')
     const tid = this.plan!.recomputed.get(o.id)
     if (tid) {
@@ -3740,7 +3732,7 @@ class KernelWriter {
       if (h.tx) {
         const [a, z] = h.tx
         b.i64(BigInt(Math.max(0, a))).set(t0)
-        ntx1(); b.i64(1n).op(Op.i64_add)
+        b.get(L.NTX!).op(Op.i64_extend_i32_u)
         if (z !== 'NTX') { const m = this.tmp('htm', 'i64'); b.tee(m).i64(BigInt(z)).get(m).i64(BigInt(z)).op(Op.i64_lt_s).op(Op.select) }
         b.i64(1n).op(Op.i64_sub).set(t1)
       } else { b.i64(0n).set(t0); ntx1(); b.set(t1) }

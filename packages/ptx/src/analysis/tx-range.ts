@@ -73,11 +73,18 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
     if (!['grid', 'block'].includes(plan.uniformity.register[y.id]!)) return undefined
     for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id)) return undefined
   } else if (y.kind !== 'imm') return undefined
-  // the threads that hold the comparison, and those that branch past the code: they branch where p is true
-  // (`@p bra`) and run where it is false, or the other way round for `@!p bra`
-  const holds: Record<string, [TxEnd, TxEnd]> = { lt: ['0', 'Y'], lo: ['0', 'Y'], le: ['0', 'Y1'], ls: ['0', 'Y1'], gt: ['Y1', 'NTX'], hi: ['Y1', 'NTX'], ge: ['Y', 'NTX'], hs: ['Y', 'NTX'], eq: ['Y', 'Y1'] }
-  const fails: Record<string, [TxEnd, TxEnd]> = { lt: ['Y', 'NTX'], lo: ['Y', 'NTX'], le: ['Y1', 'NTX'], ls: ['Y1', 'NTX'], gt: ['0', 'Y1'], hi: ['0', 'Y1'], ge: ['0', 'Y'], hs: ['0', 'Y'], ne: ['Y', 'Y1'] }
-  const pair = br.guard.negate ? holds[cmp] : fails[cmp]
+  const pair = stayEnds(cmp, !!br.guard.negate)
   if (!pair) return undefined
   return { y, signed: type === 's32', lo: pair[0], hi: pair[1] }
+}
+
+// the threads where `%tid.x cmp y` holds, and where it does not
+const HOLDS: Readonly<Record<string, [TxEnd, TxEnd]>> = { lt: ['0', 'Y'], lo: ['0', 'Y'], le: ['0', 'Y1'], ls: ['0', 'Y1'], gt: ['Y1', 'NTX'], hi: ['Y1', 'NTX'], ge: ['Y', 'NTX'], hs: ['Y', 'NTX'], eq: ['Y', 'Y1'] }
+const FAILS: Readonly<Record<string, [TxEnd, TxEnd]>> = { lt: ['Y', 'NTX'], lo: ['Y', 'NTX'], le: ['Y1', 'NTX'], ls: ['Y1', 'NTX'], gt: ['0', 'Y1'], hi: ['0', 'Y1'], ge: ['0', 'Y'], hs: ['0', 'Y'], ne: ['Y', 'Y1'] }
+
+/** The tx of the threads that do not branch at `@p bra` (`@!p bra` where `negate`), p = `%tid.x cmp y`: they
+ *  branch where p is true and run where it is false, or the other way round; undefined where that is not one
+ *  interval (`!=` that runs, `==` that branches). */
+export function stayEnds(cmp: string, negate: boolean): [TxEnd, TxEnd] | undefined {
+  return (negate ? HOLDS : FAILS)[cmp]
 }

@@ -316,7 +316,8 @@ class EmulatorModuleImpl implements EmulatorModule {
     const tier = this.lm.tiers.get(name)
     const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
     const simd = tier?.simd ? `\n  SIMD across threads: ${tier.simd}` : ''
-    return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized, cf.lockstepNotRun)}${simd}\n  ${tierLine}`
+    const ahead = tier?.readAhead ? `\n  read-ahead: each block first reads a word of every cache line the next block loads at ${tier.readAhead.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.readAhead.join(', ')} (its loads then hit the cache; the memory works while the block computes)` : ''
+    return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized, cf.lockstepNotRun)}${simd}${ahead}\n  ${tierLine}`
   }
 
   readonly getGlobal = (name: string): { address: bigint; size: number } => {

@@ -3074,7 +3074,7 @@ class KernelWriter {
     const range = this.txRange(it)
     if (range) {
       const v = this.tmp('nv', 'i64')
-      range(); b.set(v)
+      range.push(); b.set(v)
       // clamp both ends to [0, NTX]
       const clamp = (push: () => void, dst: number) => {
         const x = this.tmp('nx', 'i64')
@@ -3095,9 +3095,13 @@ class KernelWriter {
     const done = b.open('block')
     const lp = b.open('loop')
     b.get(L.tx!).get(HI).op(Op.i32_ge_s).brIf(done)
+    // (no thread of [LO, HI) takes the branch past the loop's code: not written)
+    const outerElided = this.elided
+    if (range) this.elided = range.branch
     if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd)
     this.setThreadIndex()
     this.turn(it, saved, plan.threadsEnd)
+    this.elided = outerElided
     b.get(L.tx!).i32(1).op(Op.i32_add).set(L.tx!)
     b.br(lp)
     b.end().end()
@@ -3405,6 +3409,41 @@ class KernelWriter {
       if (warp) b.get(L.t!).i32(3).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).get(L.t!).i32(4).op(Op.i32_add).get(L.W1!).op(Op.i32_le_u).op(Op.i32_and)
       b.begin('if')
       this.vFail = b.open('block')
+      const addressOnly = this.loopAddressOnly(it)
+      this.vWritten = new Set()
+      for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vWritten.add(r)
+      this.vstride.clear()
+      // registers the loop reads before writing them: per-thread ones from the lanes' slots (or recomputed),
+      // the others (block values, in their scalar locals) splat; those the loop does not write, once for
+      // all the turns of a row (the engine does not move loop-invariant code out of a loop)
+      const mask = (r: number) => { if (this.classes[r] === 'pred') b.i32x4([0, 0, 0, 0]).simd(SimdOp.i32x4_ne) }
+      const loads = new Set(it.loads)
+      const exposed = new Set<number>()
+      const before = new Set<number>()
+      for (let i = it.start; i < it.end; i++) {
+        const x = this.fn.instructions[i]!
+        for (const r of usedRegisters(x)) if (!before.has(r) && !loads.has(r)) exposed.add(r)
+        for (const r of definedRegisters(x)) if (!x.guard) before.add(r)
+      }
+      const splatPre = (r: number) => {
+        b.get(L.LB0!).simdMem(SimdOp.v128_load32_splat, 2, this.preSlot.get(r)!).set(this.vlocal(r))
+        this.vstride.set(r, 0)
+        exposed.delete(r)
+      }
+      const splatBlock = (r: number) => {
+        b.get(this.regs[r]!)
+        if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
+        b.simd(SimdOp.i32x4_splat); mask(r); b.set(this.vlocal(r))
+        this.vstride.set(r, 0)
+      }
+      const preRead = [...this.preComputedRegs].filter((r) => !addressOnly.has(r) && (this.usesOf.get(r) ?? []).some((u) => u >= it.start && u < it.end && !this.preComputed.has(u)))
+      // (the loop's uniform prefix runs once before it: preComputed)
+      const turnWritten = new Set<number>()
+      for (let i = it.start; i < it.end; i++) if (!this.preComputed.has(i)) for (const r of definedRegisters(this.fn.instructions[i]!)) turnWritten.add(r)
+      const invariant = (r: number) => !turnWritten.has(r)
+      for (const r of preRead) if (invariant(r)) splatPre(r)
+      for (const r of [...exposed]) if (invariant(r) && !addressOnly.has(r) && !this.isWide(r)) { splatBlock(r); exposed.delete(r) }
+      const strides0 = new Map(this.vstride)
       // a block's row: the next turn, where it is whole, without going round the thread loop (its tx is a
       // multiple of 4 already)
       const again = warp ? undefined : b.open('loop')
@@ -3413,10 +3452,7 @@ class KernelWriter {
       this.vLaneByLane = false
       this.vLaneCount = 0
       this.vLoop = true
-      const addressOnly = this.loopAddressOnly(it)
       this.simd = { addressOnly, uniform: new Set() }
-      this.vWritten = new Set()
-      for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vWritten.add(r)
       // block values read after the loop, and the address-only registers they are computed from
       this.vScalar = new Set(this.plan!.perBlock.filter((r) => addressOnly.has(r) && this.vWritten.has(r)))
       for (let changed = true; changed;) {
@@ -3429,6 +3465,7 @@ class KernelWriter {
       }
       this.vScalarDone.clear()
       this.vstride.clear()
+      for (const [r, v] of strides0) this.vstride.set(r, v)
       this.vwstride.clear()
       this.vwLanes.clear()
       this.vTop = new Set(it.nodes.flatMap((n) => (n.kind === 'instr' ? [n.index] : [])))
@@ -3445,23 +3482,8 @@ class KernelWriter {
         for (let k = 0; k < 4; k++) { b.get(lb[k]!).mem(Op.i32_load, 2, this.stateOff); if (k) b.op(Op.i32_or) }
         b.brIf(this.vFail)
       }
-      // registers the loop reads before writing them: per-thread ones from the lanes' slots (or recomputed),
-      // the others (block values, in their scalar locals) splat
-      const mask = (r: number) => { if (this.classes[r] === 'pred') b.i32x4([0, 0, 0, 0]).simd(SimdOp.i32x4_ne) }
-      const loads = new Set(it.loads)
-      const exposed = new Set<number>()
-      const before = new Set<number>()
-      for (let i = it.start; i < it.end; i++) {
-        const x = this.fn.instructions[i]!
-        for (const r of usedRegisters(x)) if (!before.has(r) && !loads.has(r)) exposed.add(r)
-        for (const r of definedRegisters(x)) if (!x.guard) before.add(r)
-      }
-      for (const r of this.preComputedRegs) {
-        if (addressOnly.has(r) || !(this.usesOf.get(r) ?? []).some((u) => u >= it.start && u < it.end && !this.preComputed.has(u))) continue
-        b.get(L.LB0!).simdMem(SimdOp.v128_load32_splat, 2, this.preSlot.get(r)!).set(this.vlocal(r))
-        this.vstride.set(r, 0)
-        exposed.delete(r)
-      }
+      // (the loop-written ones each turn)
+      for (const r of preRead) if (!invariant(r)) splatPre(r)
       for (const r of exposed) {
         if (addressOnly.has(r)) continue
         if (this.isWide(r)) {
@@ -3469,10 +3491,7 @@ class KernelWriter {
           if (this.classes[r] === 'i64') { this.vwstride.set(r, 0); this.vwLanes.add(r) }
           continue
         }
-        b.get(this.regs[r]!)
-        if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
-        b.simd(SimdOp.i32x4_splat); mask(r); b.set(this.vlocal(r))
-        this.vstride.set(r, 0)
+        splatBlock(r)
       }
       for (const r of it.loads) {
         if (addressOnly.has(r)) continue
@@ -3597,7 +3616,7 @@ class KernelWriter {
   /** The tx interval of a block-level loop whose first act is `@p bra` past the rest of its code, with p
    *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
    *  rule. Returns code that pushes an i64 holding LO (low 32 bits, signed) and HI (high 32 bits). */
-  private txRange(it: ThreadLoop): (() => void) | undefined {
+  private txRange(it: ThreadLoop): { push: () => void; branch: number } | undefined {
     const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine)
     if (!r) return undefined
     const b = this.b, L = this.L
@@ -3619,9 +3638,12 @@ class KernelWriter {
       b.get(x).i64(0n).get(x).i64(0n).op(Op.i64_gt_s).op(Op.select).set(x)
       b.get(x).get(L.NTX!).op(Op.i64_extend_i32_u).get(x).get(L.NTX!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s).op(Op.select)
     }
-    return () => {
-      end(r.lo); b.i64(0xffffffffn).op(Op.i64_and)
-      end(r.hi); b.i64(32n).op(Op.i64_shl).op(Op.i64_or)
+    return {
+      push: () => {
+        end(r.lo); b.i64(0xffffffffn).op(Op.i64_and)
+        end(r.hi); b.i64(32n).op(Op.i64_shl).op(Op.i64_or)
+      },
+      branch: r.branch,
     }
   }
 

@@ -23,6 +23,8 @@ export interface TxRange {
   signed: boolean
   lo: TxEnd
   hi: TxEnd
+  /** The `@p bra` past the loop's code: no thread of [lo, hi) takes it. */
+  branch: number
 }
 
 const LOOP_OPS = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'])
@@ -75,7 +77,7 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
   } else if (y.kind !== 'imm') return undefined
   const pair = stayEnds(cmp, !!br.guard.negate)
   if (!pair) return undefined
-  return { y, signed: type === 's32', lo: pair[0], hi: pair[1] }
+  return { y, signed: type === 's32', lo: pair[0], hi: pair[1], branch: first.index }
 }
 
 // the threads where `%tid.x cmp y` holds, and where it does not

@@ -1753,16 +1753,33 @@ class KernelWriter {
     const b = this.b
     const groups = this.unchecked ? all.map((g) => ({ ...g, members: g.members.filter((m) => !this.hoistedShared(m.index)) })).filter((g) => g.members.length) : all
     if (!groups.length) return
-    const bad = this.tmp('vwbad', 'v128')
-    b.i32x4([0, 0, 0, 0]).set(bad)
+    const bad = this.tmp('vwbad', 'v128'), sbad = this.tmp('vwsbad', 'i32')
+    let vector = false, scalar = false
     for (const g of groups) {
       if (this.classes[g.reg] !== 'i32') this.vfail('a window run through a register that is not 32 bits wide')
       const lo = Math.min(...g.members.map((m) => m.offset))
       const span = Math.max(...g.members.map((m) => m.offset + m.n)) - lo
+      const stride = this.vstride.get(g.reg)
+      if (stride === 0 || (stride === 4 && g.al <= 3)) {
+        // the lanes' offsets are one, or 4 bytes apart from lane 0's up (each aligned where lane 0's is): the
+        // hull of the four lanes' runs, from lane 0's, tested as one run
+        b.get(this.vlocal(g.reg)).simdLane(SimdOp.i32x4_extract_lane, 0)
+        if (lo) b.i32(lo).op(Op.i32_add)
+        if (g.al) b.i32(Math.log2(g.al + 1)).op(Op.i32_rotr)
+        b.get(this.windowLimit(g.space, span + (stride === 4 ? 12 : 0), g.al)).op(Op.i32_ge_u)
+        if (scalar) b.get(sbad).op(Op.i32_or)
+        b.set(sbad)
+        scalar = true
+        continue
+      }
       this.vrot(() => { b.get(this.vlocal(g.reg)); if (lo) b.i32(lo).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add) }, g.al)
-      b.get(this.windowLimit(g.space, span, g.al)).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_ge_u).get(bad).simd(SimdOp.v128_or).set(bad)
+      b.get(this.windowLimit(g.space, span, g.al)).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_ge_u)
+      if (vector) b.get(bad).simd(SimdOp.v128_or)
+      b.set(bad)
+      vector = true
     }
-    b.get(bad).simd(SimdOp.v128_any_true)
+    if (vector) b.get(bad).simd(SimdOp.v128_any_true)
+    if (scalar) { b.get(sbad); if (vector) b.op(Op.i32_or) }
     this.vleave()
   }
 

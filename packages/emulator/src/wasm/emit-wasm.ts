@@ -3088,7 +3088,9 @@ class KernelWriter {
     }
     // tz, ty, tx nested; only the tx interval [LO, HI) that does more than branch past the loop's code
     const LO = this.tmp('LO', 'i32'), HI = this.tmp('HI', 'i32')
-    const range = this.txRange(it)
+    // (a bound the loop computes in its uniform prefix, once before it, as every thread would: the halving
+    // tree's `half = n >> 1` then `if (t < half)`)
+    const range = this.txRange(it, this.preComputed)
     if (range) {
       const v = this.tmp('nv', 'i64')
       range.push(); b.set(v)
@@ -3633,8 +3635,8 @@ class KernelWriter {
   /** The tx interval of a block-level loop whose first act is `@p bra` past the rest of its code, with p
    *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
    *  rule. Returns code that pushes an i64 holding LO (low 32 bits, signed) and HI (high 32 bits). */
-  private txRange(it: ThreadLoop): { push: () => void; branch: number } | undefined {
-    const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine)
+  private txRange(it: ThreadLoop, prefix?: ReadonlySet<number>): { push: () => void; branch: number } | undefined {
+    const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine, prefix)
     if (!r) return undefined
     const b = this.b, L = this.L
     const yv = (): void => {

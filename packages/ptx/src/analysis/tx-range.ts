@@ -1,9 +1,9 @@
 // The tx interval of a block-level thread loop that does more than branch past its code: a loop whose first
 // act is `@p bra` past the rest of its body, with p from `setp.cmp p, %tid.x, y` (y the same for the whole
-// block and not set in the loop before the branch) — a tree reduction's `if (tid < s)`, an `if (tid == 0)`.
-// The other threads only compute that predicate, so a writer runs the loop over [lo, hi) of tid.x alone
-// (both clamped to [0, ntid.x]). One rule, rendered by each of the emulator's writers (JavaScript and
-// WebAssembly).
+// block and not set in the loop before the branch, or set there only by instructions a writer computes once
+// before the loop, `computedBefore`) — a tree reduction's `if (tid < s)`, an `if (tid == 0)`. The other
+// threads only compute that predicate, so a writer runs the loop over [lo, hi) of tid.x alone (both clamped
+// to [0, ntid.x]). One rule, rendered by each of the emulator's writers (JavaScript and WebAssembly).
 import { definedRegisters, type IrFunction, type Operand } from '../ir.js'
 import type { Structure } from '../structure.js'
 import type { AffineFacts } from './affine.js'
@@ -30,7 +30,7 @@ export interface TxRange {
 const LOOP_OPS = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'])
 
 /** The interval of `it`, or undefined when the loop is not of that shape. */
-export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts | undefined): TxRange | undefined {
+export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts | undefined, computedBefore?: ReadonlySet<number>): TxRange | undefined {
   const ins = fn.instructions
   if (it.gather !== undefined || it.scatter !== undefined || !affine || structure.kind !== 'structured') return undefined
   let k = 0
@@ -73,7 +73,7 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
   // y: an immediate, or a register the same for the whole block that the loop does not set before the branch
   if (y.kind === 'reg') {
     if (!['grid', 'block'].includes(plan.uniformity.register[y.id]!)) return undefined
-    for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id)) return undefined
+    for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id) && !computedBefore?.has(i)) return undefined
   } else if (y.kind !== 'imm') return undefined
   const pair = stayEnds(cmp, !!br.guard.negate)
   if (!pair) return undefined

@@ -1,0 +1,60 @@
+// analysis/tx-range.ts: the tx interval of a block-level thread loop whose first act is `@p bra` past its code,
+// p = `%tid.x cmp y`. A tree reduction's step as nvcc rotates `for (half = n / 2; half > 32; half >>= 1) if (t <
+// half) …`: every thread computes half = h >> 1 in the loop, then compares. Without knowing that a writer
+// computes that shift once before the loop, the bound is set in the loop and there is no interval; with it
+// (`computedBefore`), [0, half) and the branch no thread of it takes.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { analyzeAffine, analyzeLiveness, assignRegisterClasses, planThreadLoops, structureFunction, threadLoopTxRange, type ScheduleItem, type ThreadLoop } from '@kernelpack/ptx'
+import { at, kernel } from '../helpers.js'
+
+const BODY = `  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, tile;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+  bar.sync 0;
+  mov.u32 %r5, %ntid.x;
+$L_step:
+  shr.u32 %r6, %r5, 1;
+  setp.ge.u32 %p1, %r1, %r6;
+  @%p1 bra $L_skip;
+  shl.b32 %r7, %r6, 2;
+  add.s32 %r8, %r4, %r7;
+  ld.shared.u32 %r9, [%r4];
+  ld.shared.u32 %r10, [%r8];
+  add.s32 %r11, %r9, %r10;
+  st.shared.u32 [%r4], %r11;
+$L_skip:
+  bar.sync 0;
+  setp.gt.u32 %p2, %r5, 131;
+  mov.u32 %r5, %r6;
+  @%p2 bra $L_step;
+  ret;`
+
+/** The block-level thread loops of the schedule, in order. */
+function threadLoops(items: readonly ScheduleItem[]): ThreadLoop[] {
+  return items.flatMap((it) => (it.kind === 'threads' ? (it.level === 'block' && !it.once ? [it] : []) : it.kind === 'region' || it.kind === 'warps' ? threadLoops(it.body) : []))
+}
+
+const s = suite('threadLoopTxRange')
+
+s('a bound the loop computes before its branch: an interval only where a writer computes it before the loop', () => {
+  const { fn, cfg } = kernel(BODY)
+  const structure = structureFunction(fn)
+  const p = planThreadLoops(fn, { cfg, structure, liveness: analyzeLiveness(fn, cfg) })
+  if (p.kind !== 'loops') throw new Error(`expected thread loops: ${p.reason}`)
+  const affine = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
+  const step = threadLoops(p.schedule).find((it) => it.start <= at(fn, 'shr.u32') && at(fn, 'shr.u32') < it.end)
+  assert.ok(step, 'the step\'s thread loop')
+  assert.is(threadLoopTxRange(fn, step!, p, structure, affine), undefined)
+  assert.is(threadLoopTxRange(fn, step!, p, structure, affine, new Set([at(fn, 'shl.b32', 1)])), undefined, 'another instruction computed before')
+  const r = threadLoopTxRange(fn, step!, p, structure, affine, new Set([at(fn, 'shr.u32')]))
+  assert.ok(r)
+  assert.equal([r!.lo, r!.hi], ['0', 'Y'])
+  assert.is(r!.signed, false)
+  assert.equal(r!.y, { kind: 'reg', id: fn.registers.findIndex((x) => x.name === '%r6') })
+  assert.is(r!.branch, at(fn, '@%p1 bra'))
+})
+
+s.run()

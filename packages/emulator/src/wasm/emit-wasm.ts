@@ -3139,7 +3139,10 @@ class KernelWriter {
    *  does not write, and earlier such results; each defining a register the loop defines only there and
    *  reads only after it, that is a block value or lives only in the loop): computed once before the loop
    *  instead of once per thread (the scan's `pin * nt`, issue 24). A loop some threads may skip (txRange,
-   *  ended threads) keeps the block values it defines in its code, as a thread that runs it leaves them. */
+   *  ended threads) keeps the block values it defines in its code, as a thread that runs it leaves them;
+   *  where no thread ends, every thread runs a block-level loop (warp-level code elsewhere or not), and a
+   *  prefix before the branch a narrowed loop's interval reads (txRange's computedBefore) is what every
+   *  thread computes before it. */
   private uniformPrefix(it: ThreadLoop): number[] {
     const plan = this.plan!, ins = this.fn.instructions
     if (it.level !== 'block' || it.once) return []
@@ -3150,7 +3153,7 @@ class KernelWriter {
       for (const r of definedRegisters(ins[i]!)) defs.set(r, (defs.get(r) ?? 0) + 1)
     }
     // a register read after the loop whose value a thread that does not run the loop would keep
-    const partial = plan.threadsEnd || plan.warps || this.txRange(it) !== undefined
+    const partial = plan.threadsEnd || this.txRange(it) !== undefined
     const PURE32 = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'not'])
     const SAME = /^%(ntid|ctaid|nctaid)\.[xyz]$/
     const uniform = new Set<number>()

@@ -285,7 +285,15 @@ function emitAtomic(w: KernelWriter, ins: Instruction): void {
       w.line(`${atomicWord(w, space, 'add', `(${a} + 4u)`, `${b}.y + select(0u, 1u, ${lo} + ${b}.x < ${lo})`, '0u', '0u')};`)
       return
     }
-    return w.refuse(`64-bit atom.${op}${op === 'add' ? ' whose old value is used' : ''}: WGSL has no 64-bit atomics, and a lock would have no forward-progress guarantee`)
+    // and/or/xor whose old value nobody reads: each 32-bit half on its own (bitwise operations never carry)
+    if ((op === 'and' || op === 'or' || op === 'xor') && !used) {
+      const a = w.tmp(space === 'generic' ? at : checked(w, space, at, 8))
+      const b = w.tmp(w.u64(bOp))
+      w.line(`${atomicWord(w, space, op, a, `${b}.x`, '0u', '0u')};`)
+      w.line(`${atomicWord(w, space, op, `(${a} + 4u)`, `${b}.y`, '0u', '0u')};`)
+      return
+    }
+    return w.refuse(`64-bit atom.${op}${['add', 'and', 'or', 'xor'].includes(op) ? ' whose old value is used' : ''}: WGSL has no 64-bit atomics, and a lock would have no forward-progress guarantee`)
   }
   let kind: AtomKind | 'cas'
   const isF = t === 'f32'

@@ -7,8 +7,9 @@
 // PTX lines read ahead, and none for a load every block makes alike or for a kernel without barriers. The
 // shapes: the bench's reduction with an input that ends at the last block's words (its next block's range
 // lies past the allocation: nothing read there), a two-dimensional grid (no next block in the row at its
-// end), threads a row of a matrix apart (one line a thread), and a block's reads of a table every block
-// shares.
+// end), threads a row of a matrix apart (one line a thread), a block's reads of a table every block shares,
+// and kernels without barriers (a vector add, a warp-shuffle sum), which keep the hardware prefetcher's
+// stream and get none.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
@@ -73,6 +74,15 @@ extern "C" __global__ void add_vectors(const int *a, const int *b, int *c)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     c[i] = a[i] + b[i];
+}
+
+// warp shuffles and no barrier: each warp's sum (the warps compute between loads without waiting for others)
+extern "C" __global__ void warp_sums(const int *in, int *out)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = in[i];
+    for (int m = 16; m > 0; m >>= 1) v += __shfl_down_sync(0xffffffffu, v, m);
+    if ((threadIdx.x & 31) == 0) out[i >> 5] = v;
 }
 `
 
@@ -166,7 +176,7 @@ s('a two-dimensional grid, and threads a matrix row apart: the sums', async () =
   assert.is(readAheadLines(c.inspect).length, 2, c.inspect)
 })
 
-s('a table every block reads alike is not read ahead; a kernel without barriers reads nothing ahead', async () => {
+s('a table every block reads alike is not read ahead; kernels without barriers (a thread loop, warp shuffles) read nothing ahead', async () => {
   const [grid, block] = [12, 128]
   const x = ints(grid * block), w = Int32Array.from({ length: block }, (_, i) => (i % 7) - 3)
   const r = await both('weighted_sums', [grid, 1], block, [x, w], grid)
@@ -189,6 +199,14 @@ s('a table every block reads alike is not read ahead; a kernel without barriers 
   for (let i = 0; i < a.length; i++) if (v.words[i] !== a[i]! + b2[i]!) assert.unreachable(`c[${i}]`)
   assert.is(readAheadLines(v.inspect).length, 0, v.inspect)
   assert.not.match(v.inspect, /read-ahead/)
+  const x2 = ints(32 * 256)
+  const ws = await both('warp_sums', [32, 1], 256, [x2], 32 * 8)
+  for (let w = 0; w < 32 * 8; w++) {
+    let sum = 0
+    for (let l = 0; l < 32; l++) sum += x2[w * 32 + l]!
+    assert.is(ws.words[w], sum, `warp ${w}`)
+  }
+  assert.not.match(ws.inspect, /read-ahead/, ws.inspect)
 })
 
 s.run()

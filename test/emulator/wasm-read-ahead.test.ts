@@ -13,7 +13,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
-import { marshal, nvccPtx, ptxBytes, type Arg } from './helpers.js'
+import { nvccPtx } from './helpers.js'
+import { KernelRunner, type KernelArg } from '../helpers/kernel-runner.js'
 
 const SOURCE = `
 // the block's 2·blockDim.x words summed in shared memory (a tree, barriers between its steps)
@@ -92,30 +93,23 @@ const ptxLines = ptx.split('\n')
 interface Run { words: Int32Array; inspect: string }
 
 /** Runs `kernel` with `inputs` (each uploaded into an allocation of exactly its size) and the output's words
- *  after them, then the scalar arguments (awaiting each step: on workers they answer with promises). */
-async function run(codegen: 'wasm' | 'js', workers: number, kernel: string, grid: [number, number], block: number, inputs: Int32Array[], outWords: number, scalars: Arg[]): Promise<Run> {
+ *  after them, then the scalar arguments. */
+async function run(codegen: 'wasm' | 'js', workers: number, kernel: string, grid: [number, number], block: number, inputs: Int32Array[], outWords: number, scalars: KernelArg[]): Promise<Run> {
   const be = createEmulatorBackend({ codegen, workers })
   try {
-    const mod = be.loadModule(ptxBytes(ptx))
-    const ptrs: bigint[] = []
-    for (const x of inputs) {
-      const d = be.alloc(x.byteLength)
-      await be.copyToDevice(d, new Uint8Array(x.buffer, x.byteOffset, x.byteLength))
-      ptrs.push(d)
-    }
-    const dout = be.alloc(outWords * 4)
-    const args = marshal([...ptrs.map((p) => ({ u64: p })), { u64: dout }, ...scalars])
-    await be.launch(mod.getFunction(kernel), { grid: [grid[0], grid[1], 1], block: [block, 1, 1], sharedBytes: 0 }, args)
-    const words = new Int32Array(outWords)
-    await be.copyFromDevice(new Uint8Array(words.buffer), dout)
-    return { words, inspect: mod.inspect(kernel) }
+    const k = await KernelRunner.load(be, ptx, 'compute_80', `read-ahead kernels (${codegen}, ${workers} workers)`)
+    const ins: KernelArg[] = []
+    for (const x of inputs) ins.push(await k.upload(x))
+    const out = await k.alloc(outWords * 4)
+    await k.launch(kernel, [grid[0], grid[1], 1], block, [...ins, out, ...scalars])
+    return { words: await k.read(out, Int32Array), inspect: (k.module as unknown as { inspect(name: string): string }).inspect(k.entry(kernel)) }
   } finally {
     be.dispose()
   }
 }
 
 /** The same launch on both tiers (the wasm tier on the calling thread and on two workers): every word equal. */
-async function both(kernel: string, grid: [number, number], block: number, inputs: Int32Array[], outWords: number, scalars: Arg[] = []): Promise<Run> {
+async function both(kernel: string, grid: [number, number], block: number, inputs: Int32Array[], outWords: number, scalars: KernelArg[] = []): Promise<Run> {
   const js = await run('js', 0, kernel, grid, block, inputs, outWords, scalars)
   const wasm = await run('wasm', 0, kernel, grid, block, inputs, outWords, scalars)
   const wasm2 = await run('wasm', 2, kernel, grid, block, inputs, outWords, scalars)
@@ -139,7 +133,7 @@ s('the bench\'s reduction, its input ending at the last block\'s words: the sums
   for (const [grid, block] of [[40, 256], [7, 128], [5, 64]] as const) {
     const n = grid * block * 2
     const x = ints(n)
-    const r = await both('block_sums', [grid, 1], block, [x], grid, [{ u32: n }])
+    const r = await both('block_sums', [grid, 1], block, [x], grid, [n])
     for (let g = 0; g < grid; g++) {
       let sum = 0
       for (let k = 0; k < 2 * block; k++) sum += x[g * block * 2 + k]!
@@ -155,7 +149,7 @@ s('a two-dimensional grid, and threads a matrix row apart: the sums', async () =
   const [cx, cy, block] = [3, 5, 64]
   const rowLen = cx * block * 2
   const x = ints(rowLen * cy)
-  const r = await both('grid2d_sums', [cx, cy], block, [x], cx * cy, [{ u32: rowLen }])
+  const r = await both('grid2d_sums', [cx, cy], block, [x], cx * cy, [rowLen])
   for (let y = 0; y < cy; y++) {
     for (let c = 0; c < cx; c++) {
       let sum = 0

@@ -3432,8 +3432,16 @@ class KernelWriter {
       b.begin('if')
       this.vFail = b.open('block')
       const addressOnly = this.loopAddressOnly(it)
+      // the registers the loop writes, and those its turns write (its uniform prefix runs once before it:
+      // preComputed)
       this.vWritten = new Set()
-      for (let i = it.start; i < it.end; i++) for (const r of definedRegisters(this.fn.instructions[i]!)) this.vWritten.add(r)
+      const turnWritten = new Set<number>()
+      for (let i = it.start; i < it.end; i++) {
+        for (const r of definedRegisters(this.fn.instructions[i]!)) {
+          this.vWritten.add(r)
+          if (!this.preComputed.has(i)) turnWritten.add(r)
+        }
+      }
       this.vstride.clear()
       // registers the loop reads before writing them: per-thread ones from the lanes' slots (or recomputed),
       // the others (block values, in their scalar locals) splat; those the loop does not write, once for
@@ -3459,13 +3467,9 @@ class KernelWriter {
         this.vstride.set(r, 0)
       }
       const preRead = [...this.preComputedRegs].filter((r) => !addressOnly.has(r) && (this.usesOf.get(r) ?? []).some((u) => u >= it.start && u < it.end && !this.preComputed.has(u)))
-      // (the loop's uniform prefix runs once before it: preComputed)
-      const turnWritten = new Set<number>()
-      for (let i = it.start; i < it.end; i++) if (!this.preComputed.has(i)) for (const r of definedRegisters(this.fn.instructions[i]!)) turnWritten.add(r)
       const invariant = (r: number) => !turnWritten.has(r)
       for (const r of preRead) if (invariant(r)) splatPre(r)
       for (const r of [...exposed]) if (invariant(r) && !addressOnly.has(r) && !this.isWide(r)) { splatBlock(r); exposed.delete(r) }
-      const strides0 = new Map(this.vstride)
       // a block's row: the next turn, where it is whole, without going round the thread loop (its tx is a
       // multiple of 4 already)
       const again = warp ? undefined : b.open('loop')
@@ -3486,8 +3490,6 @@ class KernelWriter {
         }
       }
       this.vScalarDone.clear()
-      this.vstride.clear()
-      for (const [r, v] of strides0) this.vstride.set(r, v)
       this.vwstride.clear()
       this.vwLanes.clear()
       this.vTop = new Set(it.nodes.flatMap((n) => (n.kind === 'instr' ? [n.index] : [])))
@@ -3826,7 +3828,7 @@ class KernelWriter {
       inside(); b.set(ok)
       b.end()
     }
-    if (this.plan && !this.ownPlan && this.fn.instructions.some((x) => x.op === 'bar' || x.op === 'barrier')) this.touchNextBlock(ok)
+    if (this.plan && !this.ownPlan && this.fn.instructions.some((x) => collectiveOf(x)?.kind === 'bar')) this.touchNextBlock(ok)
     b.get(ok)
   }
 
@@ -3847,34 +3849,34 @@ class KernelWriter {
     const sites = [...this.hoisted].filter(([, h]) => h.space === 'global' && this.fn.instructions[h.index]!.op === 'ld' && invMentions(h.inv, '%ctaid.x'))
     if (!sites.length) return
     for (const [, h] of sites) this.readAhead.add(this.fn.instructions[h.index]!.line)
-    const acc = this.tmp('tnacc', 'i32'), a = this.tmp('tna', 'i64'), e = this.tmp('tne', 'i64'), cx = this.tmp('tncx', 'i32'), step = this.tmp('tnst', 'i64')
+    const acc = this.tmp('tnacc', 'i32'), a = this.tmp('tna', 'i64'), e = this.tmp('tne', 'i64'), cx = this.tmp('tncx', 'i32'), cap = this.tmp('tncap', 'i64')
     b.i32(0).set(acc)
     b.get(L.cx!).i32(1).op(Op.i32_add).get(L.NCX!).op(Op.i32_lt_u).begin('if')
+    // (the sites' address forms read ctaid.x as the next block's while they are written)
+    b.get(L.cx!).tee(cx).i32(1).op(Op.i32_add).set(L.cx!)
     for (const [key, h] of sites) {
       const site = this.sites.get(key)!
       // [a, e]: the next block's lowest and highest start address at this site
-      b.get(L.cx!).set(cx)
-      b.get(L.cx!).i32(1).op(Op.i32_add).set(L.cx!)
       this.inv(h.inv); b.i64(BigInt(h.off)).op(Op.i64_add).set(a)
-      b.get(cx).set(L.cx!)
       b.get(a).get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u).i64(BigInt(h.c)).op(Op.i64_mul).op(Op.i64_add).set(e)
       if (h.c < 0) { b.get(a).get(e).set(a).set(e) }
       // (a range the allocation does not hold in full is left alone)
       b.get(a).get(site.lo).op(Op.i64_ge_s).get(e).get(site.hi).op(Op.i64_lt_s).op(Op.i32_and).begin('if')
       const stride = Math.max(64, Math.abs(h.c))
-      b.i64(BigInt(stride)).set(step)
       // (from its first line's start: each line of [a, e] once, where threads are less than a line apart)
       if (stride === 64) b.get(a).i64(-64n).op(Op.i64_and).set(a)
       // (a range of more than MAX_TOUCHES lines: its first MAX_TOUCHES)
-      b.get(e).get(a).i64(BigInt(stride * (MAX_TOUCHES - 1))).op(Op.i64_add).get(e).get(a).i64(BigInt(stride * (MAX_TOUCHES - 1))).op(Op.i64_add).op(Op.i64_lt_s).op(Op.select).set(e)
+      b.get(a).i64(BigInt(stride * (MAX_TOUCHES - 1))).op(Op.i64_add).set(cap)
+      b.get(e).get(cap).get(e).get(cap).op(Op.i64_lt_s).op(Op.select).set(e)
       const done = b.open('block'), lp = b.open('loop')
       b.get(a).get(e).op(Op.i64_gt_s).brIf(done)
       b.get(a).op(Op.i32_wrap_i64).mem(h.n >= 4 ? Op.i32_load : Op.i32_load8_u, 0, 0).get(acc).op(Op.i32_xor).set(acc)
-      b.get(a).get(step).op(Op.i64_add).set(a)
+      b.get(a).i64(BigInt(stride)).op(Op.i64_add).set(a)
       b.br(lp)
       b.end().end()
       b.end()
     }
+    b.get(cx).set(L.cx!)
     b.end()
     b.get(acc).i32(TOUCH_MAGIC).op(Op.i32_ne).get(ok).op(Op.i32_and).set(ok)
   }

@@ -228,6 +228,98 @@ af('no trip bound where the loop has a second back edge, a negated guard or an u
   }
 })
 
+// a row of a matrix per block (layernorm's shape, as nvcc writes it): the row's base `ctaid.x · cols` as a
+// 64-bit product of two block-invariant values, then block-stride loops over its columns; the first loop's
+// counter starts from the register the last loop steps (nvcc keeps threadIdx.x in the last loop's counter),
+// whose step is defined after the first loop
+const rowLoops = `  ld.param.u64 %rd9, [k_a];
+  ld.param.u32 %r14, [k_n];
+  cvta.to.global.u64 %rd1, %rd9;
+  mov.u32 %r15, %ctaid.x;
+  cvt.u64.u32 %rd10, %r15;
+  cvt.s64.s32 %rd11, %r14;
+  mul.lo.s64 %rd2, %rd11, %rd10;
+  mov.u32 %r21, %tid.x;
+  setp.ge.s32 %p1, %r21, %r14;
+  @%p1 bra $first_done;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r22, %r21;
+$first:
+  cvt.s64.s32 %rd12, %r22;
+  add.s64 %rd13, %rd2, %rd12;
+  shl.b64 %rd14, %rd13, 2;
+  add.s64 %rd15, %rd1, %rd14;
+  ld.global.f32 %f2, [%rd15];
+  add.s32 %r22, %r22, %r2;
+  setp.lt.s32 %p2, %r22, %r14;
+  @%p2 bra $first;
+$first_done:
+  bar.sync 0;
+  mov.u32 %r7, %ntid.x;
+  @%p1 bra $end;
+$last:
+  cvt.s64.s32 %rd20, %r21;
+  add.s64 %rd21, %rd2, %rd20;
+  shl.b64 %rd22, %rd21, 2;
+  add.s64 %rd23, %rd1, %rd22;
+  st.global.f32 [%rd23], %f2;
+  add.s32 %r21, %r21, %r7;
+  setp.lt.s32 %p3, %r21, %r14;
+  @%p3 bra $last;
+$end:
+  ret;`
+
+af('exact64: a 64-bit product of two block-invariant values (a row\'s base) takes part, evaluated modulo 2^64', () => {
+  const { fn, cfg } = kernel(rowLoops)
+  const cls = assignRegisterClasses(fn)
+  // in doubles such a product may pass 2^53: no form without exact64
+  assert.is(analyzeAffine(fn, cfg, cls, { wideParams: true }).address(at(fn, 'st.global.f32')), undefined)
+  const facts = analyzeAffine(fn, cfg, cls, { wideParams: true, exact64: true })
+  for (const op of ['ld.global.f32', 'st.global.f32']) {
+    const f = facts.address(at(fn, op))!
+    assert.equal([show(f.inv), f.c, show(f.iv!.step)], ['(k_a:u64 + ((k_n:u32·%ctaid.x + 0))·4)'.replace('((k_n', '(k_n').replace('0))·4', '0)·4'), 4, '%ntid.x·4'], op)
+    // the zero-extended ctaid.x is checked not negative, the counter's widening in every trip
+    assert.ok(f.conds.some((w) => w.lo === 0 && show(w.inv) === '%ctaid.x'))
+    assert.ok(f.conds.some((w) => w.iv && w.lo === -2147483648 && w.c === 1))
+  }
+})
+
+af('a loop whose counter starts from another loop\'s counter, stepped by a value defined after it, has a trip bound', () => {
+  const { fn, cfg } = kernel(rowLoops)
+  const facts = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true, exact64: true })
+  // both loops: from tid.x, by ntid.x, while below k_n
+  assert.equal(facts.trips.size, 2)
+  for (const t of facts.trips.values()) assert.equal([show(t.init.inv), t.init.c, show(t.step), t.bound.kind === 'param' && t.bound.name], ['0', 1, '%ntid.x', 'k_n'])
+  assert.ok(facts.address(at(fn, 'ld.global.f32'))?.iv)
+})
+
+af('no trip bound for a loop re-entered from an enclosing loop without its counter set again', () => {
+  // the inner loop's counter is set once, before the outer loop: its second run goes on from where the first stopped
+  const body = `  ld.param.u32 %r14, [k_n];
+  mov.u32 %r21, %tid.x;
+  mov.u32 %r7, %ntid.x;
+  mov.u32 %r1, 0;
+$outer:
+  add.s32 %r3, %r1, 1;
+$inner:
+  mul.wide.s32 %rd3, %r21, 4;
+  ld.global.f32 %f1, [%rd3];
+  add.s32 %r21, %r21, %r7;
+  setp.lt.s32 %p1, %r21, %r14;
+  @%p1 bra $inner;
+  add.s32 %r1, %r1, 1;
+  setp.lt.s32 %p2, %r1, 4;
+  @%p2 bra $outer;
+  ret;`
+  const { fn, cfg } = kernel(body)
+  const trips = analyzeAffine(fn, cfg, assignRegisterClasses(fn)).trips
+  // the outer loop has its bound (its counter set before it, once); the inner one none
+  assert.equal([...trips.values()].map((t) => t.bound), [{ kind: 'const', value: 4 }])
+  // set again inside the outer loop, the inner counter starts afresh each time: a bound
+  const { fn: fn2, cfg: cfg2 } = kernel(body.replace('$outer:\n', '$outer:\n  mov.u32 %r21, %tid.x;\n').replace('  mov.u32 %r21, %tid.x;\n  mov.u32 %r7', '  mov.u32 %r7'))
+  assert.is(analyzeAffine(fn2, cfg2, assignRegisterClasses(fn2)).trips.size, 2)
+})
+
 // nvcc reuses a register for blockDim.x and for a halving loop's counter (`for (half = blockDim.x / 2; …)`):
 // before the loop only the first definition can reach a read of it
 const reused = (first: string) => `  ld.param.u64 %rd1, [k_a];

@@ -17,7 +17,7 @@
 import {
   analyzeAffine, analyzeLiveness, planThreadLoops, stayEnds, SWAPPED_CMP, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
-  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
+  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScalarExpr, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
 import type { ModuleLayout } from '../js/emit-js.js'
@@ -157,6 +157,12 @@ const LEFT = 1
 const MAX_TOUCHES = 64
 const TOUCH_MAGIC = 0x5a5a5a5b
 /** Whether an address form reads `name` (a special register such as %ctaid.x). */
+/** An induction variable's term in an address or a wrap check (@kernelpack/ptx AffineForm.iv):
+ *  + (k + (next ? 1 : 0))·step in iteration k of loop `loop` (a cfg.loops index with a TripBound). */
+interface SiteIv { loop: number; step: InvExpr; next: boolean }
+/** A 32-bit term of an address that must not wrap: inv + c·tid.x (+ its iteration term) within [lo, 2^31 − 1]. */
+interface SiteCond { inv: InvExpr; c: number; lo: number; iv?: SiteIv }
+
 function invMentions(e: InvExpr, name: string): boolean {
   return e.kind === 'special' ? e.name === name : e.kind === 'add' || e.kind === 'mul' ? invMentions(e.a, name) || invMentions(e.b, name) : false
 }
@@ -187,6 +193,8 @@ export interface WasmModuleCode {
   simd: Map<string, string>
   /** PTX lines of each kernel's load sites whose next block's cache lines a block reads first (touchNextBlock). */
   readAhead: Map<string, number[]>
+  /** PTX lines of the loop accesses whose ranges each block tests once (loopTest), by kernel. */
+  loopTested: Map<string, number[]>
   /** fma.rn.f32/.f64 use relaxed SIMD's multiply-add (relaxedMaddFused). */
   fusedFma: boolean
   /** The tensor-core collectives the `tc` import computes, by id. */
@@ -320,6 +328,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const slotBytes = new Map<string, number>()
   const vectorized = new Map<string, string>()
   const readAhead = new Map<string, number[]>()
+  const loopTested = new Map<string, number[]>()
   // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
   // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
   const devices = kernels.filter((k) => k.fn.kind === 'func')
@@ -372,13 +381,14 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       if (steps.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${steps.length === 1 ? 'the run of lane loops without shuffles (lockstep steps, or code between them) from PTX line' : `${steps.length} runs of lane loops without shuffles (lockstep steps, or code between them), from PTX lines`} ${steps.join(', ')}, where its 32 lanes all run`)
       if (simd.length) vectorized.set(k.fn.name, simd.join('; '))
       if (w.readAhead.size) readAhead.set(k.fn.name, [...w.readAhead].sort((x, y) => x - y))
+      if (w.loopSites.size) loopTested.set(k.fn.name, [...new Set([...w.loopSites.values()].map((x) => k.fn.instructions[x.index]!.line))].sort((x, y) => x - y))
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
       refused.set(k.fn.name, e)
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, readAhead, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, readAhead, loopTested, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd: boolean): Omit<Helpers, 'tensor'> {
@@ -449,6 +459,8 @@ class KernelWriter {
    *  consecutive threads of one row, so these give a 32-bit register's stride across them (0 for an address
    *  made of tid.y, as a tile row's `As[ty][k]`), never a range. */
   private readonly rowAffine: AffineFacts
+  /** Affine forms evaluated in 64-bit integers (AffineOptions.exact64), with loop terms: for loopSites. */
+  private readonly loopAffine: AffineFacts
   /** The thread-loop schedule of a kernel with barriers (its block-level loops run here). */
   private readonly plan?: ThreadLoopSchedule
   /** Bytes per thread of the loops' slots (0 without a plan). */
@@ -468,6 +480,17 @@ class KernelWriter {
   private unchecked = false
   /** Accesses whose every thread's address is inv + c·tid.x: one range test per block (emit-js.ts hoistable). */
   private readonly hoisted = new Map<string, { index: number; space: Space; n: number; al: number; inv: InvExpr; off: number; c: number; conds: Array<{ inv: InvExpr; c: number; lo: number }>; hv: number; tx?: TxInterval }>()
+  /** Global accesses in loops whose address in iteration k is inv + off + c·tid.x + (k + next)·step, the loop
+   *  with a trip bound (loopSite): tested together once per block over every iteration any of its threads
+   *  can reach (loopTest, into loopOk), so that a 4-lane turn where the test held runs their loops without
+   *  tests of their own (coverLoop). */
+  readonly loopSites = new Map<string, { index: number; n: number; al: number; inv: InvExpr; off: number; c: number; conds: SiteCond[]; iv: SiteIv }>()
+  /** The block's loopTest result (a local), once a loop site is found. */
+  private loopOk: number | undefined
+  /** Instructions of the loops being written in a 4-lane turn that found loopOk set (coverLoop): their
+   *  global accesses need no lane test, and their 64-bit widenings of 32-bit values none either (the test
+   *  held each such value's range in every iteration). */
+  private readonly vCovered = new Set<number>()
   /** The tx of the threads that run the code being written, where a warp-level `if` narrows them (its
    *  guard's stayRange): a site hoisted there is tested over those threads only (blockTest). */
   private siteTx: TxInterval | undefined
@@ -600,6 +623,7 @@ class KernelWriter {
     }
     this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
+    this.loopAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, exact64: true })
     {
       const defs = this.defsOf, uses = this.usesOf
       this.fn.instructions.forEach((x, i) => {
@@ -679,9 +703,10 @@ class KernelWriter {
     // are written after it, into a body of their own, and spliced in front
     const checked = this.plan ? this.blockSchedule(this.plan, false) : this.threadLoop(T0, T1, false)
     if (this.helpers.simd && !this.plan && this.hoisted.size > 0) this.simd = planSimd(this.fn, this.classes, this.structure, (i) => this.testedStride(i) !== undefined)
-    if (this.hoisted.size === 0) b.code.append(checked)
+    const unchecked = this.hoisted.size > 0 ? (this.plan ? this.blockSchedule(this.plan, true) : this.threadLoop(T0, T1, true)) : undefined
+    if (this.loopSites.size) this.loopTest()
+    if (!unchecked) b.code.append(checked)
     else {
-      const unchecked = this.plan ? this.blockSchedule(this.plan, true) : this.threadLoop(T0, T1, true)
       this.blockTest(T0, T1)
       b.begin('if')
       b.code.append(unchecked)
@@ -1091,7 +1116,7 @@ class KernelWriter {
       const push = () => { b.get(this.vlocal(o.id)).simdLane(SimdOp.i32x4_extract_lane, 0).op(ext) }
       const test = () => {
         // (made by the loop's pre-pass where it ran this instruction on the same values)
-        if (s === 0 || this.vPreLoop.has(ins.index)) return
+        if (s === 0 || this.vPreLoop.has(ins.index) || this.vCovered.has(ins.index)) return
         // lane 3's exact value within the 32-bit range the extension reads
         push(); b.i64(BigInt(3 * s)).op(Op.i64_add)
         const v = this.tmp('vwx', 'i64')
@@ -1276,8 +1301,9 @@ class KernelWriter {
     // cached allocation, where the lanes' addresses turn out consecutive at run time
     const words = sz === 4 && (this.classes[value.id] === 'i32' || this.classes[value.id] === 'f32')
     const consec = this.tmp('vgcons', 'i32')
-    // (tested by the pre-pass of the loop it is in, vloopPrecheck: only the consecutive-words test here)
-    const tested = this.vPreLoop.has(ins.index) && !testOnly
+    // (tested by the pre-pass of the loop it is in, vloopPrecheck, or by the block's loopTest, coverLoop: only
+    // the consecutive-words test here)
+    const tested = (this.vPreLoop.has(ins.index) || this.vCovered.has(ins.index)) && !testOnly
     if (tested) {
       if (words) { consecutive(); b.set(consec) }
     } else if (words) {
@@ -3269,7 +3295,9 @@ class KernelWriter {
       for (const i of at) this.vPreLoop.delete(i)
       save()
       this.vSlice = slice
-      this.vSliceTests = new Set(accesses)
+      // (an access the block's loopTest covered needs none: its address arithmetic stays in the slice for
+      // the branches' sake only, and is dead code where nothing else reads it)
+      this.vSliceTests = new Set(accesses.filter((i) => !this.vCovered.has(i)))
       // a branch out of the loop (a `break` to an enclosing block) ends the pre-pass, not the code around it:
       // every enclosing level is the pre-pass's own block while it is written
       const outer = new Map(this.level)
@@ -3770,21 +3798,11 @@ class KernelWriter {
   private blockTest(T0: number, T1: number): void {
     const { b, L } = this
     const ok = this.tmp('hok', 'i32')
-    const lo = this.tmp('hlo', 'i64'), hi = this.tmp('hhi', 'i64'), x = this.tmp('hx', 'i64')
+    const lo = this.tmp('hlo', 'i64'), hi = this.tmp('hhi', 'i64')
     b.get(T0).op(Op.i32_eqz).get(T1).get(L.NT!).op(Op.i32_eq).op(Op.i32_and).set(ok)
     const ntx1 = () => b.get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u)
     for (const [key, h] of this.hoisted) {
-      for (const w of h.conds) {
-        // x and x + c·(NTX−1) within [lo, 2^31−1]
-        this.inv(w.inv); b.set(x)
-        for (const end of [false, true]) {
-          b.get(x)
-          if (end) { ntx1(); b.i64(BigInt(w.c)).op(Op.i64_mul).op(Op.i64_add) }
-          const y = this.tmp('hy', 'i64')
-          b.tee(y).i64(BigInt(w.lo)).op(Op.i64_ge_s).get(y).i64(2147483647n).op(Op.i64_le_s).op(Op.i32_and)
-          b.get(ok).op(Op.i32_and).set(ok)
-        }
-      }
+      for (const w of h.conds) this.condHolds(w, ok)
       this.inv(h.inv); b.i64(BigInt(h.off)).op(Op.i64_add).tee(lo)
       b.get(lo).op(Op.i32_wrap_i64).set(h.hv)
       // (a site only threads [t0, t1) of each row reach: its ends at those, and no test where none does)
@@ -3813,23 +3831,215 @@ class KernelWriter {
       const site = this.sites.get(key)!
       if (h.c < 0) { b.get(lo).get(hi).set(lo).set(hi) }
       // aligned (c is a multiple of the alignment: checked when the site was hoisted)
-      if (h.al > 0) b.get(lo).op(Op.i32_wrap_i64).i32(h.al).op(Op.i32_and).op(Op.i32_eqz).get(ok).op(Op.i32_and).set(ok)
-      // both ends inside the allocation the site last hit (its cached range of valid start addresses
-      // [lo, hi)), else the one holding the lowest address (probe: no fault), which the site then caches
-      const inside = () => b.get(lo).get(site.lo).op(Op.i64_ge_s).get(hi).get(site.hi).op(Op.i64_lt_s).op(Op.i32_and)
-      b.get(ok).begin('if')
-      inside(); b.op(Op.i32_eqz).begin('if')
-      b.get(lo).op(Op.f64_convert_i64_s).call(this.funcs.probe).begin('if')
-      b.gget(this.globals.RL!).sat(SatOp.i64_trunc_sat_f64_s).set(site.lo)
-      b.gget(this.globals.RH!).sat(SatOp.i64_trunc_sat_f64_s).i64(BigInt(h.n - 1)).op(Op.i64_sub).set(site.hi)
-      b.i32(0).set(site.d)
-      b.end()
-      b.end()
-      inside(); b.set(ok)
-      b.end()
+      this.insideAllocation(site, lo, hi, h.n, h.al, ok)
     }
     if (this.plan && !this.ownPlan && this.fn.instructions.some((x) => collectiveOf(x)?.kind === 'bar')) this.touchNextBlock(ok)
     b.get(ok)
+  }
+
+  /** Clears `ok` unless the 32-bit term `w` lies within [lo, 2^31−1] at both ends of the block's threads
+   *  (x and x + c·(NTX−1)); with an iteration term, x + kLo and x + kHi at both (kLo, kHi: its range, set by
+   *  ivSpan for w.iv). */
+  private condHolds(w: SiteCond, ok: number, kLo?: number, kHi?: number): void {
+    const { b, L } = this
+    const x = this.tmp('hx', 'i64'), y = this.tmp('hy', 'i64')
+    this.inv(w.inv); b.set(x)
+    for (const end of [false, true]) {
+      b.get(x)
+      if (end) b.get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u).i64(BigInt(w.c)).op(Op.i64_mul).op(Op.i64_add)
+      b.set(y)
+      b.get(y); if (w.iv) b.get(kLo!).op(Op.i64_add)
+      b.i64(BigInt(w.lo)).op(Op.i64_ge_s)
+      b.get(y); if (w.iv) b.get(kHi!).op(Op.i64_add)
+      b.i64(2147483647n).op(Op.i64_le_s).op(Op.i32_and)
+      b.get(ok).op(Op.i32_and).set(ok)
+    }
+  }
+
+  /** Clears `ok` unless [lo, hi] (start addresses of n-byte accesses, lo aligned to al + 1) lies inside the
+   *  allocation `site` last hit (its cached range of valid start addresses [lo, hi)), else inside the one
+   *  holding lo (probe: no fault), which the site then caches. Tests nothing where `ok` is already clear. */
+  private insideAllocation(site: { lo: number; hi: number; d: number }, lo: number, hi: number, n: number, al: number, ok: number): void {
+    const b = this.b
+    if (al > 0) b.get(lo).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_eqz).get(ok).op(Op.i32_and).set(ok)
+    const inside = () => b.get(lo).get(site.lo).op(Op.i64_ge_s).get(hi).get(site.hi).op(Op.i64_lt_s).op(Op.i32_and)
+    b.get(ok).begin('if')
+    inside(); b.op(Op.i32_eqz).begin('if')
+    b.get(lo).op(Op.f64_convert_i64_s).call(this.funcs.probe).begin('if')
+    b.gget(this.globals.RL!).sat(SatOp.i64_trunc_sat_f64_s).set(site.lo)
+    b.gget(this.globals.RH!).sat(SatOp.i64_trunc_sat_f64_s).i64(BigInt(n - 1)).op(Op.i64_sub).set(site.hi)
+    b.i32(0).set(site.d)
+    b.end()
+    b.end()
+    inside(); b.set(ok)
+    b.end()
+  }
+
+  /** The block's test of its loop sites (loopSites) into loopOk: for each, every address any thread of the
+   *  block makes in any iteration its loop's bound lets it reach (tripLast) inside one allocation, aligned,
+   *  with the 32-bit terms of its address unwrapped in all of them (webgpu's access-sites.ts makes the same
+   *  test once per launch; here the site's cached allocation makes it a few compares a block). */
+  private loopTest(): void {
+    const { b, L } = this
+    const ok = this.loopOk!
+    b.i32(1).set(ok)
+    const lasts = new Map<number, number>()
+    for (const s of this.loopSites.values()) for (const iv of [s.iv, ...s.conds.map((w) => w.iv)]) if (iv && !lasts.has(iv.loop)) lasts.set(iv.loop, this.tripLast(iv.loop, ok))
+    const kLo = this.tmp('lklo', 'i64'), kHi = this.tmp('lkhi', 'i64')
+    const lo = this.tmp('hlo', 'i64'), hi = this.tmp('hhi', 'i64')
+    for (const [key, s] of this.loopSites) {
+      for (const w of s.conds) {
+        if (w.iv) this.ivSpan(w.iv, lasts.get(w.iv.loop)!, kLo, kHi, ok, 0)
+        this.condHolds(w, ok, kLo, kHi)
+      }
+      // [lo, hi]: inv + off + c·tx over the block's threads, plus the iteration term's range (its step aligned)
+      this.inv(s.inv); b.i64(BigInt(s.off)).op(Op.i64_add).tee(lo).set(hi)
+      if (s.c) { b.get(s.c > 0 ? hi : lo).get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u).i64(BigInt(s.c)).op(Op.i64_mul).op(Op.i64_add).set(s.c > 0 ? hi : lo) }
+      this.ivSpan(s.iv, lasts.get(s.iv.loop)!, kLo, kHi, ok, s.al)
+      b.get(lo).get(kLo).op(Op.i64_add).set(lo)
+      b.get(hi).get(kHi).op(Op.i64_add).set(hi)
+      this.insideAllocation(this.sites.get(key)!, lo, hi, s.n, s.al, ok)
+    }
+  }
+
+  /** The range of an iteration term (k + next)·step for k in [0, last] into kLo, kHi (i64 locals); `ok`
+   *  cleared for a step of 2^30 or more in magnitude (the products stay exact: last < 2^33) or one that is
+   *  not a multiple of al + 1. */
+  private ivSpan(iv: SiteIv, last: number, kLo: number, kHi: number, ok: number, al: number): void {
+    const b = this.b
+    const st = this.tmp('lst', 'i64')
+    this.inv(iv.step); b.set(st)
+    b.get(st).i64(-(2n ** 30n)).op(Op.i64_gt_s).get(st).i64(2n ** 30n).op(Op.i64_lt_s).op(Op.i32_and).get(ok).op(Op.i32_and).set(ok)
+    if (al > 0) b.get(st).op(Op.i32_wrap_i64).i32(al).op(Op.i32_and).op(Op.i32_eqz).get(ok).op(Op.i32_and).set(ok)
+    b.get(st).i64(iv.next ? 1n : 0n).op(Op.i64_mul).set(kLo)
+    b.get(last).i64(iv.next ? 1n : 0n).op(Op.i64_add).get(st).op(Op.i64_mul).set(kHi)
+    // (min, max)
+    b.get(kLo).get(kHi).get(kLo).get(kHi).op(Op.i64_lt_s).op(Op.select)
+    b.get(kHi).get(kLo).get(kHi).get(kLo).op(Op.i64_gt_s).op(Op.select).set(kHi).set(kLo)
+  }
+
+  /** The largest iteration index k that any thread of the block reaches in `loop` (its TripBound: iteration k
+   *  runs only where k = 0 or init + k·step < bound, so k ≤ ⌈(bound − init)/step⌉ − 1, largest for the block's
+   *  smallest init), in a local (i64) it returns; `ok` cleared where it cannot be bounded that way: a step not
+   *  positive, a first value off the 32-bit range or whose 32-bit terms wrap, a counter that could wrap on its
+   *  way past the bound (webgpu's access-sites.ts lastIteration, per block). */
+  private tripLast(loop: number, ok: number): number {
+    const { b, L } = this
+    const t = this.loopAffine.trips.get(loop)!
+    const last = b.local('i64'), lo = b.local('i64'), hi = b.local('i64'), step = b.local('i64'), bound = b.local('i64'), y = b.local('i64')
+    const and = () => b.get(ok).op(Op.i32_and).set(ok)
+    const inRange = () => { b.tee(y).i64(-(2n ** 31n)).op(Op.i64_ge_s).get(y).i64(2147483647n).op(Op.i64_le_s).op(Op.i32_and) }
+    // the counter's first value's own 32-bit terms (set before the loop: no iteration term of its own)
+    for (const w of t.init.conds) { if (w.iv) b.i32(0).set(ok); else this.condHolds(w, ok) }
+    // [lo, hi]: the first values of the block's threads
+    this.inv(t.init.inv); b.tee(lo).set(hi)
+    if (t.init.c) { b.get(t.init.c > 0 ? hi : lo).get(L.NTX!).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u).i64(BigInt(t.init.c)).op(Op.i64_mul).op(Op.i64_add).set(t.init.c > 0 ? hi : lo) }
+    this.scalar(t.bound); b.op(Op.i64_extend_i32_s).set(bound)
+    this.inv(t.step); b.set(step)
+    b.get(step).i64(0n).op(Op.i64_gt_s).get(step).i64(2n ** 30n).op(Op.i64_lt_s).op(Op.i32_and); and()
+    b.get(lo); inRange(); and()
+    b.get(hi); inRange(); and()
+    // max(hi, bound) + step: the counter's value after its last increment stays a 32-bit number
+    b.get(hi).get(bound).get(hi).get(bound).op(Op.i64_gt_s).op(Op.select).get(step).op(Op.i64_add).i64(2147483647n).op(Op.i64_le_s); and()
+    // last = bound − lo > 0 ? ⌈(bound − lo)/step⌉ − 1 : 0 (divided by 1 where the step failed)
+    b.get(bound).get(lo).op(Op.i64_sub).set(y)
+    b.get(y).get(step).op(Op.i64_add).i64(1n).op(Op.i64_sub)
+    b.get(step).i64(1n).get(step).i64(0n).op(Op.i64_gt_s).op(Op.select).op(Op.i64_div_s).i64(1n).op(Op.i64_sub)
+    b.i64(0n).get(y).i64(0n).op(Op.i64_gt_s).op(Op.select).set(last)
+    return last
+  }
+
+  /** Pushes a loop bound (ScalarExpr) as the kernel computes it: 32-bit wrapping arithmetic, a shift by 32
+   *  or more as PTX's (0, or the sign for shr.s32). */
+  private scalar(e: ScalarExpr): void {
+    const b = this.b
+    switch (e.kind) {
+      case 'const': b.i32(e.value | 0); return
+      case 'special': this.special(e.name, 'u32'); return
+      case 'param': {
+        const v = this.k.frame.vars.get(e.name)
+        if (!v) throw new WasmRefusal(`unknown parameter ${e.name} in a loop bound`)
+        b.get(2).mem(Op.i32_load, 2, v.off + e.offset)
+        return
+      }
+      case 'op': {
+        const x = b.local('i32'), y = b.local('i32')
+        this.scalar(e.a); b.set(x)
+        this.scalar(e.b); b.set(y)
+        const simple: Partial<Record<typeof e.op, number>> = { add: Op.i32_add, sub: Op.i32_sub, mul: Op.i32_mul, and: Op.i32_and, or: Op.i32_or, xor: Op.i32_xor }
+        const op = simple[e.op]
+        if (op !== undefined) { b.get(x).get(y).op(op); return }
+        if (e.op === 'shr_s') { b.get(x).get(y).i32(31).get(y).i32(32).op(Op.i32_lt_u).op(Op.select).op(Op.i32_shr_s); return }
+        b.get(x).get(y).op(e.op === 'shl' ? Op.i32_shl : Op.i32_shr_u).i32(0).get(y).i32(32).op(Op.i32_lt_u).op(Op.select)
+      }
+    }
+  }
+
+  /** Global access `index` as a loop site (loopSites), registered on first ask: an unguarded scalar access
+   *  through a 64-bit register whose exact64 form has an iteration term of a loop with a trip bound (and its
+   *  wrap checks only such terms), a stride that keeps the alignment. */
+  private loopSite(index: number): boolean {
+    const key = `${index}:0`
+    if (this.loopSites.has(key)) return true
+    const x = this.fn.instructions[index]!
+    const o = x.operands[x.op === 'ld' ? 1 : 0]
+    const n = typeSize(x.type ?? '')
+    if (x.guard || (x.vector ?? 1) !== 1 || !n || n > 8 || o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64') return false
+    const al = n - 1
+    const f = this.loopAffine.formAt(o.base.id, index)
+    const bounded = (iv: SiteIv | undefined) => !iv || this.loopAffine.trips.has(iv.loop)
+    if (!f?.iv || f.c % n !== 0 || !bounded(f.iv) || !f.conds.every((w) => bounded(w.iv))) return false
+    this.loopSites.set(key, { index, n, al, inv: f.inv, off: o.offset, c: f.c, conds: f.conds, iv: f.iv })
+    this.siteLocals(key)
+    this.loopOk ??= this.b.local('i32')
+    return true
+  }
+
+  /** A global access site's cached allocation (start addresses [lo, hi), d to the heap byte), by key. */
+  private siteLocals(key: string): { lo: number; hi: number; d: number } {
+    let s = this.sites.get(key)
+    if (!s) { s = { lo: this.b.local('i64'), hi: this.b.local('i64'), d: this.b.local('i32') }; this.sites.set(key, s) }
+    return s
+  }
+
+  /** At loop `n` in a 4-lane turn that can still go back to one thread at a time: when its global accesses
+   *  include loop sites, the turn leaves (its threads take their scalar turns, which test every access) where
+   *  the block's loopTest failed, and the loop's code is written without those sites' lane tests and without
+   *  the tests of the 64-bit widenings their addresses are computed with (vCovered); returns what it added. */
+  private coverLoop(n: StructRegion): number[] {
+    const ins = this.fn.instructions
+    const at: number[] = []
+    const walk = (ns: readonly StructNode[]) => { for (const x of ns) { if (x.kind === 'instr') at.push(x.index); else if (x.kind !== 'jump') walk(x.body) } }
+    walk(n.body)
+    const sites = at.filter((i) => {
+      const x = ins[i]!
+      return (x.op === 'ld' || x.op === 'st') && x.space === 'global' && !this.vPreLoop.has(i) && !(this.unchecked && this.testedStride(i) !== undefined) && this.loopSite(i)
+    })
+    if (!sites.length) return []
+    this.b.get(this.loopOk!).op(Op.i32_eqz)
+    this.vleave()
+    // the widenings in the sites' address arithmetic within the loop (their 32-bit values are the wrap checks
+    // the test made)
+    const inLoop = new Set(at)
+    const defs = new Map<number, number[]>()
+    for (const i of at) for (const r of definedRegisters(ins[i]!)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
+    const added = new Set<number>(sites)
+    const work = sites.map((i) => { const x = ins[i]!, o = x.operands[x.op === 'ld' ? 1 : 0]; return (o as Extract<IrOperand, { kind: 'addr' }>).base!.kind === 'reg' ? (o as { base: { id: number } }).base.id : -1 })
+    const seen = new Set<number>()
+    while (work.length) {
+      const r = work.pop()!
+      if (r < 0 || seen.has(r)) continue
+      seen.add(r)
+      for (const d of defs.get(r) ?? []) {
+        const x = ins[d]!
+        if (!inLoop.has(d) || !['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'cvt', 'cvta'].includes(x.op)) continue
+        if (x.op === 'cvt') added.add(d)
+        work.push(...usedRegisters(x))
+      }
+    }
+    const out = [...added].filter((i) => !this.vCovered.has(i))
+    for (const i of out) this.vCovered.add(i)
+    return out
   }
 
   /** Reads one word of each cache line the next block (ctaid.x + 1, in the same row of the grid) will load
@@ -3937,6 +4147,7 @@ class KernelWriter {
 
   private nodes(ns: readonly StructNode[]): void {
     for (const n of ns) {
+      let covered: number[] = []
       if (n.kind === 'instr') { if (!this.preComputed.has(n.index)) this.instruction(this.fn.instructions[n.index]!); continue }
       if (n.kind === 'jump') throw new WasmRefusal('re-laid-out control flow is not lowered')
       if (this.vmode && this.vLoop && (this.vStored || this.vIfByLane) && n.kind === 'if' && n.branch !== undefined && !this.vPreLoop.has(n.branch)) { this.vscalarIf(n); continue }
@@ -3965,6 +4176,7 @@ class KernelWriter {
         // a test at the top of a loop that stores runs, from the second trip on, after that store: the
         // loop's tests are made by a pre-pass where they can be (vloopPrecheck), else the turn cannot test
         const stores = this.fn.instructions.slice(n.start, n.end).some((x) => x.op === 'st')
+        if (this.vmode && !this.vStored && !this.vLaneByLane && !this.vSlice) covered = this.coverLoop(n)
         if (stores && this.vmode && !this.vStored && !this.vLaneByLane && !this.vSlice) this.vloopPrecheck(n)
         if (stores) this.vStored = true
       }
@@ -3973,6 +4185,7 @@ class KernelWriter {
       this.nodes(n.body)
       this.b.end()
       this.level.delete(n.id)
+      for (const i of covered) this.vCovered.delete(i)
       // after a region, a register it defines holds its value or an older one (a branch may have skipped it):
       // no stride is known there; a loop's registers that keep theirs through it (steps) keep them
       if (this.vmode && this.vLoop) {

@@ -93,6 +93,13 @@ export interface AffineOptions {
    *  checks name a thread index, so they are for strides along tid.x (a 32-bit form's value is exact modulo
    *  2^32 whatever they say), not for a once-per-block range test. @default false */
   rowInvariant?: boolean
+  /** The caller evaluates forms in 64-bit integers, wrapping as the kernel's 64-bit arithmetic does (a
+   *  WebAssembly writer), not in doubles: a product of two block-invariant values takes part in 64-bit
+   *  arithmetic too (`mul.lo.s64`, and `mul.wide` of two 32-bit values: nvcc's `row · cols` of a row's base),
+   *  and a 64-bit form has no magnitude limit (its value is the kernel's modulo 2^64, and a range test of
+   *  both ends inside one allocation holds every value between them); 32-bit forms stay below 2^62, exact in
+   *  64 bits for their wrap checks, and tid.x coefficients below 2^31. @default false */
+  exact64?: boolean
 }
 
 const MAG_LIMIT = 2 ** 52
@@ -112,12 +119,13 @@ function sum(x: AffineForm, y: AffineForm): AffineForm | undefined {
 }
 
 /** x·y when one side is a literal (≤ 65536 in magnitude), or two block-invariant factors (exact only while
- *  small, which the caller's wrap check establishes) unless `needLiteral`. */
-function product(x: AffineForm, y: AffineForm, needLiteral: boolean): AffineForm | undefined {
+ *  small, which the caller's wrap check establishes) unless `needLiteral`; with `exact64` (AffineOptions)
+ *  such a product's magnitude is the product of theirs, else unbounded. */
+function product(x: AffineForm, y: AffineForm, needLiteral: boolean, exact64 = false): AffineForm | undefined {
   const k = literal(x) ?? literal(y)
   if (k === undefined || Math.abs(k) > 65536) {
     if (needLiteral || x.c !== 0 || y.c !== 0 || x.iv || y.iv) return undefined
-    return { inv: { kind: 'mul', a: x.inv, b: y.inv }, c: 0, conds: [...x.conds, ...y.conds], mag: Infinity }
+    return { inv: { kind: 'mul', a: x.inv, b: y.inv }, c: 0, conds: [...x.conds, ...y.conds], mag: exact64 ? x.mag * y.mag : Infinity }
   }
   const f = literal(x) !== undefined ? y : x
   const out: AffineForm = { inv: { kind: 'mul', a: f.inv, b: { kind: 'const', value: k } }, c: f.c * k, conds: f.conds, mag: f.mag * Math.abs(k) }
@@ -127,6 +135,10 @@ function product(x: AffineForm, y: AffineForm, needLiteral: boolean): AffineForm
 
 export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly RegisterClass[], options: AffineOptions = {}): AffineFacts {
   const ins = fn.instructions
+  const exact64 = !!options.exact64
+  /** A form kept for register class `cls` (MAG_LIMIT; with exact64 a 64-bit form's value is the kernel's
+   *  modulo 2^64 whatever its size, a 32-bit form's below 2^62). */
+  const keep = (f: AffineForm, cls: RegisterClass): boolean => !exact64 ? f.mag <= MAG_LIMIT : Math.abs(f.c) < 2 ** 31 && (cls === 'i64' || f.mag <= 2 ** 62)
   const n = ins.length
   const defs = new Map<number, number[]>()
   ins.forEach((x, i) => { for (const r of definedRegisters(x)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i) })
@@ -254,7 +266,7 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       // (in progress: a definition that reads itself has no form)
       defForms.set(d, null)
       const f = evaluate(x, d, classes[r]!)
-      defForms.set(d, f && !f.iv && f.mag <= MAG_LIMIT ? f : null)
+      defForms.set(d, f && !f.iv && keep(f, classes[r]!) ? f : null)
     }
     return defForms.get(d) ?? undefined
   }
@@ -310,7 +322,7 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
       case 'mad': case 'mul': {
         if (cls === 'i32' && x.part === 'lo' && s32) {
           const a = formOf(A[1], 'i32', i), b = formOf(A[2], 'i32', i)
-          const p = a && b ? product(a, b, false) : undefined
+          const p = a && b ? product(a, b, false, exact64) : undefined
           if (!p) return undefined
           if (x.op === 'mul') return wrap(p)
           const z = formOf(A[3], 'i32', i)
@@ -321,7 +333,15 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
           const a = formOf(A[1], 'i32', i), b = formOf(A[2], 'i32', i)
           // the 64-bit product of two block-invariant values may exceed 2^53: only literal factors
           const ext = (f: AffineForm) => (t[0] === 'u32' ? wrap(f, 0) : f.iv ? wrap(f) : f)
-          if (a && b) return product(ext(a), ext(b), true)
+          if (a && b) return product(ext(a), ext(b), !exact64, exact64)
+        }
+        // a 64-bit product (exact64: the kernel's value modulo 2^64, as the caller computes it)
+        if (exact64 && cls === 'i64' && x.part === 'lo' && (t[0] === 's64' || t[0] === 'u64' || t[0] === 'b64')) {
+          const a = formOf(A[1], 'i64', i), b = formOf(A[2], 'i64', i)
+          const p = a && b ? product(a, b, false, true) : undefined
+          if (!p || x.op === 'mul') return p
+          const z = formOf(A[3], 'i64', i)
+          return z ? sum(p, z) : undefined
         }
         return undefined
       }
@@ -346,14 +366,16 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
         if (cls !== 'i32' && cls !== 'i64') continue
         const upd = ivUpdate.get(d.id)
         if (upd !== undefined) {
-          if (!first || i === upd) continue
+          // (an initial value read from another loop's counter whose step comes later: asked again in the
+          // next walk, as long as it has none)
+          if (i === upd || (!first && (ivInit.has(d.id) || inductions.has(d.id) || ivStart.has(d.id)))) continue
           const init = evaluate(x, i, cls)
-          if (init) { ivInit.set(d.id, init); if (!init.iv && init.mag <= MAG_LIMIT) ivStart.set(d.id, { form: init, at: i }) }
+          if (init) { ivInit.set(d.id, init); if (!init.iv && keep(init, cls)) ivStart.set(d.id, { form: init, at: i }) }
           continue
         }
         if (defs.get(d.id)!.length !== 1 || register.has(d.id)) continue
         const f = evaluate(x, i, cls)
-        if (f && f.mag <= MAG_LIMIT) { register.set(d.id, f); definedAt.set(d.id, i); added = true }
+        if (f && keep(f, cls)) { register.set(d.id, f); definedAt.set(d.id, i); added = true }
       }
     }
     return added
@@ -410,6 +432,22 @@ export function analyzeAffine(fn: IrFunction, cfg: Cfg, classes: readonly Regist
     if (!iv || iv.iv!.loop !== li || cfg.blockOf[upd] !== backs[0] || upd > pd[0]!) return
     const bound = scalar(b)
     if (!bound) return
+    // every entry into the loop starts from the counter's first value: its definition before the loop
+    // dominates the header, and no way out of the loop leads back to the header without running it again (a
+    // loop inside another whose counter is set before both would go on where its last run stopped)
+    const initAt = defs.get(a.id)!.find((d) => d !== upd)!
+    const ib = cfg.blockOf[initAt]!
+    if (!dominates(cfg, ib, header)) return
+    const inLoop = new Set(loop.blocks)
+    const work = loop.blocks.flatMap((x) => cfg.blocks[x]!.succs.filter((y) => !inLoop.has(y)))
+    const seen = new Set<number>()
+    while (work.length) {
+      const x = work.pop()!
+      if (x === ib || seen.has(x)) continue
+      if (x === header) return
+      seen.add(x)
+      work.push(...cfg.blocks[x]!.succs)
+    }
     const { iv: _iv, ...init } = iv
     trips.set(li, { init, step: iv.iv!.step, bound })
   })

@@ -1126,7 +1126,7 @@ class KernelWriter {
       }
       return { s, push, test }
     }
-    const canTest = () => this.vPreLoop.has(ins.index) || (!this.vStored && !this.vLaneByLane)
+    const canTest = () => this.vPreLoop.has(ins.index) || this.vCovered.has(ins.index) || (!this.vStored && !this.vLaneByLane)
     const l0 = this.vwideLocals(d.id)[0]!
     const out = (s: number, emit: () => void) => {
       if (!Number.isSafeInteger(s) || Math.abs(s) > 2 ** 31) return false
@@ -4018,8 +4018,8 @@ class KernelWriter {
     if (!sites.length) return []
     this.b.get(this.loopOk!).op(Op.i32_eqz)
     this.vleave()
-    // the widenings in the sites' address arithmetic within the loop (their 32-bit values are the wrap checks
-    // the test made)
+    // the sites' address arithmetic within the loop: its widenings of 32-bit values (cvt, mul.wide) need no
+    // test (those values are the wrap checks the block's test made)
     const inLoop = new Set(at)
     const defs = new Map<number, number[]>()
     for (const i of at) for (const r of definedRegisters(ins[i]!)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
@@ -4033,7 +4033,7 @@ class KernelWriter {
       for (const d of defs.get(r) ?? []) {
         const x = ins[d]!
         if (!inLoop.has(d) || !['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'cvt', 'cvta'].includes(x.op)) continue
-        if (x.op === 'cvt') added.add(d)
+        added.add(d)
         work.push(...usedRegisters(x))
       }
     }

@@ -115,7 +115,7 @@ s('a grid-stride loop without barriers, and a loop reading x[c + 1]: the results
   for (const [grid, block, n] of [[8, 128, 8 * 128 * 5], [6, 64, 6 * 64 * 3 + 17], [3, 256, 100]] as const) {
     const x = ints(n), y0 = ints(n).reverse()
     const r = both('axpy_grid', grid, block, [x], n, [n], y0, -7)
-    for (let i = 0; i < n; i++) if (r.words![i] !== (Math.imul(-7, x[i]!) + y0[i]!) | 0) assert.unreachable(`y[${i}] = ${r.words![i]}`)
+    for (let i = 0; i < n; i++) if (r.words![i] !== ((Math.imul(-7, x[i]!) + y0[i]!) | 0)) assert.unreachable(`y[${i}] = ${r.words![i]}`)
     assert.is(loopLines(r.inspect).length, 3, r.inspect)
   }
   for (const [rows, cols, block] of [[6, 513, 128], [4, 64, 64], [3, 2, 32]] as const) {

@@ -157,6 +157,15 @@ const LEFT = 1
 const MAX_TOUCHES = 64
 const TOUCH_MAGIC = 0x5a5a5a5b
 /** Whether an address form reads `name` (a special register such as %ctaid.x). */
+/** A per-thread 32-bit value as the lane loops recompute it (KernelWriter.rematOf): an affine form
+ *  inv + c·tid.x, a copy of %tid, an immediate, or a 32-bit integer operation on such values (a lane's
+ *  `tid & 31`, a warp's `tid >> 5`, a shared address `smem + (lane << 2)`). */
+type RematNode =
+  | { kind: 'affine'; inv: InvExpr; c: number }
+  | { kind: 'tid'; name: '%tid.x' | '%tid.y' | '%tid.z' }
+  | { kind: 'imm'; value: number }
+  | { kind: 'op'; op: 'and' | 'or' | 'xor' | 'add' | 'sub' | 'mul' | 'shl' | 'shr_s' | 'shr_u'; a: RematNode; b: RematNode }
+
 /** An induction variable's term in an address or a wrap check (@kernelpack/ptx AffineForm.iv):
  *  + (k + (next ? 1 : 0))·step in iteration k of loop `loop` (a cfg.loops index with a TripBound). */
 interface SiteIv { loop: number; step: InvExpr; next: boolean }
@@ -2177,15 +2186,11 @@ class KernelWriter {
             continue
           }
           if (this.remat(r)) {
-            // an affine register the lane loops recompute (no slot is written for it): inv + c·tx
-            const f = this.affine.register.get(r)!
-            for (let c = 0; c < 8; c++) {
-              use(c)
-              this.inv(f.inv); b.op(Op.i32_wrap_i64).simd(SimdOp.i32x4_splat)
-              if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
-              b.set(this.vlocal(r))
-            }
-            this.vstride.set(r, f.c | 0)
+            // a register the lane loops recompute (no slot is written for it): inv + c·tx, or an operation on
+            // such values (rematOf)
+            let st: number | undefined
+            for (let c = 0; c < 8; c++) { use(c); st = this.pushRemat(r, true); b.set(this.vlocal(r)) }
+            if (st !== undefined) this.vstride.set(r, st); else this.vstride.delete(r)
             loaded.add(r)
             continue
           }
@@ -2493,9 +2498,8 @@ class KernelWriter {
     if (off === undefined || this.plan!.recomputed.has(g) || this.remat(g) || !first.loads.includes(g) || !['pred', 'i32'].includes(this.classes[g]!)) return undefined
     const { b, L } = this
     const [ld, , al] = slotOps(this.classes[g]!)
-    // (a guard recomputed where read has no slot to test lane by lane)
-    const bySlot = !this.predRemat(g)
-    if (!range && !bySlot) return undefined
+    // (a guard recomputed where read, predRemat, is recomputed for each lane: it has no slot to read)
+    const sp = this.predRemat(g)
     const out = b.open('block')
     this.warpSkips.add(x.line)
     if (range) {
@@ -2532,20 +2536,27 @@ class KernelWriter {
       }
       b.end()
     }
-    if (!bySlot) return out
+    if (range && sp) return out
     const stays = b.open('block')
-    // lane by lane, until one that runs does not take the branch
+    // lane by lane, until one that runs does not take the branch (a recomputed guard with each lane's tx, ty,
+    // tz, put back after)
+    const saved = sp ? (['tx', 'ty', 'tz'] as const).map((n) => { const q = this.tmp(`sw${n}`, 'i32'); b.get(L[n]!).set(q); return [n, q] as const }) : []
+    if (sp) b.get(L.wx!).set(L.tx!).get(L.wy!).set(L.ty!).get(L.wz!).set(L.tz!)
+    const restore = () => { for (const [n, q] of saved) b.get(q).set(L[n]!) }
     b.get(L.W0!).set(L.t!)
     const lp = b.open('loop')
-    b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(out)
+    b.get(L.t!).get(L.W1!).op(Op.i32_ge_u)
+    if (sp) { b.begin('if'); restore(); b.br(out).end() } else b.brIf(out)
     this.setLB()
     b.get(L.LB!).mem(Op.i32_load, 2, this.stateOff).op(Op.i32_eqz)
-    b.get(L.LB!).mem(ld, al, off)
+    if (sp) this.pushRematPred(sp, false); else b.get(L.LB!).mem(ld, al, off)
     if (!negate) b.op(Op.i32_eqz)
     b.op(Op.i32_and).brIf(stays)
     b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
+    if (sp) this.step3('tx', 'ty', 'tz', 'NTX', 'NTY')
     b.br(lp)
     b.end().end()
+    restore()
     return out
   }
 
@@ -3559,10 +3570,8 @@ class KernelWriter {
           if (tid === '%tid.x') b.get(this.vlocal(-1)); else b.get(L[tid === '%tid.y' ? 'ty' : 'tz']!).simd(SimdOp.i32x4_splat)
           this.vstride.set(r, tid === '%tid.x' ? 1 : 0)
         } else if (this.remat(r)) {
-          const f = this.affine.register.get(r)!
-          this.vstride.set(r, f.c | 0)
-          this.inv(f.inv); b.op(Op.i32_wrap_i64).simd(SimdOp.i32x4_splat)
-          if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
+          const st = this.pushRemat(r, true)
+          if (st !== undefined) this.vstride.set(r, st); else this.vstride.delete(r)
         } else if (this.predRemat(r)) {
           this.pushRematPred(this.predRemat(r)!, true)
         } else {
@@ -3703,9 +3712,95 @@ class KernelWriter {
    *  needs it instead of kept in a slot (emit-js.ts rematerialize): its 32-bit operations wrap modulo 2^32,
    *  and so does i64 arithmetic wrapped to i32, so the value is the register's whatever the wrap checks say. */
   private remat(r: number): boolean {
-    if (this.classes[r] !== 'i32' || this.plan!.recomputed.has(r)) return false
+    return this.rematOf(r) !== undefined
+  }
+
+  private remats?: Map<number, RematNode | null>
+
+  /** How the lane loops recompute per-thread register r where they read it, so that no slot is kept for it:
+   *  an affine register (inv + c·tx), or one defined once, unguarded, by a 32-bit integer operation (and, or,
+   *  xor, add, sub, mul.lo, shl/shr by an immediate, mov) of immediates, copies of %tid, affine values as its
+   *  definition reads them and other such registers (a few levels deep). Its value is then the same wherever
+   *  it is read. */
+  private rematOf(r: number, depth = 0): RematNode | undefined {
+    if (this.classes[r] !== 'i32' || this.plan!.recomputed.has(r)) return undefined
+    this.remats ??= new Map()
+    const known = this.remats.get(r)
+    if (known !== undefined) return known ?? undefined
+    // (in progress: a definition that reads itself has none)
+    this.remats.set(r, null)
     const f = this.affine.register.get(r)
-    return !!f && !f.iv
+    const t: RematNode | undefined = f && !f.iv ? { kind: 'affine', inv: f.inv, c: f.c } : depth < 4 ? this.rematOp(r, depth) : undefined
+    this.remats.set(r, t ?? null)
+    return t
+  }
+
+  private rematOp(r: number, depth: number): RematNode | undefined {
+    const defs = this.defsOf.get(r) ?? []
+    if (defs.length !== 1) return undefined
+    const d = defs[0]!
+    const x = this.fn.instructions[d]!
+    if (x.guard || x.flags.cc || x.flags.sat || !['u32', 's32', 'b32'].includes(x.type ?? '') || x.operands[0]?.kind !== 'reg') return undefined
+    const leaf = (o: IrOperand | undefined): RematNode | undefined => {
+      if (o?.kind === 'imm' && o.imm.kind === 'int') return { kind: 'imm', value: Number(BigInt.asIntN(32, o.imm.value)) }
+      if (o?.kind !== 'reg' || this.classes[o.id] !== 'i32') return undefined
+      const tid = this.plan!.recomputed.get(o.id)
+      if (tid) return { kind: 'tid', name: tid as '%tid.x' | '%tid.y' | '%tid.z' }
+      // (a register written again later, read here where only its definition before reaches: as it is here)
+      const g = this.affine.formAt(o.id, d)
+      if (g && !g.iv) return { kind: 'affine', inv: g.inv, c: g.c }
+      return this.rematOf(o.id, depth + 1)
+    }
+    const A = x.operands
+    if (x.op === 'mov') return leaf(A[1])
+    const OPS: Record<string, Extract<RematNode, { kind: 'op' }>['op']> = { and: 'and', or: 'or', xor: 'xor', add: 'add', sub: 'sub', shl: 'shl' }
+    let op = OPS[x.op]
+    if (x.op === 'mul' && x.part === 'lo') op = 'mul'
+    if (x.op === 'shr') op = x.type === 's32' ? 'shr_s' : 'shr_u'
+    if (!op || A.length !== 3) return undefined
+    // (a shift by an immediate below 32: wasm's and PTX's shifts agree there)
+    if ((op === 'shl' || op === 'shr_s' || op === 'shr_u') && !(A[2]?.kind === 'imm' && A[2].imm.kind === 'int' && A[2].imm.value >= 0n && A[2].imm.value < 32n)) return undefined
+    const a = leaf(A[1]), b = leaf(A[2])
+    return a && b ? { kind: 'op', op, a, b } : undefined
+  }
+
+  /** Pushes rematerialized register r (rematOf) as i32 for the current thread, or, `vector`, as the turn's
+   *  4 lanes (their tid.x in vlocal(-1)); returns its stride in tid.x across lanes where known (affine). */
+  private pushRemat(r: number, vector: boolean): number | undefined {
+    const t = this.rematOf(r)!
+    this.pushRematNode(t, vector)
+    return t.kind === 'affine' ? t.c | 0 : t.kind === 'tid' ? (t.name === '%tid.x' ? 1 : 0) : t.kind === 'imm' ? 0 : undefined
+  }
+
+  private pushRematNode(n: RematNode, vector: boolean): void {
+    const { b, L } = this
+    switch (n.kind) {
+      case 'imm': b.i32(n.value); if (vector) b.simd(SimdOp.i32x4_splat); return
+      case 'tid':
+        if (vector && n.name === '%tid.x') b.get(this.vlocal(-1))
+        else { b.get(L[n.name === '%tid.x' ? 'tx' : n.name === '%tid.y' ? 'ty' : 'tz']!); if (vector) b.simd(SimdOp.i32x4_splat) }
+        return
+      case 'affine':
+        this.inv(n.inv); b.op(Op.i32_wrap_i64)
+        if (vector) {
+          b.simd(SimdOp.i32x4_splat)
+          if (n.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(n.c); b.simd(SimdOp.i32x4_add) }
+        } else if (n.c !== 0) b.get(L.tx!).i32(n.c).op(Op.i32_mul).op(Op.i32_add)
+        return
+      case 'op': {
+        this.pushRematNode(n.a, vector)
+        const shift = n.op === 'shl' || n.op === 'shr_s' || n.op === 'shr_u'
+        // (a shift's count is a scalar, also for 4 lanes)
+        if (shift) b.i32((n.b as { value: number }).value); else this.pushRematNode(n.b, vector)
+        if (vector) {
+          const V = { and: SimdOp.v128_and, or: SimdOp.v128_or, xor: SimdOp.v128_xor, add: SimdOp.i32x4_add, sub: SimdOp.i32x4_sub, mul: SimdOp.i32x4_mul, shl: SimdOp.i32x4_shl, shr_s: SimdOp.i32x4_shr_s, shr_u: SimdOp.i32x4_shr_u }
+          b.simd(V[n.op])
+        } else {
+          const S = { and: Op.i32_and, or: Op.i32_or, xor: Op.i32_xor, add: Op.i32_add, sub: Op.i32_sub, mul: Op.i32_mul, shl: Op.i32_shl, shr_s: Op.i32_shr_s, shr_u: Op.i32_shr_u }
+          b.op(S[n.op])
+        }
+      }
+    }
   }
 
   private predRemats?: Map<number, Instruction | undefined>
@@ -3738,12 +3833,7 @@ class KernelWriter {
       else { b.get(L[tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz']!); if (vector) b.simd(SimdOp.i32x4_splat) }
       return
     }
-    const f = this.affine.register.get(o.id)!
-    this.inv(f.inv); b.op(Op.i32_wrap_i64)
-    if (vector) {
-      b.simd(SimdOp.i32x4_splat)
-      if (f.c !== 0) { b.get(this.vlocal(-1)); this.vmulImm(f.c); b.simd(SimdOp.i32x4_add) }
-    } else if (f.c !== 0) b.get(L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
+    this.pushRemat(o.id, vector)
   }
 
   /** Pushes predRemat `sp`'s value: 0 or 1 for the current thread, or, `vector`, the 4 lanes' mask. */
@@ -3759,13 +3849,7 @@ class KernelWriter {
     const b = this.b
     const tid = this.plan!.recomputed.get(r)
     if (tid) { this.wr({ kind: 'reg', id: r }, 'u32', () => b.get(this.L[tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz']!)); return }
-    if (this.remat(r)) {
-      const f = this.affine.register.get(r)!
-      this.inv(f.inv); b.op(Op.i32_wrap_i64)
-      if (f.c !== 0) b.get(this.L.tx!).i32(f.c).op(Op.i32_mul).op(Op.i32_add)
-      b.set(this.regs[r]!)
-      return
-    }
+    if (this.remat(r)) { this.pushRemat(r, false); b.set(this.regs[r]!); return }
     const sp = this.predRemat(r)
     if (sp) { this.pushRematPred(sp, false); b.set(this.regs[r]!); return }
     const off = this.slotOf.get(r)

@@ -17,7 +17,7 @@
 import {
   analyzeAffine, analyzeLiveness, planThreadLoops, stayEnds, SWAPPED_CMP, threadLoopTxRange, assignRegisterClasses, buildCfg, dominates, reservedSmemRead, structureFunction, typeSize,
   collectiveOf, definedRegisters, usedRegisters,
-  type AffineFacts, type Contraction, type InvExpr, type Immediate, type ScalarExpr, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
+  type AffineFacts, type Cfg, type Contraction, type InvExpr, type Immediate, type ScalarExpr, type ScheduleItem, type ThreadLoop, type ThreadLoopPlan, type ThreadLoopSchedule, type TxEnd, type Instruction, type IrFunction, type IrOperand, type RegisterClass, type StructNode, type StructRegion, type Structure,
 } from '@kernelpack/ptx'
 import { AtomicOp, FunctionBody, ModuleBuilder, Op, SatOp, SimdOp, type ValType } from './encoder.js'
 import type { ModuleLayout } from '../js/emit-js.js'
@@ -470,6 +470,7 @@ class KernelWriter {
   private readonly rowAffine: AffineFacts
   /** Affine forms evaluated in 64-bit integers (AffineOptions.exact64), with loop terms: for loopSites. */
   private readonly loopAffine: AffineFacts
+  private readonly cfg: Cfg
   /** The thread-loop schedule of a kernel with barriers (its block-level loops run here). */
   private readonly plan?: ThreadLoopSchedule
   /** Bytes per thread of the loops' slots (0 without a plan). */
@@ -621,6 +622,7 @@ class KernelWriter {
     this.structure = structureFunction(this.fn)
     if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
     const cfg = buildCfg(this.fn)
+    this.cfg = cfg
     if (!this.plan && k.planLoops && helpers.simd && this.fn.kind === 'entry' && this.hasLoop(this.structure.body)) {
       // a kernel without barriers whose threads loop (a grid- or block-stride loop): one thread loop over its
       // code, so that four threads of a row take each turn together (vectorTurn), the loop's trips included;
@@ -3292,6 +3294,12 @@ class KernelWriter {
       }
     }
     const b = this.b
+    // every access covered by the block's loop test, the loop's one branch its latch: the four lanes' trip
+    // counts from the bound instead of a pre-pass
+    if (branches.length === 1 && accesses.every((i) => this.vCovered.has(i)) && this.tripsAgree(branches[0]!)) {
+      for (const i of [...accesses, ...branches, ...slice]) this.vPreLoop.add(i)
+      return
+    }
     const written = [...new Set([...slice].flatMap((i) => definedRegisters(ins[i]!)))]
     const mark = b.mark()
     const strides = new Map(this.vstride), wideStrides = new Map(this.vwstride), wideLanes = new Set(this.vwLanes), laneCount = this.vLaneCount
@@ -3338,6 +3346,40 @@ class KernelWriter {
       for (const r of wideLanes) this.vwLanes.add(r)
       this.vLaneCount = laneCount
     }
+  }
+
+  /** At a loop's entry in a 4-lane turn, where `latch` (a guarded branch) is the back edge of a loop with a
+   *  trip bound that the block's loop test bounded (a covered site steps with its counter: the step positive,
+   *  the counter unwrapped up to the bound) and the counter's lanes are `v0 + j·s` (s ≥ 0 known): leaves the
+   *  turn unless the four lanes run the same number of iterations, max(1, ⌈(bound − v)/step⌉) for v0 and
+   *  v0 + 3s (the count never grows with v), and returns true; else writes nothing and returns false. */
+  private tripsAgree(latch: number): boolean {
+    const ins = this.fn.instructions
+    const li = this.cfg.loops.findIndex((l) => l.latches.length === 1 && this.cfg.blocks[l.latches[0]!]!.end - 1 === latch)
+    const t = li >= 0 ? this.loopAffine.trips.get(li) : undefined
+    if (!t || ![...this.loopSites.values()].some((x) => x.iv.loop === li && this.vCovered.has(x.index))) return false
+    const g = ins[latch]!.guard!
+    const sp = (this.defsOf.get(g.reg) ?? []).map((d) => ins[d]!)
+    const counter = sp.length === 1 ? sp[0]!.operands[1] : undefined
+    if (counter?.kind !== 'reg' || this.isWide(counter.id) || !this.vregs.has(counter.id)) return false
+    const s = this.vstride.get(counter.id)
+    if (s === undefined || s < 0) return false
+    const { b } = this
+    const v = this.tmp('tav', 'i64'), bound = this.tmp('tab', 'i64'), step = this.tmp('tas', 'i64')
+    this.scalar(t.bound); b.op(Op.i64_extend_i32_s).set(bound)
+    this.inv(t.step); b.set(step)
+    b.get(this.vlocal(counter.id)).simdLane(SimdOp.i32x4_extract_lane, 0).op(Op.i64_extend_i32_s).set(v)
+    // the trip count of a lane at v: (bound − v ≤ 0) ? 1 : (bound − v + step − 1) / step
+    const count = (plus: number) => {
+      const d = this.tmp('tad', 'i64')
+      b.get(bound).get(v).op(Op.i64_sub).i64(BigInt(-plus)).op(Op.i64_add).set(d)
+      b.get(d).get(step).op(Op.i64_add).i64(1n).op(Op.i64_sub).get(step).op(Op.i64_div_s)
+      b.i64(1n).get(d).i64(0n).op(Op.i64_gt_s).op(Op.select)
+    }
+    count(0); count(3 * s)
+    b.op(Op.i64_ne)
+    this.vleave()
+    return true
   }
 
   /** Whether the nodes hold a loop. */

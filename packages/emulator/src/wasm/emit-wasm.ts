@@ -1294,8 +1294,7 @@ class KernelWriter {
     if (ins.guard || !sz || sz > 8 || o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i64' || this.simd!.addressOnly.has(o.base.id)) return this.vfail('a global access of this kind')
     const base = o.base.id
     const key = `${ins.index}:0`
-    let site = this.sites.get(key)
-    if (!site) { site = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }; this.sites.set(key, site) }
+    const site = this.siteLocals(key)
     const al = sz >= 16 ? 15 : sz - 1
     const value = load ? A[0] : A[1]
     if (value?.kind !== 'reg') return this.vfail('a global access whose value is not a register')
@@ -1348,7 +1347,7 @@ class KernelWriter {
     }
     this.vlanes(load ? [] : [value.id], load ? [value.id] : [], (k) => {
       addr(k)
-      b.op(Op.i32_wrap_i64).get(site!.d).op(Op.i32_add).set(this.L.a32!)
+      b.op(Op.i32_wrap_i64).get(site.d).op(Op.i32_add).set(this.L.a32!)
       if (load) this.wr(value, this.loadKind(mt), () => this.loadAt(mt, 0))
       else { b.get(this.L.a32!); this.rd(value, this.loadKind(mt)); this.storeAt(mt, 0) }
     }, false)
@@ -3750,9 +3749,10 @@ class KernelWriter {
     }
   }
 
-  /** A per-thread 32-bit register with an affine form inv + c·tid.x (no loop term), recomputed where a loop
-   *  needs it instead of kept in a slot (emit-js.ts rematerialize): its 32-bit operations wrap modulo 2^32,
-   *  and so does i64 arithmetic wrapped to i32, so the value is the register's whatever the wrap checks say. */
+  /** A per-thread 32-bit register recomputed where a loop needs it instead of kept in a slot (rematOf): one
+   *  with an affine form inv + c·tid.x (no loop term; emit-js.ts rematerialize), whose 32-bit operations wrap
+   *  modulo 2^32, as does i64 arithmetic wrapped to i32, so the value is the register's whatever the wrap
+   *  checks say; or 32-bit operations on such values. */
   private remat(r: number): boolean {
     return this.rematOf(r) !== undefined
   }
@@ -5246,11 +5246,7 @@ class KernelWriter {
         // windows, fault)
         const key = `${this.cur.index}:${slot}`
         if (o && this.hoistSite(o, space, n, al, slot, ['i64'])) return
-        let s = this.sites.get(key)
-        if (!s) {
-          s = { lo: b.local('i64'), hi: b.local('i64'), d: b.local('i32') }
-          this.sites.set(key, s)
-        }
+        const s = this.siteLocals(key)
         b.get(a).get(s.lo).op(Op.i64_lt_s)
         b.get(a).get(s.hi).op(Op.i64_ge_s).op(Op.i32_or)
         misaligned()

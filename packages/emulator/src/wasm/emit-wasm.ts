@@ -1623,10 +1623,12 @@ class KernelWriter {
     const base = o.base
     const va = this.tmp('va', 'v128')
     let stride: number | undefined
+    let fixed: number | undefined
     if (!base || base.kind === 'sym') {
       const a = base ? this.symAddr(base.name) : 0
       if (a === undefined || (base && !this.layout.shared.has(base.name))) return this.vfail('an address of this kind')
-      b.i32(a + o.offset).simd(SimdOp.i32x4_splat)
+      fixed = a + o.offset
+      b.i32(fixed).simd(SimdOp.i32x4_splat)
       stride = 0
     } else if (base.kind === 'reg' && this.classes[base.id] === 'i32') {
       b.get(this.vlocal(base.id))
@@ -1651,7 +1653,18 @@ class KernelWriter {
     b.set(va)
     const run = this.windows.at.get(ins.index)
     if (run && !this.vPreRuns.has(ins.index)) this.vwindowRun(run)
-    if (!this.vPre.has(ins.index) && !this.sharedCovered(ins.index)) this.vtestShared(va, stride)
+    if (!this.vPre.has(ins.index) && !this.sharedCovered(ins.index)) {
+      // A fixed window offset (a shared variable and an offset) needs no test where a test of a fixed word at
+      // or past it has passed on every path here: the window's size does not change within the turn. (Many
+      // equal tests — flash attention's unrolled tile reads — also made V8's optimizing compiler slow beyond
+      // use: each one it proved redundant cut an input of the turn's fail block and of its thousands of
+      // phis, minutes of compile in the background for one kernel, and a Node process waits for that at exit.)
+      const end = fixed !== undefined && fixed % 4 === 0 && fixed >= 0 ? fixed + 4 : undefined
+      if (end === undefined || (b.known('shared fixed end') ?? -1) < end) {
+        this.vtestShared(va, stride)
+        if (end !== undefined) b.note('shared fixed end', end)
+      }
+    }
     const at = (lane: number) => { b.get(va).simdLane(SimdOp.i32x4_extract_lane, lane).get(L.SB!).op(Op.i32_add) }
     if (value === undefined) {
       if (stride === 4) { at(0); b.simdMem(SimdOp.v128_load, 2); return }

@@ -165,12 +165,27 @@ export const SimdOp = {
 /** Block types: no result, or one value. */
 export type BlockType = 'void' | ValType
 
+/** An open structured instruction, for the facts of `FunctionBody.note`. */
+interface Scope { id: number; kind: 'block' | 'loop' | 'if'; bypassAt: number }
+/** A place in a function body to go back to. */
+export interface Mark { at: number; depth: number; scopes: Scope[]; facts: Fact[] }
+interface Fact { key: string; value: number; scope: number; at: number }
+
 /** A function body under construction: locals, then instructions as bytes. */
 export class FunctionBody {
   readonly code = new Bytes()
   private readonly locals: ValType[] = []
   /** Open structured instructions (block/loop/if), innermost last, for branch depths. */
   private depth = 0
+  /** Each open structured instruction (an `else` arm counts as a new one), innermost last, the function's
+   *  body first: where a fact noted by `note` holds (see `known`). `bypassAt`: the first place in the code
+   *  from which control reaches its end without falling through its body (a branch to a block's end, an
+   *  `if` without its arm). */
+  private scopes: Scope[] = [{ id: 0, kind: 'block', bypassAt: Infinity }]
+  private nextScope = 1
+  /** Facts the code written so far establishes where it falls through (a test that branches away when it
+   *  fails), each with the scope it holds in and where it was written. */
+  private facts: Fact[] = []
 
   constructor(readonly params: readonly ValType[]) {}
 
@@ -185,19 +200,53 @@ export class FunctionBody {
   open(kind: 'block' | 'loop' | 'if', bt: BlockType = 'void'): number {
     this.code.push(Op[kind])
     this.code.push(bt === 'void' ? 0x40 : VALTYPE[bt])
+    this.scopes.push({ id: this.nextScope++, kind, bypassAt: kind === 'if' ? this.code.length : Infinity })
     return ++this.depth
   }
   /** Opens a block/loop/if, chainable (when nothing branches to it by level). */
   begin(kind: 'block' | 'loop' | 'if', bt: BlockType = 'void'): this { this.open(kind, bt); return this }
-  else(): this { this.code.push(Op.else); return this }
-  end(): this { this.code.push(Op.end); this.depth--; return this }
+  else(): this {
+    this.code.push(Op.else)
+    // the then-arm's facts do not hold here, and neither arm's hold after the `if`
+    this.scopes[this.scopes.length - 1] = { id: this.nextScope++, kind: 'if', bypassAt: 0 }
+    return this
+  }
+  end(): this {
+    this.code.push(Op.end)
+    this.depth--
+    const s = this.scopes.pop()!
+    // a fact of the closed scope holds after it where every way to its end passed it: no branch to the end
+    // written before the fact (a loop's end is reached only by falling through its body)
+    const parent = this.scopes[this.scopes.length - 1]!.id
+    for (const f of this.facts) if (f.scope === s.id && (s.kind === 'loop' || s.bypassAt > f.at)) f.scope = parent
+    return this
+  }
+  /** Notes that the code from here on, in the innermost open structured instruction (or arm) and whatever
+   *  opens inside it, runs only where `key`'s fact holds up to `value` (the test just written branches away
+   *  otherwise). Structured control flow reaches a later point of that scope only through here: a branch
+   *  out of it closes it, a loop's header inside it comes after this point. */
+  note(key: string, value: number): void {
+    this.facts.push({ key, value, scope: this.scopes[this.scopes.length - 1]!.id, at: this.code.length })
+  }
+  /** The largest value noted for `key` by code that every path to here has run, or undefined. */
+  known(key: string): number | undefined {
+    let best: number | undefined
+    for (const f of this.facts) {
+      if (f.key === key && (best === undefined || f.value > best) && this.scopes.some((s) => s.id === f.scope)) best = f.value
+    }
+    return best
+  }
   /** The br depth from here to the structured instruction opened at `level`. */
   depthOf(level: number): number {
     if (level > this.depth || level < 1) throw new Error(`internal error: branch to a closed block (level ${level}, depth ${this.depth})`)
     return this.depth - level
   }
-  br(level: number): this { this.code.push(Op.br); uleb(this.code, this.depthOf(level)); return this }
-  brIf(level: number): this { this.code.push(Op.br_if); uleb(this.code, this.depthOf(level)); return this }
+  br(level: number): this { this.branchTo(level); this.code.push(Op.br); uleb(this.code, this.depthOf(level)); return this }
+  brIf(level: number): this { this.branchTo(level); this.code.push(Op.br_if); uleb(this.code, this.depthOf(level)); return this }
+  private branchTo(level: number): void {
+    const s = this.scopes[level]
+    if (s && s.kind !== 'loop' && s.bypassAt > this.code.length) s.bypassAt = this.code.length
+  }
   get(i: number): this { this.code.push(Op.local_get); uleb(this.code, i); return this }
   set(i: number): this { this.code.push(Op.local_set); uleb(this.code, i); return this }
   tee(i: number): this { this.code.push(Op.local_tee); uleb(this.code, i); return this }
@@ -255,8 +304,14 @@ export class FunctionBody {
     return this
   }
   /** Where the body is now, to go back to (rewind) when code written after it is dropped. */
-  mark(): { at: number; depth: number } { return { at: this.code.length, depth: this.depth } }
-  rewind(m: { at: number; depth: number }): void { this.code.splice(m.at); this.depth = m.depth }
+  mark(): Mark { return { at: this.code.length, depth: this.depth, scopes: this.scopes.map((x) => ({ ...x })), facts: this.facts.map((f) => ({ ...f })) } }
+  rewind(m: Mark): void {
+    this.code.splice(m.at)
+    this.depth = m.depth
+    this.scopes = m.scopes.map((x) => ({ ...x }))
+    // the tests written after the mark are gone, and so are their facts and what closing scopes did to the others
+    this.facts = m.facts.map((f) => ({ ...f }))
+  }
   atomic(op: number, alignLog2: number, offset = 0): this { this.code.push(0xfe); uleb(this.code, op); uleb(this.code, alignLog2); uleb(this.code, offset); return this }
 
   /** The body as the code section holds it: size, locals (run-length grouped), code, `end`. */

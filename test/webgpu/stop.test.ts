@@ -18,8 +18,10 @@ const config = corpusConfigs.find((c) => c.label === 'nvcc compute_80')!
 const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgpu', 'stop.cu'), config })
 const manifest = await readPtxManifest(ptx, { demangle: false })
 const load = () => loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'webgpu' })
-/** spin's rounds: a few seconds for its 16 × 256 threads on SwiftShader, far past the 400 ms timeout below. */
-const SPIN_ROUNDS = 600_000
+/** spin's rounds: about 3.7 s for its 16 × 256 threads on SwiftShader alone on a 2-core machine, far past the
+ *  400 ms timeout below and its 250 ms of grace (600 000 rounds took 0.75-1.25 s there: under the suite's load
+ *  the slice once ended within the grace, a launch "stopped between slices after 16 of 16 blocks"). */
+const SPIN_ROUNDS = 2_400_000
 
 async function caught(f: () => Promise<unknown>): Promise<Error> {
   try { await f() } catch (e) { return e as Error }

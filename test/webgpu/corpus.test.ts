@@ -15,7 +15,7 @@ import { DiffHost } from '../helpers/diff-host.js'
 import { startWebGpuPages, type PageBackend } from '../helpers/webgpu-page.js'
 import { ownCases, ownSource, type CorpusCase } from '../fixtures/emulator/cases-own.js'
 import { referenceCases, referenceSource } from '../fixtures/emulator/cases-reference.js'
-import { differs, orderDependent, refused as expectedRefused, tolerance, type Config } from '../fixtures/webgpu/corpus-expectations.js'
+import { differs, orderDependent, refused as expectedRefused, tolerance, withinBounds, type Config } from '../fixtures/webgpu/corpus-expectations.js'
 
 const groups: { source: string; cases: CorpusCase[] }[] = [
   { source: referenceSource, cases: referenceCases },
@@ -63,7 +63,7 @@ requests.forEach(({ source, config }, r) => {
     s(`${c.file}: ${c.name}${diff ? ` [differs: ${diff.why}]` : ''}`, async (ctx) => {
       const host = ctx.host!
       host.tolerance = Object.entries(tolerance).find(([k]) => c.name.startsWith(k))?.[1]
-      host.ownCheck = orderDependent.some((k) => c.name.startsWith(k))
+      host.ownCheck = orderDependent.some((k) => c.name.startsWith(k)) || Object.keys(withinBounds).some((k) => c.name.startsWith(k))
       try {
         await c.run(host)
       } catch (err) {

@@ -888,10 +888,11 @@ export function emitOp(w: KernelWriter, ins: Instruction): void {
       if (!ins.flags.approx) roundNearest(w, ins)
       const x = fin(w, ins, A[1]!)
       // lg2 and ex2 through their special cases and the whole range (kp_lg2, kp_ex2: WGSL leaves log2 of 0 or a
-      // subnormal and exp2 far from 0 to the implementation; SwiftShader's log2(0) is -127)
+      // subnormal and exp2 far from 0 to the implementation; SwiftShader's log2(0) is -127); sin and cos within
+      // the PTX ISA's bound by a reduction and polynomials of our own (kp_sin_approx: WGSL's may be off by 2^-11)
       // (rcp, sqrt and rsqrt of a subnormal scaled from its bits where .ftz does not flush it: kp_up64)
       const sub = !ins.flags.ftz
-      const f: Record<string, string> = { rcp: sub ? `kp_rcp_a(${x})` : `1.0f / ${x}`, sqrt: sub ? `kp_sqrt_a(${x})` : `sqrt(${x})`, rsqrt: sub ? `kp_rsqrt_a(${x})` : `inverseSqrt(${x})`, sin: `sin(${x})`, cos: `cos(${x})`, lg2: `kp_lg2(${x})`, ex2: `kp_ex2(${x})`, tanh: `tanh(${x})` }
+      const f: Record<string, string> = { rcp: sub ? `kp_rcp_a(${x})` : `1.0f / ${x}`, sqrt: sub ? `kp_sqrt_a(${x})` : `sqrt(${x})`, rsqrt: sub ? `kp_rsqrt_a(${x})` : `inverseSqrt(${x})`, sin: `kp_sin_approx(${x})`, cos: `kp_cos_approx(${x})`, lg2: `kp_lg2(${x})`, ex2: `kp_ex2(${x})`, tanh: `tanh(${x})` }
       return w.setF32(A[0], fout(ins, f[ins.op]!))
     }
     case 'membar': case 'fence':

@@ -88,6 +88,34 @@ fn kp_lg2(x: f32) -> f32 {
   if (b < 0x00800000u) { return log2(kp_up64(x)) - 64.0; }
   return log2(x);
 }`, ['kp_f32_bits', 'kp_up64']),
+  kp_sin_approx: F(`// sin.approx.f32 within the PTX ISA's bound (absolute error 2^-20.9 over -100π..100π; the Programming Guide's
+// 2^-21.41 for __sinf over -π..π), where WGSL's sin may be off by 2^-11 (SwiftShader's by ~2^-13 near 0): x less
+// q·π/2 in three parts (q·1.5703125 and q·4.837512969970703125e-4 exact for |q| < 2^13), then sine or cosine
+// polynomials on [-π/4, π/4] (Cephes' sinf/cosf coefficients) by the quadrant; NaN at ±Inf and NaN, ±0 kept.
+// On SwiftShader: at most 8e-8 from sin over ±100π (test/webgpu/approx-trig.test.ts)
+fn kp_sin_approx(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) == 0u) { return x; }
+  return kp_sincos_q(x, 0.0);
+}`, ['kp_sincos_q']),
+  kp_cos_approx: F(`// cos.approx.f32 within the PTX ISA's bound: kp_sin_approx's reduction a quadrant on
+fn kp_cos_approx(x: f32) -> f32 { return kp_sincos_q(x, 1.0); }`, ['kp_sincos_q']),
+  kp_sincos_q: F(`// sine of x plus k quarter turns (k = 0: sin, 1: cos), for kp_sin_approx and kp_cos_approx
+fn kp_sincos_q(x: f32, k: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u) { return kp_f32_bits(0x7fffffffu); }
+  let q = round(x * 0.636619772367581343);
+  // (|r| ≤ π/4 plus the rounding of x·2/π wherever the bound applies; past ±2^24 or so the reduction is no
+  // reduction, and the clamp keeps the result a number in [-1, 1] there, where the PTX ISA states no bound)
+  let r = clamp(((x - q * 1.5703125) - q * 4.837512969970703125e-4) - q * 7.549790126404332e-8, -1.0, 1.0);
+  let z = r * r;
+  let s = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4));
+  let c = (1.0 - 0.5 * z) + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5));
+  let n = q + k;
+  let m = n - 4.0 * floor(n * 0.25);
+  if (m == 0.0) { return s; }
+  if (m == 1.0) { return c; }
+  if (m == 2.0) { return -s; }
+  return -c;
+}`, ['kp_f32_bits']),
   kp_up64: F(`// a subnormal f32 times 2^64, from its bits (m·2^-149·2^64 = f32(m)·2^-85, both factors normal): exact on devices
 // that flush subnormal operands of arithmetic (NVIDIA's Vulkan driver, SwiftShader), where x·2^64 would be 0
 fn kp_up64(x: f32) -> f32 {

@@ -155,6 +155,8 @@ const LEFT = 1
 /** touchNextBlock: the most cache lines one site touches for the next block, and the xor of the touched words
  *  that sends a block to its checked copy (any constant does: the copies compute the same). */
 const MAX_TOUCHES = 64
+/** The most lane tests one 4-lane turn branches from (vbail). */
+const MAX_TURN_BAILS = 256
 const TOUCH_MAGIC = 0x5a5a5a5b
 /** Whether an address form reads `name` (a special register such as %ctaid.x). */
 /** A per-thread 32-bit value as the lane loops recompute it (KernelWriter.rematOf): an affine form
@@ -543,6 +545,8 @@ class KernelWriter {
   readonly warpRunEdges = new Set<number>()
   private vDone = 0
   private vFail = 0
+  /** The branches to vFail written in this turn (vbail). */
+  private vBails = 0
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
    *  back to one thread at a time. */
   private vStored = false
@@ -868,6 +872,7 @@ class KernelWriter {
       whole()
       b.begin('if')
       this.vFail = b.open('block')
+      this.vBails = 0
       // the next group, where it is whole, without going round the thread loop
       const again = b.open('loop')
       this.vDone = b.open('block')
@@ -1543,7 +1548,7 @@ class KernelWriter {
     this.vguard(g)
     b.simd(SimdOp.i32x4_bitmask).tee(m).i32(15).op(Op.i32_eq).brIf(lv)
     if (agreed) b.get(m).begin('if').op(Op.unreachable).end()
-    else b.get(m).brIf(this.vFail)
+    else { b.get(m); this.vbail() }
   }
 
   private vsetp(ins: Instruction): void {
@@ -1794,6 +1799,15 @@ class KernelWriter {
   private vleave(): void {
     if (this.vStored) this.vfail('a lane test after a store')
     if (this.vLaneByLane) this.vfail('a lane test after a region run lane by lane')
+    this.vbail()
+  }
+
+  /** The branch of a failed lane test to the turn's fail block. A turn with more than MAX_TURN_BAILS of them
+   *  is left to scalar turns: V8's optimizing compiler, proving such branches redundant one at a time, cut an
+   *  input of the fail block and of each of its phis (one a local the turn writes) every time — minutes in
+   *  the background for one kernel with a thousand equal tests (the corpus's largest turn has 128). */
+  private vbail(): void {
+    if (++this.vBails > MAX_TURN_BAILS) this.vfail(`more than ${MAX_TURN_BAILS} lane tests in one turn`)
     this.b.brIf(this.vFail)
   }
 
@@ -2251,6 +2265,7 @@ class KernelWriter {
       this.vScalar = new Set()
       this.vWritten = new Set()
       this.vFail = fallback
+      this.vBails = 0
       const closing = loops[loops.length - 1]!.gather === undefined ? loops[loops.length - 1] : undefined
       /** One eighth of the warp (use) through a loop's code (a return ends its code: vDone). */
       const code = (it: ThreadLoop) => {
@@ -3533,6 +3548,7 @@ class KernelWriter {
       if (warp) b.get(L.t!).i32(3).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).get(L.t!).i32(4).op(Op.i32_add).get(L.W1!).op(Op.i32_le_u).op(Op.i32_and)
       b.begin('if')
       this.vFail = b.open('block')
+      this.vBails = 0
       const addressOnly = this.loopAddressOnly(it)
       // the registers the loop writes, and those its turns write (its uniform prefix runs once before it:
       // preComputed)

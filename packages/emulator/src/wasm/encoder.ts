@@ -169,7 +169,7 @@ export type BlockType = 'void' | ValType
 interface Scope { id: number; kind: 'block' | 'loop' | 'if'; bypassAt: number }
 /** A place in a function body to go back to. */
 export interface Mark { at: number; depth: number; scopes: Scope[]; facts: Fact[] }
-interface Fact { key: string; value: number; scope: number; at: number }
+interface Fact { readonly key: string; readonly value: number; readonly scope: number; readonly at: number }
 
 /** A function body under construction: locals, then instructions as bytes. */
 export class FunctionBody {
@@ -216,9 +216,13 @@ export class FunctionBody {
     this.depth--
     const s = this.scopes.pop()!
     // a fact of the closed scope holds after it where every way to its end passed it: no branch to the end
-    // written before the fact (a loop's end is reached only by falling through its body)
-    const parent = this.scopes[this.scopes.length - 1]!.id
-    for (const f of this.facts) if (f.scope === s.id && (s.kind === 'loop' || s.bypassAt > f.at)) f.scope = parent
+    // written before the fact (a loop's end is reached only by falling through its body); the others hold
+    // nowhere any more (scope ids are not reused) and go. (Facts are not changed in place: a mark keeps the
+    // list as it was.)
+    if (this.facts.some((f) => f.scope === s.id)) {
+      const parent = this.scopes[this.scopes.length - 1]!.id
+      this.facts = this.facts.flatMap((f) => f.scope !== s.id ? [f] : s.kind === 'loop' || s.bypassAt > f.at ? [{ ...f, scope: parent }] : [])
+    }
     return this
   }
   /** Notes that the code from here on, in the innermost open structured instruction (or arm) and whatever
@@ -304,13 +308,13 @@ export class FunctionBody {
     return this
   }
   /** Where the body is now, to go back to (rewind) when code written after it is dropped. */
-  mark(): Mark { return { at: this.code.length, depth: this.depth, scopes: this.scopes.map((x) => ({ ...x })), facts: this.facts.map((f) => ({ ...f })) } }
+  mark(): Mark { return { at: this.code.length, depth: this.depth, scopes: this.scopes.map((x) => ({ ...x })), facts: [...this.facts] } }
   rewind(m: Mark): void {
     this.code.splice(m.at)
     this.depth = m.depth
     this.scopes = m.scopes.map((x) => ({ ...x }))
     // the tests written after the mark are gone, and so are their facts and what closing scopes did to the others
-    this.facts = m.facts.map((f) => ({ ...f }))
+    this.facts = [...m.facts]
   }
   atomic(op: number, alignLog2: number, offset = 0): this { this.code.push(0xfe); uleb(this.code, op); uleb(this.code, alignLog2); uleb(this.code, offset); return this }
 

@@ -38,7 +38,7 @@ export interface LoadedModule {
   /** The module's WebAssembly kernels (issue 24), bound in `inst`; workers bind them too. */
   wasm?: WasmCode
   /** Which tier runs each kernel, with why a kernel is not on the wasm tier. */
-  tiers: Map<string, { tier: 'wasm' | 'js'; why?: string; simd?: string; readAhead?: number[]; loopTested?: number[] }>
+  tiers: Map<string, { tier: 'wasm' | 'js'; why?: string; simd?: string; readAhead?: number[]; loopTested?: number[]; hullTested?: number[] }>
   /** What writing the wasm module cost (KERNELPACK_EMULATOR_DEBUG prints it; issue 24 item 6). */
   wasmBuild?: { kernels: number; bytes: number; writeMs: number; compileMs?: number; fusedFma?: boolean }
   /** Set once a WebAssembly module compiled asynchronously (a browser's main thread refuses the synchronous
@@ -229,7 +229,7 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
     if (!(e instanceof RangeError) || typeof WebAssembly.compile !== 'function') return failed(e)
     for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module (${bytes.length} bytes) is being compiled asynchronously, as this thread refuses to compile it synchronously (${e.message}); its launches run on the WebAssembly tier once that is done` })
     WebAssembly.compile(bytes).then((m) => {
-      for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm', ...(code.simd.has(name) ? { simd: code.simd.get(name)! } : {}), ...(code.readAhead.has(name) ? { readAhead: code.readAhead.get(name)! } : {}), ...(code.loopTested.has(name) ? { loopTested: code.loopTested.get(name)! } : {}) })
+      for (const name of code.kernels.keys()) lm.tiers.set(name, wasmTier(code, name))
       lm.upgrade = () => { bindWasm(lm, code, m); lm.generation = -1 }
     }, failed)
     return
@@ -238,10 +238,16 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
   bindWasm(lm, code, module)
 }
 
+/** What `inspect` says of a kernel on the wasm tier: its SIMD, read-ahead, loop-range and thread-loop hull reports. */
+function wasmTier(code: ReturnType<typeof writeWasmModule>, name: string): { tier: 'wasm'; simd?: string; readAhead?: number[]; loopTested?: number[]; hullTested?: number[] } {
+  const simd = code.simd.get(name), readAhead = code.readAhead.get(name), loopTested = code.loopTested.get(name), hullTested = code.hullTested.get(name)
+  return { tier: 'wasm', ...(simd ? { simd } : {}), ...(readAhead ? { readAhead } : {}), ...(loopTested ? { loopTested } : {}), ...(hullTested ? { hullTested } : {}) }
+}
+
 /** Binds the compiled wasm kernels of `code` into `lm.inst` (a new instance object; setHeap binds them). */
 function bindWasm(lm: LoadedModule, code: ReturnType<typeof writeWasmModule>, module: WebAssembly.Module): void {
   lm.wasm = { module, kernels: [...code.kernels].map(([name, exp]) => [lm.functions.get(name)!.index, exp]), ...(code.tensor.length ? { tensor: code.tensor } : {}) }
-  for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'wasm', ...(code.simd.has(name) ? { simd: code.simd.get(name)! } : {}), ...(code.readAhead.has(name) ? { readAhead: code.readAhead.get(name)! } : {}), ...(code.loopTested.has(name) ? { loopTested: code.loopTested.get(name)! } : {}) })
+  for (const name of code.kernels.keys()) lm.tiers.set(name, wasmTier(code, name))
   // the wasm thread loops keep per-thread registers after each thread's local memory
   for (const [name, n] of code.slotBytes) lm.functions.get(name)!.slotBytes = n
   const heap = lm.heap

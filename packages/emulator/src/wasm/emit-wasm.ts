@@ -168,6 +168,20 @@ type RematNode =
   | { kind: 'imm'; value: number }
   | { kind: 'op'; op: 'and' | 'or' | 'xor' | 'add' | 'sub' | 'mul' | 'shl' | 'shr_s' | 'shr_u'; a: RematNode; b: RematNode }
 
+/** A thread loop's block-uniform term (hullTest): a value the same for every thread of the loop, evaluated in
+ *  64-bit integers once before it (congruent modulo 2^32 to what the kernel's 32-bit arithmetic computes). */
+type LoopU =
+  | { kind: 'const'; value: number }
+  | { kind: 'inv'; e: InvExpr }
+  | { kind: 'reg'; r: number }
+  | { kind: 'add' | 'sub' | 'mul'; a: LoopU; b: LoopU }
+/** A 32-bit register's value in a thread loop as U + c·tid.x, U the same for the whole loop (loopForm). */
+interface LoopForm { u: LoopU; c: number }
+/** The most shared accesses of one thread loop that hullTest tests before it (each group of them costs two ends). */
+const MAX_HULL_SITES = 16
+/** Threads a thread loop's interval must have for hullTest to test it (a shorter loop runs one thread at a time). */
+const MIN_HULL_THREADS = 8
+
 /** An induction variable's term in an address or a wrap check (@kernelpack/ptx AffineForm.iv):
  *  + (k + (next ? 1 : 0))·step in iteration k of loop `loop` (a cfg.loops index with a TripBound). */
 interface SiteIv { loop: number; step: InvExpr; next: boolean }
@@ -206,6 +220,8 @@ export interface WasmModuleCode {
   readAhead: Map<string, number[]>
   /** PTX lines of the loop accesses whose ranges each block tests once (loopTest), by kernel. */
   loopTested: Map<string, number[]>
+  /** PTX lines of the shared accesses whose thread-loop range is tested before the loop (hullTest), by kernel. */
+  hullTested: Map<string, number[]>
   /** fma.rn.f32/.f64 use relaxed SIMD's multiply-add (relaxedMaddFused). */
   fusedFma: boolean
   /** The tensor-core collectives the `tc` import computes, by id. */
@@ -340,6 +356,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const vectorized = new Map<string, string>()
   const readAhead = new Map<string, number[]>()
   const loopTested = new Map<string, number[]>()
+  const hullTested = new Map<string, number[]>()
   // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
   // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
   const devices = kernels.filter((k) => k.fn.kind === 'func')
@@ -392,6 +409,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       if (steps.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${steps.length === 1 ? 'the run of lane loops without shuffles (lockstep steps, or code between them) from PTX line' : `${steps.length} runs of lane loops without shuffles (lockstep steps, or code between them), from PTX lines`} ${steps.join(', ')}, where its 32 lanes all run`)
       if (simd.length) vectorized.set(k.fn.name, simd.join('; '))
       if (w.readAhead.size) readAhead.set(k.fn.name, [...w.readAhead].sort((x, y) => x - y))
+      if (w.hullLines.size) hullTested.set(k.fn.name, [...w.hullLines].sort((x, y) => x - y))
       if (w.loopSites.size) loopTested.set(k.fn.name, [...new Set([...w.loopSites.values()].map((x) => k.fn.instructions[x.index]!.line))].sort((x, y) => x - y))
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
@@ -399,7 +417,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, readAhead, loopTested, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, readAhead, loopTested, hullTested, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd: boolean): Omit<Helpers, 'tensor'> {
@@ -523,6 +541,8 @@ class KernelWriter {
   readonly vectorLoops = new Set<number>()
   /** PTX lines of the load sites whose next block's cache lines each block reads ahead (touchNextBlock). */
   readonly readAhead = new Set<number>()
+  /** PTX lines of the shared accesses 4-lane turns make without a test of their own after hullTest. */
+  readonly hullLines = new Set<number>()
   private vregs = new Map<number, number>()
   /** Lane locals of the wide registers of a 4-lane turn (vwideLocals). */
   private vwide = new Map<number, number[]>()
@@ -594,6 +614,10 @@ class KernelWriter {
    *  splats it from there (V8 would move a computation read only inside the loop's turns into them). */
   private readonly preSlot = new Map<number, number>()
   private readonly vPreRuns = new Set<number>()
+  /** The thread loop being written: its shared accesses that a test before it (hullTest) found inside the
+   *  window for every thread of [LO, HI), and the local holding whether it did (4-lane turns run only then,
+   *  without those accesses' own tests). */
+  private hull?: { flag: number; sites: ReadonlySet<number> }
   /** In a 4-lane turn: the registers a 4-lane turn leaves out that are block values read after the loop
    *  (computed by one scalar instruction each, from block values), the loop's written registers, and the
    *  scalar ones written so far. */
@@ -1701,7 +1725,7 @@ class KernelWriter {
   /** Whether shared access `index` needs no test of its own: its run's hull test or the per-block test
    *  (unchecked copy) covers it. */
   private sharedCovered(index: number): boolean {
-    return this.windows.covered.has(index) || (this.unchecked && this.hoistedShared(index))
+    return this.windows.covered.has(index) || (this.unchecked && this.hoistedShared(index)) || (this.vLoop && this.hull?.sites.has(index) === true)
   }
 
   /** The lane test of a 4-byte shared access at the lanes' window offsets `va` (a local). */
@@ -1814,7 +1838,9 @@ class KernelWriter {
   /** windowRun in 4 lanes: each group's hull tested in every lane. */
   private vwindowRun(all: readonly WindowGroup[]): void {
     const b = this.b
-    const groups = this.unchecked ? all.map((g) => ({ ...g, members: g.members.filter((m) => !this.hoistedShared(m.index)) })).filter((g) => g.members.length) : all
+    // (members the per-block test or the thread loop's test before it covers need none here)
+    const tested = (m: { index: number }) => !(this.unchecked && this.hoistedShared(m.index)) && !(this.vLoop && this.hull?.sites.has(m.index))
+    const groups = this.unchecked || this.hull ? all.map((g) => ({ ...g, members: g.members.filter(tested) })).filter((g) => g.members.length) : all
     if (!groups.length) return
     const bad = this.tmp('vwbad', 'v128'), sbad = this.tmp('vwsbad', 'i32')
     let vector = false, scalar = false
@@ -3170,6 +3196,7 @@ class KernelWriter {
       clamp(() => b.get(v).i64(0xffffffffn).op(Op.i64_and).i64(32n).op(Op.i64_shl).i64(32n).op(Op.i64_shr_s), LO)
       clamp(() => b.get(v).i64(32n).op(Op.i64_shr_s), HI)
     } else { b.i32(0).set(LO); b.get(L.NTX!).set(HI) }
+    this.hull = this.helpers.simd && this.vectorItem(it) ? this.hullTest(it, LO, HI, range?.branch) : undefined
     b.i32(0).set(L.tz!)
     const zDone = b.open('block'), zLoop = b.open('loop')
     b.get(L.tz!).get(L.NTZ!).op(Op.i32_ge_u).brIf(zDone)
@@ -3184,6 +3211,7 @@ class KernelWriter {
     const outerElided = this.elided
     if (range) this.elided = range.branch
     if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd)
+    this.hull = undefined
     this.setThreadIndex()
     this.turn(it, saved, plan.threadsEnd)
     this.elided = outerElided
@@ -3198,6 +3226,165 @@ class KernelWriter {
     b.end().end()
     this.preComputed.clear(); this.preComputedRegs.clear()
     this.dispatch(it)
+  }
+
+  /** The shared accesses at the top level of block-level thread loop `it` or in the `if` its interval
+   *  [LO, HI) leaves the branch of (`elided`; every thread of the interval that runs its code makes them) whose 4-byte window offset is U + c·tid.x with U the same for the whole loop
+   *  (loopForm: the halving tree's `s[t + half]`, the scan's `buf[pin·nt + t]`, whose terms the loop's block
+   *  values give): each is tested once, before the loop, at the first and the last thread of the interval —
+   *  both inside the window and 4-byte aligned, with c a multiple of 4, put every thread's offset inside it
+   *  (the 64-bit ends are congruent modulo 2^32 to the kernel's 32-bit offsets; two ends inside [0, 2^31)
+   *  leave the values between them there, unwrapped). The loop's 4-lane turns run only where every such
+   *  test held, and make those accesses without tests of their own; else the loop runs one thread at a time,
+   *  whose tests fault as they would. Returns nothing where no access qualifies. */
+  private hullTest(it: ThreadLoop, LO: number, HI: number, elided: number | undefined): { flag: number; sites: ReadonlySet<number> } | undefined {
+    if (it.level !== 'block' || it.once) return undefined
+    const ins = this.fn.instructions
+    // the sites by their form and offset modulo 4: each group tested at its lowest and its highest offset
+    const groups = new Map<string, { form: LoopForm; lo: number; hi: number; sites: number[] }>()
+    let count = 0
+    // the loop's top level, and the body of the `if` whose branch past it the interval [LO, HI) leaves out
+    // (txRange: every thread of the interval runs it)
+    const top = it.nodes.flatMap((n) => (n.kind === 'if' && elided !== undefined && n.branch === elided ? n.body : [n]))
+    for (const n of top) {
+      if (n.kind !== 'instr' || this.preComputed.has(n.index) || count >= MAX_HULL_SITES) continue
+      const x = ins[n.index]!
+      if ((x.op !== 'ld' && x.op !== 'st') || x.space !== 'shared' || x.guard || (x.vector ?? 1) !== 1 || typeSize(x.type ?? '') !== 4) continue
+      const o = x.operands[x.op === 'ld' ? 1 : 0]
+      if (o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i32') continue
+      if (this.unchecked && this.hoistedShared(n.index)) continue
+      const form = this.loopForm(o.base.id, n.index, it)
+      if (!form || form.c % 4 !== 0 || Math.abs(form.c) > 2 ** 20) continue
+      const key = `${JSON.stringify(form.u)}:${form.c}:${o.offset & 3}`
+      const g = groups.get(key)
+      if (g) { g.lo = Math.min(g.lo, o.offset); g.hi = Math.max(g.hi, o.offset); g.sites.push(n.index) } else groups.set(key, { form, lo: o.offset, hi: o.offset, sites: [n.index] })
+      count++
+    }
+    if (!groups.size) return undefined
+    const b = this.b
+    const flag = this.tmp('hull', 'i32'), u = this.tmp('hullu', 'i64'), lo = this.tmp('hullo', 'i64'), hi = this.tmp('hulhi', 'i64'), lim = this.tmp('hullim', 'i64')
+    // (a loop of fewer threads runs one at a time rather than pay for the tests)
+    b.i32(0).set(flag)
+    b.get(HI).get(LO).op(Op.i32_sub).i32(MIN_HULL_THREADS).op(Op.i32_ge_s)
+    b.begin('if')
+    b.get(this.windowLimit('shared', 4, 3)).op(Op.i64_extend_i32_u).set(lim)
+    b.get(LO).op(Op.i64_extend_i32_s).set(lo)
+    b.get(HI).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_s).set(hi)
+    let first = true
+    for (const g of groups.values()) {
+      const c = g.form.c
+      this.pushLoopU(g.form.u)
+      b.set(u)
+      // the lowest offset at the first thread and the highest at the last (c ≥ 0; the other way round else):
+      // each 4-byte aligned, at least 0 and at most the window's size less 4 (rotated right by 2 as a 64-bit
+      // value, an unaligned or negative offset becomes larger than any limit)
+      for (const [off, t] of [[g.lo, c >= 0 ? lo : hi], [g.hi, c >= 0 ? hi : lo]] as const) {
+        b.get(u)
+        if (off) b.i64(BigInt(off)).op(Op.i64_add)
+        if (c) b.get(t).i64(BigInt(c)).op(Op.i64_mul).op(Op.i64_add)
+        b.i64(2n).op(Op.i64_rotr).get(lim).op(Op.i64_lt_u)
+        if (!first) b.op(Op.i32_and)
+        first = false
+      }
+    }
+    b.set(flag)
+    b.end()
+    return { flag, sites: new Set([...groups.values()].flatMap((g) => g.sites)) }
+  }
+
+  /** Register r as instruction `at` of thread loop `it` reads it, as U + c·tid.x with U the same for every
+   *  thread of the loop: block values the loop does not write (and its uniform prefix's), tid.x, immediates,
+   *  block-invariant affine forms and rematerialized registers, through 32-bit mov/add/sub/shl by an
+   *  immediate/mul.lo and mad.lo where a factor is block-uniform and one is an immediate or both are uniform;
+   *  a definition in the loop counts where it is the loop's only one and comes before `at` in its basic block. */
+  private loopForm(r: number, at: number, it: ThreadLoop, depth = 0): LoopForm | undefined {
+    if (depth > 12 || this.classes[r] !== 'i32') return undefined
+    if (this.preComputedRegs.has(r)) return { u: { kind: 'reg', r }, c: 0 }
+    const inLoop = (this.defsOf.get(r) ?? []).filter((d) => d >= it.start && d < it.end && !this.preComputed.has(d))
+    if (!inLoop.length) {
+      const tid = this.plan!.recomputed.get(r)
+      if (tid) return tid === '%tid.x' ? { u: { kind: 'const', value: 0 }, c: 1 } : undefined
+      if (this.plan!.perBlock.includes(r)) return { u: { kind: 'reg', r }, c: 0 }
+      const f = this.affine.formAt(r, at)
+      if (f && !f.iv && Number.isInteger(f.c)) return { u: { kind: 'inv', e: f.inv }, c: f.c }
+      const t = this.rematOf(r)
+      return t ? this.rematForm(t) : undefined
+    }
+    const d = inLoop[0]!
+    if (inLoop.length !== 1 || d >= at || this.cfg.blockOf[d] !== this.cfg.blockOf[at]) return undefined
+    const x = this.fn.instructions[d]!
+    if (x.guard || x.flags.cc || x.flags.sat || !['u32', 's32', 'b32'].includes(x.type ?? '') || x.operands[0]?.kind !== 'reg') return undefined
+    const leaf = (o: IrOperand | undefined): LoopForm | undefined => {
+      if (o?.kind === 'imm' && o.imm.kind === 'int') return { u: { kind: 'const', value: Number(BigInt.asIntN(32, o.imm.value)) }, c: 0 }
+      if (o?.kind === 'special') {
+        if (o.name === '%tid.x') return { u: { kind: 'const', value: 0 }, c: 1 }
+        return /^%(ntid|ctaid|nctaid)\.[xyz]$/.test(o.name) ? { u: { kind: 'inv', e: { kind: 'special', name: o.name } }, c: 0 } : undefined
+      }
+      return o?.kind === 'reg' ? this.loopForm(o.id, d, it, depth + 1) : undefined
+    }
+    const A = x.operands
+    if (x.op === 'mov') return leaf(A[1])
+    const sum = (p: LoopForm | undefined, q: LoopForm | undefined, sub: boolean): LoopForm | undefined =>
+      p && q ? { u: { kind: sub ? 'sub' : 'add', a: p.u, b: q.u }, c: sub ? p.c - q.c : p.c + q.c } : undefined
+    const product = (p: LoopForm | undefined, q: LoopForm | undefined): LoopForm | undefined => {
+      if (!p || !q) return undefined
+      const k = (f: LoopForm) => (f.c === 0 && f.u.kind === 'const' ? f.u.value : undefined)
+      if (p.c === 0 && q.c === 0) return { u: { kind: 'mul', a: p.u, b: q.u }, c: 0 }
+      const kp = k(p), kq = k(q)
+      const [f, m] = kq !== undefined ? [p, kq] : kp !== undefined ? [q, kp] : [undefined, 0]
+      if (!f || Math.abs(f.c * m) > 2 ** 24) return undefined
+      return { u: { kind: 'mul', a: f.u, b: { kind: 'const', value: m } }, c: f.c * m }
+    }
+    switch (x.op) {
+      case 'add': return A.length === 3 ? sum(leaf(A[1]), leaf(A[2]), false) : undefined
+      case 'sub': return A.length === 3 ? sum(leaf(A[1]), leaf(A[2]), true) : undefined
+      case 'shl': {
+        const s = A[2]
+        if (A.length !== 3 || s?.kind !== 'imm' || s.imm.kind !== 'int' || s.imm.value < 0n || s.imm.value >= 32n) return undefined
+        return product(leaf(A[1]), { u: { kind: 'const', value: 2 ** Number(s.imm.value) }, c: 0 })
+      }
+      case 'mul': return x.part === 'lo' && A.length === 3 ? product(leaf(A[1]), leaf(A[2])) : undefined
+      case 'mad': return x.part === 'lo' && A.length === 4 ? sum(product(leaf(A[1]), leaf(A[2])), leaf(A[3]), false) : undefined
+      default: return undefined
+    }
+  }
+
+  /** A rematerialized register (rematOf) as a LoopForm, where its tree is affine in tid.x. */
+  private rematForm(t: RematNode): LoopForm | undefined {
+    switch (t.kind) {
+      case 'imm': return { u: { kind: 'const', value: t.value }, c: 0 }
+      case 'tid': return t.name === '%tid.x' ? { u: { kind: 'const', value: 0 }, c: 1 } : undefined
+      case 'affine': return Number.isInteger(t.c) ? { u: { kind: 'inv', e: t.inv }, c: t.c } : undefined
+      case 'op': {
+        const a = this.rematForm(t.a), b = this.rematForm(t.b)
+        if (!a || !b) return undefined
+        const k = (f: LoopForm) => (f.c === 0 && f.u.kind === 'const' ? f.u.value : undefined)
+        switch (t.op) {
+          case 'add': return { u: { kind: 'add', a: a.u, b: b.u }, c: a.c + b.c }
+          case 'sub': return { u: { kind: 'sub', a: a.u, b: b.u }, c: a.c - b.c }
+          case 'shl': { const s = k(b); return s !== undefined && s >= 0 && s < 32 && Math.abs(a.c * 2 ** s) <= 2 ** 24 ? { u: { kind: 'mul', a: a.u, b: { kind: 'const', value: 2 ** s } }, c: a.c * 2 ** s } : undefined }
+          case 'mul': {
+            if (a.c === 0 && b.c === 0) return { u: { kind: 'mul', a: a.u, b: b.u }, c: 0 }
+            const m = k(b) ?? k(a), f = k(b) !== undefined ? a : b
+            return m !== undefined && Math.abs(f.c * m) <= 2 ** 24 ? { u: { kind: 'mul', a: f.u, b: { kind: 'const', value: m } }, c: f.c * m } : undefined
+          }
+          default: return undefined
+        }
+      }
+    }
+  }
+
+  /** Pushes U (LoopU) as an i64. */
+  private pushLoopU(u: LoopU): void {
+    const b = this.b
+    switch (u.kind) {
+      case 'const': b.i64(BigInt(u.value)); return
+      case 'inv': this.inv(u.e); return
+      case 'reg': b.get(this.regs[u.r]!).op(Op.i64_extend_i32_s); return
+      default:
+        this.pushLoopU(u.a); this.pushLoopU(u.b)
+        b.op(u.kind === 'add' ? Op.i64_add : u.kind === 'sub' ? Op.i64_sub : Op.i64_mul)
+    }
   }
 
   /** The instructions of block-level loop `it` that every thread runs once, to the same value (32-bit
@@ -3544,6 +3731,7 @@ class KernelWriter {
     try {
       b.get(L.tx!).i32(3).op(Op.i32_and).op(Op.i32_eqz)
       b.get(L.tx!).i32(4).op(Op.i32_add).get(HI).op(Op.i32_le_s).op(Op.i32_and)
+      if (this.hull) b.get(this.hull.flag).op(Op.i32_and)
       // a warp's lane loop (lanes): four lanes of one row of the block, a quarter of a group of 4 in the warp
       if (warp) b.get(L.t!).i32(3).op(Op.i32_and).op(Op.i32_eqz).op(Op.i32_and).get(L.t!).i32(4).op(Op.i32_add).get(L.W1!).op(Op.i32_le_u).op(Op.i32_and)
       b.begin('if')
@@ -3732,6 +3920,7 @@ class KernelWriter {
       b.end()
       this.vectorized = true
       this.vectorLoops.add(it.start)
+      if (this.hull) for (const i of this.hull.sites) this.hullLines.add(this.fn.instructions[i]!.line)
     } catch (e) {
       if (!(e instanceof NotVectorizable) && !(e instanceof WasmRefusal)) throw e
       b.rewind(mark)

@@ -182,6 +182,20 @@ const MAX_HULL_SITES = 16
 /** Threads a thread loop's interval must have for hullTest to test it (a shorter loop runs one thread at a time). */
 const MIN_HULL_THREADS = 8
 
+/** A 4-lane turn's strides (KernelWriter.vstride), with the registers whose lane 0 a scalar local also holds
+ *  (`lane0`: i32 arithmetic written twice, once on the four lanes and once on lane 0, where every operand has
+ *  such a local): a stride set or dropped anywhere (every write of a register's four lanes sets or drops its
+ *  stride) drops that local's claim, so a claim lasts only while the register's v128 local has not been
+ *  written since the scalar one was. A shared access through such a register
+ *  takes lane 0's address from the scalar local, and the engine drops the lanes' address arithmetic no one
+ *  reads (splat, add, shift, extract) instead of running it every turn. */
+class StrideMap extends Map<number, number> {
+  readonly lane0 = new Map<number, number>()
+  override set(k: number, v: number): this { this.lane0.delete(k); return super.set(k, v) }
+  override delete(k: number): boolean { this.lane0.delete(k); return super.delete(k) }
+  override clear(): void { this.lane0.clear(); super.clear() }
+}
+
 /** An induction variable's term in an address or a wrap check (@kernelpack/ptx AffineForm.iv):
  *  + (k + (next ? 1 : 0))·step in iteration k of loop `loop` (a cfg.loops index with a TripBound). */
 interface SiteIv { loop: number; step: InvExpr; next: boolean }
@@ -589,7 +603,9 @@ class KernelWriter {
   /** In a 4-lane turn: registers whose lanes are known to differ by a constant (lane k = lane 0 + k·stride,
    *  mod 2^32), from the values the turn starts with and the integer arithmetic on them written so far at
    *  the loop's top level; and the instructions at that level. */
-  private readonly vstride = new Map<number, number>()
+  private readonly vstride = new StrideMap()
+  /** The scalar local of each register's lane 0 (StrideMap.lane0), by register (-1: tid.x). */
+  private readonly lane0Locals = new Map<number, number>()
   /** In a 4-lane turn: 64-bit registers whose lanes are lane 0's value + k·stride (exact mod 2^64), of which
    *  only lane 0's local is written (vwideStrided): the other lanes' locals are stale until materialized. */
   private vwstride = new Map<number, number>()
@@ -1024,7 +1040,42 @@ class KernelWriter {
       // lose their strides where it ends, nodes())
       const st = ins.guard ? undefined : this.strideOf(ins)
       if (st === undefined) this.vstride.delete(o.id); else this.vstride.set(o.id, st)
+      if (c === 'i32' && this.lane0Of(ins)) this.setLane0(o.id)
     }
+  }
+
+  /** Pushes lane 0's value of 32-bit integer instruction `ins` (mov, add, sub, mul.lo, mad.lo, shl by an
+   *  immediate below 32, and, or, xor) from its operands' lane-0 locals, immediates and shared variables, as the four lanes'
+   *  arithmetic computes it (wrapping modulo 2^32); false, pushing nothing, where an operand has none. */
+  private lane0Of(ins: Instruction): boolean {
+    const A = ins.operands, t = ins.type ?? ''
+    if (ins.guard || ins.flags.cc || ins.flags.sat || !['s32', 'u32', 'b32'].includes(t)) return false
+    const L0 = this.vstride.lane0
+    // (a symbol as vrd reads it: a shared variable's window offset)
+    const sym = (o: IrOperand | undefined): number | undefined => (o?.kind === 'sym' && o.target !== 'function' && this.frameLocal(o.name) === undefined ? this.symAddr(o.name) : undefined)
+    const ok = (o: IrOperand | undefined): boolean =>
+      (o?.kind === 'imm' && o.imm.kind === 'int') || (o?.kind === 'reg' && L0.has(o.id)) || (o?.kind === 'special' && o.name === '%tid.x' && L0.has(-1)) || sym(o) !== undefined
+    const push = (o: IrOperand | undefined): void => {
+      if (o?.kind === 'imm' && o.imm.kind === 'int') this.b.i32(Number(BigInt.asIntN(32, o.imm.value)))
+      else if (o?.kind === 'sym') this.b.i32(sym(o)!)
+      else this.b.get(L0.get(o?.kind === 'reg' ? o.id : -1)!)
+    }
+    const OPS: Record<string, number> = { add: Op.i32_add, sub: Op.i32_sub, and: Op.i32_and, or: Op.i32_or, xor: Op.i32_xor }
+    if (ins.op === 'mov' && A.length === 2 && ok(A[1])) { push(A[1]); return true }
+    if (OPS[ins.op] !== undefined && A.length === 3 && ok(A[1]) && ok(A[2])) { push(A[1]); push(A[2]); this.b.op(OPS[ins.op]!); return true }
+    if (ins.op === 'mul' && ins.part === 'lo' && A.length === 3 && ok(A[1]) && ok(A[2])) { push(A[1]); push(A[2]); this.b.op(Op.i32_mul); return true }
+    if (ins.op === 'mad' && ins.part === 'lo' && A.length === 4 && ok(A[1]) && ok(A[2]) && ok(A[3])) { push(A[1]); push(A[2]); this.b.op(Op.i32_mul); push(A[3]); this.b.op(Op.i32_add); return true }
+    const k = A[2]
+    if (ins.op === 'shl' && A.length === 3 && ok(A[1]) && k?.kind === 'imm' && k.imm.kind === 'int' && k.imm.value >= 0n && k.imm.value < 32n) { push(A[1]); this.b.i32(Number(k.imm.value)).op(Op.i32_shl); return true }
+    return false
+  }
+
+  /** Pops the i32 on the stack into register r's lane-0 local and claims it (after r's stride was set). */
+  private setLane0(r: number): void {
+    let l = this.lane0Locals.get(r)
+    if (l === undefined) { l = this.b.local('i32'); this.lane0Locals.set(r, l) }
+    this.b.set(l)
+    this.vstride.lane0.set(r, l)
   }
 
   /** The lane-to-lane difference of an operand's value in a 4-lane turn, when known. */
@@ -1653,6 +1704,8 @@ class KernelWriter {
     const va = this.tmp('va', 'v128')
     let stride: number | undefined
     let fixed: number | undefined
+    // lane 0's window offset from a scalar local where the base register has one (StrideMap.lane0)
+    let lane0: (() => void) | undefined
     if (!base || base.kind === 'sym') {
       const a = base ? this.symAddr(base.name) : 0
       if (a === undefined || (base && !this.layout.shared.has(base.name))) return this.vfail('an address of this kind')
@@ -1660,6 +1713,8 @@ class KernelWriter {
       b.i32(fixed).simd(SimdOp.i32x4_splat)
       stride = 0
     } else if (base.kind === 'reg' && this.classes[base.id] === 'i32') {
+      const l0 = this.vstride.lane0.get(base.id)
+      if (l0 !== undefined) lane0 = () => { b.get(l0); if (o.offset) b.i32(o.offset).op(Op.i32_add) }
       b.get(this.vlocal(base.id))
       if (o.offset) b.i32(o.offset).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add)
       stride = this.vstride.get(base.id)
@@ -1690,11 +1745,14 @@ class KernelWriter {
       // phis, minutes of compile in the background for one kernel, and a Node process waits for that at exit.)
       const end = fixed !== undefined && fixed % 4 === 0 && fixed >= 0 ? fixed + 4 : undefined
       if (end === undefined || (b.known('shared fixed end') ?? -1) < end) {
-        this.vtestShared(va, stride)
+        this.vtestShared(va, stride, lane0)
         if (end !== undefined) b.note('shared fixed end', end)
       }
     }
-    const at = (lane: number) => { b.get(va).simdLane(SimdOp.i32x4_extract_lane, lane).get(L.SB!).op(Op.i32_add) }
+    const at = (lane: number) => {
+      if (lane === 0 && lane0) lane0(); else b.get(va).simdLane(SimdOp.i32x4_extract_lane, lane)
+      b.get(L.SB!).op(Op.i32_add)
+    }
     if (value === undefined) {
       if (stride === 4) { at(0); b.simdMem(SimdOp.v128_load, 2); return }
       if (stride === 0) { at(0); b.simdMem(SimdOp.v128_load32_splat, 2); return }
@@ -1729,12 +1787,13 @@ class KernelWriter {
   }
 
   /** The lane test of a 4-byte shared access at the lanes' window offsets `va` (a local). */
-  private vtestShared(va: number, stride: number | undefined): void {
+  private vtestShared(va: number, stride: number | undefined, lane0?: () => void): void {
     const b = this.b
     if (stride === 0 || stride === 4) {
       // the lanes' words are one word, or 16 consecutive bytes from lane 0's: lane 0's offset tested as one
       // access of that size
-      b.get(va).simdLane(SimdOp.i32x4_extract_lane, 0).i32(2).op(Op.i32_rotr).get(this.windowLimit('shared', stride === 4 ? 16 : 4, 3)).op(Op.i32_ge_u)
+      if (lane0) lane0(); else b.get(va).simdLane(SimdOp.i32x4_extract_lane, 0)
+      b.i32(2).op(Op.i32_rotr).get(this.windowLimit('shared', stride === 4 ? 16 : 4, 3)).op(Op.i32_ge_u)
     } else {
       this.vrot(() => b.get(va), 3)
       b.get(this.windowLimit('shared', 4, 3)).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_ge_u).simd(SimdOp.v128_any_true)
@@ -1799,7 +1858,8 @@ class KernelWriter {
         b.get(this.vlocal(base))
         if (offset) b.i32(offset).simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_add)
         b.set(va)
-        this.vtestShared(va, this.vstride.get(base))
+        const l0 = this.vstride.lane0.get(base)
+        this.vtestShared(va, this.vstride.get(base), l0 === undefined ? undefined : () => { b.get(l0); if (offset) b.i32(offset).op(Op.i32_add) })
       })
     }
     for (const i of [...code].sort((p, q) => p - q)) this.instruction(ins[i]!)
@@ -1852,7 +1912,8 @@ class KernelWriter {
       if (stride === 0 || (stride === 4 && g.al <= 3)) {
         // the lanes' offsets are one, or 4 bytes apart from lane 0's up (each aligned where lane 0's is): the
         // hull of the four lanes' runs, from lane 0's, tested as one run
-        b.get(this.vlocal(g.reg)).simdLane(SimdOp.i32x4_extract_lane, 0)
+        const l0 = this.vstride.lane0.get(g.reg)
+        if (l0 !== undefined) b.get(l0); else b.get(this.vlocal(g.reg)).simdLane(SimdOp.i32x4_extract_lane, 0)
         if (lo) b.i32(lo).op(Op.i32_add)
         if (g.al) b.i32(Math.log2(g.al + 1)).op(Op.i32_rotr)
         b.get(this.windowLimit(g.space, span + (stride === 4 ? 12 : 0), g.al)).op(Op.i32_ge_u)
@@ -3764,6 +3825,7 @@ class KernelWriter {
       const splatPre = (r: number) => {
         b.get(L.LB0!).simdMem(SimdOp.v128_load32_splat, 2, this.preSlot.get(r)!).set(this.vlocal(r))
         this.vstride.set(r, 0)
+        if (this.classes[r] === 'i32') { b.get(L.LB0!).mem(Op.i32_load, 2, this.preSlot.get(r)!); this.setLane0(r) }
         exposed.delete(r)
       }
       const splatBlock = (r: number) => {
@@ -3771,6 +3833,7 @@ class KernelWriter {
         if (this.classes[r] === 'f32') b.op(Op.i32_reinterpret_f32)
         b.simd(SimdOp.i32x4_splat); mask(r); b.set(this.vlocal(r))
         this.vstride.set(r, 0)
+        if (this.classes[r] === 'i32') { b.get(this.regs[r]!); this.setLane0(r) }
       }
       const preRead = [...this.preComputedRegs].filter((r) => !addressOnly.has(r) && (this.usesOf.get(r) ?? []).some((u) => u >= it.start && u < it.end && !this.preComputed.has(u)))
       const invariant = (r: number) => !turnWritten.has(r)
@@ -3808,6 +3871,7 @@ class KernelWriter {
         for (let k = 1; k < 4; k++) b.get(lb[k - 1]!).get(L.LN!).op(Op.i32_add).set(lb[k]!)
       }
       b.get(L.tx!).simd(SimdOp.i32x4_splat).i32x4([0, 1, 2, 3]).simd(SimdOp.i32x4_add).set(this.vlocal(-1))
+      b.get(L.tx!); this.setLane0(-1)
       if (skipEnded) {
         for (let k = 0; k < 4; k++) { b.get(lb[k]!).mem(Op.i32_load, 2, this.stateOff); if (k) b.op(Op.i32_or) }
         b.brIf(this.vFail)
@@ -3836,9 +3900,16 @@ class KernelWriter {
         if (tid) {
           if (tid === '%tid.x') b.get(this.vlocal(-1)); else b.get(L[tid === '%tid.y' ? 'ty' : 'tz']!).simd(SimdOp.i32x4_splat)
           this.vstride.set(r, tid === '%tid.x' ? 1 : 0)
+          b.set(this.vlocal(r))
+          if (this.classes[r] === 'i32') { b.get(L[tid === '%tid.x' ? 'tx' : tid === '%tid.y' ? 'ty' : 'tz']!); this.setLane0(r) }
+          continue
         } else if (this.remat(r)) {
           const st = this.pushRemat(r, true)
           if (st !== undefined) this.vstride.set(r, st); else this.vstride.delete(r)
+          b.set(this.vlocal(r))
+          // (lane 0's thread is the turn's tx, as the scalar remat reads it)
+          if (st !== undefined) { this.pushRematNode(this.rematOf(r)!, false); this.setLane0(r) }
+          continue
         } else if (this.predRemat(r)) {
           this.pushRematPred(this.predRemat(r)!, true)
         } else {
@@ -4523,6 +4594,9 @@ class KernelWriter {
         }
         const kept = new Set<number>()
         for (const r of inLoop) { if (!this.vstride.has(r) || !steps(r)) this.vstride.delete(r); else kept.add(r) }
+        // (a lane-0 local written in the loop's body is read before that write from the second trip on: none
+        // is claimed for a register the loop defines until its body writes it)
+        for (const r of inLoop) this.vstride.lane0.delete(r)
         this.vLoopSteps.set(n.id, kept)
         // a test at the top of a loop that stores runs, from the second trip on, after that store: the
         // loop's tests are made by a pre-pass where they can be (vloopPrecheck), else the turn cannot test

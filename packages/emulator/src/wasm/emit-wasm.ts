@@ -3355,7 +3355,7 @@ class KernelWriter {
 
   /** Register r as instruction `at` of thread loop `it` reads it, as U + c·tid.x with U the same for every
    *  thread of the loop: block values the loop does not write (and its uniform prefix's), tid.x, immediates,
-   *  block-invariant affine forms and rematerialized registers, through 32-bit mov/add/sub/shl by an
+   *  shared variables, block-invariant affine forms and rematerialized registers, through 32-bit mov/add/sub/shl by an
    *  immediate/mul.lo and mad.lo where a factor is block-uniform and one is an immediate or both are uniform;
    *  a definition in the loop counts where it is the loop's only one and comes before `at` in its basic block. */
   private loopForm(r: number, at: number, it: ThreadLoop, depth = 0): LoopForm | undefined {
@@ -3377,6 +3377,7 @@ class KernelWriter {
     if (x.guard || x.flags.cc || x.flags.sat || !['u32', 's32', 'b32'].includes(x.type ?? '') || x.operands[0]?.kind !== 'reg') return undefined
     const leaf = (o: IrOperand | undefined): LoopForm | undefined => {
       if (o?.kind === 'imm' && o.imm.kind === 'int') return { u: { kind: 'const', value: Number(BigInt.asIntN(32, o.imm.value)) }, c: 0 }
+      if (o?.kind === 'sym' && o.target !== 'function' && this.layout.shared.has(o.name) && this.symAddr(o.name) !== undefined) return { u: { kind: 'inv', e: { kind: 'symbol', name: o.name } }, c: 0 }
       if (o?.kind === 'special') {
         if (o.name === '%tid.x') return { u: { kind: 'const', value: 0 }, c: 1 }
         return /^%(ntid|ctaid|nctaid)\.[xyz]$/.test(o.name) ? { u: { kind: 'inv', e: { kind: 'special', name: o.name } }, c: 0 } : undefined

@@ -3244,19 +3244,7 @@ class KernelWriter {
     // (a bound the loop computes in its uniform prefix, once before it, as every thread would: the halving
     // tree's `half = n >> 1` then `if (t < half)`)
     const range = this.txRange(it, this.preComputed)
-    if (range) {
-      const v = this.tmp('nv', 'i64')
-      range.push(); b.set(v)
-      // clamp both ends to [0, NTX]
-      const clamp = (push: () => void, dst: number) => {
-        const x = this.tmp('nx', 'i64')
-        push(); b.set(x)
-        b.get(x).i64(0n).get(x).i64(0n).op(Op.i64_gt_s).op(Op.select).set(x)
-        b.get(x).get(L.NTX!).op(Op.i64_extend_i32_u).get(x).get(L.NTX!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s).op(Op.select).op(Op.i32_wrap_i64).set(dst)
-      }
-      clamp(() => b.get(v).i64(0xffffffffn).op(Op.i64_and).i64(32n).op(Op.i64_shl).i64(32n).op(Op.i64_shr_s), LO)
-      clamp(() => b.get(v).i64(32n).op(Op.i64_shr_s), HI)
-    } else { b.i32(0).set(LO); b.get(L.NTX!).set(HI) }
+    if (range) { range.lo(); b.set(LO); range.hi(); b.set(HI) } else { b.i32(0).set(LO); b.get(L.NTX!).set(HI) }
     this.hull = this.helpers.simd && this.vectorItem(it) ? this.hullTest(it, LO, HI, range?.branch) : undefined
     b.i32(0).set(L.tz!)
     const zDone = b.open('block'), zLoop = b.open('loop')
@@ -4016,8 +4004,8 @@ class KernelWriter {
 
   /** The tx interval of a block-level loop whose first act is `@p bra` past the rest of its code, with p
    *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
-   *  rule. Returns code that pushes an i64 holding LO (low 32 bits, signed) and HI (high 32 bits). */
-  private txRange(it: ThreadLoop, prefix?: ReadonlySet<number>): { push: () => void; branch: number } | undefined {
+   *  rule. Returns code that pushes LO and code that pushes HI, each an i32 clamped to [0, NTX]. */
+  private txRange(it: ThreadLoop, prefix?: ReadonlySet<number>): { lo: () => void; hi: () => void; branch: number } | undefined {
     const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine, prefix)
     if (!r) return undefined
     const b = this.b, L = this.L
@@ -4033,19 +4021,14 @@ class KernelWriter {
         case 'Y1': yv(); b.i64(1n).op(Op.i64_add); break
         case 'NTX': b.get(L.NTX!).op(Op.i64_extend_i32_u); break
       }
-      // clamp into [0, NTX] before packing into 32 bits
+      // clamped into [0, NTX], then 32 bits
       const x = this.tmp('ne', 'i64')
       b.set(x)
       b.get(x).i64(0n).get(x).i64(0n).op(Op.i64_gt_s).op(Op.select).set(x)
       b.get(x).get(L.NTX!).op(Op.i64_extend_i32_u).get(x).get(L.NTX!).op(Op.i64_extend_i32_u).op(Op.i64_lt_s).op(Op.select)
+      b.op(Op.i32_wrap_i64)
     }
-    return {
-      push: () => {
-        end(r.lo); b.i64(0xffffffffn).op(Op.i64_and)
-        end(r.hi); b.i64(32n).op(Op.i64_shl).op(Op.i64_or)
-      },
-      branch: r.branch,
-    }
+    return { lo: () => end(r.lo), hi: () => end(r.hi), branch: r.branch }
   }
 
   /** A per-thread 32-bit register recomputed where a loop needs it instead of kept in a slot (rematOf): one

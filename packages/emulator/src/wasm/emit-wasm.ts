@@ -3526,9 +3526,10 @@ class KernelWriter {
     if (jumps) return
     const accesses: number[] = [], branches: number[] = []
     const INT = /^[sub](8|16|32|64)$/
-    const PURE = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'not', 'cvt', 'cvta', 'setp', 'selp', 'min', 'max'])
-    const pure = (x: Instruction) => PURE.has(x.op) && !x.flags.cc && !x.flags.sat && x.types.every((t) => INT.test(t) || t === 'pred')
-      && x.operands.every((o) => o.kind !== 'special' || /^%(tid|ntid|ctaid|nctaid)\.[xyz]$/.test(o.name))
+    const PURE = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'div', 'rem', 'shl', 'shr', 'and', 'or', 'xor', 'not', 'cvt', 'cvta', 'setp', 'selp', 'min', 'max'])
+    // (a kernel parameter's load too: the whole turn's pre-pass, vturnPrecheck, starts before the kernel reads them)
+    const pure = (x: Instruction) => (x.op === 'ld' && x.space === 'param' && !x.guard && this.paramLocal(x) !== undefined) || (PURE.has(x.op) && !x.flags.cc && !x.flags.sat && x.types.every((t) => INT.test(t) || t === 'pred')
+      && x.operands.every((o) => o.kind !== 'special' || /^%(tid|ntid|ctaid|nctaid)\.[xyz]$/.test(o.name)))
     for (const i of at) {
       const x = ins[i]!
       if (x.op === 'ld' || x.op === 'st') {
@@ -3583,7 +3584,7 @@ class KernelWriter {
       const outer = new Map(this.level)
       const passEnd = b.open('block')
       for (const k of outer.keys()) this.level.set(k, passEnd)
-      const lv = b.open('loop')
+      const lv = b.open(n.kind === 'loop' ? 'loop' : 'block')
       this.level.set(n.id, lv)
       try {
         this.nodes(n.body)
@@ -3607,6 +3608,32 @@ class KernelWriter {
       for (const r of wideLanes) this.vwLanes.add(r)
       this.vLaneCount = laneCount
     }
+  }
+
+  /** A turn that stores before a branch its lanes may part at — nvcc's grid-stride loop unrolled by 4: a
+   *  remainder loop that stores, then a branch past the unrolled loop, whose latch compares each lane's own
+   *  index with the bound — cannot send its group back to one thread at a time once it has stored. Where the
+   *  turn's control and addresses are integer arithmetic (vloopPrecheck's rule), a pre-pass of the whole turn
+   *  (its closing return left out) runs first, before anything is stored: the branches, each tested for lanes
+   *  that part (the group then takes its scalar turns), and the accesses' lane tests; the turn then runs on the
+   *  same values without them. Writes nothing where no guarded branch follows a store or the rule fails. */
+  private vturnPrecheck(it: ThreadLoop): void {
+    const ins = this.fn.instructions
+    // (a store and a later branch in one loop are that loop's pre-pass's to check, vloopPrecheck)
+    const loops: Array<[number, number]> = []
+    const walk = (ns: readonly StructNode[]) => { for (const n of ns) if (n.kind !== 'instr' && n.kind !== 'jump') { if (n.kind === 'loop') loops.push([n.start, n.end]); walk(n.body) } }
+    walk(it.nodes)
+    const stores: number[] = []
+    let parts = false
+    for (let i = it.start; i < it.end && !parts; i++) {
+      const x = ins[i]!
+      if (x.op === 'st') stores.push(i)
+      else if (x.op === 'bra' && x.guard && stores.some((st) => !loops.some(([a, e]) => a <= st && st < e && a <= i && i < e))) parts = true
+    }
+    if (!parts) return
+    const closing = (n: StructNode) => n.kind === 'instr' && n === it.nodes[it.nodes.length - 1] && ins[n.index]!.op === 'ret' && !ins[n.index]!.guard && n.index === ins.length - 1
+    const body = it.nodes.filter((n) => !closing(n))
+    this.vloopPrecheck({ kind: 'block', id: -1, label: '', start: it.start, end: it.end, body })
   }
 
   /** At a loop's entry in a 4-lane turn, where `latch` (a guarded branch) is the back edge of a loop with a
@@ -3918,6 +3945,7 @@ class KernelWriter {
       this.vPreRuns.clear()
       this.vPreLoop.clear()
       this.vprecheck(it)
+      this.vturnPrecheck(it)
       this.nodes(it.nodes)
       for (const r of [...this.vwstride.keys()]) this.vmaterialize(r)
       if (it.gather !== undefined) {
@@ -4587,7 +4615,8 @@ class KernelWriter {
         const stores = this.fn.instructions.slice(n.start, n.end).some((x) => x.op === 'st')
         if (this.vmode && !this.vStored && !this.vLaneByLane && !this.vSlice) covered = this.coverLoop(n)
         if (stores && this.vmode && !this.vStored && !this.vLaneByLane && !this.vSlice) this.vloopPrecheck(n)
-        if (stores) this.vStored = true
+        // (a pre-pass stores nothing)
+        if (stores && !this.vSlice) this.vStored = true
       }
       const lv = this.b.open(n.kind === 'loop' ? 'loop' : 'block')
       this.level.set(n.id, lv)

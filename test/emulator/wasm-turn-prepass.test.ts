@@ -1,10 +1,11 @@
 // A 4-lane turn that stores before a branch its lanes may part at cannot send its group back to one thread at
 // a time once it has stored. nvcc's grid-stride loop is that shape with its default unrolling: the trip count
 // by a division, a remainder loop (up to 3 trips) that stores, a branch past the loop unrolled by 4, whose latch
-// compares each thread's own index with the bound. The wasm tier now runs a pre-pass of the whole turn first
-// (emit-wasm.ts vturnPrecheck: its control and addresses, each branch tested for lanes that part, each access's
-// lane test, nothing stored), and the turn on the same values after it; where lanes part or a lane would fault,
-// the group takes its scalar turns, which fault as the JavaScript tier does.
+// compares each thread's own index with the bound. Where a turn with a loop fails for that, the wasm tier writes
+// it again with a pre-pass of the whole turn first (emit-wasm.ts vectorTurnOrPrepassed, vturnPrecheck: its control
+// and addresses, each branch tested for lanes that part, each access's lane test, nothing stored), and the turn on
+// the same values after it; where lanes part or a lane would fault, the group takes its scalar turns, which fault
+// as the JavaScript tier does.
 //
 // Here: such kernels against the JavaScript tier bit for bit and by hand, on the calling thread and two
 // workers: bounds that end inside a group of four threads, a grid with one trip for some threads and none for

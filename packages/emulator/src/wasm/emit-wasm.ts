@@ -584,6 +584,8 @@ class KernelWriter {
   /** A 4-lane thread-loop turn (vectorTurn) has stored to memory: a lane test can no longer send the group
    *  back to one thread at a time. */
   private vStored = false
+  /** Writing a 4-lane turn again with a pre-pass of the whole turn first (vectorTurnOrPrepassed). */
+  private vTurnPre = false
   /** vinstruction4 writes an integer instruction: f32 registers are read as their bits (vrd). */
   private vIntBits = false
   private readonly movedOnly = new Map<number, boolean>()
@@ -2719,7 +2721,7 @@ class KernelWriter {
     b.get(L.wx!).set(L.tx!).get(L.wy!).set(L.ty!).get(L.wz!).set(L.tz!)
     const done = b.open('block'), lp = b.open('loop')
     b.get(L.t!).get(L.W1!).op(Op.i32_ge_u).brIf(done)
-    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, L.NTX!, lp, true)
+    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurnOrPrepassed(it, L.NTX!, lp, true)
     this.turn(it, saved, true)
     b.get(L.t!).i32(1).op(Op.i32_add).set(L.t!)
     this.step3('tx', 'ty', 'tz', 'NTX', 'NTY')
@@ -3259,7 +3261,7 @@ class KernelWriter {
     // (no thread of [LO, HI) takes the branch past the loop's code: not written)
     const outerElided = this.elided
     if (range) this.elided = range.branch
-    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurn(it, HI, lp, plan.threadsEnd)
+    if (this.helpers.simd && this.vectorItem(it)) this.vectorTurnOrPrepassed(it, HI, lp, plan.threadsEnd)
     this.hull = undefined
     this.setThreadIndex()
     this.turn(it, saved, plan.threadsEnd)
@@ -3616,21 +3618,11 @@ class KernelWriter {
    *  turn's control and addresses are integer arithmetic (vloopPrecheck's rule), a pre-pass of the whole turn
    *  (its closing return left out) runs first, before anything is stored: the branches, each tested for lanes
    *  that part (the group then takes its scalar turns), and the accesses' lane tests; the turn then runs on the
-   *  same values without them. Writes nothing where no guarded branch follows a store or the rule fails. */
+   *  same values without them. Only in a second try at the turn (vectorTurnOrPrepassed); writes nothing where
+   *  the rule fails. */
   private vturnPrecheck(it: ThreadLoop): void {
     const ins = this.fn.instructions
-    // (a store and a later branch in one loop are that loop's pre-pass's to check, vloopPrecheck)
-    const loops: Array<[number, number]> = []
-    const walk = (ns: readonly StructNode[]) => { for (const n of ns) if (n.kind !== 'instr' && n.kind !== 'jump') { if (n.kind === 'loop') loops.push([n.start, n.end]); walk(n.body) } }
-    walk(it.nodes)
-    const stores: number[] = []
-    let parts = false
-    for (let i = it.start; i < it.end && !parts; i++) {
-      const x = ins[i]!
-      if (x.op === 'st') stores.push(i)
-      else if (x.op === 'bra' && x.guard && stores.some((st) => !loops.some(([a, e]) => a <= st && st < e && a <= i && i < e))) parts = true
-    }
-    if (!parts) return
+    if (!this.vTurnPre) return
     const closing = (n: StructNode) => n.kind === 'instr' && n === it.nodes[it.nodes.length - 1] && ins[n.index]!.op === 'ret' && !ins[n.index]!.guard && n.index === ins.length - 1
     const body = it.nodes.filter((n) => !closing(n))
     this.vloopPrecheck({ kind: 'block', id: -1, label: '', start: it.start, end: it.end, body })
@@ -3793,13 +3785,25 @@ class KernelWriter {
     return out
   }
 
+  /** vectorTurn; where it fails because lanes could part or be tested after a store in a turn with a loop,
+   *  again with a pre-pass of the whole turn first (vturnPrecheck), which tests all of that before anything is
+   *  stored. */
+  private vectorTurnOrPrepassed(it: ThreadLoop, HI: number, lp: number, skipEnded: boolean): void {
+    const why = this.vectorTurn(it, HI, lp, skipEnded)
+    // (in a turn with a loop: straight-line turns that failed so did not gain from it in the corpora, and a
+    // second try costs build time)
+    if (why === undefined || !/(lanes that may part|a lane test) after a store/.test(why) || !this.hasLoop(it.nodes)) return
+    this.vTurnPre = true
+    try { this.vectorTurn(it, HI, lp, skipEnded) } finally { this.vTurnPre = false }
+  }
+
   /** In block-level loop `it`, at tx (lane 0; ty and tz set) below HI: when tx is a multiple of 4 and tx + 3
    *  is below HI, threads tx … tx+3 take one 4-lane turn (their slots' registers as 4 lanes, block values
    *  splat, the loop's code as vinstruction writes it, the slots written back) and the loop goes on at tx + 4
    *  (`lp`); when a lane has ended (`skipEnded`), or the lanes part at a branch or a test before anything was
    *  stored, the four take their scalar turns instead. Without a 4-lane form for every instruction, nothing
    *  is written. */
-  private vectorTurn(it: ThreadLoop, HI: number, lp: number, skipEnded: boolean): void {
+  private vectorTurn(it: ThreadLoop, HI: number, lp: number, skipEnded: boolean): string | undefined {
     const { b, L } = this
     const mark = b.mark()
     const levels = new Map(this.level)
@@ -4016,6 +4020,7 @@ class KernelWriter {
       for (const [k, v] of levels) this.level.set(k, v)
       this.vregs.clear()
       for (const [k, v] of vregs) this.vregs.set(k, v)
+      return e.message
     } finally {
       this.vmode = false
       this.vLoop = false

@@ -19,7 +19,7 @@ const ptx = await compilePtx({ source: join(repoRoot, 'test', 'fixtures', 'webgp
 const manifest = await readPtxManifest(ptx, { demangle: false })
 const load = () => loadModule(new TextEncoder().encode(ptx), manifest, { backend: 'webgpu' })
 /** spin's rounds: about 3.7 s for its 16 × 256 threads on SwiftShader alone on a 2-core machine, far past the
- *  400 ms timeout below and its 250 ms of grace (600 000 rounds took 0.75-1.25 s there: under the suite's load
+ *  400 ms timeout below and its 1 s of grace (600 000 rounds took 0.75-1.25 s there: under the suite's load
  *  the slice once ended within the grace, a launch "stopped between slices after 16 of 16 blocks"). */
 const SPIN_ROUNDS = 2_400_000
 

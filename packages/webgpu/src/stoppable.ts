@@ -28,8 +28,10 @@ export interface SlicedKernel {
 const FIRST_SLICE_BLOCKS = 1024
 const SLICE_MS = 50
 /** How long a stopped launch waits for its running slice to end before it destroys the device (at least; four
- *  times the last slice's time where that is longer). */
-const GRACE_MS = 250
+ *  times the last slice's time where that is longer). A slice sized for 50 ms took over 250 ms on SwiftShader
+ *  under a loaded 2-core machine (the suite): with 250 ms of grace a signal there destroyed the device a
+ *  slice boundary would have kept. */
+const GRACE_MS = 1000
 const sleep = (ms: number) => new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), ms))
 
 /** The AbortError of a launch whose signal was aborted before it was queued. */

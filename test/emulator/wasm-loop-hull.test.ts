@@ -35,6 +35,24 @@ extern "C" __global__ void shift_rounds(int *out, int words, int rounds, int shi
     out[blockIdx.x * nt + t] = acc;
 }
 
+// Hillis-Steele-like steps: every thread reads buf[t], and buf[t - off + back] only where t >= off (off a block
+// value the loop doubles): the second read is tested over the threads that make it
+extern "C" __global__ void shifted_sum(int *out, int steps, int back)
+{
+    extern __shared__ int buf[];
+    unsigned t = threadIdx.x, nt = blockDim.x;
+    buf[t] = (int)(t * 3 + blockIdx.x);
+    __syncthreads();
+    int acc = 0;
+    for (int s = 0, off = 1; s < steps; s++, off *= 2) {
+        int v = buf[t];
+        if (t >= (unsigned)off) v += buf[t - off + back];
+        acc += v * (s + 1);
+        __syncthreads();
+    }
+    out[blockIdx.x * nt + t] = acc;
+}
+
 // the halving tree of a block's values in dynamic shared memory (a power-of-two block)
 extern "C" __global__ void tree_sum(const float *in, float *sums)
 {
@@ -51,6 +69,25 @@ extern "C" __global__ void tree_sum(const float *in, float *sums)
 `
 
 const ptx = nvccPtx(SOURCE)
+
+/** The PTX lines of a kernel's `ld.shared` instructions: those through its most used address register (buf[t])
+ *  and the others. */
+function sharedLoads(entry: string): { plain: number[]; conditional: number[] } {
+  const lines = ptx.split('\n')
+  const start = lines.findIndex((l) => l.includes(`.entry ${entry}(`))
+  const end = lines.findIndex((l, i) => i > start && l.includes('.entry '))
+  const loads: Array<{ line: number; base: string }> = []
+  for (let i = start; i < (end < 0 ? lines.length : end); i++) {
+    const m = /^\s*ld\.shared\.\S+\s+\S+,\s*\[(%r\d+)/.exec(lines[i]!)
+    if (m) loads.push({ line: i + 1, base: m[1]! })
+  }
+  const counts = new Map<string, number>()
+  for (const l of loads) counts.set(l.base, (counts.get(l.base) ?? 0) + 1)
+  const top = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0]
+  const plain = loads.filter((l) => l.base === top).map((l) => l.line), conditional = loads.filter((l) => l.base !== top).map((l) => l.line)
+  assert.ok(plain.length && conditional.length, `${entry}: its ld.shared lines in the PTX`)
+  return { plain, conditional }
+}
 
 interface Outcome { words?: Int32Array; floats?: Float32Array; fault?: string; inspect: string }
 
@@ -133,6 +170,57 @@ s('threads that left before the rounds, whose offsets would lie outside: the loo
     assert.ok(js.words && wasm.words, `${block} threads, ${live} stay: no fault (${js.fault ?? wasm.fault})`)
     assert.equal([...js.words!], [...byHand(2, block, a)], `${block} threads, ${live} stay: JavaScript tier by hand`)
     assert.equal([...wasm.words!], [...js.words!], `${block} threads, ${live} stay: wasm tier`)
+  }
+})
+
+s('a read only the threads past an offset make, tested over those threads: as by hand and as the JavaScript tier; reaching past the window faults as there', async () => {
+  for (const [grid, block, steps, back, faults] of [[2, 128, 6, 0, false], [3, 96, 7, 1, false], [2, 64, 4, 0, false], [2, 128, 5, 2, true], [1, 256, 3, 9, true]] as const) {
+    const outs: Array<{ words?: Int32Array; fault?: string; inspect: string }> = []
+    for (const [codegen, workers] of [['js', 0], ['wasm', 0], ['wasm', 2]] as const) {
+      const be = createEmulatorBackend({ codegen, workers })
+      try {
+        const k = await KernelRunner.load(be, ptx, 'compute_80', `shifted_sum (${codegen}, ${workers} workers)`)
+        const out = await k.alloc(grid * block * 4, 0)
+        const inspect = (k.module as unknown as { inspect(name: string): string }).inspect(k.entry('shifted_sum'))
+        try {
+          await k.launch('shifted_sum', [grid, 1, 1], block, [out, steps, back], block * 4)
+          outs.push({ words: await k.read(out, Int32Array), inspect })
+        } catch (err) {
+          outs.push({ fault: (err as Error).message, inspect })
+        }
+      } finally {
+        be.dispose()
+      }
+    }
+    const [js, wasm, wasm2] = outs as [typeof outs[0], typeof outs[0], typeof outs[0]]
+    // the reads under the `if` too (nvcc unrolls the steps: a step's loop that runs 4 threads a step tests both
+    // of its reads before it; those are the ones listed)
+    const listed = new Set((/thread-loop ranges: .* shared accesses at PTX lines? ([\d, ]+);/.exec(wasm.inspect)?.[1] ?? '').split(', ').map(Number))
+    const { plain, conditional } = sharedLoads('shifted_sum')
+    assert.ok(plain.some((l) => listed.has(l)), `a read of buf[t] tested before its loop\n${wasm.inspect}`)
+    assert.ok(conditional.some((l) => listed.has(l)), `a read under the if tested before its loop\n${wasm.inspect}`)
+    if (faults) {
+      assert.ok(js.fault, `${grid}x${block}, back ${back}: the JavaScript tier faults`)
+      assert.match(js.fault!, /shared/)
+      assert.is(wasm.fault, js.fault, `${grid}x${block}, back ${back}: wasm tier, calling thread`)
+      assert.is(wasm2.fault, js.fault, `${grid}x${block}, back ${back}: wasm tier, 2 workers`)
+      continue
+    }
+    assert.ok(js.words && wasm.words && wasm2.words, `${grid}x${block}, back ${back}: no fault (${js.fault ?? wasm.fault ?? wasm2.fault})`)
+    for (let g = 0; g < grid; g++) {
+      const buf = (i: number) => i * 3 + g
+      for (let t = 0; t < block; t++) {
+        let acc = 0
+        for (let st = 0, off = 1; st < steps; st++, off *= 2) {
+          let v = buf(t)
+          if (t >= off) v += buf(t - off + back)
+          acc = (acc + Math.imul(v, st + 1)) | 0
+        }
+        if (js.words![g * block + t] !== acc) assert.unreachable(`${grid}x${block}, back ${back}: JavaScript tier block ${g} thread ${t}: ${js.words![g * block + t]} for ${acc}`)
+      }
+    }
+    assert.equal([...wasm.words!], [...js.words!], `${grid}x${block}, back ${back}: wasm tier, calling thread`)
+    assert.equal([...wasm2.words!], [...js.words!], `${grid}x${block}, back ${back}: wasm tier, 2 workers`)
   }
 })
 

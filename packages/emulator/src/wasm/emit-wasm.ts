@@ -177,6 +177,8 @@ type LoopU =
   | { kind: 'add' | 'sub' | 'mul'; a: LoopU; b: LoopU }
 /** A 32-bit register's value in a thread loop as U + c·tid.x, U the same for the whole loop (loopForm). */
 interface LoopForm { u: LoopU; c: number }
+/** The threads that run an `if`'s body (hullTest, ifPart): code pushing its first tx and one past its last, as i64. */
+interface TxPart { id: number; lo: () => void; hi: () => void }
 /** The most shared accesses of one thread loop that hullTest tests before it (each group of them costs two ends). */
 const MAX_HULL_SITES = 16
 /** Threads a thread loop's interval must have for hullTest to test it (a shorter loop runs one thread at a time). */
@@ -3291,25 +3293,35 @@ class KernelWriter {
   private hullTest(it: ThreadLoop, LO: number, HI: number, elided: number | undefined): { flag: number; sites: ReadonlySet<number> } | undefined {
     if (it.level !== 'block' || it.once) return undefined
     const ins = this.fn.instructions
-    // the sites by their form and offset modulo 4: each group tested at its lowest and its highest offset
-    const groups = new Map<string, { form: LoopForm; lo: number; hi: number; sites: number[] }>()
+    // the sites by their form, offset modulo 4 and the threads that reach them (the loop's interval, or an
+    // `if`'s part of it): each group tested at its lowest and its highest offset
+    const groups = new Map<string, { form: LoopForm; lo: number; hi: number; sites: number[]; part?: TxPart }>()
     let count = 0
+    const add = (ns: readonly StructNode[], part: TxPart | undefined) => {
+      for (const n of ns) {
+        if (n.kind !== 'instr' || this.preComputed.has(n.index) || count >= MAX_HULL_SITES) continue
+        const x = ins[n.index]!
+        if ((x.op !== 'ld' && x.op !== 'st') || x.space !== 'shared' || x.guard || (x.vector ?? 1) !== 1 || typeSize(x.type ?? '') !== 4) continue
+        const o = x.operands[x.op === 'ld' ? 1 : 0]
+        if (o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i32') continue
+        if (this.unchecked && this.hoistedShared(n.index)) continue
+        const form = this.loopForm(o.base.id, n.index, it)
+        if (!form || form.c % 4 !== 0 || Math.abs(form.c) > 2 ** 20) continue
+        const key = `${JSON.stringify(form.u)}:${form.c}:${o.offset & 3}:${part?.id ?? ''}`
+        const g = groups.get(key)
+        if (g) { g.lo = Math.min(g.lo, o.offset); g.hi = Math.max(g.hi, o.offset); g.sites.push(n.index) } else groups.set(key, { form, lo: o.offset, hi: o.offset, sites: [n.index], ...(part ? { part } : {}) })
+        count++
+      }
+    }
     // the loop's top level, and the body of the `if` whose branch past it the interval [LO, HI) leaves out
-    // (txRange: every thread of the interval runs it)
+    // (txRange: every thread of the interval runs it); the body of another `if` at that level whose guard
+    // compares tid.x with a value the same for the whole loop, over the part of the interval that runs it
     const top = it.nodes.flatMap((n) => (n.kind === 'if' && elided !== undefined && n.branch === elided ? n.body : [n]))
+    add(top, undefined)
     for (const n of top) {
-      if (n.kind !== 'instr' || this.preComputed.has(n.index) || count >= MAX_HULL_SITES) continue
-      const x = ins[n.index]!
-      if ((x.op !== 'ld' && x.op !== 'st') || x.space !== 'shared' || x.guard || (x.vector ?? 1) !== 1 || typeSize(x.type ?? '') !== 4) continue
-      const o = x.operands[x.op === 'ld' ? 1 : 0]
-      if (o?.kind !== 'addr' || o.base?.kind !== 'reg' || this.classes[o.base.id] !== 'i32') continue
-      if (this.unchecked && this.hoistedShared(n.index)) continue
-      const form = this.loopForm(o.base.id, n.index, it)
-      if (!form || form.c % 4 !== 0 || Math.abs(form.c) > 2 ** 20) continue
-      const key = `${JSON.stringify(form.u)}:${form.c}:${o.offset & 3}`
-      const g = groups.get(key)
-      if (g) { g.lo = Math.min(g.lo, o.offset); g.hi = Math.max(g.hi, o.offset); g.sites.push(n.index) } else groups.set(key, { form, lo: o.offset, hi: o.offset, sites: [n.index] })
-      count++
+      if (n.kind !== 'if' || n.branch === undefined) continue
+      const part = this.ifPart(n, it)
+      if (part) add(n.body, part)
     }
     if (!groups.size) return undefined
     const b = this.b
@@ -3321,19 +3333,38 @@ class KernelWriter {
     b.get(this.windowLimit('shared', 4, 3)).op(Op.i64_extend_i32_u).set(lim)
     b.get(LO).op(Op.i64_extend_i32_s).set(lo)
     b.get(HI).i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_s).set(hi)
+    // each `if`'s part [plo, phi] of the interval, once
+    const parts = new Map<number, { lo: number; hi: number; empty: number }>()
+    for (const g of groups.values()) {
+      const part = g.part
+      if (!part || parts.has(part.id)) continue
+      const p = { lo: b.local('i64'), hi: b.local('i64'), empty: b.local('i32') }
+      // max(its first tx, LO), min(its last tx, HI − 1), and whether that is empty
+      part.lo(); b.set(p.lo)
+      b.get(p.lo).get(lo).get(p.lo).get(lo).op(Op.i64_gt_s).op(Op.select).set(p.lo)
+      part.hi(); b.i64(1n).op(Op.i64_sub).set(p.hi)
+      b.get(p.hi).get(hi).get(p.hi).get(hi).op(Op.i64_lt_s).op(Op.select).set(p.hi)
+      b.get(p.hi).get(p.lo).op(Op.i64_lt_s).set(p.empty)
+      parts.set(part.id, p)
+    }
     let first = true
     for (const g of groups.values()) {
       const c = g.form.c
+      const p = g.part ? parts.get(g.part.id)! : undefined
+      const [tLo, tHi] = p ? [p.lo, p.hi] : [lo, hi]
       this.pushLoopU(g.form.u)
       b.set(u)
       // the lowest offset at the first thread and the highest at the last (c ≥ 0; the other way round else):
       // each 4-byte aligned, at least 0 and at most the window's size less 4 (rotated right by 2 as a 64-bit
-      // value, an unaligned or negative offset becomes larger than any limit)
-      for (const [off, t] of [[g.lo, c >= 0 ? lo : hi], [g.hi, c >= 0 ? hi : lo]] as const) {
+      // value, an unaligned or negative offset becomes larger than any limit); an `if` no thread of the
+      // interval runs tests nothing
+      for (const [k, [off, t]] of ([[g.lo, c >= 0 ? tLo : tHi], [g.hi, c >= 0 ? tHi : tLo]] as const).entries()) {
         b.get(u)
         if (off) b.i64(BigInt(off)).op(Op.i64_add)
         if (c) b.get(t).i64(BigInt(c)).op(Op.i64_mul).op(Op.i64_add)
         b.i64(2n).op(Op.i64_rotr).get(lim).op(Op.i64_lt_u)
+        if (p && k === 1) b.op(Op.i32_and).get(p.empty).op(Op.i32_or)
+        else if (p) continue
         if (!first) b.op(Op.i32_and)
         first = false
       }
@@ -3341,6 +3372,50 @@ class KernelWriter {
     b.set(flag)
     b.end()
     return { flag, sites: new Set([...groups.values()].flatMap((g) => g.sites)) }
+  }
+
+  /** The threads of thread loop `it` that run `if` region `n`'s body, where its branch is `@p bra` (or
+   *  `@!p`) with p's one definition `setp.cmp p, %tid.x, y` (either way round) and y an immediate or a value
+   *  the same for the whole loop (a block value it does not write, its uniform prefix): code that pushes the
+   *  first and code that pushes one past the last such tx, as i64 (not clamped). */
+  private ifPart(n: StructRegion, it: ThreadLoop): TxPart | undefined {
+    const ins = this.fn.instructions
+    const br = ins[n.branch!]!
+    if (br.op !== 'bra' || !br.guard) return undefined
+    const defs = this.defsOf.get(br.guard.reg) ?? []
+    const sp = ins[defs[0] ?? -1]
+    if (defs.length !== 1 || !sp || sp.index >= n.branch! || sp.index < it.start || sp.op !== 'setp' || sp.guard || sp.boolOp || !sp.cmp || sp.operands[0]?.kind !== 'reg') return undefined
+    const type = sp.type ?? ''
+    if (!['u32', 's32', 'b32'].includes(type)) return undefined
+    const isTx = (o: IrOperand | undefined) => (o?.kind === 'special' && o.name === '%tid.x') || (o?.kind === 'reg' && this.plan!.recomputed.get(o.id) === '%tid.x')
+    let cmp: string = sp.cmp
+    let y = sp.operands[2]
+    if (!isTx(sp.operands[1])) {
+      if (!isTx(y)) return undefined
+      cmp = SWAPPED_CMP[cmp]!
+      y = sp.operands[1]
+    }
+    const signed = type === 's32'
+    const b = this.b, L = this.L
+    let yv: () => void
+    if (y?.kind === 'imm' && y.imm.kind === 'int') {
+      const Y = signed ? BigInt.asIntN(32, y.imm.value) : BigInt.asUintN(32, y.imm.value)
+      yv = () => { b.i64(Y) }
+    } else if (y?.kind === 'reg' && this.classes[y.id] === 'i32' && (this.preComputedRegs.has(y.id) || (this.plan!.perBlock.includes(y.id) && !(this.defsOf.get(y.id) ?? []).some((d) => d >= it.start && d < it.end)))) {
+      const r = y.id
+      yv = () => { b.get(this.regs[r]!).op(signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u) }
+    } else return undefined
+    const ends = stayEnds(cmp, br.guard.negate)
+    if (!ends) return undefined
+    const end = (e: TxEnd) => () => {
+      switch (e) {
+        case '0': b.i64(0n); break
+        case 'Y': yv(); break
+        case 'Y1': yv(); b.i64(1n).op(Op.i64_add); break
+        case 'NTX': b.get(L.NTX!).op(Op.i64_extend_i32_u); break
+      }
+    }
+    return { id: n.id, lo: end(ends[0]), hi: end(ends[1]) }
   }
 
   /** Register r as instruction `at` of thread loop `it` reads it, as U + c·tid.x with U the same for every

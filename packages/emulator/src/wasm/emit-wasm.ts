@@ -2583,24 +2583,28 @@ class KernelWriter {
    *  definition, before `at`, is `setp.cmp p, %tid.x, imm` (or the operands the other way round): the rule of
    *  threadLoopTxRange (@kernelpack/ptx) for a guard a lane loop before the branch computed. */
   private stayRange(p: number, negate: boolean, at: number): TxInterval | undefined {
+    const tc = this.txCompare(p, at)
+    const y = tc?.y
+    if (!tc || y?.kind !== 'imm' || y.imm.kind !== 'int') return undefined
+    const Y = tc.signed ? Number(BigInt.asIntN(32, y.imm.value)) : Number(BigInt.asUintN(32, y.imm.value))
+    const ends = stayEnds(tc.cmp, negate)
+    const end = (e: TxEnd): number | 'NTX' => (e === '0' ? 0 : e === 'Y' ? Y : e === 'Y1' ? Y + 1 : 'NTX')
+    return ends ? [end(ends[0]) as number, end(ends[1])] : undefined
+  }
+
+  /** Predicate p's one definition, before instruction `at`, as `setp.cmp p, %tid.x, y` on 32-bit integers (or
+   *  the operands the other way round, the comparison then turned to read tid.x first): the comparison, y,
+   *  whether it is signed, and where p is defined. */
+  private txCompare(p: number, at: number): { cmp: string; y: IrOperand | undefined; signed: boolean; def: number } | undefined {
     const defs = this.defsOf.get(p) ?? []
     const sp = this.fn.instructions[defs[0] ?? -1]
     if (!sp || defs.length !== 1 || sp.index >= at || sp.op !== 'setp' || sp.guard || sp.boolOp || !sp.cmp || sp.operands[0]?.kind !== 'reg') return undefined
     const type = sp.type ?? ''
     if (!['u32', 's32', 'b32'].includes(type)) return undefined
     const isTx = (o: IrOperand | undefined) => (o?.kind === 'special' && o.name === '%tid.x') || (o?.kind === 'reg' && this.plan!.recomputed.get(o.id) === '%tid.x')
-    let cmp: string = sp.cmp
-    let y = sp.operands[2]
-    if (!isTx(sp.operands[1])) {
-      if (!isTx(y)) return undefined
-      cmp = SWAPPED_CMP[cmp]!
-      y = sp.operands[1]
-    }
-    if (y?.kind !== 'imm' || y.imm.kind !== 'int') return undefined
-    const Y = type === 's32' ? Number(BigInt.asIntN(32, y.imm.value)) : Number(BigInt.asUintN(32, y.imm.value))
-    const ends = stayEnds(cmp, negate)
-    const end = (e: TxEnd): number | 'NTX' => (e === '0' ? 0 : e === 'Y' ? Y : e === 'Y1' ? Y + 1 : 'NTX')
-    return ends ? [end(ends[0]) as number, end(ends[1])] : undefined
+    if (isTx(sp.operands[1])) return { cmp: sp.cmp, y: sp.operands[2], signed: type === 's32', def: sp.index }
+    if (isTx(sp.operands[2])) return { cmp: SWAPPED_CMP[sp.cmp]!, y: sp.operands[1], signed: type === 's32', def: sp.index }
+    return undefined
   }
 
   /** An `if` once per warp whose first instruction is a lane's branch past it (`@%p6 bra` of `if (t < 32)`):
@@ -3382,20 +3386,9 @@ class KernelWriter {
     const ins = this.fn.instructions
     const br = ins[n.branch!]!
     if (br.op !== 'bra' || !br.guard) return undefined
-    const defs = this.defsOf.get(br.guard.reg) ?? []
-    const sp = ins[defs[0] ?? -1]
-    if (defs.length !== 1 || !sp || sp.index >= n.branch! || sp.index < it.start || sp.op !== 'setp' || sp.guard || sp.boolOp || !sp.cmp || sp.operands[0]?.kind !== 'reg') return undefined
-    const type = sp.type ?? ''
-    if (!['u32', 's32', 'b32'].includes(type)) return undefined
-    const isTx = (o: IrOperand | undefined) => (o?.kind === 'special' && o.name === '%tid.x') || (o?.kind === 'reg' && this.plan!.recomputed.get(o.id) === '%tid.x')
-    let cmp: string = sp.cmp
-    let y = sp.operands[2]
-    if (!isTx(sp.operands[1])) {
-      if (!isTx(y)) return undefined
-      cmp = SWAPPED_CMP[cmp]!
-      y = sp.operands[1]
-    }
-    const signed = type === 's32'
+    const tc = this.txCompare(br.guard.reg, n.branch!)
+    if (!tc || tc.def < it.start) return undefined
+    const { cmp, y, signed } = tc
     const b = this.b, L = this.L
     let yv: () => void
     if (y?.kind === 'imm' && y.imm.kind === 'int') {

@@ -179,6 +179,23 @@ type LoopU =
 interface LoopForm { u: LoopU; c: number }
 /** The threads that run an `if`'s body (hullTest, ifPart): code pushing its first tx and one past its last, as i64. */
 interface TxPart { id: number; lo: () => void; hi: () => void }
+/** p + q (p − q where `sub`), as LoopForms. */
+function formSum(p: LoopForm | undefined, q: LoopForm | undefined, sub: boolean): LoopForm | undefined {
+  return p && q ? { u: { kind: sub ? 'sub' : 'add', a: p.u, b: q.u }, c: sub ? p.c - q.c : p.c + q.c } : undefined
+}
+
+/** p · q as a LoopForm where both are the same for the whole loop, or one is an immediate (the tid.x
+ *  coefficient kept within 2^24). */
+function formProduct(p: LoopForm | undefined, q: LoopForm | undefined): LoopForm | undefined {
+  if (!p || !q) return undefined
+  const k = (f: LoopForm) => (f.c === 0 && f.u.kind === 'const' ? f.u.value : undefined)
+  if (p.c === 0 && q.c === 0) return { u: { kind: 'mul', a: p.u, b: q.u }, c: 0 }
+  const kp = k(p), kq = k(q)
+  const [f, m] = kq !== undefined ? [p, kq] : kp !== undefined ? [q, kp] : [undefined, 0]
+  if (!f || Math.abs(f.c * m) > 2 ** 24) return undefined
+  return { u: { kind: 'mul', a: f.u, b: { kind: 'const', value: m } }, c: f.c * m }
+}
+
 /** The most shared accesses of one thread loop that hullTest tests before it (each group of them costs two ends). */
 const MAX_HULL_SITES = 16
 /** Threads a thread loop's interval must have for hullTest to test it (a shorter loop runs one thread at a time). */
@@ -3389,7 +3406,7 @@ class KernelWriter {
     const tc = this.txCompare(br.guard.reg, n.branch!)
     if (!tc || tc.def < it.start) return undefined
     const { cmp, y, signed } = tc
-    const b = this.b, L = this.L
+    const b = this.b
     let yv: () => void
     if (y?.kind === 'imm' && y.imm.kind === 'int') {
       const Y = signed ? BigInt.asIntN(32, y.imm.value) : BigInt.asUintN(32, y.imm.value)
@@ -3400,15 +3417,7 @@ class KernelWriter {
     } else return undefined
     const ends = stayEnds(cmp, br.guard.negate)
     if (!ends) return undefined
-    const end = (e: TxEnd) => () => {
-      switch (e) {
-        case '0': b.i64(0n); break
-        case 'Y': yv(); break
-        case 'Y1': yv(); b.i64(1n).op(Op.i64_add); break
-        case 'NTX': b.get(L.NTX!).op(Op.i64_extend_i32_u); break
-      }
-    }
-    return { id: n.id, lo: end(ends[0]), hi: end(ends[1]) }
+    return { id: n.id, lo: () => this.txEnd(ends[0], yv), hi: () => this.txEnd(ends[1], yv) }
   }
 
   /** Register r as instruction `at` of thread loop `it` reads it, as U + c·tid.x with U the same for every
@@ -3444,27 +3453,16 @@ class KernelWriter {
     }
     const A = x.operands
     if (x.op === 'mov') return leaf(A[1])
-    const sum = (p: LoopForm | undefined, q: LoopForm | undefined, sub: boolean): LoopForm | undefined =>
-      p && q ? { u: { kind: sub ? 'sub' : 'add', a: p.u, b: q.u }, c: sub ? p.c - q.c : p.c + q.c } : undefined
-    const product = (p: LoopForm | undefined, q: LoopForm | undefined): LoopForm | undefined => {
-      if (!p || !q) return undefined
-      const k = (f: LoopForm) => (f.c === 0 && f.u.kind === 'const' ? f.u.value : undefined)
-      if (p.c === 0 && q.c === 0) return { u: { kind: 'mul', a: p.u, b: q.u }, c: 0 }
-      const kp = k(p), kq = k(q)
-      const [f, m] = kq !== undefined ? [p, kq] : kp !== undefined ? [q, kp] : [undefined, 0]
-      if (!f || Math.abs(f.c * m) > 2 ** 24) return undefined
-      return { u: { kind: 'mul', a: f.u, b: { kind: 'const', value: m } }, c: f.c * m }
-    }
     switch (x.op) {
-      case 'add': return A.length === 3 ? sum(leaf(A[1]), leaf(A[2]), false) : undefined
-      case 'sub': return A.length === 3 ? sum(leaf(A[1]), leaf(A[2]), true) : undefined
+      case 'add': return A.length === 3 ? formSum(leaf(A[1]), leaf(A[2]), false) : undefined
+      case 'sub': return A.length === 3 ? formSum(leaf(A[1]), leaf(A[2]), true) : undefined
       case 'shl': {
         const s = A[2]
         if (A.length !== 3 || s?.kind !== 'imm' || s.imm.kind !== 'int' || s.imm.value < 0n || s.imm.value >= 32n) return undefined
-        return product(leaf(A[1]), { u: { kind: 'const', value: 2 ** Number(s.imm.value) }, c: 0 })
+        return formProduct(leaf(A[1]), { u: { kind: 'const', value: 2 ** Number(s.imm.value) }, c: 0 })
       }
-      case 'mul': return x.part === 'lo' && A.length === 3 ? product(leaf(A[1]), leaf(A[2])) : undefined
-      case 'mad': return x.part === 'lo' && A.length === 4 ? sum(product(leaf(A[1]), leaf(A[2])), leaf(A[3]), false) : undefined
+      case 'mul': return x.part === 'lo' && A.length === 3 ? formProduct(leaf(A[1]), leaf(A[2])) : undefined
+      case 'mad': return x.part === 'lo' && A.length === 4 ? formSum(formProduct(leaf(A[1]), leaf(A[2])), leaf(A[3]), false) : undefined
       default: return undefined
     }
   }
@@ -3478,16 +3476,15 @@ class KernelWriter {
       case 'op': {
         const a = this.rematForm(t.a), b = this.rematForm(t.b)
         if (!a || !b) return undefined
-        const k = (f: LoopForm) => (f.c === 0 && f.u.kind === 'const' ? f.u.value : undefined)
         switch (t.op) {
-          case 'add': return { u: { kind: 'add', a: a.u, b: b.u }, c: a.c + b.c }
-          case 'sub': return { u: { kind: 'sub', a: a.u, b: b.u }, c: a.c - b.c }
-          case 'shl': { const s = k(b); return s !== undefined && s >= 0 && s < 32 && Math.abs(a.c * 2 ** s) <= 2 ** 24 ? { u: { kind: 'mul', a: a.u, b: { kind: 'const', value: 2 ** s } }, c: a.c * 2 ** s } : undefined }
-          case 'mul': {
-            if (a.c === 0 && b.c === 0) return { u: { kind: 'mul', a: a.u, b: b.u }, c: 0 }
-            const m = k(b) ?? k(a), f = k(b) !== undefined ? a : b
-            return m !== undefined && Math.abs(f.c * m) <= 2 ** 24 ? { u: { kind: 'mul', a: f.u, b: { kind: 'const', value: m } }, c: f.c * m } : undefined
+          case 'add': return formSum(a, b, false)
+          case 'sub': return formSum(a, b, true)
+          case 'shl': {
+            // (rematOp's shifts are by an immediate below 32)
+            const s = b.c === 0 && b.u.kind === 'const' ? b.u.value : undefined
+            return s !== undefined && s >= 0 && s < 32 ? formProduct(a, { u: { kind: 'const', value: 2 ** s }, c: 0 }) : undefined
           }
+          case 'mul': return formProduct(a, b)
           default: return undefined
         }
       }
@@ -4103,6 +4100,17 @@ class KernelWriter {
     }
   }
 
+  /** Pushes an end of a tx interval (threadLoopTxRange, stayEnds) as an i64: 0, y, y + 1 or NTX, y pushed by `yv`. */
+  private txEnd(e: TxEnd, yv: () => void): void {
+    const b = this.b
+    switch (e) {
+      case '0': b.i64(0n); break
+      case 'Y': yv(); break
+      case 'Y1': yv(); b.i64(1n).op(Op.i64_add); break
+      case 'NTX': b.get(this.L.NTX!).op(Op.i64_extend_i32_u); break
+    }
+  }
+
   /** The tx interval of a block-level loop whose first act is `@p bra` past the rest of its code, with p
    *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
    *  rule. Returns code that pushes LO and code that pushes HI, each an i32 clamped to [0, NTX]. */
@@ -4116,12 +4124,7 @@ class KernelWriter {
       b.op(r.signed ? Op.i64_extend_i32_s : Op.i64_extend_i32_u)
     }
     const end = (e: TxEnd) => {
-      switch (e) {
-        case '0': b.i64(0n); break
-        case 'Y': yv(); break
-        case 'Y1': yv(); b.i64(1n).op(Op.i64_add); break
-        case 'NTX': b.get(L.NTX!).op(Op.i64_extend_i32_u); break
-      }
+      this.txEnd(e, yv)
       // clamped into [0, NTX], then 32 bits
       const x = this.tmp('ne', 'i64')
       b.set(x)

@@ -11,12 +11,11 @@
 // preprocessor lines) is dropped. The file's own macros (`__global__`, `___device__(…)`, `__val_param(x)`)
 // are defined by a prelude of ours; the toolkit's builtin_types.h (plain C) declares the types the front end
 // takes as built in (float4, dim3, cudaError_t).
-import { execa } from 'execa'
 import { mkdirSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolchainError } from './errors.js'
-import { processCounter, readelfInfo } from './compile.js'
+import { processCounter, readelfInfo, spawnAll } from './compile.js'
 
 /** The prelude of the C compile: the toolkit's C declarations of the built-in types, then the device
  *  front end's own macros as nothing (or their argument). */
@@ -104,8 +103,8 @@ export async function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir
     const object = join(dir, 'types.o')
     await writeFile(source, deviceCTypesSource(gpu))
     processCounter.spawned++
-    const cc = await execa('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { reject: false, all: true, stdin: 'ignore', env: { LC_ALL: 'C' } })
-    if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.all ?? cc.message).trim().split('\n').slice(-5).join('\n')}`)
+    const cc = await spawnAll('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { env: { LC_ALL: 'C' } })
+    if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.text || cc.errorCode || `killed by ${cc.signal}`).trim().split('\n').slice(-5).join('\n')}`)
     return await readelfInfo(object)
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => {})

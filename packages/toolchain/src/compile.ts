@@ -440,7 +440,7 @@ export function spawnAll(file: string, args: string[], o: { cwd?: string; detach
     const chunks: Buffer[] = []
     const out: Buffer[] = []
     let errorCode: string | undefined
-    const child = spawn(file, args, { cwd: o.cwd, detached: o.detached, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(file, args, { cwd: o.cwd, detached: o.detached, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
     child.stdout.on('data', (b: Buffer) => { chunks.push(b); if (o.stdout) out.push(b) })
     child.stderr.on('data', (b: Buffer) => chunks.push(b))
     child.on('error', (e: NodeJS.ErrnoException) => { errorCode ??= e.code ?? 'ERROR' })

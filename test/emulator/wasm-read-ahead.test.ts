@@ -1,7 +1,7 @@
 // The wasm tier's read-ahead (emit-wasm.ts touchNextBlock): in a kernel with barriers, each block first reads a
-// word of every cache line the next block (ctaid.x + 1) loads at its hoisted global load sites whose address
-// depends on the block, so that those loads hit the cache (the hardware prefetcher loses the stream while a
-// block computes between barriers). A speed measure only: these tests hold it to changing nothing. Each kernel
+// word of the first cache lines the next block (ctaid.x + 1) loads at its hoisted global load sites whose
+// address depends on the block, so that the hardware prefetcher, which loses the stream while a block computes
+// between barriers, starts it again there. A speed measure only: these tests hold it to changing nothing. Each kernel
 // written here is checked against the JavaScript tier bit for bit and against sums by hand (integers, so any
 // order gives the same sums), with nvcc's PTX, on the calling thread and on two workers; `inspect` names the
 // PTX lines read ahead, and none for a load every block makes alike or for a kernel without barriers. The
@@ -121,7 +121,7 @@ async function both(kernel: string, grid: [number, number], block: number, input
 
 /** The PTX lines the read-ahead line of `inspect` names (none where it has none). */
 function readAheadLines(inspect: string): number[] {
-  const m = /read-ahead: each block first reads a word of every cache line the next block loads at PTX lines? ([\d, ]+) \(/.exec(inspect)
+  const m = /read-ahead: each block first reads a word of the first cache lines the next block loads at PTX lines? ([\d, ]+) \(/.exec(inspect)
   return m ? m[1]!.split(', ').map(Number) : []
 }
 

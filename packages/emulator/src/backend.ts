@@ -316,7 +316,7 @@ class EmulatorModuleImpl implements EmulatorModule {
     const tier = this.lm.tiers.get(name)
     const tierLine = tier?.tier === 'wasm' ? 'tier: WebAssembly' : `tier: JavaScript${tier?.why ? ` (not WebAssembly: ${tier.why})` : ''}`
     const simd = tier?.simd ? `\n  SIMD across threads: ${tier.simd}` : ''
-    const ahead = tier?.readAhead ? `\n  read-ahead: each block first reads a word of every cache line the next block loads at ${tier.readAhead.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.readAhead.join(', ')} (its loads then hit the cache; the memory works while the block computes)` : ''
+    const ahead = tier?.readAhead ? `\n  read-ahead: each block first reads a word of the first cache lines the next block loads at ${tier.readAhead.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.readAhead.join(', ')} (the hardware prefetcher then streams the rest while the block computes)` : ''
     const loops = tier?.loopTested ? `\n  loop ranges: each block tests once every address its threads can reach in the loops at ${tier.loopTested.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.loopTested.join(', ')} (the loops' bounds give their iterations); 4 threads a step then run those loops without a test of their own` : ''
     const hull = tier?.hullTested ? `\n  thread-loop ranges: before each run of a thread loop, the first and the last of its threads' offsets are tested for the shared accesses at ${tier.hullTested.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.hullTested.join(', ')}; 4 threads a step then make them without a test of their own` : ''
     return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized, cf.lockstepNotRun)}${simd}${ahead}${loops}${hull}\n  ${tierLine}`

@@ -152,9 +152,10 @@ const GSH = 2n ** 34n, GLO = 2n ** 35n, GPA = 2n ** 36n
 /** A thread's state in the thread loops (emit-thread-loops.ts ST): 0 running, −1 ended, LEFT gone by a
  *  block-wide decision, 2 + 2k / 3 + 2k waiting at the end / for the next trip of warp-level region k. */
 const LEFT = 1
-/** touchNextBlock: the most cache lines one site touches for the next block, and the xor of the touched words
- *  that sends a block to its checked copy (any constant does: the copies compute the same). */
-const MAX_TOUCHES = 64
+/** touchNextBlock: the cache lines one site touches at the start of the next block's range (enough to start the
+ *  hardware prefetcher's stream there, which brings the rest), and the xor of the touched words that sends a
+ *  block to its checked copy (any constant does: the copies compute the same). */
+const MAX_TOUCHES = 4
 /** The most lane tests one 4-lane turn branches from (vbail). */
 const MAX_TURN_BAILS = 256
 const TOUCH_MAGIC = 0x5a5a5a5b
@@ -4552,18 +4553,21 @@ class KernelWriter {
     return out
   }
 
-  /** Reads one word of each cache line the next block (ctaid.x + 1, in the same row of the grid) will load
-   *  at the hoisted global sites whose address depends on the block, so that its loads find their lines in the
-   *  cache: a block with barriers leaves the memory idle while it computes between them, and the hardware
-   *  prefetcher does not keep a stream across that gap (the shared-memory reduction of `pnpm bench emulator`
-   *  ran 28 % faster with the L3 cache flushed before the launch, 32 % with its input in the L3; a kernel
-   *  without barriers streams its inputs without one, and is left as it is: the warp-shuffle reduction, whose
-   *  warps compute between loads without a barrier, ran 5 % slower with it). WebAssembly has no prefetch
-   *  instruction, so these are loads: where the allocation the site's range test found holds the next
-   *  block's whole range, from the line of its lowest address up, 64 bytes apart (a thread's stride apart where
-   *  threads are further apart), at most MAX_TOUCHES per site; a word where the site reads 4 bytes or more,
-   *  else a byte. Their values are xor-ed into the block's test so that the engine keeps them: a block whose
-   *  words happen to xor to TOUCH_MAGIC runs the checked copy, which computes the same. */
+  /** Reads one word of each of the first cache lines the next block (ctaid.x + 1, in the same row of the grid)
+   *  will load at the hoisted global sites whose address depends on the block: a block with barriers leaves
+   *  the memory idle while it computes between them, and the hardware prefetcher does not keep a stream across
+   *  that gap; a few ascending misses at the start of the next block's range start it again, and it brings the
+   *  rest. Touching every line instead (up to 64 a site, until 2026-11-30) cost more than it saved once the
+   *  input was in the L3 (each miss a demand load the block waits for: the reductions and the scan 4–22 %
+   *  slower than with no touch at all), and with the input in DRAM did no better than four lines (the
+   *  shared-memory reduction 5.0 ms with every line, 4.4 with four, 5.4 with none). A kernel without barriers
+   *  streams its inputs without it, and is left as it is (the warp-shuffle reduction, whose warps compute
+   *  between loads without a barrier, ran 5 % slower with it). WebAssembly has no prefetch instruction, so these
+   *  are loads: where the allocation the site's range test found holds the next block's whole range, from the
+   *  line of its lowest address up, 64 bytes apart (a thread's stride apart where threads are further apart),
+   *  MAX_TOUCHES at most; a word where the site reads 4 bytes or more, else a byte. Their values are xor-ed into
+   *  the block's test so that the engine keeps them: a block whose words happen to xor to TOUCH_MAGIC runs the
+   *  checked copy, which computes the same. */
   private touchNextBlock(ok: number): void {
     const { b, L } = this
     const sites = [...this.hoisted].filter(([, h]) => h.space === 'global' && this.fn.instructions[h.index]!.op === 'ld' && invMentions(h.inv, '%ctaid.x'))

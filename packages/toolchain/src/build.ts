@@ -129,6 +129,19 @@ function take(lookups: Lookups | undefined, key: string): Promise<CacheEntry | u
 /** Whole-file compiles in flight (compileFile), under the input key of each PTX they make. */
 const fileCompiles = new Map<string, Promise<FileCompileOutput>>()
 
+/** The dependency records of a whole-file compile's outputs, by path (groupHash). */
+const groupHashes = new WeakMap<Promise<FileCompileOutput>, Map<string, ReturnType<typeof hashDependency>>>()
+
+/** hashDependency once per whole-file compile and path: its front ends' dependency lists share most files
+ *  (the toolkit's headers), and a stat taken after that compile serves each of its outputs alike. */
+function groupHash(group: Promise<FileCompileOutput>, path: string): ReturnType<typeof hashDependency> {
+  let m = groupHashes.get(group)
+  if (!m) groupHashes.set(group, (m = new Map()))
+  let h = m.get(path)
+  if (!h) m.set(path, (h = hashDependency(path)))
+  return h
+}
+
 /** Environment variables that change what nvcc or clang compile. */
 const keyEnv = ['NVCC_PREPEND_FLAGS', 'NVCC_APPEND_FLAGS', 'CPATH', 'CPLUS_INCLUDE_PATH', 'C_INCLUDE_PATH', 'NVCC_CCBIN']
 
@@ -173,6 +186,9 @@ async function buildTarget(
       const start = Date.now() - 1 // mtimes have coarser clocks on some filesystems
       const run = () => compilePool.run(() => compileTarget(compiler, target, file, o))
       const group = fileCompiles.get(key)
+      // the front ends of one whole-file compile read nearly the same files: each is stat'ed and hashed once for
+      // all of them, after that compile (as fresh as a stat of each target's own would be)
+      const hashOf = group ? (d: string) => groupHash(group, d) : (d: string) => hashDependency(d)
       const out = group ? await group.then((g) => ({ bytes: g.ptx.get(target.target)!, deps: g.deps.get(target.target)!, warnings: g.warnings }))
         : await (limiter ? limiter.run(run) : run())
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
@@ -184,7 +200,7 @@ async function buildTarget(
       const records: DepRecord[] = []
       let complete = true
       for (const d of out.deps) {
-        const h = cache ? await hashDependency(d) : existsSync(d) ? { hash: '', sig: '' } : undefined
+        const h = cache ? await hashOf(d) : existsSync(d) ? { hash: '', sig: '' } : undefined
         if (!h) { complete = false; continue }
         records.push({ path: d, hash: h.hash, sig: h.sig })
       }

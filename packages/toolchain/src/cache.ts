@@ -9,8 +9,8 @@
 // bytes, so a concurrent writer or a process killed mid-write can never make a corrupt entry be used.
 // The cache has a size limit with least-recently-used eviction (cache-size.ts): a hit touches its files.
 import { createHash } from 'node:crypto'
-import { statSync } from 'node:fs'
-import { mkdir, readFile, rename, unlink, utimes, writeFile } from 'node:fs/promises'
+import { mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readFile, utimes } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { KernelManifest } from '@kernelpack/offload'
 import type { Diagnostic } from './errors.js'
@@ -86,19 +86,24 @@ export async function hashDependency(path: string, known?: { sig: string; hash: 
   }
 }
 
-/** Writes a file atomically: a unique temporary name in the same directory, then rename. */
+/** Writes a file atomically: a unique temporary name in the same directory, then rename. The calls are the
+ *  synchronous ones: a cache entry is a few small files, and fs/promises' write and rename cost this process
+ *  about 230 µs of CPU a file against 60 µs (2 000 files of 20 KB here), where a build writes several a
+ *  source file; the event loop waits that long. */
 export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = tempPathFor(path)
   try {
     // the folder exists but for the first write into it (a mkdir each time cost a store a third of its time)
-    await writeFile(tmp, data).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err
-      await mkdir(dirname(path), { recursive: true })
-      await writeFile(tmp, data)
-    })
-    await rename(tmp, path)
+    try {
+      writeFileSync(tmp, data)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      mkdirSync(dirname(path), { recursive: true })
+      writeFileSync(tmp, data)
+    }
+    renameSync(tmp, path)
   } catch (err) {
-    await unlink(tmp).catch(() => {})
+    try { unlinkSync(tmp) } catch { /* not written */ }
     throw err
   }
 }

@@ -11,8 +11,7 @@
 // preprocessor lines) is dropped. The file's own macros (`__global__`, `___device__(…)`, `__val_param(x)`)
 // are defined by a prelude of ours; the toolkit's builtin_types.h (plain C) declares the types the front end
 // takes as built in (float4, dim3, cudaError_t).
-import { mkdirSync } from 'node:fs'
-import { rm, writeFile } from 'node:fs/promises'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ToolchainError } from './errors.js'
 import { processCounter, readelfInfo, spawnAll } from './compile.js'
@@ -101,12 +100,12 @@ export async function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir
   try {
     const source = join(dir, 'types.c')
     const object = join(dir, 'types.o')
-    await writeFile(source, deviceCTypesSource(gpu))
+    writeFileSync(source, deviceCTypesSource(gpu))
     processCounter.spawned++
     const cc = await spawnAll('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { env: { LC_ALL: 'C' } })
     if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.text || cc.errorCode || `killed by ${cc.signal}`).trim().split('\n').slice(-5).join('\n')}`)
     return await readelfInfo(object)
   } finally {
-    await rm(dir, { recursive: true, force: true }).catch(() => {})
+    try { rmSync(dir, { recursive: true, force: true }) } catch { /* left for the clean-up of dead processes' folders */ }
   }
 }

@@ -142,11 +142,14 @@ async function readAccounting(dir: string): Promise<Accounting | undefined> {
   }
 }
 
-/** Writes the latest figure until no store is left unwritten; every caller waits for the write with its bytes. */
+/** Writes the latest figure until no store is left unwritten; every caller waits for the write with its bytes.
+ *  Each write waits for the event loop's turn first, so that the stores of one burst (a build's files finishing
+ *  together) share it: with the cache's synchronous writes, each store had written stats.json again. */
 function flush(dir: string, a: Accounting, write: (path: string, data: string) => Promise<void>): Promise<void> {
   a.pending = true
   a.writing ??= (async () => {
     while (a.pending) {
+      await new Promise<void>((r) => setImmediate(r))
       a.pending = false
       await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size: a.size, scannedAt: a.scannedAt })).catch(() => {})
     }

@@ -13,7 +13,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { nvccPtx } from './helpers.js'
-import { KernelRunner } from '../helpers/kernel-runner.js'
+import { KernelRunner, type KernelArg } from '../helpers/kernel-runner.js'
 
 const SOURCE = `
 // every thread reads buf[t + off] and buf[live - t + off] each round, off = (r mod 4)·shift a block value (not a
@@ -91,14 +91,16 @@ function sharedLoads(entry: string): { plain: number[]; conditional: number[] } 
 
 interface Outcome { words?: Int32Array; floats?: Float32Array; fault?: string; inspect: string }
 
-async function shiftRounds(codegen: 'wasm' | 'js', workers: number, grid: number, block: number, a: { words: number; rounds: number; shift: number; live: number; bytes: number }): Promise<Outcome> {
+/** `entry` launched once on a backend of its own: its output words (grid · block of them, zeroed first, the
+ *  kernel's first argument, `args` the rest), or the fault it stopped at; and what `inspect` says of it. */
+async function launchOnce(codegen: 'wasm' | 'js', workers: number, entry: string, grid: number, block: number, args: KernelArg[], sharedBytes: number): Promise<Outcome> {
   const be = createEmulatorBackend({ codegen, workers })
   try {
-    const k = await KernelRunner.load(be, ptx, 'compute_80', `shift_rounds (${codegen}, ${workers} workers)`)
+    const k = await KernelRunner.load(be, ptx, 'compute_80', `${entry} (${codegen}, ${workers} workers)`)
     const dout = await k.alloc(grid * block * 4, 0)
-    const inspect = (k.module as unknown as { inspect(name: string): string }).inspect(k.entry('shift_rounds'))
+    const inspect = (k.module as unknown as { inspect(name: string): string }).inspect(k.entry(entry))
     try {
-      await k.launch('shift_rounds', [grid, 1, 1], block, [dout, a.words, a.rounds, a.shift, a.live], a.bytes)
+      await k.launch(entry, [grid, 1, 1], block, [dout, ...args], sharedBytes)
     } catch (err) {
       return { fault: (err as Error).message, inspect }
     }
@@ -107,6 +109,9 @@ async function shiftRounds(codegen: 'wasm' | 'js', workers: number, grid: number
     be.dispose()
   }
 }
+
+const shiftRounds = (codegen: 'wasm' | 'js', workers: number, grid: number, block: number, a: { words: number; rounds: number; shift: number; live: number; bytes: number }) =>
+  launchOnce(codegen, workers, 'shift_rounds', grid, block, [a.words, a.rounds, a.shift, a.live], a.bytes)
 
 /** The offsets of the rounds (off = (r mod 4)·shift). */
 const offsets = (rounds: number, shift: number) => Array.from({ length: rounds }, (_, r) => (r & 3) * shift)
@@ -175,23 +180,8 @@ s('threads that left before the rounds, whose offsets would lie outside: the loo
 
 s('a read only the threads past an offset make, tested over those threads: as by hand and as the JavaScript tier; reaching past the window faults as there', async () => {
   for (const [grid, block, steps, back, faults] of [[2, 128, 6, 0, false], [3, 96, 7, 1, false], [2, 64, 4, 0, false], [2, 128, 5, 2, true], [1, 256, 3, 9, true]] as const) {
-    const outs: Array<{ words?: Int32Array; fault?: string; inspect: string }> = []
-    for (const [codegen, workers] of [['js', 0], ['wasm', 0], ['wasm', 2]] as const) {
-      const be = createEmulatorBackend({ codegen, workers })
-      try {
-        const k = await KernelRunner.load(be, ptx, 'compute_80', `shifted_sum (${codegen}, ${workers} workers)`)
-        const out = await k.alloc(grid * block * 4, 0)
-        const inspect = (k.module as unknown as { inspect(name: string): string }).inspect(k.entry('shifted_sum'))
-        try {
-          await k.launch('shifted_sum', [grid, 1, 1], block, [out, steps, back], block * 4)
-          outs.push({ words: await k.read(out, Int32Array), inspect })
-        } catch (err) {
-          outs.push({ fault: (err as Error).message, inspect })
-        }
-      } finally {
-        be.dispose()
-      }
-    }
+    const outs: Outcome[] = []
+    for (const [codegen, workers] of [['js', 0], ['wasm', 0], ['wasm', 2]] as const) outs.push(await launchOnce(codegen, workers, 'shifted_sum', grid, block, [steps, back], block * 4))
     const [js, wasm, wasm2] = outs as [typeof outs[0], typeof outs[0], typeof outs[0]]
     // the reads under the `if` too (nvcc unrolls the steps: a step's loop that runs 4 threads a step tests both
     // of its reads before it; those are the ones listed)

@@ -410,7 +410,7 @@ async function runTool<T>(compiler: CompilerInfo, file: string, o: ResolvedCompi
     if (notFound) {
       throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
     }
-    const last = (text.trim() || (r.errorCode ? `cannot start ${cmd}: ${r.errorCode}` : r.signal ? `killed by ${r.signal}` : `exit status ${String(r.exitCode)}`)).split('\n').slice(-20).join('\n')
+    const last = (text.trim() || howItEnded(cmd!, r)).split('\n').slice(-20).join('\n')
     const errors = diagnostics.some((d) => d.severity === 'error') ? diagnostics
       : [...diagnostics, { file, line: 0, column: 0, severity: 'error' as const, message: run.failure ? `${run.failure}: ${last}` : last }]
     throw new CompileError(file, errors, { target: run.targetName, command: run.argv, exitCode: r.exitCode, output: text })
@@ -451,6 +451,11 @@ export function spawnAll(file: string, args: string[], o: { cwd?: string; detach
   })
 }
 
+/** Why a process that printed nothing failed: it did not start, a signal ended it, or its exit status. */
+export function howItEnded(cmd: string, r: SpawnedOutput): string {
+  return r.errorCode ? `cannot start ${cmd}: ${r.errorCode}` : r.signal ? `killed by ${r.signal}` : `exit status ${String(r.exitCode)}`
+}
+
 /** The command line of a compile: the launcher, if any, in front of the compiler. */
 function compilerArgv(compiler: CompilerInfo, o: ResolvedCompileOptions, args: string[]): string[] {
   return [...(o.launcher ?? []), compiler.path, ...args]
@@ -469,7 +474,7 @@ async function readDeps(depfile: string, st: Staging, o: ResolvedCompileOptions,
 /** Removes a compile's files (synchronously: fs/promises' recursive rm cost this process 0.8 ms of CPU for a
  *  whole-file compile's folder of 16 files, rmSync 0.25 ms); what cannot be removed stays for the next run's
  *  clean-up of dead processes' folders. */
-function removeQuietly(...paths: string[]): void {
+export function removeQuietly(...paths: string[]): void {
   for (const p of paths) {
     try { rmSync(p, { recursive: true, force: true }) } catch { /* left for the clean-up */ }
   }

@@ -11,10 +11,10 @@
 // preprocessor lines) is dropped. The file's own macros (`__global__`, `___device__(…)`, `__val_param(x)`)
 // are defined by a prelude of ours; the toolkit's builtin_types.h (plain C) declares the types the front end
 // takes as built in (float4, dim3, cudaError_t).
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ToolchainError } from './errors.js'
-import { processCounter, readelfInfo, spawnAll } from './compile.js'
+import { howItEnded, processCounter, readelfInfo, removeQuietly, spawnAll } from './compile.js'
 
 /** The prelude of the C compile: the toolkit's C declarations of the built-in types, then the device
  *  front end's own macros as nothing (or their argument). */
@@ -103,9 +103,9 @@ export async function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir
     writeFileSync(source, deviceCTypesSource(gpu))
     processCounter.spawned++
     const cc = await spawnAll('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { env: { LC_ALL: 'C' } })
-    if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.text || cc.errorCode || `killed by ${cc.signal}`).trim().split('\n').slice(-5).join('\n')}`)
+    if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.text.trim() || howItEnded('gcc', cc)).split('\n').slice(-5).join('\n')}`)
     return await readelfInfo(object)
   } finally {
-    try { rmSync(dir, { recursive: true, force: true }) } catch { /* left for the clean-up of dead processes' folders */ }
+    removeQuietly(dir)
   }
 }

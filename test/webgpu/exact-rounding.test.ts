@@ -11,6 +11,8 @@ import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 import { bitsOf, exactFma32, fmaInputs, fromBits, rng } from '../emulator/fma-cases.js'
+import { decodeForTranslation, SHIPPING_TARGET } from '../../packages/webgpu/src/from-ptx.js'
+import { translateModule } from '../../packages/webgpu/src/emit-wgsl.js'
 
 const OPS = ['fma', 'add', 'sub', 'mul'] as const
 const MODES = ['rz', 'rm', 'rp'] as const
@@ -151,6 +153,37 @@ s('fma.rn.f32 is the emulator\'s, bit for bit, wherever kp_fma_rn is exact; roun
   assert.ok(inRange > 1800, `only ${inRange} inputs in the exact range`)
   // the inputs tell a fused fma from rounding twice (SwiftShader's own fma())
   assert.ok(twice > 300, `only ${twice} of ${inRange} results differ when the product is rounded first`)
+})
+
+/** Eight independent fma.rn.f32 of thread i's (a, b, c) and (b, a, c) in a row, to 32·i: one run through
+ *  kp_fma_batch (fma-batch.ts), as a GEMM's unrolled inner product is. */
+const RUN = 8
+const RUN_PTX = perThreadKernel('rnrun', Array.from({ length: RUN }, (_, k) => (d: string) => `fma.rn.f32 ${d}, ${k % 2 ? '%f2, %f1' : '%f1, %f2'}, %f3`))
+
+s('a run of independent fma.rn.f32 goes through one loop (kp_fma_batch) and gives the emulator\'s bits', async (ctx) => {
+  const { module } = decodeForTranslation(RUN_PTX, 'rnrun.ptx')
+  assert.match(translateModule(module, SHIPPING_TARGET, RUN_PTX).kernels.get('rnrun')!.wgsl, /kp_fma_batch\(8u\);/)
+  const xs = rnInputs()
+  const n = xs.length / 3
+  const gpu = await run(await KernelRunner.load(ctx.gpu!, RUN_PTX, 'compute_80', 'fma.rn run (WebGPU)'), xs, 'rnrun', RUN)
+  assert.equal(ctx.gpu!.refused.map((x) => `${x.kernel}: ${x.reason}`), [])
+  const be = createEmulatorBackend({ workers: 0, codegen: 'js' })
+  const emu = await run(await KernelRunner.load(be, RUN_PTX, 'compute_80', 'fma.rn run (emulator)'), xs, 'rnrun', RUN)
+  be.dispose()
+  const wrong: string[] = []
+  let inRange = 0
+  for (let t = 0; t < n; t++) {
+    const [a, b, c] = [xs[3 * t]!, xs[3 * t + 1]!, xs[3 * t + 2]!]
+    if (!inExactRange(a, b, c)) continue
+    inRange++
+    for (let k = 0; k < RUN; k++) {
+      const i = RUN * t + k
+      if (emu[i] !== bitsOf(exactFma32(a, b, c))) throw new Error(`emulator fma.rn(${a}, ${b}, ${c}) disagrees with exactFma32`)
+      if (gpu[i] !== emu[i]) wrong.push(`site ${k}: fma.rn(${a}, ${b}, ${c}): WebGPU 0x${gpu[i]!.toString(16)}, emulator 0x${emu[i]!.toString(16)}`)
+    }
+  }
+  assert.is(wrong.length, 0, `${wrong.length} of ${RUN * inRange} results in the exact range differ:\n${wrong.slice(0, 12).join('\n')}`)
+  assert.ok(inRange > 1800, `only ${inRange} inputs in the exact range`)
 })
 
 /** ptxas fuses a plain mul.f32 and the add.f32 (or sub) that reads it into one fma; mul.rn/add.rn never fuse.

@@ -32,6 +32,7 @@ import { checksGlobal, emitMemoryOp, loadWord, memoryHelpers, storeWord, type Me
 import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collective.js'
 import { usesMbarrier } from './emit-mbarrier.js'
 import { planGridSyncs, type GridSyncPlan } from './grid-sync.js'
+import { batchExactFma } from './fma-batch.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
 export class Refusal extends Error {
@@ -1462,11 +1463,15 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     head.push('override kp_ntid_x: u32 = 1u;', 'override kp_ntid_y: u32 = 1u;', 'override kp_ntid_z: u32 = 1u;')
     head.push('override kp_split: bool = true;')
     if (this.phases > 1) head.push('override kp_phase: u32 = 0u;')
+    // runs of exact fma sites through one loop each (fma-batch.ts)
+    const batched = batchExactFma(this.lines)
+    this.lines.length = 0
+    this.lines.push(...batched)
     const body0 = this.lines.join('\n')
     if (mem.usesShared && (mem.hasDynamic || mem.reserved)) head.push('override kp_dyn_shared_words: u32 = 1u;')
     if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')
     // (the exact fma.rn.f32 where the adapter's fma() may round twice: backend.ts sets it per adapter)
-    if (/\bkp_fma_rn\(/.test(body0)) head.push('override kp_fma_exact: bool = true;')
+    if (/\bkp_fma_(rn|batch)\(/.test(body0)) head.push('override kp_fma_exact: bool = true;')
     head.push('override kp_nt: u32 = kp_ntid_x * kp_ntid_y * kp_ntid_z;')
     if (this.coarse > 1) {
       // a coarsened kernel runs kp_k ≤ ${this.coarse} CUDA threads in each of kp_wg invocations (README.md)

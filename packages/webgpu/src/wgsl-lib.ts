@@ -793,6 +793,14 @@ fn kp_fma_rn(a: f32, b: f32, c: f32) -> f32 {
   let v = select(s, bitcast<f32>(select(sb - 1u, sb + 1u, (err > 0.0) == (s > 0.0))), (err != 0.0) & ((sb & 1u) == 0u) & ((sb & 0x7fffffffu) != 0u));
   return select(fma(a, b, c), select(th + v, p + c, cz), exact);
 }`),
+  kp_fma_batch: F(`// a run of independent fma.rn.f32 sites through one loop (fma-batch.ts): the sites' operands in kp_fma_a, kp_fma_b and
+// kp_fma_c, each result back in kp_fma_c; the loop's body (kp_fma_rn) is compiled once for the whole run
+var<private> kp_fma_a: array<f32, 64>;
+var<private> kp_fma_b: array<f32, 64>;
+var<private> kp_fma_c: array<f32, 64>;
+fn kp_fma_batch(n: u32) {
+  for (var i = 0u; i < n; i++) { kp_fma_c[i] = kp_fma_rn(kp_fma_a[i], kp_fma_b[i], kp_fma_c[i]); }
+}`, ['kp_fma_rn']),
   kp_fma_odd: F(`// a·b + c rounded to f32 by round-to-odd, for half-precision a, b, c (a·b is exact in f32): rounding that
 // to f16 or bf16 (≥ 2 bits narrower) is then the correctly rounded fma (Boldo and Melquiond, "Emulation of
 // FMA and correctly rounded sums: proved algorithms using rounding to odd"). The error of the f32 sum is

@@ -88,10 +88,8 @@ export function batchExactFma(lines: readonly string[]): string[] {
     const reads = new Set(m[3]!.match(IDENT) ?? [])
     const dependent = [...written].some((w) => reads.has(w)) || written.has(site.base)
     if (sites.length && (m[1] !== indent || dependent || sites.length === FMA_BATCH_MAX)) flush()
-    if (!sites.length) {
-      indent = m[1]!
-      // comment lines seen since the last site now lead this run
-    }
+    if (!sites.length) indent = m[1]!
+    // (the comment lines since the run's previous site are this site's)
     raw.push(...trailing, line)
     trailing = []
     sites.push(site)

@@ -9,6 +9,7 @@
 //
 // Each PTX semantic cited is from PTX ISA 9.x; the emulator's numeric.ts computes the same functions in
 // JavaScript, and the corpus tests compare the two.
+import { FMA_BATCH_MAX } from './fma-batch.js'
 
 interface LibFunction {
   code: string
@@ -795,9 +796,9 @@ fn kp_fma_rn(a: f32, b: f32, c: f32) -> f32 {
 }`),
   kp_fma_batch: F(`// a run of independent fma.rn.f32 sites through one loop (fma-batch.ts): the sites' operands in kp_fma_a, kp_fma_b and
 // kp_fma_c, each result back in kp_fma_c; the loop's body (kp_fma_rn) is compiled once for the whole run
-var<private> kp_fma_a: array<f32, 64>;
-var<private> kp_fma_b: array<f32, 64>;
-var<private> kp_fma_c: array<f32, 64>;
+var<private> kp_fma_a: array<f32, ${FMA_BATCH_MAX}>;
+var<private> kp_fma_b: array<f32, ${FMA_BATCH_MAX}>;
+var<private> kp_fma_c: array<f32, ${FMA_BATCH_MAX}>;
 fn kp_fma_batch(n: u32) {
   for (var i = 0u; i < n; i++) { kp_fma_c[i] = kp_fma_rn(kp_fma_a[i], kp_fma_b[i], kp_fma_c[i]); }
 }`, ['kp_fma_rn']),

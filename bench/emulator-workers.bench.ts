@@ -134,5 +134,46 @@ export async function run(): Promise<BenchResult[]> {
       target: f.target,
     })
   }
+  results.push(await launchCost(ptx, config.target))
   return results
+}
+
+/** Launches a round times on each side before the next side's round. */
+const LAUNCH_ROUND = smoke ? 2 : 50
+const LAUNCH_ROUNDS = smoke ? 1 : 15
+
+/** What a launch's hand-off to a worker costs: one 256-thread block of the shared-memory reduction (its blocks
+ *  take about 0.25 µs) on one worker against the calling thread (workers: 0), rounds of launches interleaved,
+ *  the median round's CPU time per launch. Every one-worker figure of emulator.bench.ts includes this once a
+ *  launch. */
+async function launchCost(ptx: string, target: string): Promise<BenchResult> {
+  const sides = { worker: 1, calling: 0 } as const
+  const runs = {} as Record<keyof typeof sides, { be: EmulatorBackend; k: KernelRunner; args: KernelArg[] }>
+  for (const [side, workers] of Object.entries(sides) as Array<[keyof typeof sides, number]>) {
+    const be = createEmulatorBackend({ workers })
+    const k = await KernelRunner.load(be, ptx, target, `reduce_sum_shared (launch cost, ${workers} workers)`)
+    const args: KernelArg[] = [await k.upload(new Float32Array(512).fill(1)), await k.alloc(4), 512]
+    for (let i = 0; i < 20; i++) await k.launch('reduce_sum_shared', [1, 1, 1], [256, 1, 1], args)
+    runs[side] = { be, k, args }
+  }
+  const rounds = await interleaved(LAUNCH_ROUNDS, ['worker', 'calling'] as const, (side) => {
+    const r = runs[side]
+    return timeAsync(async () => { for (let i = 0; i < LAUNCH_ROUND; i++) await r.k.launch('reduce_sum_shared', [1, 1, 1], [256, 1, 1], r.args) })
+  })
+  for (const side of ['worker', 'calling'] as const) {
+    const sum = (await runs[side].k.read(runs[side].args[1] as DeviceBuffer, Float32Array))[0]
+    runs[side].be.dispose()
+    if (sum !== 512) throw new Error(`launch cost: the reduction on ${side === 'worker' ? 'a worker' : 'the calling thread'} summed 512 ones to ${sum}`)
+  }
+  const per = (side: 'worker' | 'calling') => median(rounds[side].map((t) => t.cpu)) / LAUNCH_ROUND
+  const wall = (side: 'worker' | 'calling') => median(rounds[side].map((t) => t.wall)) / LAUNCH_ROUND
+  return {
+    name: 'emulator workers: launch cost, one block on 1 worker vs the calling thread',
+    value: per('worker') * 1e6,
+    unit: 'µs CPU/launch',
+    reference: `the same launch with workers: 0 (the calling thread), rounds of ${LAUNCH_ROUND} launches interleaved, median round; wall time per launch ${(wall('worker') * 1e6).toFixed(0)} µs → ${(wall('calling') * 1e6).toFixed(0)} µs`,
+    referenceValue: per('calling') * 1e6,
+    ratio: per('worker') / per('calling'),
+    target: 'report (issue 24: the hand-off to a worker, two thread wake-ups, is part of every one-worker figure)',
+  }
 }

@@ -37,6 +37,7 @@ const expected: Record<string, string[]> = {
     'emulator workers: tiled matmul #x#x# (#x# tiles), # workers vs #',
     'emulator workers: warp-shuffle reduction #^# (__shfl_down_sync, #-thread blocks), # workers vs #',
     'emulator workers: block scan #^# (Hillis-Steele in shared memory, #-thread blocks), # workers vs #',
+    'emulator workers: launch cost, one block on # worker vs the calling thread',
   ],
   'emulator.bench.ts': [
     'emulator vecAdd #^# (# M thread-instr)',

@@ -1,4 +1,4 @@
-// One device compile = one compiler process for one target (execa, an argument array, never a shell):
+// One device compile = one compiler process for one target (Node's spawn, an argument array, never a shell):
 //   nvcc  [-c] -cubin|-ptx -arch=<target> … -Xcompiler -MD,-MF,<deps> (with a launcher: -MD -MF <deps>) -o <out> <file>
 //   clang -x cuda --cuda-device-only --offload-arch=<sm> -c|-S --cuda-path=<toolkit> … -MD -MF <deps> -o <out> <file>
 // The dependency list comes from `-MD -MF` of the same process (no separate preprocessing pass).

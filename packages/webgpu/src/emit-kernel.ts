@@ -82,7 +82,7 @@ const SOFT_F64_LIMIT = 64
 
 export class KernelWriter {
   readonly fn: IrFunction
-  readonly lines: string[] = []
+  lines: string[] = []
   private depth = 1
   private tmpCount = 0
   /** The instruction being written (refusals name it). */
@@ -1464,9 +1464,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     head.push('override kp_split: bool = true;')
     if (this.phases > 1) head.push('override kp_phase: u32 = 0u;')
     // runs of exact fma sites through one loop each (fma-batch.ts)
-    const batched = batchExactFma(this.lines)
-    this.lines.length = 0
-    this.lines.push(...batched)
+    this.lines = batchExactFma(this.lines)
     const body0 = this.lines.join('\n')
     if (mem.usesShared && (mem.hasDynamic || mem.reserved)) head.push('override kp_dyn_shared_words: u32 = 1u;')
     if (/\bkp_dyn_shared_bytes\b/.test(body0)) head.push('override kp_dyn_shared_bytes: u32 = 0u;')

@@ -188,7 +188,8 @@ export class Heap {
     this.mapped.delete(at)
     this.internal.delete(at)
     this.exact.delete(at)
-    this.ok.fill(0, at >>> 2, (at + span) >>> 2)
+    // a launch's own region was never mapped (allocInternal): its words of `ok` are 0 already
+    if (!internal) this.ok.fill(0, at >>> 2, (at + span) >>> 2)
     if (this.quarantine && !internal) {
       // held back: the next allocations get other addresses, so an access through a stale pointer faults
       this.quarantine.push({ at, span, size })

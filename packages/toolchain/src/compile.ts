@@ -630,9 +630,10 @@ export interface HostTypesOutput {
 export async function readelfInfo(object: string): Promise<string> {
   processCounter.spawned++
   const r = await spawnAll('readelf', ['--debug-dump=info', object], { env: { LC_ALL: 'C' }, stdout: true })
-  if (r.errorCode !== undefined || r.exitCode === undefined) {
+  if (r.errorCode === 'ENOENT') {
     throw new ToolchainError('cannot run readelf: not found (install binutils: the struct types of by-value kernel parameters are read from the debugging information it prints)')
   }
+  if (r.errorCode !== undefined || r.exitCode === undefined) throw new ToolchainError(`readelf --debug-dump=info ${object}: ${howItEnded('readelf', r)}`)
   if (r.exitCode !== 0) throw new ToolchainError(`readelf --debug-dump=info failed (exit ${String(r.exitCode)}): ${r.text.trim().split('\n').slice(-3).join('\n')}`)
   return r.stdout!
 }

@@ -49,6 +49,9 @@ function sleep(ms: number): Promise<void> {
 
 class LoadError extends Error {}
 
+/** Each pair's milliseconds from its start to its outcome (KP_CORPUS_REPORT writes them beside the outcomes). */
+const timings = new Map<string, number>()
+
 /** One compiler's run: its own browser and one page (one device), started again after a loss; the module of
  *  the fixture its cases are on (cases of a file run one after another), unloaded when they move on. */
 class Session {
@@ -98,7 +101,9 @@ class Session {
         await host.freeAll().catch(() => {})
       }
     })()
+    const t0 = performance.now()
     const r = await Promise.race([work.then(() => undefined, (e: Error) => e), sleep(fuseMs).then(() => 'timeout' as const)])
+    timings.set(`${c.name}|${compiler}`, Math.round(performance.now() - t0))
     if (r === 'timeout') {
       await this.restart()
       return { case: c.name, compiler, stage: 'lost', message: `no result within ${fuseMs / 1000} s (the watchdog restarted the browser)` }
@@ -185,7 +190,7 @@ s('the webgpu README states the figure and the refusals of this run', async () =
   await Promise.all(sessions.map(async (x) => { await x.done; await x.session.restart() }))
   assert.is(outcomes.length, webgpuCompilers.length * corpusCases.length, 'every pair ran')
   // KP_CORPUS_REPORT=<file>: every pair's outcome with its full message, for the expected list.
-  if (process.env.KP_CORPUS_REPORT) writeFileSync(process.env.KP_CORPUS_REPORT, JSON.stringify(outcomes, null, 1))
+  if (process.env.KP_CORPUS_REPORT) writeFileSync(process.env.KP_CORPUS_REPORT, JSON.stringify(outcomes.map((o) => ({ ...o, ms: timings.get(`${o.case}|${o.compiler}`) })), null, 1))
   matchReadmeSection('packages/webgpu/README.md', 'kernel-corpus-webgpu', 'test/webgpu/kernel-corpus.test.ts', renderWebGpuFigure(corpusCases, expectedOnWebGpu))
 })
 

@@ -61,6 +61,16 @@ function inputs(): Float32Array {
   }
   const r = rng(2611)
   for (let i = 0; i < 300; i++) out.push(fromBits((r() * 2 ** 32) >>> 0), fromBits((r() * 2 ** 32) >>> 0), fromBits((r() * 2 ** 32) >>> 0))
+  // full 24-bit significands, the addend of the other sign and up to 40 binades above or below the product (the
+  // smaller one's low bits shifted out of the 64 bits kp_fma_bits aligns them in), and within a few ulps of −a·b
+  // (cancellation)
+  const mant = () => (r() * 0x800000) >>> 0
+  for (let i = 0; i < 200; i++) {
+    const a = fromBits(0x3f800000 | mant()), b = fromBits(((127 + Math.floor(r() * 41) - 20) << 23) | mant())
+    const p = Math.fround(a * b)
+    const scaled = bitsOf(Math.fround(-p * 2 ** (Math.floor(r() * 81) - 40)))
+    out.push(a, b, fromBits((scaled & 0xff800000) | mant()), a, b, fromBits(bitsOf(-p) + Math.floor(r() * 5) - 2))
+  }
   return new Float32Array(out)
 }
 

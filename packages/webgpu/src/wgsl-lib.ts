@@ -1268,30 +1268,59 @@ fn kp_f32_to_f64(x: u32) -> vec2<u32> {
   return vec2<u32>(f << 29u, s | ((e + 896u) << 20u) | (f >> 3u));
 }`),
   kp_fma_bits: F(`// fma.{rn,rz,rm,rp}.f32 (mode 0, 1, 2, 3) of f32 bit patterns, exact in integer arithmetic (PTX ISA: the
-// product to infinite precision, one rounding of the sum): IEEE 754's special cases here, the rest kp_fma_core's.
-// NaN results are the canonical 0x7fffffff; an exact zero sum is +0 (−0 rounding down), overflow the largest
-// finite value where the mode rounds toward it.
+// product to infinite precision, one rounding of the sum). NaN results are the canonical 0x7fffffff; an exact zero
+// sum is +0 (−0 rounding down), overflow the largest finite value where the mode rounds toward it (kp_f32_pack).
+// In 64 bits, selects only (no branch: SwiftShader's pipeline compile grows steeply with the branches of inlined
+// sites, and the 128-bit kp_fma_core it used was four fifths of an expf-heavy softmax's compile): the product of
+// the 24-bit significands (2^46 ≤ ma·mb < 2^48) and the addend, each with its top bit at bit 62, the one of
+// smaller magnitude shifted right with the bits shifted out kept as a sticky bit 0 (the larger's low 15 bits
+// are 0, so that bit stands for them in every rounding: the exact sum and the computed one lie between the same
+// two multiples of 2), added or subtracted, normalized, rounded once by kp_f32_pack.
 fn kp_fma_bits(a: u32, b: u32, c: u32, mode: u32) -> u32 {
   let ea = (a >> 23u) & 0xffu; let eb = (b >> 23u) & 0xffu; let ec = (c >> 23u) & 0xffu;
   let fa = a & 0x7fffffu; let fb = b & 0x7fffffu; let fc = c & 0x7fffffu;
   let sp = (a ^ b) & 0x80000000u; let sc = c & 0x80000000u;
-  if ((ea == 255u && fa != 0u) || (eb == 255u && fb != 0u) || (ec == 255u && fc != 0u)) { return 0x7fffffffu; }
   let za = (a & 0x7fffffffu) == 0u; let zb = (b & 0x7fffffffu) == 0u; let zc = (c & 0x7fffffffu) == 0u;
-  if (ea == 255u || eb == 255u) {
-    if (za || zb || (ec == 255u && sc != sp)) { return 0x7fffffffu; }
-    return sp | 0x7f800000u;
-  }
-  if (ec == 255u) { return c; }
-  if (za || zb) {
-    // an exact zero product: c, or the sum of two zeros
-    if (!zc || sp == sc) { return c; }
-    return select(0u, 0x80000000u, mode == 2u);
-  }
-  // m · 2^(max(e, 1) − 150) with the hidden bit of normals
-  let h = 0x800000u;
-  return kp_fma_core(vec2<u32>(select(fa, fa | h, ea != 0u), 0u), i32(max(ea, 1u)) - 150, vec2<u32>(select(fb, fb | h, eb != 0u), 0u), i32(max(eb, 1u)) - 150,
-    vec2<u32>(select(fc, fc | h, ec != 0u), 0u), i32(max(ec, 1u)) - 150, sp, sc, mode, false).x;
-}`, ['kp_fma_core']),
+  let ia = ea == 255u; let ib = eb == 255u; let ic = ec == 255u;
+  let nan = (ia & (fa != 0u)) | (ib & (fb != 0u)) | (ic & (fc != 0u)) | ((ia | ib) & (za | zb)) | ((ia | ib) & ic & (sc != sp));
+  // the significands with their top bit at bit 23 (subnormals normalized: the shift from the exponent of f32(h),
+  // exact below 2^24); x = m · 2^(xe − 150)
+  let ha = fa | select(0u, 0x800000u, ea != 0u); let hb = fb | select(0u, 0x800000u, eb != 0u); let hc = fc | select(0u, 0x800000u, ec != 0u);
+  let la = 150u - (bitcast<u32>(f32(ha)) >> 23u); let lb = 150u - (bitcast<u32>(f32(hb)) >> 23u); let lc = 150u - (bitcast<u32>(f32(hc)) >> 23u);
+  let ma = max(ha << la, 0x800000u); let mb = max(hb << lb, 0x800000u); let mc = max(hc << lc, 0x800000u);
+  let xa = i32(max(ea, 1u)) - i32(la); let xb = i32(max(eb, 1u)) - i32(lb); let xc = i32(max(ec, 1u)) - i32(lc);
+  // product and addend as M · 2^E with M's top bit at bit 62; a zero addend the smaller by any measure
+  let p = kp_mulwide_u32(ma, mb);
+  let lp = select(16u, 15u, p.y >= 0x8000u);
+  let pm = vec2<u32>(p.x << lp, (p.y << lp) | (p.x >> (32u - lp)));
+  let pe = xa + xb - 300 - i32(lp);
+  let cm = select(vec2<u32>(0u, mc << 7u), vec2<u32>(0u), zc);
+  let ce = select(xc - 189, -100000, zc);
+  let swap = (ce > pe) | ((ce == pe) & ((cm.y > pm.y) | ((cm.y == pm.y) & (cm.x > pm.x))));
+  let big = select(pm, cm, swap); let small = select(cm, pm, swap);
+  let d = min(u32(select(pe - ce, ce - pe, swap)), 64u);
+  // small >> d, and whether it shifted out a 1
+  let w = d >= 32u; let bs = d & 31u;
+  let v = select(small, vec2<u32>(small.y, 0u), w);
+  let sh = select(vec2<u32>((v.x >> bs) | select(v.y << (32u - bs), 0u, bs == 0u), v.y >> bs), vec2<u32>(0u), d >= 64u);
+  let low = (1u << bs) - 1u;
+  let mask = vec2<u32>(select(low, 0xffffffffu, w), select(0u, select(low, 0xffffffffu, d >= 64u), w));
+  let al = vec2<u32>(sh.x | select(0u, 1u, any((small & mask) != vec2<u32>(0u))), sh.y);
+  let sub = (sp != sc) & !zc;
+  let lo = select(big.x + al.x, big.x - al.x, sub);
+  let hi = select(big.y + al.y + select(0u, 1u, big.x + al.x < big.x), big.y - al.y - select(0u, 1u, big.x < al.x), sub);
+  // normalized: the top 32 bits and whether any bit below them is set
+  let lz = select(32u + countLeadingZeros(lo), countLeadingZeros(hi), hi != 0u);
+  let n = min(lz, 63u); let nb = n & 31u;
+  let u = select(vec2<u32>(lo, hi), vec2<u32>(0u, lo), n >= 32u);
+  let top = (u.y << nb) | select(u.x >> (32u - nb), 0u, nb == 0u);
+  let packed = kp_f32_pack(select(sp, sc, swap), top, 63 + select(pe, ce, swap) - i32(lz), (u.x << nb) != 0u, mode);
+  let zero = select(0u, 0x80000000u, mode == 2u);
+  // IEEE 754's special cases: an exact zero sum, a zero product (c, or the sum of two zeros), an infinite addend,
+  // an infinite product, NaN
+  let r = select(select(select(packed, zero, (lo == 0u) & (hi == 0u)), select(c, zero, zc & (sp != sc)), za | zb), c, ic);
+  return select(select(r, sp | 0x7f800000u, ia | ib), 0x7fffffffu, nan);
+}`, ['kp_mulwide_u32', 'kp_f32_pack']),
   // --- atomics that are read-modify-write in PTX but need a loop here ---
   kp_inc_wrap: F(`fn kp_inc_wrap(old: u32, b: u32) -> u32 { return select(old + 1u, 0u, old >= b); }`),
   kp_dec_wrap: F(`fn kp_dec_wrap(old: u32, b: u32) -> u32 { return select(old - 1u, b, old == 0u || old > b); }`),

@@ -90,6 +90,9 @@ function inputs(): Float64Array {
   // results near and below the smallest normal
   for (let i = 0; i < 100; i++) out.push((1 + r()) * 2 ** (-520 - Math.floor(r() * 20)), (1 + r()) * 2 ** (-520 - Math.floor(r() * 20)), (r() - 0.5) * 2 ** (-1030 - Math.floor(r() * 30)))
   for (let i = 0; i < 400; i++) out.push(...[0, 1, 2].map(() => f64((BigInt(Math.floor(r() * 2 ** 32)) << 32n) | BigInt(Math.floor(r() * 2 ** 32)))))
+  // sums that carry into the next binade with only a sticky bit below the rounding point ((2 − 2^-52) + 2^-52 ·
+  // (1 + 2^-52): 2 + 2^-104, which .rp rounds up): the bit a carry shifts out must stay sticky
+  for (const k of [0, 1, 2, 5]) for (const sg of [1, -1]) out.push(sg * (2 - 2 ** -52) * 2 ** k, sg * 2 ** -52 * (1 + 2 ** -52) * 2 ** k, 1)
   return new Float64Array(out)
 }
 

@@ -463,17 +463,17 @@ fn kp_mulhi_u64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 }`, ['kp_mulhi_u64', 'kp_sub64']),
   kp_mulhi_u32: F(`fn kp_mulhi_u32(a: u32, b: u32) -> u32 { return kp_mulwide_u32(a, b).y; }`, ['kp_mulwide_u32']),
   kp_mulhi_s32: F(`fn kp_mulhi_s32(a: u32, b: u32) -> u32 { return kp_mulwide_s32(a, b).y; }`, ['kp_mulwide_s32']),
+  // 64-bit shifts by any amount (0 from 64 on), selects only: SwiftShader's pipeline compile grows steeply with the
+  // branches of inlined sites
   kp_shl64: F(`fn kp_shl64(a: vec2<u32>, n: u32) -> vec2<u32> {
-  if (n >= 64u) { return vec2<u32>(0u, 0u); }
-  if (n >= 32u) { return vec2<u32>(0u, a.x << (n - 32u)); }
-  if (n == 0u) { return a; }
-  return vec2<u32>(a.x << n, (a.y << n) | (a.x >> (32u - n)));
+  let b = n & 31u;
+  let v = select(a, vec2<u32>(0u, a.x), n >= 32u);
+  return select(vec2<u32>(v.x << b, (v.y << b) | select(v.x >> (32u - b), 0u, b == 0u)), vec2<u32>(0u), n >= 64u);
 }`),
   kp_shr_u64: F(`fn kp_shr_u64(a: vec2<u32>, n: u32) -> vec2<u32> {
-  if (n >= 64u) { return vec2<u32>(0u, 0u); }
-  if (n >= 32u) { return vec2<u32>(a.y >> (n - 32u), 0u); }
-  if (n == 0u) { return a; }
-  return vec2<u32>((a.x >> n) | (a.y << (32u - n)), a.y >> n);
+  let b = n & 31u;
+  let v = select(a, vec2<u32>(a.y, 0u), n >= 32u);
+  return select(vec2<u32>((v.x >> b) | select(v.y << (32u - b), 0u, b == 0u), v.y >> b), vec2<u32>(0u), n >= 64u);
 }`),
   kp_shr_s64: F(`fn kp_shr_s64(a: vec2<u32>, n0: u32) -> vec2<u32> {
   let n = min(n0, 63u);
@@ -528,7 +528,7 @@ fn kp_div_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0xffffffffu; } retu
   return bitcast<u32>(bitcast<i32>(a) % bitcast<i32>(b));
 }`),
   kp_popc64: F(`fn kp_popc64(a: vec2<u32>) -> u32 { return countOneBits(a.x) + countOneBits(a.y); }`),
-  kp_clz64: F(`fn kp_clz64(a: vec2<u32>) -> u32 { if (a.y != 0u) { return countLeadingZeros(a.y); } return 32u + countLeadingZeros(a.x); }`),
+  kp_clz64: F(`fn kp_clz64(a: vec2<u32>) -> u32 { return select(32u + countLeadingZeros(a.x), countLeadingZeros(a.y), a.y != 0u); }`),
   kp_brev64: F(`fn kp_brev64(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(reverseBits(a.y), reverseBits(a.x)); }`),
   kp_bfind32: F(`// bfind: bit position of the most significant non-sign bit, 0xffffffff when there is none
 fn kp_bfind32(a: u32, signed: bool, shiftamt: bool) -> u32 {
@@ -860,7 +860,8 @@ fn kp_fma_odd(a: f32, b: f32, c: f32) -> f32 {
 }`),
   kp_fpack: F(`// sign · s · 2^(e − 127) (s with its top bit at bit 127, sticky: nonzero bits below s) rounded (mode 0 rn, 1 rz,
 // 2 rm, 3 rp) to binary64 (f64) or binary32 bits: subnormals, overflow to infinity or the largest finite value
-// as the mode rounds, as IEEE 754 gives them; binary32 in .x
+// as the mode rounds, as IEEE 754 gives them; binary32 in .x. Selects only (kp_u128_shr and kp_u128_shl give 0
+// for shifts of 128 and more): SwiftShader's pipeline compile grows steeply with the branches of inlined sites
 fn kp_fpack(sign: u32, s: vec4<u32>, e: i32, sticky: bool, mode: u32, f64: bool) -> vec2<u32> {
   let bias = select(127, 1023, f64);
   let top = select(255, 2047, f64);
@@ -868,168 +869,126 @@ fn kp_fpack(sign: u32, s: vec4<u32>, e: i32, sticky: bool, mode: u32, f64: bool)
   let be = e + bias;
   let inf = select(vec2<u32>(sign | 0x7f800000u, 0u), vec2<u32>(0u, sign | 0x7ff00000u), f64);
   let maxf = select(vec2<u32>(sign | 0x7f7fffffu, 0u), vec2<u32>(0xffffffffu, sign | 0x7fefffffu), f64);
-  let toInf = mode == 0u || (mode == 2u && sign != 0u) || (mode == 3u && sign == 0u);
+  let neg = sign != 0u;
+  let toInf = (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg);
   let over = select(maxf, inf, toInf);
-  if (be >= top) { return over; }
+  // the bits below the kept ones: 128 − p for a normal, one more per step below the smallest normal
   let shift = 128u - p + select(0u, u32(1 - be), be <= 0);
-  var keep = vec2<u32>(0u);
-  var r = false;
-  var lower = sticky;
-  if (shift < 128u) {
-    keep = kp_u128_shr(s, shift).xy;
-    r = (kp_u128_shr(s, shift - 1u).x & 1u) != 0u;
-    lower = lower || any(kp_u128_shl(s, 129u - shift) != vec4<u32>(0u));
-  } else if (shift == 128u) {
-    r = (s.w >> 31u) != 0u;
-    lower = lower || any(kp_u128_shl(s, 1u) != vec4<u32>(0u));
-  } else { lower = lower || any(s != vec4<u32>(0u)); }
-  let inexact = r || lower;
-  var up = false;
-  switch (mode) {
-    case 0u: { up = r && (lower || (keep.x & 1u) != 0u); }
-    case 2u: { up = inexact && sign != 0u; }
-    case 3u: { up = inexact && sign == 0u; }
-    default: { up = false; }
-  }
-  if (up) { keep = vec2<u32>(keep.x + 1u, keep.y + select(0u, 1u, keep.x == 0xffffffffu)); }
+  let kept = kp_u128_shr(s, shift).xy;
+  let r = (kp_u128_shr(s, shift - 1u).x & 1u) != 0u;
+  let lower = sticky | select(any(kp_u128_shl(s, 129u - shift) != vec4<u32>(0u)), any(s != vec4<u32>(0u)), shift > 128u);
+  let inexact = r | lower;
+  let up = ((mode == 0u) & r & (lower | ((kept.x & 1u) != 0u))) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
+  let keep = vec2<u32>(kept.x + select(0u, 1u, up), kept.y + select(0u, 1u, up & (kept.x == 0xffffffffu)));
   // a normal's hidden bit carries into its exponent field; a subnormal's rounding into the smallest normal
-  if (f64) {
-    let bits = select(vec2<u32>(keep.x, keep.y + (u32(be - 1) << 20u)), keep, be <= 0);
-    if (bits.y >= 0x7ff00000u) { return over; }
-    return vec2<u32>(bits.x, sign | bits.y);
-  }
+  let bits = select(vec2<u32>(keep.x, keep.y + (u32(be - 1) << 20u)), keep, be <= 0);
   let b32 = select((u32(be - 1) << 23u) + keep.x, keep.x, be <= 0);
-  if (b32 >= 0x7f800000u) { return over; }
-  return vec2<u32>(sign | b32, 0u);
+  let overflow = (be >= top) | select(b32 >= 0x7f800000u, bits.y >= 0x7ff00000u, f64);
+  return select(select(vec2<u32>(sign | b32, 0u), vec2<u32>(bits.x, sign | bits.y), f64), over, overflow);
 }`, ['kp_u128_shr', 'kp_u128_shl']),
   kp_f64_isnan: F(`fn kp_f64_isnan(a: vec2<u32>) -> bool { let h = a.y & 0x7fffffffu; return h > 0x7ff00000u || (h == 0x7ff00000u && a.x != 0u); }`),
   kp_fma_core: F(`// a·b + c exactly, rounded once to binary64 (f64) or binary32 (kp_fpack, mode 0 rn, 1 rz, 2 rm, 3 rp): a = ma · 2^xa,
 // b = mb · 2^xb (nonzero, ma and mb below 2^53), c = mc · 2^xc (zero when mc is); sp the product's sign, sc c's.
 // The product from 32-bit limbs and the addend, each with its top bit at bit 126 of a 128-bit integer, the
 // smaller shifted right with a sticky bit, added or subtracted; an exact zero sum is +0 (−0 rounding down).
+// Selects only, every outcome computed (SwiftShader's pipeline compile grows steeply with the branches of
+// inlined sites: three f64 fma sites were 45 % of a tensor-core GEMM's compile with the branches)
 fn kp_fma_core(ma: vec2<u32>, xa: i32, mb: vec2<u32>, xb: i32, mc: vec2<u32>, xc: i32, sp: u32, sc: u32, mode: u32, f64: bool) -> vec2<u32> {
   let p00 = kp_mulwide_u32(ma.x, mb.x); let p01 = kp_mulwide_u32(ma.x, mb.y); let p10 = kp_mulwide_u32(ma.y, mb.x); let p11 = kp_mulwide_u32(ma.y, mb.y);
-  var big = kp_u128_add(kp_u128_add(vec4<u32>(p00, 0u, 0u), vec4<u32>(0u, p01, 0u)), kp_u128_add(vec4<u32>(0u, p10, 0u), vec4<u32>(0u, 0u, p11)));
-  var ebig = xa + xb;
-  var sbig = sp;
-  let lp = kp_u128_clz(big) - 1u;
-  big = kp_u128_shl(big, lp); ebig = ebig - i32(lp);
-  var small = vec4<u32>(0u);
-  var esmall = ebig;
-  var ssmall = sc;
-  if (any(mc != vec2<u32>(0u))) {
-    small = vec4<u32>(mc, 0u, 0u);
-    let lc = kp_u128_clz(small) - 1u;
-    small = kp_u128_shl(small, lc); esmall = xc - i32(lc);
-    if (esmall > ebig) {
-      let t = big; big = small; small = t;
-      let te = ebig; ebig = esmall; esmall = te;
-      let ts = sbig; sbig = ssmall; ssmall = ts;
-    }
-  }
+  let prod = kp_u128_add(kp_u128_add(vec4<u32>(p00, 0u, 0u), vec4<u32>(0u, p01, 0u)), kp_u128_add(vec4<u32>(0u, p10, 0u), vec4<u32>(0u, 0u, p11)));
+  let lp = kp_u128_clz(prod) - 1u;
+  let pm = kp_u128_shl(prod, lp); let pe = xa + xb - i32(lp);
+  let cz = all(mc == vec2<u32>(0u));
+  let lc = kp_u128_clz(vec4<u32>(mc, 0u, 0u)) - 1u;
+  let cm = kp_u128_shl(vec4<u32>(mc, 0u, 0u), lc); let ce = xc - i32(lc);
+  // the one of larger exponent first (a zero addend second, with the product's exponent)
+  let swap = !cz & (ce > pe);
+  let big = select(pm, cm, swap); let ebig = select(pe, ce, swap); let sbig = select(sp, sc, swap);
+  let s0 = select(cm, pm, swap); let esmall = select(select(ce, pe, swap), ebig, cz); let ssmall = select(sc, sp, swap);
   // the smaller aligned to the larger: the bits shifted out make the sticky bit
-  var sticky = false;
   let d = u32(ebig - esmall);
-  if (d >= 128u) { sticky = any(small != vec4<u32>(0u)); small = vec4<u32>(0u); }
-  else if (d > 0u) { sticky = any(kp_u128_shl(small, 128u - d) != vec4<u32>(0u)); small = kp_u128_shr(small, d); }
-  var s: vec4<u32>;
-  var ss = sbig;
-  if (sbig == ssmall) { s = kp_u128_add(big, small); }
-  else if (kp_u128_lt(big, small)) { s = kp_u128_sub(small, big); ss = ssmall; }
-  else {
-    // big − (small + a fraction of one unit): one unit less, the fraction's complement still sticky
-    s = kp_u128_sub(big, small);
-    if (sticky) { s = kp_u128_sub(s, vec4<u32>(1u, 0u, 0u, 0u)); }
-  }
-  if (!sticky && all(s == vec4<u32>(0u))) {
-    let z = select(0u, 0x80000000u, mode == 2u);
-    return select(vec2<u32>(z, 0u), vec2<u32>(0u, z), f64);
-  }
+  let sticky = select(any(kp_u128_shl(s0, 128u - d) != vec4<u32>(0u)), any(s0 != vec4<u32>(0u)), d >= 128u);
+  let small = kp_u128_shr(s0, d);
+  let same = sbig == ssmall;
+  let lt = kp_u128_lt(big, small);
+  // big − (small + a fraction of one unit): one unit less, the fraction's complement still sticky
+  let diff = kp_u128_sub(big, small);
+  let s = select(select(select(diff, kp_u128_sub(diff, vec4<u32>(1u, 0u, 0u, 0u)), sticky), kp_u128_sub(small, big), lt), kp_u128_add(big, small), same);
+  let ss = select(select(sbig, ssmall, lt), sbig, same);
   let lz = kp_u128_clz(s);
-  return kp_fpack(ss, kp_u128_shl(s, lz), ebig - i32(lz) + 127, sticky, mode, f64);
+  let packed = kp_fpack(ss, kp_u128_shl(s, lz), ebig - i32(lz) + 127, sticky, mode, f64);
+  let z = select(0u, 0x80000000u, mode == 2u);
+  return select(packed, select(vec2<u32>(z, 0u), vec2<u32>(0u, z), f64), !sticky & all(s == vec4<u32>(0u)));
 }`, ['kp_mulwide_u32', 'kp_u128_add', 'kp_u128_sub', 'kp_u128_shl', 'kp_u128_shr', 'kp_u128_lt', 'kp_u128_clz', 'kp_fpack']),
   kp_f64_fma: F(`// fma.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact: IEEE 754's special cases here, the rest kp_fma_core's. add is
-// a·1 + b, mul a·b + a zero of the product's sign. NaN results are 0x7fffffffffffffff.
+// a·1 + b, mul a·b + a zero of the product's sign. NaN results are 0x7fffffffffffffff. Selects only (kp_fma_core)
 fn kp_f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>, mode: u32) -> vec2<u32> {
   let ea = (a.y >> 20u) & 0x7ffu; let eb = (b.y >> 20u) & 0x7ffu; let ec = (c.y >> 20u) & 0x7ffu;
   let fa = vec2<u32>(a.x, a.y & 0xfffffu); let fb = vec2<u32>(b.x, b.y & 0xfffffu); let fc = vec2<u32>(c.x, c.y & 0xfffffu);
-  let nan = vec2<u32>(0xffffffffu, 0x7fffffffu);
-  if (kp_f64_isnan(a) || kp_f64_isnan(b) || kp_f64_isnan(c)) { return nan; }
   let sp = (a.y ^ b.y) & 0x80000000u; let sc = c.y & 0x80000000u;
-  let za = ea == 0u && all(fa == vec2<u32>(0u)); let zb = eb == 0u && all(fb == vec2<u32>(0u)); let zc = ec == 0u && all(fc == vec2<u32>(0u));
-  if (ea == 0x7ffu || eb == 0x7ffu) {
-    if (za || zb || (ec == 0x7ffu && sc != sp)) { return nan; }
-    return vec2<u32>(0u, sp | 0x7ff00000u);
-  }
-  if (ec == 0x7ffu) { return c; }
-  if (za || zb) {
-    if (!zc || sp == sc) { return c; }
-    return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u));
-  }
+  let za = (ea == 0u) & all(fa == vec2<u32>(0u)); let zb = (eb == 0u) & all(fb == vec2<u32>(0u)); let zc = (ec == 0u) & all(fc == vec2<u32>(0u));
+  let ia = ea == 0x7ffu; let ib = eb == 0x7ffu; let ic = ec == 0x7ffu;
+  let nan = kp_f64_isnan(a) | kp_f64_isnan(b) | kp_f64_isnan(c) | ((ia | ib) & (za | zb)) | ((ia | ib) & ic & (sc != sp));
   // m · 2^(max(e, 1) − 1075) with the hidden bit of normals
   let h = 0x100000u;
-  return kp_fma_core(vec2<u32>(fa.x, fa.y | select(0u, h, ea != 0u)), i32(max(ea, 1u)) - 1075, vec2<u32>(fb.x, fb.y | select(0u, h, eb != 0u)), i32(max(eb, 1u)) - 1075,
+  let v = kp_fma_core(vec2<u32>(fa.x, fa.y | select(0u, h, ea != 0u)), i32(max(ea, 1u)) - 1075, vec2<u32>(fb.x, fb.y | select(0u, h, eb != 0u)), i32(max(eb, 1u)) - 1075,
     vec2<u32>(fc.x, fc.y | select(0u, h, ec != 0u)), i32(max(ec, 1u)) - 1075, sp, sc, mode, true);
+  // a zero product: c, or the sum of two zeros; an infinite addend; an infinite product; NaN
+  let zero = vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u));
+  let r = select(select(v, select(c, zero, zc & (sp != sc)), za | zb), c, ic);
+  return select(select(r, vec2<u32>(0u, sp | 0x7ff00000u), ia | ib), vec2<u32>(0xffffffffu, 0x7fffffffu), nan);
 }`, ['kp_fma_core', 'kp_f64_isnan']),
-  kp_f64_add: F(`// add.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact, in 64-bit arithmetic on vec2<u32> (kp_f64_fma's 128-bit
-// loops cost SwiftShader several times as much): the significands with 10 bits below them (the hidden bit at
-// bit 62), the smaller shifted right with the bits shifted out kept as a sticky bit, added or subtracted,
-// normalized (not below the smallest exponent: a subnormal sum is exact), rounded once, overflow as the mode
-// rounds; IEEE 754's special cases, an exact zero sum +0 (−0 rounding down), NaN 0x7fffffffffffffff
+  kp_f64_add: F(`// add.{rn,rz,rm,rp}.f64 (mode 0–3) of f64 bits, exact, in 64-bit arithmetic on vec2<u32> (kp_f64_fma's 128 bits
+// cost SwiftShader several times as much): the significands with 10 bits below them (the hidden bit at bit 62),
+// the smaller shifted right with the bits shifted out kept as a sticky bit, added or subtracted, normalized (not
+// below the smallest exponent: a subnormal sum is exact), rounded once, overflow as the mode rounds; IEEE 754's
+// special cases, an exact zero sum +0 (−0 rounding down), NaN 0x7fffffffffffffff. Selects only, both the sum and
+// the difference computed (SwiftShader's pipeline compile grows steeply with the branches of inlined sites)
 fn kp_f64_add(a: vec2<u32>, b: vec2<u32>, mode: u32) -> vec2<u32> {
-  let nan = vec2<u32>(0xffffffffu, 0x7fffffffu);
-  if (kp_f64_isnan(a) || kp_f64_isnan(b)) { return nan; }
   let ea = (a.y >> 20u) & 0x7ffu; let eb = (b.y >> 20u) & 0x7ffu;
   let sa = a.y & 0x80000000u; let sb = b.y & 0x80000000u;
-  if (ea == 0x7ffu) { if (eb == 0x7ffu && sa != sb) { return nan; } return a; }
-  if (eb == 0x7ffu) { return b; }
-  let za = (a.y & 0x7fffffffu) == 0u && a.x == 0u; let zb = (b.y & 0x7fffffffu) == 0u && b.x == 0u;
-  if (za && zb) { return vec2<u32>(0u, select(select(0u, 0x80000000u, mode == 2u), sa, sa == sb)); }
-  if (za) { return b; }
-  if (zb) { return a; }
+  let ia = ea == 0x7ffu; let ib = eb == 0x7ffu;
+  let nan = kp_f64_isnan(a) | kp_f64_isnan(b) | (ia & ib & (sa != sb));
+  let za = ((a.y & 0x7fffffffu) == 0u) & (a.x == 0u); let zb = ((b.y & 0x7fffffffu) == 0u) & (b.x == 0u);
   let ma = kp_shl64(vec2<u32>(a.x, (a.y & 0xfffffu) | select(0u, 0x100000u, ea != 0u)), 10u);
   let mb = kp_shl64(vec2<u32>(b.x, (b.y & 0xfffffu) | select(0u, 0x100000u, eb != 0u)), 10u);
   let xa = i32(max(ea, 1u)); let xb = i32(max(eb, 1u));
   // the larger magnitude first
-  let swap = xb > xa || (xb == xa && kp_ult64(ma, mb));
+  let swap = (xb > xa) | ((xb == xa) & kp_ult64(ma, mb));
   let big = select(ma, mb, swap); let small = select(mb, ma, swap);
-  var e = select(xa, xb, swap);
+  let e0 = select(xa, xb, swap);
   let sign = select(sa, sb, swap);
-  let d = u32(e - select(xb, xa, swap));
+  let d = u32(e0 - select(xb, xa, swap));
   let shifted = kp_shr_u64(small, d);
-  let sticky = select(0u, 1u, d > 0u && any(kp_shl64(shifted, d) != small));
+  let sticky = select(0u, 1u, (d > 0u) & any(kp_shl64(shifted, d) != small));
   let al = vec2<u32>(shifted.x | sticky, shifted.y);
-  var m: vec2<u32>;
-  if (sa == sb) {
-    m = kp_add64(big, al);
-    if ((m.y & 0x80000000u) != 0u) { m = vec2<u32>((m.x >> 1u) | (m.y << 31u) | (m.x & 1u), m.y >> 1u); e = e + 1; }
-  } else {
-    m = kp_sub64(big, al);
-    if (m.x == 0u && m.y == 0u) { return vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u)); }
-    let lz = min(kp_clz64(m) - 1u, u32(e - 1));
-    m = kp_shl64(m, lz);
-    e = e - i32(lz);
-  }
+  // the sum, one bit right where it carried into bit 63 (the bit shifted out kept sticky)
+  let m1 = kp_add64(big, al);
+  let carry = (m1.y & 0x80000000u) != 0u;
+  let s1 = select(m1, vec2<u32>((m1.x >> 1u) | (m1.y << 31u) | (m1.x & 1u), m1.y >> 1u), carry);
+  // the difference, normalized down to the smallest exponent
+  let m2 = kp_sub64(big, al);
+  let lz = min(kp_clz64(m2) - 1u, u32(e0 - 1));
+  let subtract = sa != sb;
+  let m = select(s1, kp_shl64(m2, lz), subtract);
+  let e = select(e0 + select(0, 1, carry), e0 - i32(lz), subtract);
   let keep = kp_shr_u64(m, 10u);
   let rest = m.x & 0x3ffu;
   let r = (rest & 0x200u) != 0u;
   let inexact = rest != 0u;
   let neg = sign != 0u;
-  var up = false;
-  switch (mode) {
-    case 0u: { up = r && ((rest & 0x1ffu) != 0u || (keep.x & 1u) != 0u); }
-    case 2u: { up = inexact && neg; }
-    case 3u: { up = inexact && !neg; }
-    default: { up = false; }
-  }
+  let up = ((mode == 0u) & r & (((rest & 0x1ffu) != 0u) | ((keep.x & 1u) != 0u))) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
   // a normal's hidden bit (bit 52 of keep) carries into its exponent field; a subnormal's (e 1, no hidden bit)
   // rounding into the smallest normal
   let bits = kp_add64(kp_add64(keep, vec2<u32>(0u, u32(e - 1) << 20u)), vec2<u32>(select(0u, 1u, up), 0u));
-  if (e >= 2047 || bits.y >= 0x7ff00000u) {
-    let toInf = mode == 0u || (mode == 2u && neg) || (mode == 3u && !neg);
-    return select(vec2<u32>(0xffffffffu, sign | 0x7fefffffu), vec2<u32>(0u, sign | 0x7ff00000u), toInf);
-  }
-  return vec2<u32>(bits.x, sign | bits.y);
+  let toInf = (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg);
+  let over = select(vec2<u32>(0xffffffffu, sign | 0x7fefffffu), vec2<u32>(0u, sign | 0x7ff00000u), toInf);
+  let v = select(vec2<u32>(bits.x, sign | bits.y), over, (e >= 2047) | (bits.y >= 0x7ff00000u));
+  // an exact zero difference, zero operands (an exact zero sum of two zeros), infinities, NaN
+  let zero = vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u));
+  let r0 = select(v, zero, subtract & all(m2 == vec2<u32>(0u)));
+  let r1 = select(select(select(r0, a, zb), b, za), vec2<u32>(0u, select(zero.y, sa, sa == sb)), za & zb);
+  return select(select(select(r1, b, ib), a, ia), vec2<u32>(0xffffffffu, 0x7fffffffu), nan);
 }`, ['kp_f64_isnan', 'kp_shl64', 'kp_shr_u64', 'kp_ult64', 'kp_add64', 'kp_sub64', 'kp_clz64']),
   kp_f64_unpack: F(`// a finite nonzero f64's significand (53 bits, its top bit at bit 52, subnormals normalized) and the exponent of
 // that top bit

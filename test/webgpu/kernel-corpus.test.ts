@@ -35,7 +35,9 @@ const LOST = /the WebGPU device was lost|Target page, context or browser has bee
 // Both compilers' halves run (KP_WEBGPU_CLANG=0 leaves clang 22's out, saying so, for a quicker local run).
 // SwiftShader's pipeline compiles of both halves were the suite's largest cost, about 250 s of CPU on the 2-core
 // CI machine, and clang's half was opt-in until runs of exact fma sites compiled once per run
-// (packages/webgpu/src/fma-batch.ts): both halves now take about 210 s of CPU and 120 s of wall time alone.
+// (packages/webgpu/src/fma-batch.ts): both halves took about 210 s of CPU and 120 s of wall time alone, and on
+// 2026-11-30's slower host 330 s and 190 s before the directed-rounding f32 and the software f64 routines and the
+// small helpers were written without branches (wgsl-lib.ts), 200 s and 110 s after.
 const runClang = process.env.KP_WEBGPU_CLANG !== '0'
 const webgpuCompilers: readonly Compiler[] = runClang ? compilers : compilers.filter((c) => c === 'nvcc')
 if (!runClang) console.log('!!! kernel corpus on WebGPU: clang 22\'s PTX not run (KP_WEBGPU_CLANG=0)')

@@ -33,35 +33,28 @@ fn kp_f32_bits(b: u32) -> f32 { return bitcast<f32>(b); }`),
   kp_ftz: F(`// .ftz: subnormal inputs and results become zero of the same sign
 fn kp_ftz(x: f32) -> f32 {
   let b = bitcast<u32>(x);
-  if ((b & 0x7f800000u) == 0u) { return bitcast<f32>(b & 0x80000000u); }
-  return x;
+  return select(x, bitcast<f32>(b & 0x80000000u), (b & 0x7f800000u) == 0u);
 }`),
   kp_sat: F(`// .sat: clamp to [0, 1], NaN becomes +0
 fn kp_sat(x: f32) -> f32 {
-  if (kp_isnan(x)) { return 0.0; }
-  return clamp(x, 0.0, 1.0);
+  return select(clamp(x, 0.0, 1.0), 0.0, kp_isnan(x));
 }`, ['kp_isnan']),
+  kp_fkey: F(`// an f32's bits as a u32 in the floats' order (−0 just below +0; NaN not ordered): min/max compare these, as a
+// device may flush subnormal operands in a float comparison (SwiftShader does: min(0, 2^-149) came out 2^-149)
+fn kp_fkey(x: f32) -> u32 { let u = bitcast<u32>(x); return select(u | 0x80000000u, ~u, (u & 0x80000000u) != 0u); }`),
   kp_fmin: F(`// min.f32: a NaN operand is ignored; -0 is less than +0
 fn kp_fmin(a: f32, b: f32) -> f32 {
-  if (kp_isnan(a)) { return b; }
-  if (kp_isnan(b)) { return a; }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
-  return select(b, a, a < b);
-}`, ['kp_isnan']),
+  return select(select(select(b, a, kp_fkey(a) < kp_fkey(b)), a, kp_isnan(b)), b, kp_isnan(a));
+}`, ['kp_isnan', 'kp_fkey']),
   kp_fmax: F(`// max.f32: a NaN operand is ignored; +0 is greater than -0
 fn kp_fmax(a: f32, b: f32) -> f32 {
-  if (kp_isnan(a)) { return b; }
-  if (kp_isnan(b)) { return a; }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
-  return select(b, a, a > b);
-}`, ['kp_isnan']),
+  return select(select(select(b, a, kp_fkey(a) > kp_fkey(b)), a, kp_isnan(b)), b, kp_isnan(a));
+}`, ['kp_isnan', 'kp_fkey']),
   kp_fmin_nan: F(`fn kp_fmin_nan(a: f32, b: f32) -> f32 {
-  if (kp_isnan(a) || kp_isnan(b)) { return bitcast<f32>(0x7fffffffu); }
-  return kp_fmin(a, b);
+  return select(kp_fmin(a, b), bitcast<f32>(0x7fffffffu), kp_isnan(a) | kp_isnan(b));
 }`, ['kp_isnan', 'kp_fmin']),
   kp_fmax_nan: F(`fn kp_fmax_nan(a: f32, b: f32) -> f32 {
-  if (kp_isnan(a) || kp_isnan(b)) { return bitcast<f32>(0x7fffffffu); }
-  return kp_fmax(a, b);
+  return select(kp_fmax(a, b), bitcast<f32>(0x7fffffffu), kp_isnan(a) | kp_isnan(b));
 }`, ['kp_isnan', 'kp_fmax']),
   kp_fcmp: F(`// setp/set on floats: op 0 eq 1 ne 2 lt 3 le 4 gt 5 ge; +8: the unordered variant (true when either is NaN);
 // 16 num, 17 nan. Ordered comparisons with a NaN operand are false.
@@ -83,11 +76,8 @@ fn kp_fcmp(a: f32, b: f32, op: u32) -> bool {
 // defines it, subnormals scaled into the normal range first
 fn kp_lg2(x: f32) -> f32 {
   let b = bitcast<u32>(x);
-  if ((b & 0x7fffffffu) == 0u) { return kp_f32_bits(0xff800000u); }
-  if (b > 0x7f800000u) { return kp_f32_bits(0x7fffffffu); }
-  if (b == 0x7f800000u) { return x; }
-  if (b < 0x00800000u) { return log2(kp_up64(x)) - 64.0; }
-  return log2(x);
+  let v = select(log2(x), log2(kp_up64(x)) - 64.0, b < 0x00800000u);
+  return select(select(select(v, x, b == 0x7f800000u), kp_f32_bits(0x7fffffffu), b > 0x7f800000u), kp_f32_bits(0xff800000u), (b & 0x7fffffffu) == 0u);
 }`, ['kp_f32_bits', 'kp_up64']),
   kp_sin_approx: F(`// sin.approx.f32 within the PTX ISA's bound (absolute error 2^-20.9 over -100π..100π; the Programming Guide's
 // 2^-21.41 for __sinf over -π..π), where WGSL's sin may be off by 2^-11 (SwiftShader's by ~2^-13 near 0): x less
@@ -195,14 +185,13 @@ fn kp_mul_up(x: f32, c: f32, cs: f32) -> f32 {
 // implementation's exp2 range limits matter; NaN stays NaN
 fn kp_ex2(x: f32) -> f32 {
   let b = bitcast<u32>(x) & 0x7fffffffu;
-  if (b > 0x7f800000u) { return kp_f32_bits(0x7fffffffu); }
-  if (x >= 128.0) { return kp_f32_bits(0x7f800000u); }
-  if (x < -150.0) { return 0.0; }
-  let n = i32(floor(x));
-  let f = exp2(x - floor(x));
-  // (2^n from its bits: SwiftShader's ldexp overflows past 2^63)
-  if (n >= -126) { return f * bitcast<f32>(u32(n + 127) << 23u); }
-  return (f * bitcast<f32>(u32(n + 191) << 23u)) * 5.421010862427522e-20;
+  let fl = floor(x);
+  // (clamped: a value outside is replaced below, and converting it to i32 is the implementation's choice)
+  let n = i32(clamp(fl, -300.0, 300.0));
+  let f = exp2(x - fl);
+  // 2^n from its bits (SwiftShader's ldexp overflows past 2^63), in two steps below the smallest normal
+  let v = select((f * bitcast<f32>(u32(n + 191) << 23u)) * 5.421010862427522e-20, f * bitcast<f32>(u32(n + 127) << 23u), n >= -126);
+  return select(select(select(v, 0.0, x < -150.0), kp_f32_bits(0x7f800000u), x >= 128.0), kp_f32_bits(0x7fffffffu), b > 0x7f800000u);
 }`, ['kp_f32_bits']),
   kp_copysign: F(`fn kp_copysign(x: f32, s: f32) -> f32 {
   return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
@@ -515,17 +504,15 @@ fn kp_divrem_s64(a: vec2<u32>, b: vec2<u32>) -> array<vec2<u32>, 2> {
   return array<vec2<u32>, 2>(select(qr[0], kp_neg64(qr[0]), na != nb), select(qr[1], kp_neg64(qr[1]), na));
 }`, ['kp_neg64', 'kp_divrem_u64']),
   kp_div_u32: F(`// div.u32 by zero gives all ones (as the emulator)
-fn kp_div_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0xffffffffu; } return a / b; }`),
-  kp_rem_u32: F(`fn kp_rem_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return a; } return a % b; }`),
+fn kp_div_u32(a: u32, b: u32) -> u32 { return select(a / b, 0xffffffffu, b == 0u); }`),
+  kp_rem_u32: F(`fn kp_rem_u32(a: u32, b: u32) -> u32 { return select(a % b, a, b == 0u); }`),
   kp_div_s32: F(`fn kp_div_s32(a: u32, b: u32) -> u32 {
-  if (b == 0u) { return 0xffffffffu; }
-  if (a == 0x80000000u && b == 0xffffffffu) { return a; }
-  return bitcast<u32>(bitcast<i32>(a) / bitcast<i32>(b));
+  let q = select(bitcast<u32>(bitcast<i32>(a) / bitcast<i32>(b)), a, (a == 0x80000000u) & (b == 0xffffffffu));
+  return select(q, 0xffffffffu, b == 0u);
 }`),
   kp_rem_s32: F(`fn kp_rem_s32(a: u32, b: u32) -> u32 {
-  if (b == 0u) { return a; }
-  if (a == 0x80000000u && b == 0xffffffffu) { return 0u; }
-  return bitcast<u32>(bitcast<i32>(a) % bitcast<i32>(b));
+  let r = select(bitcast<u32>(bitcast<i32>(a) % bitcast<i32>(b)), 0u, (a == 0x80000000u) & (b == 0xffffffffu));
+  return select(r, a, b == 0u);
 }`),
   kp_popc64: F(`fn kp_popc64(a: vec2<u32>) -> u32 { return countOneBits(a.x) + countOneBits(a.y); }`),
   kp_clz64: F(`fn kp_clz64(a: vec2<u32>) -> u32 { return select(32u + countLeadingZeros(a.x), countLeadingZeros(a.y), a.y != 0u); }`),
@@ -679,13 +666,9 @@ fn kp_h2f(h: u32) -> f32 {
   let s = (h & 0x8000u) << 16u;
   let e = (h >> 10u) & 0x1fu;
   let m = h & 0x3ffu;
-  if (e == 0x1fu) { return bitcast<f32>(s | 0x7f800000u | (m << 13u)); }
-  if (e == 0u) {
-    // subnormal: m · 2^-24, exact in f32
-    let v = f32(m) * 5.9604644775390625e-8;
-    return bitcast<f32>(s | bitcast<u32>(v));
-  }
-  return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
+  // infinity or NaN; a subnormal: m · 2^-24, exact in f32; a normal
+  let sub = s | bitcast<u32>(f32(m) * 5.9604644775390625e-8);
+  return bitcast<f32>(select(select(s | ((e + 112u) << 23u) | (m << 13u), sub, e == 0u), s | 0x7f800000u | (m << 13u), e == 0x1fu));
 }`),
   kp_f2h: F(`// f32 → f16 bits, rounding to nearest even; overflow gives infinity, NaN the canonical 0x7fff
 fn kp_f2h(x: f32) -> u32 {

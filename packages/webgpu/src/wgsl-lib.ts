@@ -1197,17 +1197,13 @@ fn kp_f64_to_small(x: vec2<u32>, mant: u32, ebits: u32, mode: u32, satfinite: bo
 fn kp_f32_to_f64(x: u32) -> vec2<u32> {
   let s = x & 0x80000000u;
   let e = (x >> 23u) & 0xffu;
-  var f = x & 0x7fffffu;
-  if (e == 255u) { return vec2<u32>(f << 29u, s | 0x7ff00000u | select(0u, 0x80000u, f != 0u) | (f >> 3u)); }
-  if (e == 0u) {
-    if (f == 0u) { return vec2<u32>(0u, s); }
-    // 2^-149 · f: the leading bit to the hidden bit's place
-    let lz = countLeadingZeros(f) - 8u;
-    f = (f << lz) & 0x7fffffu;
-    let ee = 897u - lz;
-    return vec2<u32>(f << 29u, s | (ee << 20u) | (f >> 3u));
-  }
-  return vec2<u32>(f << 29u, s | ((e + 896u) << 20u) | (f >> 3u));
+  let f = x & 0x7fffffu;
+  // a subnormal, 2^-149 · f: the leading bit to the hidden bit's place (selects only, no branch)
+  let lz = countLeadingZeros(f) - 8u;
+  let fs = (f << lz) & 0x7fffffu;
+  let sub = select(vec2<u32>(fs << 29u, s | ((897u - lz) << 20u) | (fs >> 3u)), vec2<u32>(0u, s), f == 0u);
+  let special = vec2<u32>(f << 29u, s | 0x7ff00000u | select(0u, 0x80000u, f != 0u) | (f >> 3u));
+  return select(select(vec2<u32>(f << 29u, s | ((e + 896u) << 20u) | (f >> 3u)), sub, e == 0u), special, e == 255u);
 }`),
   kp_fma_bits: F(`// fma.{rn,rz,rm,rp}.f32 (mode 0, 1, 2, 3) of f32 bit patterns, exact in integer arithmetic (PTX ISA: the
 // product to infinite precision, one rounding of the sum). NaN results are the canonical 0x7fffffff; an exact zero

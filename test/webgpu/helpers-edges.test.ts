@@ -1,5 +1,5 @@
 // The small WGSL helpers behind integer division and remainder (div/rem .u32/.s32: by zero, INT_MIN / -1), min/max.f32
-// (NaN operands, signed zeros), cvt.f32.f16 (subnormal, infinite and NaN halves), ex2.approx and lg2.approx (their
+// (NaN operands, signed zeros), cvt.f32.f16 (subnormal, infinite and NaN halves), cvt.rn.f16.f32 (overflow, subnormal ties), ex2.approx and lg2.approx (their
 // special values), on the operands where each one's cases part (wgsl-lib.ts writes them as selects, no branch:
 // SwiftShader's pipeline compile grows steeply with the branches of inlined sites): every result compared with the
 // emulator's, bit for bit where the instruction is exact, in headless chromium (SwiftShader).
@@ -12,16 +12,18 @@ import { rng } from '../emulator/fma-cases.js'
 /** Thread i reads the words (a, b) at 8·i and writes these results, in order, at 4·OPS.length·i. */
 const OPS = [
   'div.u32 %r10, %r6, %r7', 'rem.u32 %r10, %r6, %r7', 'div.s32 %r10, %r6, %r7', 'rem.s32 %r10, %r6, %r7',
-  'min.f32 %f3, %f1, %f2', 'max.f32 %f3, %f1, %f2', 'cvt.f32.f16 %f3, %h1', 'ex2.approx.f32 %f3, %f1', 'lg2.approx.f32 %f3, %f1',
+  'min.f32 %f3, %f1, %f2', 'max.f32 %f3, %f1, %f2', 'cvt.f32.f16 %f3, %h1', 'cvt.rn.f16.f32 %h2, %f1; cvt.u32.u16 %r10, %h2',
+  'ex2.approx.f32 %f3, %f1', 'lg2.approx.f32 %f3, %f1',
 ] as const
-const EXACT = 7 // the first seven are exact: bit for bit (NaN for NaN)
+const EXACT = 8 // the first eight are exact: bit for bit (NaN for NaN)
+const LG2 = OPS.length - 1
 
 const PTX = `.version 8.0
 .target sm_80
 .address_size 64
 .visible .entry edges(.param .u64 pin, .param .u64 pout, .param .u32 n)
 {
-  .reg .b64 %rd<8>; .reg .b32 %r<12>; .reg .f32 %f<4>; .reg .b16 %h<2>; .reg .pred %p<2>;
+  .reg .b64 %rd<8>; .reg .b32 %r<12>; .reg .f32 %f<4>; .reg .b16 %h<3>; .reg .pred %p<2>;
   ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
   cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
   mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
@@ -41,6 +43,10 @@ function inputs(): Uint32Array {
     0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x00000001, 0x00400000, 0x807fffff, 0x3f800000, 0xbf800000,
     0x43000000, 0x42fe0000, 0xc3160000, 0xc3170000, 0xc2fc0000, 0xc2fe0000,
     0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x0001, 0x03ff, 0x0400, 0x8001, 0x3c00,
+    // cvt.rn.f16.f32: around the largest f16 (65504; 65520 rounds to infinity), subnormal f16 results and their
+    // ties (2^-25 to 0, 1.5·2^-24 to 2·2^-24), the smallest normal, ties at a normal's last place
+    0x477fe000, 0x477fefff, 0x477ff000, 0xc77ff000, 0x33000000, 0x33000001, 0x33c00000, 0x33a00000, 0x34200000,
+    0x387fc000, 0x387ff000, 0x38800000, 0x3f801000, 0x3f803000, 0x3f801001, 0xb3c00000,
   ]
   const out: number[] = []
   for (const a of edge) for (const b of edge) out.push(a, b)
@@ -76,11 +82,12 @@ s('every result is the emulator\'s: bit for bit where exact, the same special va
     const op = OPS[k]!
     let ok: boolean
     if (k < 4) ok = g === e
+    else if (k === 7) ok = g === e || ((g & 0x7fff) > 0x7c00 && (e & 0x7fff) > 0x7c00)
     else if (k < EXACT) ok = g === e || (nan(g) && nan(e))
     // a subnormal result the device may flush (WGSL allows it; SwiftShader does: ex2.approx(-127) is 0 there)
     else if ((e & 0x7f800000) === 0 && (e & 0x7fffff) !== 0) ok = g === e || g === (e & 0x80000000)
     else if (special(e) || special(g)) ok = g === e || (nan(g) && nan(e))
-    else ok = Math.abs(f32(g) - f32(e)) <= 2 ** -20 * Math.max(Math.abs(f32(e)), k === 8 ? 1 : 0)
+    else ok = Math.abs(f32(g) - f32(e)) <= 2 ** -20 * Math.max(Math.abs(f32(e)), k === LG2 ? 1 : 0)
     if (!ok) wrong.push(`${op.split(' ')[0]}(0x${xs[2 * t]!.toString(16)}, 0x${xs[2 * t + 1]!.toString(16)}): WebGPU 0x${g.toString(16)}, emulator 0x${e.toString(16)}`)
   }
   assert.equal(wrong.slice(0, 12), [], `${wrong.length} results differ`)
@@ -92,8 +99,10 @@ s('every result is the emulator\'s: bit for bit where exact, the same special va
   assert.is(at(0x80000000, 0xffffffff, 3), 0, 'rem.s32 INT_MIN % -1')
   assert.is(at(0x7fc00000, 0x3f800000, 4), 0x3f800000, 'min.f32(NaN, 1)')
   assert.is(at(0x80000000, 0, 5), 0, 'max.f32(-0, +0)')
-  assert.is(at(0xc3170000, 0, 7), 0, 'ex2.approx(-151)')
-  assert.is(at(0x80000000, 0, 8), 0xff800000, 'lg2.approx(-0)')
+  assert.is(at(0x477ff000, 0, 7), 0x7c00, 'cvt.rn.f16.f32(65520)')
+  assert.is(at(0x33c00000, 0, 7), 2, 'cvt.rn.f16.f32(1.5 * 2^-24)')
+  assert.is(at(0xc3170000, 0, 8), 0, 'ex2.approx(-151)')
+  assert.is(at(0x80000000, 0, LG2), 0xff800000, 'lg2.approx(-0)')
 })
 
 s.run()

@@ -675,22 +675,19 @@ fn kp_f2h(x: f32) -> u32 {
   let b = bitcast<u32>(x);
   let s = (b >> 16u) & 0x8000u;
   let a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) { return 0x7fffu; }
-  if (a >= 0x477ff000u) { return s | 0x7c00u; }           // rounds to ≥ 65520: infinity
-  if (a >= 0x38800000u) {                                  // normal f16 (≥ 2^-14)
-    let r = a + 0x0fffu + ((a >> 13u) & 1u);
-    return s | ((r - 0x38000000u) >> 13u);
-  }
-  if (a < 0x33000000u) { return s; }                       // below half the smallest subnormal: zero
-  // subnormal f16: the significand with its hidden bit, shifted to units of 2^-24, rounded to even
-  let e = a >> 23u;
+  // a normal f16 (≥ 2^-14): the bits rounded to even at bit 13
+  let r = a + 0x0fffu + ((a >> 13u) & 1u);
+  let nrm = s | ((r - 0x38000000u) >> 13u);
+  // a subnormal f16: the significand with its hidden bit, shifted to units of 2^-24 (14..24 bits dropped), rounded
+  // to even
+  let sh = clamp(126u - min(a >> 23u, 126u), 1u, 31u);
   let m = (a & 0x7fffffu) | 0x800000u;
-  let sh = 126u - e;                                       // 14..24 bits dropped below the f16 unit
   let q = m >> sh;
   let rem = m & ((1u << sh) - 1u);
   let half = 1u << (sh - 1u);
-  let up = rem > half || (rem == half && (q & 1u) == 1u);
-  return s | (q + select(0u, 1u, up));
+  let sub = s | (q + select(0u, 1u, (rem > half) | ((rem == half) & ((q & 1u) == 1u))));
+  // below half the smallest subnormal: zero; from 65520 on: infinity; NaN. Selects only, no branch
+  return select(select(select(select(sub, s, a < 0x33000000u), nrm, a >= 0x38800000u), s | 0x7c00u, a >= 0x477ff000u), 0x7fffu, a > 0x7f800000u);
 }`),
   kp_f2h_mode: F(`// f32 → f16 with rounding mode 0 rn, 1 rz, 2 rm, 3 rp (cvt.{rn,rz,rm,rp}.f16.f32), satfinite on request
 fn kp_f2h_mode(x: f32, mode: u32, satfinite: bool) -> u32 {

@@ -1153,41 +1153,30 @@ fn kp_f64_to_small(x: vec2<u32>, mant: u32, ebits: u32, mode: u32, satfinite: bo
   let maxFinite = ((expMax - 1u) << mant) | ((1u << mant) - 1u);
   let e64 = (x.y >> 20u) & 0x7ffu;
   let mhi = x.y & 0xfffffu;
-  if (e64 == 0x7ffu) {
-    if (mhi != 0u || x.x != 0u) { return (expMax << mant) | ((1u << mant) - 1u); }
-    return sign | select(expMax << mant, maxFinite, satfinite);
-  }
-  if (e64 == 0u && mhi == 0u && x.x == 0u) { return sign; }
+  let frac = (mhi != 0u) | (x.x != 0u);
   let bias = i32((1u << (ebits - 1u)) - 1u);
   let minExp = 1 - bias;
   // q: the value in units of the result's last place, truncated; half: the bit below; sticky: any bit below that
-  // (a binary64 subnormal lies far below the smallest half: q = 0, sticky)
-  var q = 0u; var half = false; var sticky = true; var ee = minExp;
-  if (e64 != 0u) {
-    let e = i32(e64) - 1023;
-    ee = max(e, minExp);
-    // q = (2^52 + fraction) >> (52 - mant + ee - e): at least 32, so from the high word and its 21 bits
-    let sig = mhi | 0x100000u;
-    let t = u32(20 - i32(mant) + (ee - e));
-    if (t < 21u) { q = sig >> t; }
-    let rb = t - 1u;
-    half = rb < 21u && ((sig >> rb) & 1u) != 0u;
-    sticky = select(sig, sig & ((1u << rb) - 1u), rb < 21u) != 0u || x.x != 0u;
-  }
-  var up = false;
-  if (mode == 0u) { up = half && (sticky || (q & 1u) != 0u); }
-  else if (mode == 3u) { up = (half || sticky) && !neg; }
-  else if (mode == 2u) { up = (half || sticky) && neg; }
-  if (up) { q = q + 1u; }
-  if (q == 0u) { return sign; }
-  if (ee == minExp && q < (1u << mant)) { return sign | q; }
-  var E = ee + bias;
-  if (q >= (1u << (mant + 1u))) { q = q >> 1u; E = E + 1; }
-  if (E >= i32(expMax)) {
-    let toInf = mode == 0u || (mode == 3u && !neg) || (mode == 2u && neg);
-    return sign | select(maxFinite, expMax << mant, toInf && !satfinite);
-  }
-  return sign | (u32(E) << mant) | (q & ((1u << mant) - 1u));
+  // (a binary64 subnormal lies far below the smallest half: q = 0, sticky). Selects only, no branch
+  let e = i32(e64) - 1023;
+  let sub64 = e64 == 0u;
+  let ee = select(max(e, minExp), minExp, sub64);
+  // q = (2^52 + fraction) >> (52 - mant + ee - e): at least 32, so from the high word and its 21 bits
+  let sig = mhi | 0x100000u;
+  let t = u32(20 - i32(mant) + (ee - e));
+  let rb = t - 1u;
+  let q0 = select(select(0u, sig >> min(t, 31u), t < 21u), 0u, sub64);
+  let half = !sub64 & (rb < 21u) & (((sig >> min(rb, 31u)) & 1u) != 0u);
+  let sticky = sub64 | (select(sig, sig & ((1u << min(rb, 31u)) - 1u), rb < 21u) != 0u) | (x.x != 0u);
+  let up = ((mode == 0u) & half & (sticky | ((q0 & 1u) != 0u))) | ((mode == 3u) & (half | sticky) & !neg) | ((mode == 2u) & (half | sticky) & neg);
+  let q = q0 + select(0u, 1u, up);
+  let carry = q >= (1u << (mant + 1u));
+  let E = ee + bias + select(0, 1, carry);
+  let toInf = (mode == 0u) | ((mode == 3u) & !neg) | ((mode == 2u) & neg);
+  let normal = select(sign | (u32(E) << mant) | (select(q, q >> 1u, carry) & ((1u << mant) - 1u)), sign | select(maxFinite, expMax << mant, toInf & !satfinite), E >= i32(expMax));
+  // a subnormal result, zero, a zero operand, infinity, NaN
+  let r = select(select(select(normal, sign | q, (ee == minExp) & (q < (1u << mant))), sign, q == 0u), sign, sub64 & !frac);
+  return select(select(r, sign | select(expMax << mant, maxFinite, satfinite), e64 == 0x7ffu), (expMax << mant) | ((1u << mant) - 1u), (e64 == 0x7ffu) & frac);
 }`),
   kp_f32_to_f64: F(`// cvt.f64.f32 of f32 bits, exactly: the f64 bit pattern (lo, hi); a subnormal is normalized, NaN quieted
 // as a binary64 NaN with the f32 payload (what a widening conversion gives on x86 and NVIDIA GPUs)

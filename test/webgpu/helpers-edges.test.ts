@@ -1,6 +1,6 @@
 // The small WGSL helpers behind integer division and remainder (div/rem .u32/.s32: by zero, INT_MIN / -1), min/max.f32
 // (NaN operands, signed zeros), cvt.f32.f16 (subnormal, infinite and NaN halves), cvt.rn.f16.f32 (overflow, subnormal ties), ex2.approx and lg2.approx (their
-// special values), on the operands where each one's cases part (wgsl-lib.ts writes them as selects, no branch:
+// special values), lop3, on the operands where each one's cases part (wgsl-lib.ts writes them as selects, no branch:
 // SwiftShader's pipeline compile grows steeply with the branches of inlined sites): every result compared with the
 // emulator's, bit for bit where the instruction is exact, in headless chromium (SwiftShader).
 import * as assert from 'uvu/assert'
@@ -14,9 +14,12 @@ const OPS = [
   'div.u32 %r10, %r6, %r7', 'rem.u32 %r10, %r6, %r7', 'div.s32 %r10, %r6, %r7', 'rem.s32 %r10, %r6, %r7',
   'min.f32 %f3, %f1, %f2', 'max.f32 %f3, %f1, %f2', 'cvt.f32.f16 %f3, %h1', 'cvt.rn.f16.f32 %h2, %f1; cvt.u32.u16 %r10, %h2',
   'ex2.approx.f32 %f3, %f1', 'lg2.approx.f32 %f3, %f1',
-] as const
+  // lop3 with a few truth tables (xor of three, majority, select, none, all) of a, b and a third word 3a + b
+  ...[0x96, 0xe8, 0xca, 0x00, 0xff, 0x1b].map((lut) => `mad.lo.u32 %r8, %r6, 3, %r7; lop3.b32 %r10, %r6, %r7, %r8, 0x${lut.toString(16)}`),
+]
 const EXACT = 8 // the first eight are exact: bit for bit (NaN for NaN)
-const LG2 = OPS.length - 1
+const LG2 = OPS.indexOf('lg2.approx.f32 %f3, %f1')
+const LOP3 = LG2 + 1
 
 const PTX = `.version 8.0
 .target sm_80
@@ -81,7 +84,7 @@ s('every result is the emulator\'s: bit for bit where exact, the same special va
     const g = gpu[i]!, e = emu[i]!
     const op = OPS[k]!
     let ok: boolean
-    if (k < 4) ok = g === e
+    if (k < 4 || k >= LOP3) ok = g === e
     else if (k === 7) ok = g === e || ((g & 0x7fff) > 0x7c00 && (e & 0x7fff) > 0x7c00)
     else if (k < EXACT) ok = g === e || (nan(g) && nan(e))
     // a subnormal result the device may flush (WGSL allows it; SwiftShader does: ex2.approx(-127) is 0 there)

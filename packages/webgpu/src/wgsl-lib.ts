@@ -600,17 +600,15 @@ fn kp_prmt_mode(a: u32, b: u32, c: u32, mode: u32) -> u32 {
   }
   return d;
 }`),
-  kp_lop3: F(`fn kp_lop3(a: u32, b: u32, c: u32, lut: u32) -> u32 {
-  var d = 0u;
-  if ((lut & 0x01u) != 0u) { d = d | (~a & ~b & ~c); }
-  if ((lut & 0x02u) != 0u) { d = d | (~a & ~b & c); }
-  if ((lut & 0x04u) != 0u) { d = d | (~a & b & ~c); }
-  if ((lut & 0x08u) != 0u) { d = d | (~a & b & c); }
-  if ((lut & 0x10u) != 0u) { d = d | (a & ~b & ~c); }
-  if ((lut & 0x20u) != 0u) { d = d | (a & ~b & c); }
-  if ((lut & 0x40u) != 0u) { d = d | (a & b & ~c); }
-  if ((lut & 0x80u) != 0u) { d = d | (a & b & c); }
-  return d;
+  kp_lop3: F(`// lop3.b32: each of the eight minterms of (a, b, c) kept where its bit of the table is set (selects only)
+fn kp_lop3(a: u32, b: u32, c: u32, lut: u32) -> u32 {
+  let m = vec4<u32>(1u, 2u, 4u, 8u);
+  let lo = select(vec4<u32>(0u), vec4<u32>(0xffffffffu), (vec4<u32>(lut) & m) != vec4<u32>(0u));
+  let hi = select(vec4<u32>(0u), vec4<u32>(0xffffffffu), (vec4<u32>(lut >> 4u) & m) != vec4<u32>(0u));
+  let nb = ~b; let nc = ~c;
+  let t = vec4<u32>(nb & nc, nb & c, b & nc, b & c);
+  let v = (vec4<u32>(~a) & t & lo) | (vec4<u32>(a) & t & hi);
+  return v.x | v.y | v.z | v.w;
 }`),
   kp_shf: F(`// shf.{l,r}.{clamp,wrap}.b32: funnel shift of the 64-bit value {b, a}
 fn kp_shf(a: u32, b: u32, n0: u32, left: bool, clampn: bool) -> u32 {

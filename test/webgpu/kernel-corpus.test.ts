@@ -51,7 +51,8 @@ function sleep(ms: number): Promise<void> {
 
 class LoadError extends Error {}
 
-/** Each pair's milliseconds from its start to its outcome (KP_CORPUS_REPORT writes them beside the outcomes). */
+/** Each pair's milliseconds from its start to its outcome (KP_CORPUS_REPORT writes them beside the outcomes; a
+ *  pair that does not build has none). */
 const timings = new Map<string, number>()
 
 /** One compiler's run: its own browser and one page (one device), started again after a loss; the module of
@@ -95,6 +96,7 @@ class Session {
     const b = builds.get(`${c.file}|${compiler}`)
     if (!b) throw new Error(`${c.name}: its file ${c.file} is not in corpusFiles`)
     if (!b.ok) return { case: c.name, compiler, stage: 'build', message: b.message }
+    const t0 = performance.now()
     const work = (async () => {
       const host = await this.hostFor(c.file)
       try {
@@ -103,7 +105,6 @@ class Session {
         await host.freeAll().catch(() => {})
       }
     })()
-    const t0 = performance.now()
     const r = await Promise.race([work.then(() => undefined, (e: Error) => e), sleep(fuseMs).then(() => 'timeout' as const)])
     timings.set(`${c.name}|${compiler}`, Math.round(performance.now() - t0))
     if (r === 'timeout') {

@@ -279,6 +279,15 @@ fn kp_u32_to_f32(x: u32) -> f32 {
   // a carry out of the mantissa field moves into the exponent: the next power of two
   return bitcast<f32>(((158u - n) << 23u) + (m & 0x7fffffu) + up);
 }`),
+  kp_round_up: F(`// whether a value cut after its last kept digit rounds up in magnitude (mode 0 rn, 1 rz, 2 rm, 3 rp): half is the
+// first bit cut, below any bit after it, odd the last kept bit, neg the sign; the one rounding decision of the
+// exact routines (kp_f32_pack, kp_fpack, kp_f64_add, kp_f64_to_small)
+fn kp_round_up(mode: u32, half: bool, below: bool, odd: bool, neg: bool) -> bool {
+  let inexact = half | below;
+  return ((mode == 0u) & half & (below | odd)) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
+}`),
+  kp_rounds_to_inf: F(`// whether an overflow rounds to infinity (else to the largest finite value) in mode 0 rn, 1 rz, 2 rm, 3 rp
+fn kp_rounds_to_inf(mode: u32, neg: bool) -> bool { return (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg); }`),
   kp_f32_pack: F(`// sign · s · 2^(e − 31) (s with its top bit set; sticky: nonzero bits below s) rounded (mode 0 rn, 1 rz, 2 rm,
 // 3 rp) to binary32 bits: subnormals, and overflow to infinity or the largest finite value as the mode rounds,
 // as IEEE 754 gives them. Selects only, no branch: SwiftShader's pipeline compile time grows steeply with the
@@ -291,14 +300,12 @@ fn kp_f32_pack(sign: u32, s: u32, e: i32, sticky: bool, mode: u32) -> u32 {
   let keep = select(s >> min(sh, 31u), 0u, sh >= 32u);
   let r = select((s >> sh1) & 1u, 0u, sh > 32u) != 0u;
   let lower = sticky | (sh > 32u) | ((s & ((1u << sh1) - 1u)) != 0u);
-  let inexact = r | lower;
   let neg = sign != 0u;
-  let up = ((mode == 0u) & r & (lower | ((keep & 1u) != 0u))) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
+  let up = kp_round_up(mode, r, lower, (keep & 1u) != 0u, neg);
   // a normal's hidden bit carries into its exponent field; a subnormal's rounding into the smallest normal
   let bits = select((u32(be - 1) << 23u) + keep, keep, be <= 0) + select(0u, 1u, up);
-  let toInf = (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg);
-  return sign | select(bits, select(0x7f7fffffu, 0x7f800000u, toInf), (be >= 255) | (bits >= 0x7f800000u));
-}`),
+  return sign | select(bits, select(0x7f7fffffu, 0x7f800000u, kp_rounds_to_inf(mode, neg)), (be >= 255) | (bits >= 0x7f800000u));
+}`, ['kp_round_up', 'kp_rounds_to_inf']),
   kp_f32_div: F(`// div.{rn,rz,rm,rp}.f32 and rcp (mode 0–3) of f32 bits, exact (WGSL's x / y may be 2.5 ulp off): the
 // significands' quotient q = floor(ma · 2^26 / mb) and whether it leaves a remainder, rounded once (kp_f32_pack).
 // WGSL's division of the significands (both exact in f32) gives q within 41 units; the remainder
@@ -848,22 +855,20 @@ fn kp_fpack(sign: u32, s: vec4<u32>, e: i32, sticky: bool, mode: u32, f64: bool)
   let inf = select(vec2<u32>(sign | 0x7f800000u, 0u), vec2<u32>(0u, sign | 0x7ff00000u), f64);
   let maxf = select(vec2<u32>(sign | 0x7f7fffffu, 0u), vec2<u32>(0xffffffffu, sign | 0x7fefffffu), f64);
   let neg = sign != 0u;
-  let toInf = (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg);
-  let over = select(maxf, inf, toInf);
+  let over = select(maxf, inf, kp_rounds_to_inf(mode, neg));
   // the bits below the kept ones: 128 − p for a normal, one more per step below the smallest normal
   let shift = 128u - p + select(0u, u32(1 - be), be <= 0);
   let kept = kp_u128_shr(s, shift).xy;
   let r = (kp_u128_shr(s, shift - 1u).x & 1u) != 0u;
   let lower = sticky | select(any(kp_u128_shl(s, 129u - shift) != vec4<u32>(0u)), any(s != vec4<u32>(0u)), shift > 128u);
-  let inexact = r | lower;
-  let up = ((mode == 0u) & r & (lower | ((kept.x & 1u) != 0u))) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
+  let up = kp_round_up(mode, r, lower, (kept.x & 1u) != 0u, neg);
   let keep = vec2<u32>(kept.x + select(0u, 1u, up), kept.y + select(0u, 1u, up & (kept.x == 0xffffffffu)));
   // a normal's hidden bit carries into its exponent field; a subnormal's rounding into the smallest normal
   let bits = select(vec2<u32>(keep.x, keep.y + (u32(be - 1) << 20u)), keep, be <= 0);
   let b32 = select((u32(be - 1) << 23u) + keep.x, keep.x, be <= 0);
   let overflow = (be >= top) | select(b32 >= 0x7f800000u, bits.y >= 0x7ff00000u, f64);
   return select(select(vec2<u32>(sign | b32, 0u), vec2<u32>(bits.x, sign | bits.y), f64), over, overflow);
-}`, ['kp_u128_shr', 'kp_u128_shl']),
+}`, ['kp_u128_shr', 'kp_u128_shl', 'kp_round_up', 'kp_rounds_to_inf']),
   kp_f64_isnan: F(`fn kp_f64_isnan(a: vec2<u32>) -> bool { let h = a.y & 0x7fffffffu; return h > 0x7ff00000u || (h == 0x7ff00000u && a.x != 0u); }`),
   kp_fma_core: F(`// a·b + c exactly, rounded once to binary64 (f64) or binary32 (kp_fpack, mode 0 rn, 1 rz, 2 rm, 3 rp): a = ma · 2^xa,
 // b = mb · 2^xb (nonzero, ma and mb below 2^53), c = mc · 2^xc (zero when mc is); sp the product's sign, sc c's.
@@ -952,22 +957,19 @@ fn kp_f64_add(a: vec2<u32>, b: vec2<u32>, mode: u32) -> vec2<u32> {
   let e = select(e0 + select(0, 1, carry), e0 - i32(lz), subtract);
   let keep = kp_shr_u64(m, 10u);
   let rest = m.x & 0x3ffu;
-  let r = (rest & 0x200u) != 0u;
-  let inexact = rest != 0u;
   let neg = sign != 0u;
-  let up = ((mode == 0u) & r & (((rest & 0x1ffu) != 0u) | ((keep.x & 1u) != 0u))) | ((mode == 2u) & inexact & neg) | ((mode == 3u) & inexact & !neg);
+  let up = kp_round_up(mode, (rest & 0x200u) != 0u, (rest & 0x1ffu) != 0u, (keep.x & 1u) != 0u, neg);
   // a normal's hidden bit (bit 52 of keep) carries into its exponent field; a subnormal's (e 1, no hidden bit)
   // rounding into the smallest normal
   let bits = kp_add64(kp_add64(keep, vec2<u32>(0u, u32(e - 1) << 20u)), vec2<u32>(select(0u, 1u, up), 0u));
-  let toInf = (mode == 0u) | ((mode == 2u) & neg) | ((mode == 3u) & !neg);
-  let over = select(vec2<u32>(0xffffffffu, sign | 0x7fefffffu), vec2<u32>(0u, sign | 0x7ff00000u), toInf);
+  let over = select(vec2<u32>(0xffffffffu, sign | 0x7fefffffu), vec2<u32>(0u, sign | 0x7ff00000u), kp_rounds_to_inf(mode, neg));
   let v = select(vec2<u32>(bits.x, sign | bits.y), over, (e >= 2047) | (bits.y >= 0x7ff00000u));
   // an exact zero difference, zero operands (an exact zero sum of two zeros), infinities, NaN
   let zero = vec2<u32>(0u, select(0u, 0x80000000u, mode == 2u));
   let r0 = select(v, zero, subtract & all(m2 == vec2<u32>(0u)));
   let r1 = select(select(select(r0, a, zb), b, za), vec2<u32>(0u, select(zero.y, sa, sa == sb)), za & zb);
   return select(select(select(r1, b, ib), a, ia), vec2<u32>(0xffffffffu, 0x7fffffffu), nan);
-}`, ['kp_f64_isnan', 'kp_shl64', 'kp_shr_u64', 'kp_ult64', 'kp_add64', 'kp_sub64', 'kp_clz64']),
+}`, ['kp_f64_isnan', 'kp_shl64', 'kp_shr_u64', 'kp_ult64', 'kp_add64', 'kp_sub64', 'kp_clz64', 'kp_round_up', 'kp_rounds_to_inf']),
   kp_f64_unpack: F(`// a finite nonzero f64's significand (53 bits, its top bit at bit 52, subnormals normalized) and the exponent of
 // that top bit
 struct KpF64Parts { m: vec2<u32>, e: i32 }
@@ -1166,16 +1168,15 @@ fn kp_f64_to_small(x: vec2<u32>, mant: u32, ebits: u32, mode: u32, satfinite: bo
   let q0 = select(select(0u, sig >> min(t, 31u), t < 21u), 0u, sub64);
   let half = !sub64 & (rb < 21u) & (((sig >> min(rb, 31u)) & 1u) != 0u);
   let sticky = sub64 | (select(sig, sig & ((1u << min(rb, 31u)) - 1u), rb < 21u) != 0u) | (x.x != 0u);
-  let up = ((mode == 0u) & half & (sticky | ((q0 & 1u) != 0u))) | ((mode == 3u) & (half | sticky) & !neg) | ((mode == 2u) & (half | sticky) & neg);
+  let up = kp_round_up(mode, half, sticky, (q0 & 1u) != 0u, neg);
   let q = q0 + select(0u, 1u, up);
   let carry = q >= (1u << (mant + 1u));
   let E = ee + bias + select(0, 1, carry);
-  let toInf = (mode == 0u) | ((mode == 3u) & !neg) | ((mode == 2u) & neg);
-  let normal = select(sign | (u32(E) << mant) | (select(q, q >> 1u, carry) & ((1u << mant) - 1u)), sign | select(maxFinite, expMax << mant, toInf & !satfinite), E >= i32(expMax));
+  let normal = select(sign | (u32(E) << mant) | (select(q, q >> 1u, carry) & ((1u << mant) - 1u)), sign | select(maxFinite, expMax << mant, kp_rounds_to_inf(mode, neg) & !satfinite), E >= i32(expMax));
   // a subnormal result, zero, a zero operand, infinity, NaN
   let r = select(select(select(normal, sign | q, (ee == minExp) & (q < (1u << mant))), sign, q == 0u), sign, sub64 & !frac);
   return select(select(r, sign | select(expMax << mant, maxFinite, satfinite), e64 == 0x7ffu), (expMax << mant) | ((1u << mant) - 1u), (e64 == 0x7ffu) & frac);
-}`),
+}`, ['kp_round_up', 'kp_rounds_to_inf']),
   kp_f32_to_f64: F(`// cvt.f64.f32 of f32 bits, exactly: the f64 bit pattern (lo, hi); a subnormal is normalized, NaN quieted
 // as a binary64 NaN with the f32 payload (what a widening conversion gives on x86 and NVIDIA GPUs)
 fn kp_f32_to_f64(x: u32) -> vec2<u32> {

@@ -623,13 +623,22 @@ function toSmallFloat(x: number, mant: number, ebits: number, mode: RoundMode, s
   }
   return sign | bits
 }
+const nanBits = new Float64Array(1)
+const nanWords = new Uint32Array(nanBits.buffer)
+/** A widening conversion's NaN: the sign and the `bits`-bit payload kept at the top of the fraction, the quiet bit
+ *  set (IEEE 754's conversion of a signaling NaN; the f32 a register holds keeps the payload's top 23 bits). */
+function quietNaN(negative: boolean, payload: number, bits: number): number {
+  nanWords[0] = 0
+  nanWords[1] = (negative ? 0x80000000 : 0) | 0x7ff80000 | (payload << (20 - bits))
+  return nanBits[0]!
+}
 function fromSmallFloat(h: number, mant: number, ebits: number): number {
   const bias = (1 << (ebits - 1)) - 1
   const expMax = (1 << ebits) - 1
   const s = (h >>> (mant + ebits)) & 1 ? -1 : 1
   const E = (h >>> mant) & expMax
   const M = h & ((1 << mant) - 1)
-  if (E === expMax) return M ? NaN : s * Infinity
+  if (E === expMax) return M ? quietNaN(s < 0, M, mant) : s * Infinity
   if (E === 0) return s * M * 2 ** (1 - bias - mant)
   return s * (M + (1 << mant)) * 2 ** (E - bias - mant)
 }

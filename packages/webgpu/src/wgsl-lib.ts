@@ -666,14 +666,14 @@ fn kp_shf(a: u32, b: u32, n0: u32, left: bool, clampn: bool) -> u32 {
 fn kp_sext(a: u32, bits: u32) -> u32 { return bitcast<u32>(bitcast<i32>(a << (32u - bits)) >> (32u - bits)); }`),
 
   // --- half precision (f16 and bf16 as their bits in a u32) ---
-  kp_h2f: F(`// f16 bits → f32 (exact)
+  kp_h2f: F(`// f16 bits → f32 (exact); a NaN keeps its sign and payload, quieted (numeric.ts fromSmallFloat)
 fn kp_h2f(h: u32) -> f32 {
   let s = (h & 0x8000u) << 16u;
   let e = (h >> 10u) & 0x1fu;
   let m = h & 0x3ffu;
   // infinity or NaN; a subnormal: m · 2^-24, exact in f32; a normal
   let sub = s | bitcast<u32>(f32(m) * 5.9604644775390625e-8);
-  return bitcast<f32>(select(select(s | ((e + 112u) << 23u) | (m << 13u), sub, e == 0u), s | 0x7f800000u | (m << 13u), e == 0x1fu));
+  return bitcast<f32>(select(select(s | ((e + 112u) << 23u) | (m << 13u), sub, e == 0u), s | 0x7f800000u | (m << 13u) | select(0u, 0x400000u, m != 0u), e == 0x1fu));
 }`),
   kp_f2h: F(`// f32 → f16 bits, rounding to nearest even; overflow gives infinity, NaN the canonical 0x7fff
 fn kp_f2h(x: f32) -> u32 {
@@ -723,7 +723,8 @@ fn kp_f2h_mode(x: f32, mode: u32, satfinite: bool) -> u32 {
   if (h >= 0x7c00u) { h = select(0x7bffu, 0x7c00u, away && !satfinite); }
   return s | h;
 }`, ['kp_f2h']),
-  kp_bf2f: F(`fn kp_bf2f(h: u32) -> f32 { return bitcast<f32>((h & 0xffffu) << 16u); }`),
+  kp_bf2f: F(`// bf16 bits → f32 (exact); a NaN keeps its sign and payload, quieted (numeric.ts fromSmallFloat)
+fn kp_bf2f(h: u32) -> f32 { let u = (h & 0xffffu) << 16u; return bitcast<f32>(select(u, u | 0x400000u, (u & 0x7fffffffu) > 0x7f800000u)); }`),
   kp_f2bf: F(`// f32 → bf16 bits, rounding to nearest even; NaN gives 0x7fff
 fn kp_f2bf(x: f32) -> u32 {
   let b = bitcast<u32>(x);

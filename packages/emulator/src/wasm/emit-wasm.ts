@@ -5226,6 +5226,30 @@ class KernelWriter {
         if (f === undefined) return this.fail(`prmt mode .${ins.mode}`)
         return wr(A[0], 'i32', () => { rd(A[1], 'i32'); rd(A[2], 'i32'); rd(A[3], 'i32'); b.call(f) })
       }
+      case 'testp': {
+        // testp.op.f32/f64 on the magnitude's bits (as emit-instruction.ts tests the value): unsigned compares
+        // against the bits of infinity and of the smallest normal
+        if (t !== 'f32' && t !== 'f64') return this.fail(`testp of type .${t}`)
+        const m = ins.mode
+        const test = t === 'f64'
+          ? { rd: Op.i64_reinterpret_f64, mask: () => b.i64(0x7fffffffffffffffn).op(Op.i64_and), k: (v: bigint) => b.i64(v), inf: 0x7ff0000000000000n, min: 0x0010000000000000n,
+            lt: Op.i64_lt_u, le: Op.i64_le_u, gt: Op.i64_gt_u, eq: Op.i64_eq, sub: Op.i64_sub }
+          : { rd: Op.i32_reinterpret_f32, mask: () => b.i32(0x7fffffff).op(Op.i32_and), k: (v: bigint) => b.i32(Number(BigInt.asIntN(32, v))), inf: 0x7f800000n, min: 0x00800000n,
+            lt: Op.i32_lt_u, le: Op.i32_le_u, gt: Op.i32_gt_u, eq: Op.i32_eq, sub: Op.i32_sub }
+        if (!['finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal'].includes(m ?? '')) return this.fail(`testp.${m}`)
+        return wr(A[0], 'pred', () => {
+          rd(A[1], t as 'f32' | 'f64'); b.op(test.rd); test.mask()
+          switch (m) {
+            case 'finite': test.k(test.inf); b.op(test.lt); break
+            case 'infinite': test.k(test.inf); b.op(test.eq); break
+            case 'number': test.k(test.inf); b.op(test.le); break
+            case 'notanumber': test.k(test.inf); b.op(test.gt); break
+            // min ≤ |x| < inf, and 0 < |x| < min, each as one unsigned compare after a subtraction
+            case 'normal': test.k(test.min); b.op(test.sub); test.k(test.inf - test.min); b.op(test.lt); break
+            default: test.k(1n); b.op(test.sub); test.k(test.min - 1n); b.op(test.lt)
+          }
+        })
+      }
       case 'copysign':
         // copysign.f d, a, b: b's magnitude with a's sign (numeric.ts copysign: a NaN's sign bit counts)
         if (t === 'f32') return wr(A[0], 'f32', () => { rd(A[2], 'f32'); rd(A[1], 'f32'); b.op(Op.f32_copysign) })

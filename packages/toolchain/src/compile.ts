@@ -50,8 +50,10 @@ export function unreadableDepsWarning(compiler: CompilerInfo, file: string): Dia
 
 let outputCounter = 0
 
-/** Counts compiler processes started by this module (tests and stats read it). */
-export const processCounter = { spawned: 0 }
+/** Counts compiler processes started by this module (tests and stats read it); `planned`: the whole-file
+ *  compiles that ran nvcc's steps from its plan (nvccPlan) instead of nvcc; `plans`: the `nvcc --dryrun`s that
+ *  asked for those plans (counted in `spawned` too). */
+export const processCounter = { spawned: 0, planned: 0, plans: 0 }
 
 export { scratchRoot } from './scratch.js'
 
@@ -388,6 +390,8 @@ interface ToolRun<T> {
   read: () => Promise<T | undefined>
   /** Put before the process's last lines when it fails without an error message of its own. */
   failure?: string
+  /** The command a CompileError names when `argv` runs it another way (nvccPlan's script for nvcc's argv). */
+  shown?: string[]
 }
 
 /** Runs one process tied to ours (child-guard.ts) and reads what it wrote. Throws a ToolchainError when the
@@ -413,7 +417,7 @@ async function runTool<T>(compiler: CompilerInfo, file: string, o: ResolvedCompi
     const last = (text.trim() || howItEnded(cmd!, r)).split('\n').slice(-20).join('\n')
     const errors = diagnostics.some((d) => d.severity === 'error') ? diagnostics
       : [...diagnostics, { file, line: 0, column: 0, severity: 'error' as const, message: run.failure ? `${run.failure}: ${last}` : last }]
-    throw new CompileError(file, errors, { target: run.targetName, command: run.argv, exitCode: r.exitCode, output: text })
+    throw new CompileError(file, errors, { target: run.targetName, command: run.shown ?? run.argv, exitCode: r.exitCode, output: text })
   }
   return { out, warnings: diagnostics.filter((d) => d.severity !== 'error') }
 }
@@ -530,6 +534,70 @@ export interface FileCompileOutput {
   warnings: Diagnostic[]
 }
 
+/** What nvccPlan substitutes in a plan: the source, the folder of the intermediates, the source's stem. */
+const PLAN_SRC = '\u0000src\u0000', PLAN_DIR = '\u0000dir\u0000', PLAN_STEM = '\u0000stem\u0000'
+/** Plans by compiler, arguments (the file's and folder's places held) and environment, for this process. */
+const plans = new Map<string, Promise<string | undefined>>()
+/** Environment variables that change nvcc's plan (its flags, its host compiler, where it finds them). */
+const planEnv = ['NVCC_PREPEND_FLAGS', 'NVCC_APPEND_FLAGS', 'NVCC_CCBIN', 'PATH', 'LD_LIBRARY_PATH']
+const singleQuoted = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`
+
+/**
+ * nvcc's own steps for a whole-file compile, as one shell script: what `nvcc --dryrun` prints for the same
+ * arguments (its environment, then gcc -E and cicc per virtual architecture, ptxas per real one), asked once
+ * per compiler, arguments and environment in this process with placeholders for the file and its folder, and
+ * filled in per file. Run by one `sh -e`, the steps are the commands nvcc itself would start, each with the same
+ * arguments, so every intermediate (PTX, cubins, the device C, gcc's dependency lists) is byte-identical; what
+ * it leaves out is nvcc's own work around them — the driver and the gcc it starts to learn gcc's version, a
+ * `sh -c` per step, and fatbinary, whose fatbin compileFile does not read: about 3.5 % of a cold build's CPU
+ * (bench/toolchain.bench.ts's files). The plan is asked of the compiler as configured, so a script named as
+ * nvcc (a forwarding wrapper, flags of its own) gives its plan, and its steps then run without it; a launcher
+ * (ccache, sccache) keeps nvcc. Undefined (nvcc runs) where the plan is not a plain list of steps, nvcc printed
+ * anything else (a warning of its own), nvcc --threads runs steps at once, a name is not shell-safe, or
+ * $KERNELPACK_NVCC_PLAN is 0.
+ */
+async function nvccPlan(compiler: CompilerInfo, o: ResolvedCompileOptions, args: string[], input: string, dir: string, stem: string): Promise<string | undefined> {
+  if (process.platform === 'win32' || !existsSync('/bin/sh') || o.launcher) return undefined
+  if (nvccThreads(o.flags, 2, 2) > 1 || process.env.KERNELPACK_NVCC_PLAN === '0') return undefined
+  if (![input, dir, stem].every((x) => shellSafe.test(x)) || !/\.cu$/.test(input) || input.startsWith(dir + '/')) return undefined
+  const held = args.map((a) => a.split(dir).join(PLAN_DIR).split(input).join(PLAN_SRC))
+  if (held.some((a) => a.includes('kpplanstem'))) return undefined // the template's stem, which makePlan replaces
+  const key = JSON.stringify([compiler.path, compiler.identity, o.cwd, held, planEnv.map((k) => process.env[k] ?? null)])
+  let plan = plans.get(key)
+  if (!plan) {
+    plan = makePlan(compiler, o, held)
+    plans.set(key, plan)
+  }
+  const text = await plan
+  return text?.split(PLAN_SRC).join(input).split(PLAN_DIR).join(dir).split(PLAN_STEM).join(stem)
+}
+
+async function makePlan(compiler: CompilerInfo, o: ResolvedCompileOptions, held: string[]): Promise<string | undefined> {
+  const work = join(processWorkDir(), 'plan')
+  const tDir = join(work, 'keep'), tSrc = join(work, 'kpplanstem.cu')
+  const fill = (a: string) => a.split(PLAN_DIR).join(tDir).split(PLAN_SRC).join(tSrc)
+  processCounter.spawned++
+  processCounter.plans++
+  const r = await spawnAll(compiler.path, [...held.map(fill), '--dryrun'], { cwd: o.cwd, env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') } })
+  if (r.exitCode !== 0) return undefined
+  const lines = r.text.split('\n').filter((l) => l !== '')
+  if (lines.some((l) => !l.startsWith('#$ '))) return undefined
+  const out = ['set -e']
+  for (const raw of lines) {
+    const line = raw.slice(3).split(tSrc).join(PLAN_SRC).split(tDir).join(PLAN_DIR).split('kpplanstem').join(PLAN_STEM)
+    const env = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line)
+    if (env) { out.push(`export ${env[1]}=${singleQuoted(env[2]!)}`); continue }
+    // a step: cicc, ptxas or the host compiler's preprocessor (fatbinary's fatbin is not read); nothing else,
+    // and no file of nvcc's own temporary names, which the files compiled at once would share
+    const cmd = /^("?)([^"\s]+)\1(\s|$)/.exec(line)?.[2]
+    if (cmd === 'fatbinary') continue
+    if (cmd === undefined || line.includes('tmpxft')) return undefined
+    if (!/^(\$CICC_PATH\/cicc|ptxas)$/.test(cmd) && !/(^|\/)(gcc|g\+\+|c\+\+|clang\+\+|cc)(-\d+)?$/.test(cmd)) return undefined
+    out.push(line)
+  }
+  return out.join('\n')
+}
+
 /**
  * A file's first build in one nvcc process, as CMake runs it: `nvcc -fatbin` with one `-gencode` per virtual
  * architecture (`code=sm_XY` where a cubin is wanted, `code=compute_XY` where only the PTX is), `--keep` so
@@ -565,8 +633,11 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
     ptxArgs[ptxArgs.length - 1]!,
   ]
   const stem = basename(st.input).replace(/\.cu$/i, '')
+  const argv = compilerArgv(compiler, o, args)
+  const plan = await nvccPlan(compiler, o, args, st.input, dir, stem)
+  if (plan) processCounter.planned++
   try {
-    const r = await runTool(compiler, file, o, { argv: compilerArgv(compiler, o, args), cwd: o.cwd, mapPath: st.mapPath, targetName: virtuals.map((v) => v.target).join(','), read: async () => {
+    const r = await runTool(compiler, file, o, { argv: plan ? ['/bin/sh', '-ec', plan] : argv, shown: argv, cwd: o.cwd, mapPath: st.mapPath, targetName: virtuals.map((v) => v.target).join(','), read: async () => {
       const ptx = new Map<string, Uint8Array>()
       const cubins = new Map<string, Uint8Array>()
       const deps = new Map<string, string[]>()
@@ -587,7 +658,8 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
     } })
     return { ...r.out, warnings: r.warnings }
   } finally {
-    removeQuietly(dir)
+    // once the pool has started the next compile in the slot this one frees (a few ms of unlinks here)
+    setImmediate(() => removeQuietly(dir))
   }
 }
 

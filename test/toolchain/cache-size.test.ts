@@ -112,6 +112,32 @@ lru('temporary files of dead writers are removed by a scan, those of live ones a
   assert.equal(readdirSync(obj), [`.${'cd'.repeat(32)}.kpc.kernelpack-${process.pid}-z.tmp`])
 })
 
+lru('stats.json: a burst of stores rewrites it a few times, not once each, and it holds every store once their turn comes and when the process ends', async () => {
+  const dir = tempDir('kp-cache-stats-')
+  const src = join(dir, 'src.cu')
+  writeFileSync(src, '// a dependency\n')
+  const h = (await hashDependency(src))!
+  const cache = new CompileCache(join(dir, 'cache'), { maxSize: 100_000_000 })
+  const stats = join(dir, 'cache', 'v1', 'stats.json')
+  const inodes = new Set<number>()
+  for (let k = 0; k < 30; k++) {
+    await cache.store(sha256('stats', String(k)), [{ path: src, hash: h.hash, sig: h.sig }], { bytes: entryBytes(k).subarray(0, 2048).slice(), deps: [src], warnings: [] })
+    if (existsSync(stats)) inodes.add(statSync(stats).ino)
+  }
+  // each write replaces the file (a new inode): one store after another, 30 writes before (cache-size.ts writes
+  // one at most every 500 ms)
+  assert.ok(inodes.size <= 5, `${inodes.size} writes of stats.json for 30 stores`)
+  await new Promise((r) => setTimeout(r, 700))
+  assert.is(JSON.parse(readFileSync(stats, 'utf8')).size, cacheBytes(join(dir, 'cache')), 'the trailing write')
+  // a process that ends right after its stores writes the figure on exit
+  const cacheDir = join(dir, 'child-cache'), srcDir = join(dir, 'src')
+  mkdirSync(srcDir)
+  for (let k = 0; k < KEYS; k++) writeFileSync(join(srcDir, `k${k}.cu`), `// key ${k}\n`)
+  const r = await runChild([join(repoRoot, 'test', 'toolchain', 'cache-stress-child.ts'), cacheDir, srcDir, '100000000', '7', '40'])
+  assert.is(r.code, 0, r.stderr)
+  assert.is(JSON.parse(readFileSync(join(cacheDir, 'v1', 'stats.json'), 'utf8')).size, cacheBytes(cacheDir), 'written on exit')
+})
+
 lru.run()
 
 // ---

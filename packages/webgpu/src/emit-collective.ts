@@ -4,8 +4,11 @@
 // is active into a scratch row, one workgroupBarrier, then each thread reads the lanes of its warp (warp =
 // local_invocation_index / 32). The scratch has two halves used in turn, so one barrier per collective is
 // enough: a half is written again only after a later collective's barrier, which every reader of the
-// earlier one has passed. This path serves every adapter; subgroups would need a subgroup size of exactly
-// 32, and SwiftShader's is 4.
+// earlier one has passed. This path serves every adapter. Where the adapter's subgroups are exactly 32 wide
+// (subgroupMinSize = subgroupMaxSize = 32, NVIDIA's Vulkan driver; SwiftShader's are 4) shfl, vote, activemask,
+// elect, match and redux also have a subgroup form (subgroupShuffle, subgroupBallot), taken when the kernel's
+// start found every warp to be one subgroup (kp_sg_ok: subgroup_size 32 and subgroup_invocation_id the lane
+// for every invocation, which WGSL leaves to the implementation), else the workgroup-memory form.
 import { matrixOperands, type Instruction } from '@kernelpack/ptx'
 import { address, checked, loadBits, spaceOf, storeBytes, storeWord } from './emit-memory.js'
 import type { KernelWriter } from './emit-kernel.js'
@@ -77,6 +80,48 @@ function publish(w: KernelWriter, value: () => string, active: () => string, hi?
   })
   w.line('workgroupBarrier();')
   return half
+}
+
+/** How a collective reads its warp's published (value, active) pairs: from the scratch half, or by subgroup
+ *  operations on each invocation's own pair (where kp_sg_ok). `pair(lane)`: the pair of this thread's warp's
+ *  lane `lane` (a lane past the block's threads reads the last thread's, never used); `gather()`: (the active
+ *  lanes, those of them whose value is not zero). */
+interface Exchange {
+  pair(lane: string): string
+  hi(lane: string): string
+  gather(): string
+}
+
+function scratchExchange(half: string): Exchange {
+  const at = (lane: string) => `${half} + min((kp_t & ~31u) + ${lane}, kp_nt - 1u)`
+  return {
+    pair: (lane) => `${SCRATCH}[${at(lane)}]`,
+    hi: (lane) => `kp_ws_hi[${at(lane)}]`,
+    gather: () => `kp_warp_gather(${half}, kp_t)`,
+  }
+}
+
+/** The collective for every invocation: its subgroup form where the kernel has one (w.subgroups) and kp_sg_ok
+ *  holds at run time, else (and always where it has none) the workgroup-memory form. `body` reads through the
+ *  Exchange it is given, in code every invocation runs (the subgroup operations need uniform control flow). */
+function exchanged(w: KernelWriter, value: () => string, active: () => string, body: (x: Exchange) => void, hi?: () => string): void {
+  if (!w.subgroups) {
+    body(scratchExchange(publish(w, value, active, hi)))
+    return
+  }
+  w.features.add('kp_sg')
+  w.open('if (kp_sg_ok) {')
+  const pr = w.tmp(`vec2<u32>(${value()}, select(0u, 1u, ${active()}))`)
+  const h = hi ? w.tmp(hi()) : undefined
+  body({
+    pair: (lane) => `subgroupShuffle(${pr}, ${lane})`,
+    hi: (lane) => `subgroupShuffle(${h ?? '0u'}, ${lane})`,
+    gather: () => `vec2<u32>(subgroupBallot(${pr}.y != 0u).x, subgroupBallot(${pr}.y != 0u && ${pr}.x != 0u).x)`,
+  })
+  w.close()
+  w.open('else {')
+  body(scratchExchange(publish(w, value, active, hi)))
+  w.close()
 }
 
 /** The operand index of a collective's membermask (absent: all lanes). */
@@ -155,8 +200,7 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
     case 'shfl': {
       // shfl.sync.{up,down,bfly,idx}.b32 d{|p}, a, b, c, membermask (PTX ISA "shfl.sync")
       const { d, p } = dstOf(ins)
-      const half = publish(w, () => w.u32(A[1]!), active)
-      w.perThread(() => {
+      exchanged(w, () => w.u32(A[1]!), active, (x) => w.perThread(() => {
         const a = w.tmp(w.u32(A[1]!))
         const b = w.tmp(w.u32(A[2]!))
         const c = w.tmp(w.u32(A[3]!))
@@ -171,8 +215,9 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
           case 'bfly': j = w.tmp(`${lane} ^ (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
           default: j = w.tmp(`(${lane} & ${seg}) | (${b} & 0x1fu & ~${seg})`); pv = w.tmp(`${j} <= ${maxLane}`)
         }
-        const src = w.tmp(`(kp_t & ~31u) + select(${lane}, ${j}, ${pv} && ${j} < 32u)`)
-        const e = w.tmp(`${SCRATCH}[${half} + min(${src}, kp_nt - 1u)]`)
+        const srcLane = w.tmp(`select(${lane}, ${j}, ${pv} && ${j} < 32u)`)
+        const src = w.tmp(`(kp_t & ~31u) + ${srcLane}`)
+        const e = w.tmp(x.pair(srcLane))
         const m = w.tmp(maskOf(w, ins, 4))
         w.open(`if (${active()}) {`)
         // in range, a source lane that is not in membermask or not taking part gives 0, as NVIDIA GPUs do
@@ -180,14 +225,13 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
         w.setU32(d, `select(${a}, select(0u, ${e}.x, ${e}.y != 0u && ${src} < kp_nt && ((${m} >> (${src} & 31u)) & 1u) != 0u), ${pv})`)
         if (p) w.setPred(p, pv)
         w.close()
-      })
+      }))
       return
     }
     case 'vote': {
       // vote.sync.{all,any,uni,ballot} d, {!}p, membermask
-      const half = publish(w, () => `select(0u, 1u, ${w.pred(A[1]!)})`, active)
-      w.perThread(() => {
-        const g = w.tmp(`kp_warp_gather(${half}, kp_t)`)
+      exchanged(w, () => `select(0u, 1u, ${w.pred(A[1]!)})`, active, (x) => w.perThread(() => {
+        const g = w.tmp(x.gather())
         const m = w.tmp(`${maskOf(w, ins, 2)} & ${g}.x`)
         const bal = w.tmp(`${g}.y & ${m}`)
         w.open(`if (${active()}) {`)
@@ -198,50 +242,50 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
           default: w.setPred(A[0], `(${bal} == ${m}) || (${bal} == 0u)`)
         }
         w.close()
-      })
+      }))
       return
     }
     case 'activemask': {
-      const half = publish(w, () => '0u', active)
-      w.perThread(() => {
-        const g = w.tmp(`kp_warp_gather(${half}, kp_t)`)
+      exchanged(w, () => '0u', active, (x) => w.perThread(() => {
+        const g = w.tmp(x.gather())
         w.open(`if (${active()}) {`)
         w.setU32(A[0], `${g}.x`)
         w.close()
-      })
+      }))
       return
     }
     case 'elect': {
       // elect.sync d|p, membermask: the lowest active lane of the mask leads
       const { d, p } = dstOf(ins)
-      const half = publish(w, () => '0u', active)
-      w.perThread(() => {
-        const m = w.tmp(`${maskOf(w, ins, 1)} & kp_warp_gather(${half}, kp_t).x`)
+      exchanged(w, () => '0u', active, (x) => w.perThread(() => {
+        const m = w.tmp(`${maskOf(w, ins, 1)} & ${x.gather()}.x`)
         const leader = w.tmp(`select(firstTrailingBit(${m}), 0xffffffffu, ${m} == 0u)`)
         w.open(`if (${active()}) {`)
         w.setU32(d, leader)
         if (p) w.setPred(p, `${leader} == (kp_t & 31u)`)
         w.close()
-      })
+      }))
       return
     }
     case 'match': {
       // match.{any,all}.sync.{b32,b64} d{|p}, a, membermask
       const { d, p } = dstOf(ins)
       const wide = ins.type === 'b64'
-      const half = publish(w, () => (wide ? `${w.u64(A[1]!)}.x` : w.u32(A[1]!)), active, wide ? () => `${w.u64(A[1]!)}.y` : undefined)
       const m = w.declare('kp_match_m', 'u32')
       const eq = w.declare('kp_match_all', 'bool')
-      w.perThread(() => {
+      exchanged(w, () => (wide ? `${w.u64(A[1]!)}.x` : w.u32(A[1]!)), active, (x) => w.perThread(() => {
         const a = w.tmp(wide ? w.u64(A[1]!) : w.u32(A[1]!))
-        const act = w.tmp(`${maskOf(w, ins, 2)} & kp_warp_gather(${half}, kp_t).x`)
+        const act = w.tmp(`${maskOf(w, ins, 2)} & ${x.gather()}.x`)
         w.line(`${m} = 0u;`)
         w.line(`${eq} = true;`)
         w.open('for (var l = 0u; l < 32u; l = l + 1u) {')
-        w.line(`if (((${act} >> l) & 1u) == 0u) { continue; }`)
-        const at = `${half} + (kp_t & ~31u) + l`
-        const same = wide ? `${SCRATCH}[${at}].x == ${a}.x && kp_ws_hi[${at}] == ${a}.y` : `${SCRATCH}[${at}].x == ${a}`
-        w.line(`if (${same}) { ${m} = ${m} | (1u << l); } else { ${eq} = false; }`)
+        // every lane's value read before the lanes go their ways (a subgroup operation needs them all)
+        const v = w.tmp(`${x.pair('l')}.x`)
+        const vh = wide ? w.tmp(x.hi('l')) : undefined
+        const same = wide ? `${v} == ${a}.x && ${vh} == ${a}.y` : `${v} == ${a}`
+        // (an if, not a continue: after a continue that differs between the lanes WGSL's uniformity analysis
+        // takes the rest of the loop for divergent, and the next iteration's shuffle with it)
+        w.line(`if (((${act} >> l) & 1u) != 0u) { if (${same}) { ${m} = ${m} | (1u << l); } else { ${eq} = false; } }`)
         w.close()
         w.open(`if (${active()}) {`)
         if (ins.mode === 'all') {
@@ -249,22 +293,21 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
           if (p) w.setPred(p, eq)
         } else w.setU32(d, m)
         w.close()
-      })
+      }), wide ? () => `${w.u64(A[1]!)}.y` : undefined)
       return
     }
     case 'redux': {
       // redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, membermask
-      const half = publish(w, () => w.u32(A[1]!), active)
       const acc = w.declare('kp_redux', 'u32')
       const first = w.declare('kp_redux_first', 'bool')
       const signed = ins.type === 's32'
-      w.perThread(() => {
-        const act = w.tmp(`${maskOf(w, ins, 2)} & kp_warp_gather(${half}, kp_t).x`)
+      exchanged(w, () => w.u32(A[1]!), active, (x) => w.perThread(() => {
+        const act = w.tmp(`${maskOf(w, ins, 2)} & ${x.gather()}.x`)
         w.line(`${acc} = 0u;`)
         w.line(`${first} = true;`)
         w.open('for (var l = 0u; l < 32u; l = l + 1u) {')
-        w.line(`if (((${act} >> l) & 1u) == 0u) { continue; }`)
-        const v = `${SCRATCH}[${half} + (kp_t & ~31u) + l].x`
+        // every lane's value read before the lanes go their ways (a subgroup operation needs them all)
+        const v = w.tmp(`${x.pair('l')}.x`)
         const comb = (() => {
           switch (ins.reduction) {
             case 'add': return `${acc} + ${v}`
@@ -276,12 +319,13 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
             default: return w.refuse(`redux.${ins.reduction}`)
           }
         })()
-        w.line(`if (${first}) { ${acc} = ${v}; ${first} = false; } else { ${acc} = ${comb}; }`)
+        // (an if, not a continue, as in match)
+        w.line(`if (((${act} >> l) & 1u) != 0u) { if (${first}) { ${acc} = ${v}; ${first} = false; } else { ${acc} = ${comb}; } }`)
         w.close()
         w.open(`if (${active()}) {`)
         w.setU32(A[0], acc)
         w.close()
-      })
+      }))
       return
     }
     case 'mma': case 'wmma':

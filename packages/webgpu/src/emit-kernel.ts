@@ -103,6 +103,9 @@ export class KernelWriter {
   /** The kernel calls vprintf: its threads count the barriers, collectives and printfs they pass. */
   readonly hasPrintf: boolean
   readonly features = new Set<string>()
+  /** Warp collectives may take their subgroup form (emit-collective.ts): the adapter's subgroups are exactly 32
+   *  wide, and each invocation runs one CUDA thread (not the coarsened variant). */
+  readonly subgroups: boolean
   /** What the kernel's special-register reads ask of its launch (@kernelpack/ptx specialUse). */
   private readonly specials: ReturnType<typeof specialUse>
   /** f64 operations the kernel computes in software binary64 (slow: a build warning says so; past
@@ -171,6 +174,7 @@ export class KernelWriter {
   constructor(readonly env: KernelEnv) {
     this.fn = env.fn
     this.coarse = env.coarse ?? 1
+    this.subgroups = this.coarse === 1 && env.target.features.has('subgroups') && env.target.subgroupMinSize === 32 && env.target.subgroupMaxSize === 32
     const fn = env.fn
     this.cfg = buildCfg(fn)
     // a wait on memory another invocation writes (cooperative groups' large-tile sync spins on ld.acquire): WGSL
@@ -1452,7 +1456,12 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const head: string[] = []
     // (a grid-sync kernel finds its workspace's address in the vec4 after its parameters: writePhases)
     const paramVecs = Math.max(1, this.workspaceVec + (this.phases > 1 ? 1 : 0))
+    const sg = this.features.has('kp_sg')
+    // (WGSL's enable directives come before every declaration)
+    if (sg) head.push('enable subgroups;')
     head.push(`// ${fn.name}: translated from PTX by emit-wgsl (@kernelpack/webgpu)`)
+    // whether every warp is one subgroup, found at the kernel's start (emit-collective.ts)
+    if (sg) head.push('var<workgroup> kp_sg_bad: atomic<u32>;')
     head.push(`@group(0) @binding(0) var<storage, read_write> kp_mem: array<${mem.globalAtomic ? 'atomic<u32>' : 'u32'}>;`)
     head.push(`@group(0) @binding(1) var<uniform> kp_params: array<vec4<u32>, ${paramVecs}>;`)
     head.push('struct KpLaunch { nctaid: vec3<u32>, kernel_id: u32, ctaid_base: vec3<u32>, pad: u32 }')
@@ -1476,7 +1485,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       head.push(`override kp_k: u32 = ${this.coarse}u;`, 'override kp_wg: u32 = (kp_nt + kp_k - 1u) / kp_k;')
     }
     for (const v of [...this.varsUsed].sort((a, b) => a - b)) head.push(`override kp_var_${v}: u32;`)
-    let workgroupBytes = 0
+    let workgroupBytes = sg ? 4 : 0
     if (mem.usesShared) {
       // (the reserved region: its words and up to 3 of alignment after the dynamic ones)
       head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${this.sharedWordsExpr()!}>;`)
@@ -1496,7 +1505,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     })
     const builtins = this.coarse > 1
       ? [['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
-      : [['local_invocation_id', 'kp_tid', 'vec3<u32>'], ['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
+      : [['local_invocation_id', 'kp_tid', 'vec3<u32>'], ['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32'],
+          ...(sg ? [['subgroup_invocation_id', 'kp_sg_id', 'u32'], ['subgroup_size', 'kp_sg_size', 'u32']] : [])]
     const entry = [this.coarse > 1 ? '@compute @workgroup_size(kp_wg)' : '@compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)',
       `fn kp_main(${builtins.map(([b, n, t]) => `@builtin(${b}) ${n}: ${t}`).join(', ')}) {`]
     /** The module, with its global accesses checked (the thread's first fault recorded when it returns) or,
@@ -1512,6 +1522,10 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       const main = [
         ...(checked ? [`fn kp_kernel(${builtins.map(([, n, t]) => `${n}: ${t}`).join(', ')}) {`] : entry),
         ...(this.coarse > 1 ? [] : ['  let kp_t = kp_lidx;']),
+        ...(sg ? [
+          '  atomicOr(&kp_sg_bad, select(1u, 0u, kp_sg_size == 32u && kp_sg_id == (kp_lidx & 31u)));',
+          '  let kp_sg_ok = workgroupUniformLoad(&kp_sg_bad) == 0u;',
+        ] : []),
         '  let kp_ctaid = select(kp_wid, kp_wid + kp_launch.ctaid_base, kp_split);',
         ...regDecls,
         ...[...this.decls.values()].map((d) => `  ${d}`),
@@ -1523,7 +1537,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     const wgsl = assemble(false)
     const sites = this.provenSites()
-    const features: string[] = []
+    const features: string[] = sg ? ['subgroups'] : []
     const out: WgslKernel = {
       name: fn.name, wgsl, entryPoint: 'kp_main', paramBytes: this.paramBytes, paramOffsets: this.paramOffsets,
       workgroupBytes, memory: mem.globalAtomic ? 'atomic-u32' : 'u32', features, variables: [...this.varsUsed].sort((a, b) => a - b),

@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createModule, loadModule, type Module } from '@kernelpack/runtime'
 import { packImages } from '@kernelpack/toolchain'
+import { MAP_READ, USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_MAP_READ, USAGE_STORAGE } from '../../packages/webgpu/src/layout.js'
 import { RuntimeKernelHost } from '../helpers/runtime-kernel-host.js'
 import { repoRoot } from '../helpers/tools.js'
 import { compareCase, latitudeOf, readLatitudes, type CaseRun } from './capture.js'
@@ -62,6 +63,34 @@ export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<
       const got = await probe.probeFma(device.device)
       const fused = probe.FMA_PROBE.map(([a, b, c]) => probe.fusedF32(a, b, c))
       return `${probe.fmaIsFused(got, fused) ? 'fused: fma.rn.f32 is fma()' : 'not fused: fma.rn.f32 is the exact sequence'} (results ${[...got].map((x) => `0x${x.toString(16)}`).join(' ')}; fused ${fused.map((x) => `0x${x.toString(16)}`).join(' ')})`
+    })
+    // warp collectives (issue 26 item 8): the subgroup form where the adapter's subgroups are 32 wide and each warp
+    // is one subgroup (found per workgroup at a kernel's start), else workgroup memory; the emulator's results either way
+    await checks.run('warp collectives on this adapter (subgroups where they are 32 wide and each warp is one): the emulator\'s results', async () => {
+      const min = device.info.subgroupMinSize, max = device.info.subgroupMaxSize
+      const mapped = device.features.has('subgroups') ? await subgroupsAreWarps(device.device) : false
+      const form = min === 32 && max === 32 && device.features.has('subgroups')
+        ? (mapped ? 'the subgroup form (each warp of a 96-invocation workgroup is one subgroup)' : 'workgroup memory (warps are not subgroups here)')
+        : 'workgroup memory (subgroups not 32 wide)'
+      const { KernelRunner } = await import('../helpers/kernel-runner.js')
+      const { createEmulatorBackend } = await import('@kernelpack/emulator')
+      const { WARP_OPS_PTX, warpOps, warpOpsInputs } = await import('../fixtures/webgpu/warp-ops.js')
+      const be = await wg.createWebGpuBackend({ webgpu: device })
+      const emu = createEmulatorBackend({ workers: 0 })
+      try {
+        const k = await KernelRunner.load(be, WARP_OPS_PTX, 'compute_80', 'warp ops (WebGPU)')
+        const ke = await KernelRunner.load(emu, WARP_OPS_PTX, 'compute_80', 'warp ops (emulator)')
+        for (const seed of [1, 2, 3, 4]) {
+          const xs = warpOpsInputs(seed)
+          const g = await warpOps(k, xs), e = await warpOps(ke, xs)
+          const at = g.findIndex((x, i) => x !== e[i])
+          if (at >= 0) throw new Error(`${form}: word ${at} (thread ${Math.floor(at / 8)}) of seed ${seed} is 0x${g[at]!.toString(16)}, the emulator's 0x${e[at]!.toString(16)}`)
+        }
+      } finally {
+        emu.dispose()
+        await be.dispose()
+      }
+      return `subgroup sizes ${min ?? '?'}–${max ?? '?'}; ${form}; shfl, vote, activemask, match, redux, elect right for 4 inputs`
     })
     // auto in Node without a CUDA driver: the driver, then WebGPU on a hardware adapter (Dawn), then the emulator
     await checks.run('auto without a CUDA driver takes WebGPU on a hardware adapter, never a fallback (CPU) one', async () => {
@@ -166,4 +195,36 @@ export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<
     `${count('pass')} right (${cases.filter((c) => c.status === 'pass' && /NOT bit-equal/.test(c.detail)).length} of them not bit-equal to CUDA), ${count('fail')} wrong or failing, ${count('not-run')} not run (refused or emulator-only)${resumeAfter ? ', counting from a resumed process' : ''}`)
   await backend.dispose()
   return out
+}
+
+/** Whether every invocation of a 96-invocation workgroup has subgroup_size 32 and subgroup_invocation_id equal to
+ *  its index's low 5 bits: the test the subgroup form makes at a kernel's start (emit-kernel.ts kp_sg_ok). */
+async function subgroupsAreWarps(device: GPUDevice): Promise<boolean> {
+  const n = 96
+  const code = `enable subgroups;
+@group(0) @binding(0) var<storage, read_write> v: array<u32, ${n}>;
+@compute @workgroup_size(${n})
+fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_invocation_id) id: u32, @builtin(subgroup_size) size: u32) {
+  v[i] = select(0u, 1u, size == 32u && id == (i & 31u));
+}`
+  const buf = device.createBuffer({ size: n * 4, usage: USAGE_STORAGE | USAGE_COPY_SRC })
+  const read = device.createBuffer({ size: n * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST })
+  try {
+    const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module: device.createShaderModule({ code }), entryPoint: 'main' } })
+    const enc = device.createCommandEncoder()
+    const pass = enc.beginComputePass()
+    pass.setPipeline(pipeline)
+    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: buf } }] }))
+    pass.dispatchWorkgroups(1)
+    pass.end()
+    enc.copyBufferToBuffer(buf, 0, read, 0, n * 4)
+    device.queue.submit([enc.finish()])
+    await read.mapAsync(MAP_READ)
+    const got = new Uint32Array(read.getMappedRange().slice(0))
+    read.unmap()
+    return got.every((x) => x === 1)
+  } finally {
+    read.destroy()
+    buf.destroy()
+  }
 }

@@ -96,6 +96,10 @@ Cli('section webgpu: a CPU adapter is no proof (not run, naming it); allowed for
   const fma = rep.checks.find((c) => c.name.startsWith('fma() on this adapter'))
   assert.is(fma?.status, 'pass', rep.checks.map((c) => c.name).join(' | '))
   assert.match(fma!.detail, /^not fused: fma\.rn\.f32 is the exact sequence \(results 0x/)
+  // warp collectives: SwiftShader's subgroups are 4 wide, so the workgroup-memory form, with the emulator's results
+  const warps = rep.checks.find((c) => c.name.startsWith('warp collectives on this adapter'))
+  assert.is(warps?.status, 'pass', warps?.detail)
+  assert.match(warps!.detail, /^subgroup sizes 4–4; workgroup memory \(subgroups not 32 wide\); shfl, vote, activemask, match, redux, elect right for 4 inputs$/)
   // math_f64 (libdevice's double math) needs over 200 software f64 operations, which emit-wgsl refuses: not run,
   // with the translator's reason
   assert.is(by('emulator-own/math_f64 on WebGPU')?.status, 'not-run')

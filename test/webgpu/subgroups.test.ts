@@ -13,6 +13,7 @@ import * as wg from '../../packages/webgpu/src/index.js'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { runUnderDawn } from '../helpers/webgpu.js'
+import { decodeForTranslation } from '../../packages/webgpu/src/from-ptx.js'
 import { checkShflModes, shflModesPtx } from '../fixtures/emulator/shfl-modes.js'
 import { WARP_OPS_PTX as PTX, warpOps, warpOpsInputs as inputs } from '../fixtures/webgpu/warp-ops.js'
 
@@ -55,17 +56,19 @@ s('the WGSL enables subgroups and the start\'s test; on SwiftShader the workgrou
   }
 })
 
-s('not for adapters whose subgroups are not 32 wide: no subgroup code', async () => {
-  const be = await wg.createWebGpuBackend({ gpu: create([]) })
-  try {
-    const m = await wg.emitWgsl.translate({ ptx: PTX, module: (await import('../../packages/webgpu/src/from-ptx.js')).decodeForTranslation(PTX, 'warp ops').module, arch: 'compute_80', source: 'warp ops' },
-      { features: new Set(['subgroups']), limits: {}, subgroupMinSize: 4, subgroupMaxSize: 4 })
-    const wgsl = m.kernels.get('warp_ops')!.wgsl
-    assert.not.match(wgsl, /subgroup/)
-    assert.equal(m.kernels.get('warp_ops')!.features, [])
-  } finally {
-    await be.dispose()
-  }
+s('not for adapters whose subgroups are not 32 wide, nor for the coarsened variant: no subgroup code', async () => {
+  const input = { ptx: PTX, module: decodeForTranslation(PTX, 'warp ops').module, arch: 'compute_80', source: 'warp ops' }
+  const four = await wg.emitWgsl.translate(input, { features: new Set(['subgroups']), limits: {}, subgroupMinSize: 4, subgroupMaxSize: 4 })
+  assert.not.match(four.kernels.get('warp_ops')!.wgsl, /subgroup/)
+  assert.equal(four.kernels.get('warp_ops')!.features, [])
+  // 32 wide, but blocks of 1024 threads on a 256-invocation limit: the coarsened variant runs 4 CUDA threads an
+  // invocation, so only the plain one has the subgroup form
+  const wide = await wg.emitWgsl.translate(input, { features: new Set(['subgroups']), limits: { maxComputeInvocationsPerWorkgroup: 256 }, subgroupMinSize: 32, subgroupMaxSize: 32 })
+  const k = wide.kernels.get('warp_ops')!
+  assert.match(k.wgsl, /subgroupShuffle/)
+  assert.equal(k.features, ['subgroups'])
+  assert.ok(k.coarse, 'a coarsened variant')
+  assert.not.match(k.coarse!.wgsl, /subgroup/)
 })
 
 s.run()

@@ -602,7 +602,8 @@ async function makePlan(compiler: CompilerInfo, o: ResolvedCompileOptions, held:
  * A file's first build in one nvcc process, as CMake runs it: `nvcc -fatbin` with one `-gencode` per virtual
  * architecture (`code=sm_XY` where a cubin is wanted, `code=compute_XY` where only the PTX is), `--keep` so
  * that nvcc's own intermediates are read back: the PTX each front end wrote and the cubin each ptxas wrote.
- * nvcc starts once instead of once per step, which is what separated a per-step build from nvcc's own time.
+ * nvcc starts once instead of once per step, which is what separated a per-step build from nvcc's own time;
+ * where nvccPlan gives the steps of that nvcc call, one `sh` runs them instead of nvcc (the same commands).
  * The PTX is what `nvcc -ptx` writes and each cubin what `nvcc -cubin` writes (the arguments of compileArgs
  * and assembleArgs; test/toolchain/assemble.test.ts compares them), except under -G, where ptxas records the
  * temporary file's name in the cubin: -G builds are not made this way. `deviceCOf`: the virtual architecture

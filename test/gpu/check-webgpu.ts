@@ -11,7 +11,6 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createModule, loadModule, type Module } from '@kernelpack/runtime'
 import { packImages } from '@kernelpack/toolchain'
-import { MAP_READ, USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_MAP_READ, USAGE_STORAGE } from '../../packages/webgpu/src/layout.js'
 import { RuntimeKernelHost } from '../helpers/runtime-kernel-host.js'
 import { repoRoot } from '../helpers/tools.js'
 import { compareCase, latitudeOf, readLatitudes, type CaseRun } from './capture.js'
@@ -207,24 +206,7 @@ async function subgroupsAreWarps(device: GPUDevice): Promise<boolean> {
 fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_invocation_id) id: u32, @builtin(subgroup_size) size: u32) {
   v[i] = select(0u, 1u, size == 32u && id == (i & 31u));
 }`
-  const buf = device.createBuffer({ size: n * 4, usage: USAGE_STORAGE | USAGE_COPY_SRC })
-  const read = device.createBuffer({ size: n * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST })
-  try {
-    const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module: device.createShaderModule({ code }), entryPoint: 'main' } })
-    const enc = device.createCommandEncoder()
-    const pass = enc.beginComputePass()
-    pass.setPipeline(pipeline)
-    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: buf } }] }))
-    pass.dispatchWorkgroups(1)
-    pass.end()
-    enc.copyBufferToBuffer(buf, 0, read, 0, n * 4)
-    device.queue.submit([enc.finish()])
-    await read.mapAsync(MAP_READ)
-    const got = new Uint32Array(read.getMappedRange().slice(0))
-    read.unmap()
-    return got.every((x) => x === 1)
-  } finally {
-    read.destroy()
-    buf.destroy()
-  }
+  const { runProbe } = await import('../../packages/webgpu/src/fma-probe.js')
+  const got = await runProbe(device, 'kernelpack subgroup probe', code, new Uint32Array(n), 0, n)
+  return got.every((x) => x === 1)
 }

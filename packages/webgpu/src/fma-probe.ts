@@ -43,24 +43,22 @@ export function fusedF32(a: number, b: number, c: number): number {
   return u[0]!
 }
 
-/** The device's `fma()` of each FMA_PROBE triple, as f32 bits. */
-export async function probeFma(device: GPUDevice): Promise<Uint32Array> {
-  const n = FMA_PROBE.length
-  const words = new Uint32Array(n * 4)
-  FMA_PROBE.forEach((t, i) => words.set(t, 3 * i))
-  const buf = device.createBuffer({ label: 'kernelpack fma probe', size: words.byteLength, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
-  const read = device.createBuffer({ label: 'kernelpack fma probe (read)', size: n * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST })
+/** Runs a probe shader (entry `main`, one workgroup) whose binding 0 is one storage buffer holding `words`, and
+ *  reads back `count` of its words from word `from` (the fma probe here; the GPU kit's subgroup probe). */
+export async function runProbe(device: GPUDevice, label: string, code: string, words: Uint32Array<ArrayBuffer>, from: number, count: number): Promise<Uint32Array> {
+  const buf = device.createBuffer({ label, size: words.byteLength, usage: USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST })
+  const read = device.createBuffer({ label: `${label} (read)`, size: count * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST })
   try {
     device.queue.writeBuffer(buf, 0, words)
-    const module = device.createShaderModule({ label: 'kernelpack fma probe', code: PROBE_WGSL })
-    const pipeline = await device.createComputePipelineAsync({ label: 'kernelpack fma probe', layout: 'auto', compute: { module, entryPoint: 'main' } })
+    const module = device.createShaderModule({ label, code })
+    const pipeline = await device.createComputePipelineAsync({ label, layout: 'auto', compute: { module, entryPoint: 'main' } })
     const enc = device.createCommandEncoder()
     const pass = enc.beginComputePass()
     pass.setPipeline(pipeline)
     pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: buf } }] }))
     pass.dispatchWorkgroups(1)
     pass.end()
-    enc.copyBufferToBuffer(buf, n * 3 * 4, read, 0, n * 4)
+    enc.copyBufferToBuffer(buf, from * 4, read, 0, count * 4)
     device.queue.submit([enc.finish()])
     await read.mapAsync(MAP_READ)
     const got = new Uint32Array(read.getMappedRange().slice(0))
@@ -70,6 +68,14 @@ export async function probeFma(device: GPUDevice): Promise<Uint32Array> {
     read.destroy()
     buf.destroy()
   }
+}
+
+/** The device's `fma()` of each FMA_PROBE triple, as f32 bits. */
+export async function probeFma(device: GPUDevice): Promise<Uint32Array> {
+  const n = FMA_PROBE.length
+  const words = new Uint32Array(n * 4)
+  FMA_PROBE.forEach((t, i) => words.set(t, 3 * i))
+  return runProbe(device, 'kernelpack fma probe', PROBE_WGSL, words, n * 3, n)
 }
 
 /** Whether fma.rn.f32 needs the exact sequence on `device`: its `fma()` is not fused, or the probe failed. */

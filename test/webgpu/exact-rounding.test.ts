@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
+import { threadKernel } from '../helpers/thread-kernel.js'
 import { bitsOf, exactFma32, fmaInputs, fromBits, rng } from '../emulator/fma-cases.js'
 import { decodeForTranslation, SHIPPING_TARGET } from '../../packages/webgpu/src/from-ptx.js'
 import { translateModule } from '../../packages/webgpu/src/emit-wgsl.js'
@@ -26,24 +27,15 @@ function perThreadKernel(entry: string, results: ReadonlyArray<(d: string) => st
     ? { r: '%h', regs: `.reg .b16 %h<${3 + results.length}>`, ld: 'ld.global.u16', st: 'st.global.u16', size: 2, inputs: 2 }
     : { r: '%f', regs: `.reg .f32 %f<${4 + results.length}>`, ld: 'ld.global.f32', st: 'st.global.f32', size: 4, inputs: 3 }
   const reg = (k: number) => `${e.r}${e.inputs + 1 + k}`
-  return `.version 8.0
-.target ${bf16 ? 'sm_90' : 'sm_80'}
-.address_size 64
-.visible .entry ${entry}(.param .u64 pin, .param .u64 pout, .param .u32 n)
-{
-  .reg .b64 %rd<8>; .reg .b32 %r<6>; ${e.regs}; .reg .pred %p<2>; .reg .b32 %x<3>; .reg .b64 %xd<2>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, ${e.inputs * e.size}; add.s64 %rd4, %rd1, %rd3;
+  return threadKernel(entry, {
+    target: bf16 ? 'sm_90' : 'sm_80',
+    regs: `.reg .b64 %rd<8>; .reg .b32 %r<6>; ${e.regs}; .reg .pred %p<2>; .reg .b32 %x<3>; .reg .b64 %xd<2>;`,
+    body: `  mul.wide.u32 %rd3, %r5, ${e.inputs * e.size}; add.s64 %rd4, %rd1, %rd3;
   ${Array.from({ length: e.inputs }, (_, k) => `${e.ld} ${e.r}${k + 1}, [%rd4${k ? `+${e.size * k}` : ''}];`).join(' ')}
 ${results.map((r, k) => `  ${r(reg(k))};`).join('\n')}
   mul.wide.u32 %rd5, %r5, ${e.size * results.length}; add.s64 %rd6, %rd2, %rd5;
-${results.map((_, k) => `  ${e.st} [%rd6+${e.size * k}], ${reg(k)};`).join('\n')}
-$done:
-  ret;
-}`
+${results.map((_, k) => `  ${e.st} [%rd6+${e.size * k}], ${reg(k)};`).join('\n')}`,
+  })
 }
 
 /** Thread i writes op × mode at 4·PER·i, in the order of OPS × MODES. */

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
+import { threadKernel } from '../helpers/thread-kernel.js'
 import { rng } from '../emulator/fma-cases.js'
 
 /** Thread i reads the words (a, b) at 8·i and writes these results, in order, at 4·OPS.length·i. */
@@ -21,24 +22,14 @@ const EXACT = 8 // the first eight are exact: bit for bit (NaN for NaN)
 const LG2 = OPS.indexOf('lg2.approx.f32 %f3, %f1')
 const LOP3 = LG2 + 1
 
-const PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry edges(.param .u64 pin, .param .u64 pout, .param .u32 n)
-{
-  .reg .b64 %rd<8>; .reg .b32 %r<12>; .reg .f32 %f<4>; .reg .b16 %h<3>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
+const PTX = threadKernel('edges', {
+  regs: `.reg .b64 %rd<8>; .reg .b32 %r<12>; .reg .f32 %f<4>; .reg .b16 %h<3>; .reg .pred %p<2>;`,
+  body: `  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
   ld.global.u32 %r6, [%rd4]; ld.global.u32 %r7, [%rd4+4];
   mov.b32 %f1, %r6; mov.b32 %f2, %r7; cvt.u16.u32 %h1, %r6;
   mul.wide.u32 %rd5, %r5, ${4 * OPS.length}; add.s64 %rd6, %rd2, %rd5;
-${OPS.map((op, k) => op.includes('%r10') ? `  ${op}; st.global.u32 [%rd6+${4 * k}], %r10;` : `  ${op}; st.global.f32 [%rd6+${4 * k}], %f3;`).join('\n')}
-$done:
-  ret;
-}`
+${OPS.map((op, k) => op.includes('%r10') ? `  ${op}; st.global.u32 [%rd6+${4 * k}], %r10;` : `  ${op}; st.global.f32 [%rd6+${4 * k}], %f3;`).join('\n')}`,
+})
 
 function inputs(): Uint32Array {
   const edge = [

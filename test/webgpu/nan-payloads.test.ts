@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
+import { threadKernel } from '../helpers/thread-kernel.js'
 import { rng } from '../emulator/fma-cases.js'
 
 const TESTS = ['finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal'] as const
@@ -50,25 +51,15 @@ function body(): string {
   }).join('\n')
 }
 
-const PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry nans(.param .u64 pin, .param .u64 pout, .param .u32 n)
-{
-  .reg .b64 %rd<8>; .reg .b32 %r<12>; .reg .f32 %f<4>; .reg .f64 %fd<4>; .reg .b16 %h<3>; .reg .pred %p<3>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
+const PTX = threadKernel('nans', {
+  regs: `.reg .b64 %rd<8>; .reg .b32 %r<12>; .reg .f32 %f<4>; .reg .f64 %fd<4>; .reg .b16 %h<3>; .reg .pred %p<3>;`,
+  body: `  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
   ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.u32 %r7, [%rd4+4];
   ld.global.u16 %h1, [%rd4];
   ld.global.u32 %r8, [%rd4]; mov.b64 %fd1, {%r7, %r8};
   mul.wide.u32 %rd5, %r5, ${4 * WORDS}; add.s64 %rd6, %rd2, %rd5;
-${body()}
-$done:
-  ret;
-}`
+${body()}`,
+})
 
 /** f32 NaNs: quiet and signaling, both signs, payloads in the top, middle and lowest bits; f16/bf16 NaNs in the
  *  low half (0x7c01 signaling f16, 0xfe00 quiet negative, 0x7f81 signaling bf16, 0xffc1); a few numbers. */

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
+import { threadKernel } from '../helpers/thread-kernel.js'
 import { rng } from '../emulator/fma-cases.js'
 import { translatePtxForShipping } from '../../packages/webgpu/src/index.js'
 
@@ -16,17 +17,10 @@ const CMPS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'equ', 'neu', 'ltu', 'leu', 'g
 /** 64-bit results per thread: op × mode, the fused mul+add, f32 conversions (4 modes, as 64-bit words), int conversions (4). */
 const N64 = OPS.length * MODES.length + 1 + MODES.length + 4
 
-const PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry f64ops(.param .u64 pin, .param .u64 pout, .param .u64 pcmp, .param .u32 n)
-{
-  .reg .b64 %rd<12>; .reg .b32 %r<40>; .reg .f64 %fd<${8 + N64}>; .reg .f32 %f<8>; .reg .pred %p<20>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u64 %rd7, [pcmp]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2; cvta.to.global.u64 %rd7, %rd7;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 24; add.s64 %rd4, %rd1, %rd3;
+const PTX = threadKernel('f64ops', {
+  regs: `.reg .b64 %rd<12>; .reg .b32 %r<40>; .reg .f64 %fd<${8 + N64}>; .reg .f32 %f<8>; .reg .pred %p<20>;`,
+  pointers: [['pcmp', '%rd7']],
+  body: `  mul.wide.u32 %rd3, %r5, 24; add.s64 %rd4, %rd1, %rd3;
   ld.global.f64 %fd1, [%rd4]; ld.global.f64 %fd2, [%rd4+8]; ld.global.f64 %fd3, [%rd4+16];
 ${OPS.flatMap((op, i) => MODES.map((m, j) => `  ${op}.${m}.f64 %fd${8 + i * 4 + j}, %fd1, %fd2${op === 'fma' ? ', %fd3' : ''};`)).join('\n')}
   mul.f64 %fd4, %fd1, %fd2; add.f64 %fd${8 + 16}, %fd4, %fd3;
@@ -37,27 +31,17 @@ ${MODES.map((m, j) => `  cvt.${m}.f32.f64 %f${1 + j}, %fd1; cvt.f64.f32 %fd${8 +
 ${Array.from({ length: N64 }, (_, k) => `  st.global.f64 [%rd6+${8 * k}], %fd${8 + k};`).join('\n')}
 ${CMPS.map((c, k) => `  setp.${c}.f64 %p${2 + k}, %fd1, %fd2; selp.u32 %r${12 + k}, 1, 0, %p${2 + k};`).join('\n')}
   mul.wide.u32 %rd9, %r5, ${4 * CMPS.length}; add.s64 %rd10, %rd7, %rd9;
-${CMPS.map((_, k) => `  st.global.u32 [%rd10+${4 * k}], %r${12 + k};`).join('\n')}
-$done:
-  ret;
-}`
+${CMPS.map((_, k) => `  st.global.u32 [%rd10+${4 * k}], %r${12 + k};`).join('\n')}`,
+})
 
 /** A second kernel: div and sqrt in every mode, rcp/rsqrt, min/max, testp, conversions to integers. */
 const DIVS = ['div.rn', 'div.rz', 'div.rm', 'div.rp', 'sqrt.rn', 'sqrt.rz', 'sqrt.rm', 'sqrt.rp', 'rcp.rn', 'rcp.approx.ftz', 'rsqrt.approx', 'min', 'max', 'copysign'] as const
 const INTS = ['rni.s32', 'rzi.s32', 'rmi.s32', 'rpi.s32', 'rni.u32', 'rzi.u32', 'rni.s64', 'rmi.s64', 'rpi.u64', 'rzi.u64', 'rni.f64', 'rzi.f64', 'rmi.f64', 'rpi.f64'] as const
 const TESTS = ['finite', 'infinite', 'number', 'notanumber', 'normal', 'subnormal'] as const
 const M64 = DIVS.length + INTS.length + TESTS.length
-const MORE_PTX = `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry f64more(.param .u64 pin, .param .u64 pout, .param .u32 n)
-{
-  .reg .b64 %rd<${12 + INTS.length}>; .reg .b32 %r<${20 + INTS.length + TESTS.length}>; .reg .f64 %fd<${8 + DIVS.length + INTS.length}>; .reg .pred %p<${4 + TESTS.length}>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 24; add.s64 %rd4, %rd1, %rd3;
+const MORE_PTX = threadKernel('f64more', {
+  regs: `.reg .b64 %rd<${12 + INTS.length}>; .reg .b32 %r<${20 + INTS.length + TESTS.length}>; .reg .f64 %fd<${8 + DIVS.length + INTS.length}>; .reg .pred %p<${4 + TESTS.length}>;`,
+  body: `  mul.wide.u32 %rd3, %r5, 24; add.s64 %rd4, %rd1, %rd3;
   ld.global.f64 %fd1, [%rd4]; ld.global.f64 %fd2, [%rd4+8];
   mul.wide.u32 %rd5, %r5, ${8 * M64}; add.s64 %rd6, %rd2, %rd5;
 ${DIVS.map((op, k) => `  ${op}.f64 %fd${8 + k}, %fd1${op.startsWith('div') || op === 'min' || op === 'max' || op === 'copysign' ? ', %fd2' : ''}; st.global.f64 [%rd6+${8 * k}], %fd${8 + k};`).join('\n')}
@@ -67,10 +51,8 @@ ${INTS.map((c, k) => {
   if (ty === 'f64') return `  cvt.${rnd}.f64.f64 %fd${8 + DIVS.length + k}, %fd1; st.global.f64 [%rd6+${at}], %fd${8 + DIVS.length + k};`
   return ty.endsWith('64') ? `  cvt.${rnd}.${ty}.f64 %rd${12 + k}, %fd1; st.global.u64 [%rd6+${at}], %rd${12 + k};` : `  cvt.${rnd}.${ty}.f64 %r${20 + k}, %fd1; cvt.u64.u32 %rd${12 + k}, %r${20 + k}; st.global.u64 [%rd6+${at}], %rd${12 + k};`
 }).join('\n')}
-${TESTS.map((m, k) => `  testp.${m}.f64 %p${2 + k}, %fd1; selp.u32 %r${20 + INTS.length + k}, 1, 0, %p${2 + k}; cvt.u64.u32 %rd11, %r${20 + INTS.length + k}; st.global.u64 [%rd6+${8 * (DIVS.length + INTS.length + k)}], %rd11;`).join('\n')}
-$done:
-  ret;
-}`
+${TESTS.map((m, k) => `  testp.${m}.f64 %p${2 + k}, %fd1; selp.u32 %r${20 + INTS.length + k}, 1, 0, %p${2 + k}; cvt.u64.u32 %rd11, %r${20 + INTS.length + k}; st.global.u64 [%rd6+${8 * (DIVS.length + INTS.length + k)}], %rd11;`).join('\n')}`,
+})
 
 function f64(bits: bigint): number { const dv = new DataView(new ArrayBuffer(8)); dv.setBigUint64(0, bits); return dv.getFloat64(0) }
 
@@ -163,25 +145,17 @@ s('div and sqrt (every mode), rcp, rsqrt, min/max, testp, conversions to integer
 /** A third kernel: f64 to half precision in every mode (rounded once from the binary64 value), .satfinite and
  *  .relu, and back to f64 (exact). */
 const HALVES = ['rn.f16', 'rz.f16', 'rm.f16', 'rp.f16', 'rn.bf16', 'rz.bf16', 'rm.bf16', 'rp.bf16', 'rn.satfinite.f16', 'rn.relu.bf16'] as const
-const HALF_PTX = `.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry f64half(.param .u64 pin, .param .u64 pout, .param .u64 pback, .param .u32 n)
-{
-  .reg .b64 %rd<12>; .reg .b32 %r<${20 + HALVES.length}>; .reg .b16 %h<${4 + HALVES.length}>; .reg .f64 %fd<4>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u64 %rd7, [pback]; ld.param.u32 %r1, [n];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2; cvta.to.global.u64 %rd7, %rd7;
-  mov.u32 %r2, %tid.x; mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ntid.x; mad.lo.s32 %r5, %r3, %r4, %r2;
-  setp.ge.u32 %p1, %r5, %r1; @%p1 bra $done;
-  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
+const HALF_PTX = threadKernel('f64half', {
+  target: 'sm_90',
+  regs: `.reg .b64 %rd<12>; .reg .b32 %r<${20 + HALVES.length}>; .reg .b16 %h<${4 + HALVES.length}>; .reg .f64 %fd<4>; .reg .pred %p<2>;`,
+  pointers: [['pback', '%rd7']],
+  body: `  mul.wide.u32 %rd3, %r5, 8; add.s64 %rd4, %rd1, %rd3;
   ld.global.f64 %fd1, [%rd4];
   mul.wide.u32 %rd5, %r5, ${4 * HALVES.length}; add.s64 %rd6, %rd2, %rd5;
 ${HALVES.map((c, k) => `  cvt.${c}.f64 %h${4 + k}, %fd1; cvt.u32.u16 %r${20 + k}, %h${4 + k}; st.global.u32 [%rd6+${4 * k}], %r${20 + k};`).join('\n')}
   mul.wide.u32 %rd8, %r5, 16; add.s64 %rd9, %rd7, %rd8;
-  cvt.f64.f16 %fd2, %h4; cvt.f64.bf16 %fd3, %h8; st.global.f64 [%rd9], %fd2; st.global.f64 [%rd9+8], %fd3;
-$done:
-  ret;
-}`
+  cvt.f64.f16 %fd2, %h4; cvt.f64.bf16 %fd3, %h8; st.global.f64 [%rd9], %fd2; st.global.f64 [%rd9+8], %fd3;`,
+})
 
 s('f64 to f16 and bf16 in every mode (rounded once, not through f32), .satfinite, .relu, and back: the emulator\'s bits', async (ctx) => {
   const r = rng(977)

@@ -77,19 +77,27 @@ export async function checkWebgpu(o: GpuOptions, resumeAfter?: string): Promise<
       const be = await wg.createWebGpuBackend({ webgpu: device })
       const emu = createEmulatorBackend({ workers: 0 })
       try {
-        const k = await KernelRunner.load(be, WARP_OPS_PTX, 'compute_80', 'warp ops (WebGPU)')
         const ke = await KernelRunner.load(emu, WARP_OPS_PTX, 'compute_80', 'warp ops (emulator)')
-        for (const seed of [1, 2, 3, 4]) {
-          const xs = warpOpsInputs(seed)
-          const g = await warpOps(k, xs), e = await warpOps(ke, xs)
-          const at = g.findIndex((x, i) => x !== e[i])
-          if (at >= 0) throw new Error(`${form}: word ${at} (thread ${Math.floor(at / 8)}) of seed ${seed} is 0x${g[at]!.toString(16)}, the emulator's 0x${e[at]!.toString(16)}`)
+        // translated here from the PTX, and as shipped (WGSL translated at build time: its subgroups32 variant on
+        // a 32-wide adapter)
+        const shipped = wg.translatePtxForShipping(WARP_OPS_PTX, 'warp ops').image
+        const runners = [
+          ['translated at load', await KernelRunner.load(be, WARP_OPS_PTX, 'compute_80', 'warp ops (WebGPU)')],
+          ['shipped', new KernelRunner(be, await be.loadModule({ kind: 'wgsl', arch: 'wgsl', bytes: shipped }, 'warp ops (shipped)'), WARP_OPS_PTX, 'warp ops (WebGPU, shipped)')],
+        ] as const
+        for (const [how, k] of runners) {
+          for (const seed of [1, 2, 3, 4]) {
+            const xs = warpOpsInputs(seed)
+            const g = await warpOps(k, xs), e = await warpOps(ke, xs)
+            const at = g.findIndex((x, i) => x !== e[i])
+            if (at >= 0) throw new Error(`${form}, ${how}: word ${at} (thread ${Math.floor(at / 8)}) of seed ${seed} is 0x${g[at]!.toString(16)}, the emulator's 0x${e[at]!.toString(16)}`)
+          }
         }
       } finally {
         emu.dispose()
         await be.dispose()
       }
-      return `subgroup sizes ${min ?? '?'}–${max ?? '?'}; ${form}; shfl, vote, activemask, match, redux, elect right for 4 inputs`
+      return `subgroup sizes ${min ?? '?'}–${max ?? '?'}; ${form}; shfl, vote, activemask, match, redux, elect right for 4 inputs, translated at load and as shipped`
     })
     // auto in Node without a CUDA driver: the driver, then WebGPU on a hardware adapter (Dawn), then the emulator
     await checks.run('auto without a CUDA driver takes WebGPU on a hardware adapter, never a fallback (CPU) one', async () => {

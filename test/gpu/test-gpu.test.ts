@@ -99,7 +99,7 @@ Cli('section webgpu: a CPU adapter is no proof (not run, naming it); allowed for
   // warp collectives: SwiftShader's subgroups are 4 wide, so the workgroup-memory form, with the emulator's results
   const warps = rep.checks.find((c) => c.name.startsWith('warp collectives on this adapter'))
   assert.is(warps?.status, 'pass', warps?.detail)
-  assert.match(warps!.detail, /^subgroup sizes 4–4; workgroup memory \(subgroups not 32 wide\); shfl, vote, activemask, match, redux, elect right for 4 inputs$/)
+  assert.match(warps!.detail, /^subgroup sizes 4–4; workgroup memory \(subgroups not 32 wide\); shfl, vote, activemask, match, redux, elect right for 4 inputs, translated at load and as shipped$/)
   // math_f64 (libdevice's double math) needs over 200 software f64 operations, which emit-wgsl refuses: not run,
   // with the translator's reason
   assert.is(by('emulator-own/math_f64 on WebGPU')?.status, 'not-run')

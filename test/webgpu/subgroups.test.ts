@@ -6,6 +6,8 @@
 // checks (uniformity included), the start's test finds the warps are not subgroups, and every result is the
 // emulator's through the workgroup-memory form — a partial warp, inactive lanes and member masks included. The
 // subgroup form itself runs only on a 32-wide adapter (the GPU kit's WebGPU section, on NVIDIA's Vulkan driver).
+// WGSL translated at build time is written for no adapter in particular: a kernel with warp collectives ships a
+// second translation for 32-wide subgroups (subgroups32), which the backend runs where the device has them.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { create } from 'webgpu'
@@ -13,7 +15,8 @@ import * as wg from '../../packages/webgpu/src/index.js'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { runUnderDawn } from '../helpers/webgpu.js'
-import { decodeForTranslation } from '../../packages/webgpu/src/from-ptx.js'
+import { decodeForTranslation, SUBGROUPS_32_TARGET } from '../../packages/webgpu/src/from-ptx.js'
+import { threadKernel } from '../helpers/thread-kernel.js'
 import { checkShflModes, shflModesPtx } from '../fixtures/emulator/shfl-modes.js'
 import { WARP_OPS_PTX as PTX, warpOps, warpOpsInputs as inputs } from '../fixtures/webgpu/warp-ops.js'
 
@@ -69,6 +72,52 @@ s('not for adapters whose subgroups are not 32 wide, nor for the coarsened varia
   assert.equal(k.features, ['subgroups'])
   assert.ok(k.coarse, 'a coarsened variant')
   assert.not.match(k.coarse!.wgsl, /subgroup/)
+})
+
+s('WGSL translated at build time: a kernel with warp collectives ships its subgroup form beside the plain one, taken where subgroups are 32 wide', async () => {
+  const first = wg.translatePtxForShipping(PTX, 'warp ops')
+  assert.equal(wg.translatePtxForShipping(PTX, 'warp ops').image, first.image, 'the same PTX gives the same image')
+  const m = wg.decodeWgslImage(first.image, 'warp ops')
+  const plain = m.kernels.get('warp_ops')!
+  assert.not.match(plain.wgsl, /subgroup/)
+  assert.equal(plain.features, [])
+  const variant = plain.subgroups32!
+  assert.ok(variant, 'a subgroups32 variant')
+  assert.match(variant.wgsl, /^enable subgroups;/m)
+  assert.equal(variant.features, ['subgroups'])
+  assert.equal(variant.name, 'warp_ops')
+  // as translated at load for a 32-wide adapter, without the comment lines
+  const atLoad = await wg.emitWgsl.translate({ ptx: PTX, module: decodeForTranslation(PTX, 'warp ops').module, arch: 'compute_80', source: 'warp ops' }, SUBGROUPS_32_TARGET)
+  assert.equal(variant.wgsl, wg.compactWgsl(atLoad.kernels.get('warp_ops')!.wgsl))
+  // a module without warp collectives ships no variant (and is translated once)
+  const plainPtx = threadKernel('copy_words', { regs: '.reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<2>;', body: '  mul.wide.u32 %rd3, %r5, 4; add.s64 %rd4, %rd1, %rd3; ld.global.u32 %r6, [%rd4]; add.s64 %rd5, %rd2, %rd3; st.global.u32 [%rd5], %r6;' })
+  assert.equal(wg.decodeWgslImage(wg.translatePtxForShipping(plainPtx, 'copy').image, 'copy').kernels.get('copy_words')!.subgroups32, undefined)
+  // the choice the backend makes as it decodes the image for its device: the variant for 32-wide subgroups only
+  const on32 = wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(['subgroups']), subgroupMinSize: 32, subgroupMaxSize: 32 })
+  assert.equal(on32.kernels.get('warp_ops')!.wgsl, variant.wgsl)
+  for (const t of [{ min: 4, max: 4 }, { min: 32, max: 64 }, { min: 8, max: 32 }]) {
+    assert.equal(wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(['subgroups']), subgroupMinSize: t.min, subgroupMaxSize: t.max }).kernels.get('warp_ops')!.wgsl, plain.wgsl, `${t.min}-${t.max}`)
+  }
+  assert.equal(wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(), subgroupMinSize: 32, subgroupMaxSize: 32 }).kernels.get('warp_ops')!.wgsl, plain.wgsl, 'no subgroups feature')
+
+  // on SwiftShader (4-wide): the image as shipped runs the plain kernel; an image made of the variants runs them
+  // (their start's test falls back to workgroup memory here), both with the emulator's results
+  const be = await wg.createWebGpuBackend({ gpu: create([]) })
+  const emu = createEmulatorBackend({ workers: 0 })
+  try {
+    const ke = await KernelRunner.load(emu, PTX, 'compute_80', 'warp ops (emulator)')
+    const forced = wg.encodeWgslImage(on32)
+    for (const [label, bytes] of [['as shipped', first.image], ['its subgroups32 variants', forced]] as const) {
+      const k = new KernelRunner(be, await be.loadModule({ kind: 'wgsl', arch: 'wgsl', bytes }, `warp ops (${label})`), PTX, `warp ops (WebGPU, ${label})`)
+      for (const seed of [5, 6]) {
+        const xs = inputs(seed)
+        assert.equal([...await warpOps(k, xs)], [...await warpOps(ke, xs)], `${label}, seed ${seed}`)
+      }
+    }
+  } finally {
+    emu.dispose()
+    await be.dispose()
+  }
 })
 
 s.run()

@@ -18,7 +18,7 @@ import {
   USAGE_MAP_READ, USAGE_STORAGE, USAGE_UNIFORM, overrideVariable,
 } from './layout.js'
 import { PATCH_BINDING, PATCH_BYTES, patchWgsl, splitUnaligned, type WordPatch } from './memops.js'
-import { type Dim3, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
+import { type Dim3, type TranslateTarget, type WgslKernel, type WgslModule, type WgslTranslator } from './translate.js'
 import { emitWgsl } from './translator.js'
 import type { accessesInside, SiteTrip } from './access-sites.js'
 import type { SliceContext } from './stoppable.js'
@@ -348,13 +348,16 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   let nextEvent = 1
   const events = new Map<number, WebGpuEvent>()
   const info = describeAdapter(gpu.info)
+  /** What this device offers translation (at load) and the choice among WGSL translated at build time. */
+  const target: TranslateTarget = { features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize }
 
   async function loadModule(image: ImageToLoad, sourceName = `PTX module (${image.arch})`): Promise<WebGpuModule> {
     live()
     if (image.kind !== 'ptx' && image.kind !== 'wgsl') throw new TypeError(`the webgpu backend loads WGSL translated at build time or PTX; got a ${image.kind} image for ${image.arch}`)
     let translated: WgslModule
     const undecodable: Untranslatable[] = []
-    if (image.kind === 'wgsl') translated = decodeWgslImage(image.bytes, sourceName)
+    // (WGSL translated at build time: a kernel's subgroups32 variant where this device's subgroups are 32 wide)
+    if (image.kind === 'wgsl') translated = decodeWgslImage(image.bytes, sourceName, target)
     else {
       // PTX: parsed and decoded once, by the one PTX front end (loaded now, with the translator: a bundle
       // that runs WGSL translated at build time never loads either); a translator reads the IR, never the text
@@ -362,9 +365,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const ptx = ptxText(image.bytes)
       const decoded = decodeForTranslation(ptx, sourceName)
       undecodable.push(...decoded.undecodable)
-      translated = await translator.translate({ ptx, module: decoded.module, arch: image.arch, source: sourceName }, {
-        features: gpu.features, limits, subgroupMinSize: gpu.info.subgroupMinSize, subgroupMaxSize: gpu.info.subgroupMaxSize,
-      })
+      translated = await translator.translate({ ptx, module: decoded.module, arch: image.arch, source: sourceName }, target)
     }
     // the host side of unchecked variants, loaded here (not at a launch, which must not wait before queueing)
     for (const k of translated.kernels.values()) if (k.unchecked) accessCheck ??= (await import('./access-sites.js')).accessesInside

@@ -24,7 +24,7 @@ import {
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
 import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
-import type { TranslateTarget, WgslKernel } from './translate.js'
+import { subgroupsAre32, type TranslateTarget, type WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
 import { callTarget, emitOp, isDeviceFence } from './emit-ops.js'
@@ -174,7 +174,7 @@ export class KernelWriter {
   constructor(readonly env: KernelEnv) {
     this.fn = env.fn
     this.coarse = env.coarse ?? 1
-    this.subgroups = this.coarse === 1 && env.target.features.has('subgroups') && env.target.subgroupMinSize === 32 && env.target.subgroupMaxSize === 32
+    this.subgroups = this.coarse === 1 && subgroupsAre32(env.target)
     const fn = env.fn
     this.cfg = buildCfg(fn)
     // a wait on memory another invocation writes (cooperative groups' large-tile sync spins on ld.acquire): WGSL

@@ -7,7 +7,7 @@ import { CannotTranslateError, type Untranslatable } from './errors.js'
 import { translateModule } from './emit-wgsl.js'
 import { encodeWgslImage } from './wgsl-image.js'
 import { foldWorkspaceChecks } from './grid-sync.js'
-import type { TranslateTarget } from './translate.js'
+import type { TranslateTarget, WgslKernel } from './translate.js'
 
 /** The PTX text of an image (for the backend, which loads this file only for a PTX image). */
 export { ptxText } from '@kernelpack/ptx'
@@ -61,6 +61,13 @@ function callParamsAsLocal(f: IrFunction): IrFunction {
  */
 export const SHIPPING_TARGET: TranslateTarget = { features: new Set(), limits: { maxComputeInvocationsPerWorkgroup: 256 } }
 
+/** The target of a shipped kernel's subgroups32 variant: SHIPPING_TARGET on an adapter whose subgroups are
+ *  exactly 32 wide (NVIDIA's, for one). */
+export const SUBGROUPS_32_TARGET: TranslateTarget = { ...SHIPPING_TARGET, features: new Set(['subgroups']), subgroupMinSize: 32, subgroupMaxSize: 32 }
+
+/** The PTX instructions emit-collective.ts writes in a subgroup form. */
+const WARP_COLLECTIVES = new Set(['shfl', 'vote', 'match', 'activemask', 'elect', 'redux'])
+
 /** WGSL translated at build time from one PTX image: the offload image's bytes (wgsl-image.ts) and the
  *  kernels that cannot run on WebGPU, with their .cu positions where the PTX has line information. */
 export function translatePtxForShipping(ptx: string, source: string): { image: Uint8Array; refused: Untranslatable[]; /** Kernels that compute f64 in software binary64 (a build warning). */ softF64: string[]; /** Kernels whose tensor-core products are computed in software binary64 (a build warning). */ softTensor: string[] } {
@@ -74,12 +81,19 @@ export function translatePtxForShipping(ptx: string, source: string): { image: U
   const { module, undecodable } = decoded
   const translated = translateModule(module, SHIPPING_TARGET, ptx)
   const refused = [...undecodable, ...translated.refused].map((u) => withSource(module, u))
-  const kernels = new Map([...translated.kernels].map(([name, k]) => [name, {
+  // kernels with warp collectives also as an adapter with 32-wide subgroups runs them (subgroups32)
+  const withCollectives = module.functions.some((f) => f.instructions.some((i) => WARP_COLLECTIVES.has(i.op)))
+  const wide = withCollectives ? translateModule(module, SUBGROUPS_32_TARGET, ptx).kernels : undefined
+  const compact = (k: WgslKernel): WgslKernel => ({
     ...k,
     wgsl: compactWgsl(k.wgsl),
     ...(k.coarse ? { coarse: { ...k.coarse, wgsl: compactWgsl(k.coarse.wgsl) } } : {}),
     ...(k.unchecked ? { unchecked: { ...k.unchecked, wgsl: compactWgsl(k.unchecked.wgsl) } } : {}),
-  }]))
+  })
+  const kernels = new Map([...translated.kernels].map(([name, k]) => {
+    const w = wide?.get(name)
+    return [name, { ...compact(k), ...(w?.features.includes('subgroups') ? { subgroups32: compact(w) } : {}) }]
+  }))
   const softF64 = [...translated.kernels.values()].filter((k) => k.softF64).map((k) => k.name)
   const softTensor = [...translated.kernels.values()].filter((k) => k.softTensor).map((k) => k.name)
   return { image: encodeWgslImage({ ...translated, kernels, refused }), refused, softF64, softTensor }

@@ -82,6 +82,16 @@ export interface WgslKernel {
   maxThreads?: number
   /** Indices (into WgslModule.variables) of the module variables this kernel addresses (override kp_var_<i>). */
   variables?: readonly number[]
+  /** WGSL translated at build time only: the same kernel translated for an adapter whose subgroups are exactly
+   *  32 wide (its warp collectives also in their subgroup form, taken where the kernel's start finds every warp
+   *  to be one subgroup: emit-collective.ts), for kernels with warp collectives. The backend runs it on such a
+   *  device (decodeWgslImage with the device); translation at load chooses for the adapter itself. */
+  subgroups32?: WgslKernel
+}
+
+/** Whether warp collectives take their subgroup form on this target: its subgroups are exactly 32 wide. */
+export function subgroupsAre32(target: Pick<TranslateTarget, 'features' | 'subgroupMinSize' | 'subgroupMaxSize'>): boolean {
+  return target.features.has('subgroups') && target.subgroupMinSize === 32 && target.subgroupMaxSize === 32
 }
 
 /** A module-scope `.global`/`.const` variable: the backend allocates it in the arena and initializes it. */

@@ -4,16 +4,31 @@
 // every kernel's WGSL and launch facts, the kernels that cannot run on WebGPU with their reasons, the module
 // variables with their initial bytes in base64), in the offload binary with image kind None and the strings
 // triple=wgsl, arch=wgsl (@kernelpack/offload's WGSL_TRIPLE; README.md, "WGSL translated at build time"). Keys are written in a fixed order, so the
-// same PTX gives the same bytes.
+// same PTX gives the same bytes. A kernel with warp collectives carries a second record, `subgroups32`: the same
+// kernel translated for an adapter whose subgroups are 32 wide (a runtime without it reads the image as before).
 import { WebGpuError, type Untranslatable } from './errors.js'
-import type { Dim3, WgslKernel, WgslModule, WgslVariable } from './translate.js'
+import { subgroupsAre32, type Dim3, type TranslateTarget, type WgslKernel, type WgslModule, type WgslVariable } from './translate.js'
 
 const FORMAT = 'kernelpack-wgsl'
 const VERSION = 1
 
 /** The image's bytes for a translated module. */
 export function encodeWgslImage(m: WgslModule): Uint8Array {
-  const kernels = [...m.kernels.values()].map((k) => ({
+  const kernels = [...m.kernels.values()].map(kernelRecord)
+  const refused = m.refused.map((u) => ({
+    ...(u.kernel !== undefined ? { kernel: u.kernel } : {}),
+    line: u.line,
+    ...(u.instruction !== undefined ? { instruction: u.instruction } : {}),
+    reason: u.reason,
+    ...(u.source ? { source: { file: u.source.file, line: u.source.line, column: u.source.column } } : {}),
+  }))
+  const variables = m.variables.map((v) => ({ name: v.name, space: v.space, size: v.size, align: v.align, ...(v.init ? { init: toBase64(v.init) } : {}) }))
+  return new TextEncoder().encode(JSON.stringify({ format: FORMAT, version: VERSION, kernels, refused, variables }))
+}
+
+/** One kernel's record, its keys in a fixed order (a subgroups32 variant last, as a record of its own). */
+function kernelRecord(k: WgslKernel): Record<string, unknown> {
+  return {
     name: k.name,
     entryPoint: k.entryPoint,
     paramBytes: k.paramBytes,
@@ -31,20 +46,14 @@ export function encodeWgslImage(m: WgslModule): Uint8Array {
     ...(k.gridSync ? { gridSync: k.gridSync } : {}),
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
     ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl, ...(k.unchecked.trips?.length ? { trips: k.unchecked.trips } : {}) } } : {}),
-  }))
-  const refused = m.refused.map((u) => ({
-    ...(u.kernel !== undefined ? { kernel: u.kernel } : {}),
-    line: u.line,
-    ...(u.instruction !== undefined ? { instruction: u.instruction } : {}),
-    reason: u.reason,
-    ...(u.source ? { source: { file: u.source.file, line: u.source.line, column: u.source.column } } : {}),
-  }))
-  const variables = m.variables.map((v) => ({ name: v.name, space: v.space, size: v.size, align: v.align, ...(v.init ? { init: toBase64(v.init) } : {}) }))
-  return new TextEncoder().encode(JSON.stringify({ format: FORMAT, version: VERSION, kernels, refused, variables }))
+    ...(k.subgroups32 ? { subgroups32: kernelRecord(k.subgroups32) } : {}),
+  }
 }
 
-/** The translated module in an image; a WebGpuError naming `source` when the bytes are not such an image. */
-export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
+/** The translated module in an image; a WebGpuError naming `source` when the bytes are not such an image. With
+ *  `device`, as that device runs it: each kernel's subgroups32 variant in its place where the device's subgroups
+ *  are exactly 32 wide. */
+export function decodeWgslImage(bytes: Uint8Array, source: string, device?: Pick<TranslateTarget, 'features' | 'subgroupMinSize' | 'subgroupMaxSize'>): WgslModule {
   const bad = (what: string): never => { throw new WebGpuError(`${source}: the WGSL image ${what}; rebuild it with this version of kernelpack`) }
   let doc: Record<string, unknown>
   try {
@@ -56,9 +65,9 @@ export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
   if (doc.version !== VERSION) bad(`is version ${String(doc.version)}, this runtime reads version ${VERSION}`)
   if (!Array.isArray(doc.kernels) || !Array.isArray(doc.refused) || !Array.isArray(doc.variables)) bad('lacks kernels, refused or variables')
   const kernels = new Map<string, WgslKernel>()
-  for (const k of doc.kernels as Array<Record<string, unknown>>) {
+  const kernel = (k: Record<string, unknown>): WgslKernel => {
     if (typeof k?.name !== 'string' || typeof k.wgsl !== 'string' || typeof k.entryPoint !== 'string' || typeof k.paramBytes !== 'number' || typeof k.workgroupBytes !== 'number') bad('has a kernel without its name, WGSL or sizes')
-    kernels.set(k.name as string, {
+    return {
       name: k.name as string,
       wgsl: k.wgsl as string,
       entryPoint: k.entryPoint as string,
@@ -75,7 +84,13 @@ export function decodeWgslImage(bytes: Uint8Array, source: string): WgslModule {
       ...(k.gridSync ? { gridSync: k.gridSync as WgslKernel['gridSync'] } : {}),
       ...(k.coarse ? { coarse: k.coarse as WgslKernel['coarse'] } : {}),
       ...(k.unchecked ? { unchecked: k.unchecked as WgslKernel['unchecked'] } : {}),
-    })
+      ...(k.subgroups32 ? { subgroups32: kernel(k.subgroups32 as Record<string, unknown>) } : {}),
+    }
+  }
+  const wide = device && subgroupsAre32(device)
+  for (const k of doc.kernels as Array<Record<string, unknown>>) {
+    const decoded = kernel(k)
+    kernels.set(decoded.name, (wide && decoded.subgroups32) || decoded)
   }
   const refused = doc.refused as Untranslatable[]
   const variables = (doc.variables as Array<Record<string, unknown>>).map((v): WgslVariable => ({

@@ -57,4 +57,74 @@ s('a bound the loop computes before its branch: an interval only where a writer 
   assert.is(r!.branch, at(fn, '@%p1 bra'))
 })
 
+/** nvcc's `if (t == 0) out[…] = s[0]` after a barrier: the test computed before the barrier, kept per thread. */
+const HOISTED = (pre: string, test: string) => `  mov.u32 %r1, %tid.x;
+${pre}  ${test}
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, tile;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+  bar.sync 0;
+  @%p1 bra $L_done;
+  ld.shared.u32 %r9, [tile];
+  st.shared.u32 [tile+4], %r9;
+$L_done:
+  ret;`
+
+/** The interval of the thread loop after the barrier, or undefined. */
+function afterBarrier(body: string): ReturnType<typeof threadLoopTxRange> {
+  const { fn, cfg } = kernel(body)
+  const structure = structureFunction(fn)
+  const p = planThreadLoops(fn, { cfg, structure, liveness: analyzeLiveness(fn, cfg) })
+  if (p.kind !== 'loops') throw new Error(`expected thread loops: ${p.reason}`)
+  const affine = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
+  const loop = threadLoops(p.schedule).find((it) => it.start <= at(fn, '@%p1 bra') && at(fn, '@%p1 bra') < it.end)
+  assert.ok(loop, 'the thread loop after the barrier')
+  return threadLoopTxRange(fn, loop!, p, structure, affine)
+}
+
+s('a predicate computed once before the loop (its one definition, outside loops, on every path): its interval', () => {
+  const r = afterBarrier(HOISTED('', 'setp.ne.s32 %p1, %r1, 0;'))
+  assert.ok(r)
+  assert.equal([r!.lo, r!.hi], ['Y', 'Y1'])
+  assert.equal(r!.y.kind, 'imm')
+  // a block-uniform bound defined once before it
+  const b = afterBarrier(HOISTED('  mov.u32 %r20, %ntid.x;\n  shr.u32 %r21, %r20, 1;\n', 'setp.ge.u32 %p1, %r1, %r21;'))
+  assert.ok(b)
+  assert.equal([b!.lo, b!.hi], ['0', 'Y'])
+})
+
+s('not where the predicate may differ from %tid.x cmp y: two definitions, one in a loop, one not on every path', () => {
+  // defined twice
+  assert.is(afterBarrier(HOISTED('  setp.lt.u32 %p1, %r1, 3;\n', 'setp.ne.s32 %p1, %r1, 0;')), undefined)
+  // defined on one path only (a thread with tid.x >= 64 never computes it)
+  assert.is(afterBarrier(`  mov.u32 %r1, %tid.x;
+  setp.ge.u32 %p2, %r1, 64;
+  @%p2 bra $L_join;
+  setp.ne.s32 %p1, %r1, 0;
+$L_join:
+  bar.sync 0;
+  @%p1 bra $L_done;
+  ld.shared.u32 %r9, [tile];
+  st.shared.u32 [tile+4], %r9;
+$L_done:
+  ret;`), undefined)
+  // computed in a loop (its bound changes from trip to trip)
+  assert.is(afterBarrier(`  mov.u32 %r1, %tid.x;
+  mov.u32 %r5, 8;
+$L_again:
+  setp.lt.u32 %p1, %r1, %r5;
+  shr.u32 %r5, %r5, 1;
+  setp.ne.s32 %p3, %r5, 0;
+  @%p3 bra $L_again;
+  bar.sync 0;
+  @%p1 bra $L_done;
+  ld.shared.u32 %r9, [tile];
+  st.shared.u32 [tile+4], %r9;
+$L_done:
+  ret;`), undefined)
+  // a bound that is not the same for the whole block
+  assert.is(afterBarrier(HOISTED('  mov.u32 %r20, %tid.y;\n', 'setp.ge.u32 %p1, %r1, %r20;')), undefined)
+})
+
 s.run()

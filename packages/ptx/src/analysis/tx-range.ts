@@ -1,10 +1,13 @@
 // The tx interval of a block-level thread loop that does more than branch past its code: a loop whose first
 // act is `@p bra` past the rest of its body, with p from `setp.cmp p, %tid.x, y` (y the same for the whole
 // block and not set in the loop before the branch, or set there only by instructions a writer computes once
-// before the loop, `computedBefore`) — a tree reduction's `if (tid < s)`, an `if (tid == 0)`. The other
+// before the loop, `computedBefore`) — a tree reduction's `if (tid < s)`, an `if (tid == 0)` — where that
+// setp is in the loop before the branch, or is p's one definition, computed once by each thread before the
+// loop (outside loops, on every path to it: nvcc hoists an `if (tid == 0)`'s test above a barrier). The other
 // threads only compute that predicate, so a writer runs the loop over [lo, hi) of tid.x alone (both clamped
 // to [0, ntid.x]). One rule, rendered by each of the emulator's writers (JavaScript and WebAssembly).
 import { definedRegisters, type IrFunction, type Operand } from '../ir.js'
+import { buildCfg, dominates, type Cfg } from '../cfg.js'
 import type { Structure } from '../structure.js'
 import type { AffineFacts } from './affine.js'
 import type { ThreadLoop, ThreadLoopSchedule } from './thread-loops.js'
@@ -52,6 +55,9 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
     if (definedRegisters(x).some((r) => it.stores.includes(r))) return undefined
     if (definedRegisters(x).includes(br.guard.reg)) setp = i
   }
+  // else a predicate computed once before the loop (nvcc hoists `tid == 0` above a barrier, kept per thread)
+  const once = setp === undefined ? computedOnceBefore(fn, br.guard.reg, first.index, structure) : undefined
+  setp ??= once?.at
   if (setp === undefined) return undefined
   const sp = ins[setp]!
   const cmp0 = sp.cmp
@@ -74,10 +80,39 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
   if (y.kind === 'reg') {
     if (!['grid', 'block'].includes(plan.uniformity.register[y.id]!)) return undefined
     for (let i = it.start; i < first.index; i++) if (definedRegisters(ins[i]!).includes(y.id) && !computedBefore?.has(i)) return undefined
+    // (a predicate from before the loop: y's one definition, outside loops, came before the setp read it)
+    if (once && !once.before(y.id, setp)) return undefined
   } else if (y.kind !== 'imm') return undefined
   const pair = stayEnds(cmp, !!br.guard.negate)
   if (!pair) return undefined
   return { y, signed: type === 's32', lo: pair[0], hi: pair[1], branch: first.index }
+}
+
+const cfgs = new WeakMap<IrFunction, { cfg: Cfg; defs: Map<number, number[]> }>()
+
+/** The one definition of register `p` when each thread computes it once before instruction `use` (the
+ *  definition is the function's only one, outside every loop, and on every path to `use`), so that its value
+ *  there is the one that definition computed; `before(r, at)` says the same of register r and instruction at. */
+function computedOnceBefore(fn: IrFunction, p: number, use: number, structure: Structure): { at: number; before(r: number, at: number): boolean } | undefined {
+  // (instruction order only: a re-laid-out structure's positions are not instruction indices)
+  if (structure.kind !== 'structured' || structure.order) return undefined
+  let c = cfgs.get(fn)
+  if (!c) {
+    const defs = new Map<number, number[]>()
+    fn.instructions.forEach((x, i) => { for (const r of definedRegisters(x)) defs.set(r, [...(defs.get(r) ?? []), i]) })
+    c = { cfg: buildCfg(fn), defs }
+    cfgs.set(fn, c)
+  }
+  const { cfg, defs } = c
+  const before = (r: number, at: number): number | undefined => {
+    const d = defs.get(r)
+    if (d?.length !== 1) return undefined
+    const db = cfg.blockOf[d[0]!]!, ub = cfg.blockOf[at]!
+    if (cfg.loopOf[db]! >= 0 || (db === ub ? d[0]! >= at : !dominates(cfg, db, ub))) return undefined
+    return d[0]
+  }
+  const at = before(p, use)
+  return at === undefined ? undefined : { at, before: (r, i) => before(r, i) !== undefined }
 }
 
 // the threads where `%tid.x cmp y` holds, and where it does not

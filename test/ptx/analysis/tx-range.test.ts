@@ -37,19 +37,26 @@ function threadLoops(items: readonly ScheduleItem[]): ThreadLoop[] {
   return items.flatMap((it) => (it.kind === 'threads' ? (it.level === 'block' && !it.once ? [it] : []) : it.kind === 'region' || it.kind === 'warps' ? threadLoops(it.body) : []))
 }
 
-const s = suite('threadLoopTxRange')
-
-s('a bound the loop computes before its branch: an interval only where a writer computes it before the loop', () => {
-  const { fn, cfg } = kernel(BODY)
+/** The kernel's analyses and the block-level thread loop holding the instruction `at` finds for `marker`;
+ *  `range(computedBefore)` is its interval. */
+function loopAround(body: string, marker: string) {
+  const { fn, cfg } = kernel(body)
   const structure = structureFunction(fn)
   const p = planThreadLoops(fn, { cfg, structure, liveness: analyzeLiveness(fn, cfg) })
   if (p.kind !== 'loops') throw new Error(`expected thread loops: ${p.reason}`)
   const affine = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
-  const step = threadLoops(p.schedule).find((it) => it.start <= at(fn, 'shr.u32') && at(fn, 'shr.u32') < it.end)
-  assert.ok(step, 'the step\'s thread loop')
-  assert.is(threadLoopTxRange(fn, step!, p, structure, affine), undefined)
-  assert.is(threadLoopTxRange(fn, step!, p, structure, affine, new Set([at(fn, 'shl.b32', 1)])), undefined, 'another instruction computed before')
-  const r = threadLoopTxRange(fn, step!, p, structure, affine, new Set([at(fn, 'shr.u32')]))
+  const loop = threadLoops(p.schedule).find((it) => it.start <= at(fn, marker) && at(fn, marker) < it.end)
+  assert.ok(loop, `the thread loop of ${marker}`)
+  return { fn, range: (computedBefore?: ReadonlySet<number>) => threadLoopTxRange(fn, loop!, p, structure, affine, computedBefore) }
+}
+
+const s = suite('threadLoopTxRange')
+
+s('a bound the loop computes before its branch: an interval only where a writer computes it before the loop', () => {
+  const { fn, range } = loopAround(BODY, 'shr.u32')
+  assert.is(range(), undefined)
+  assert.is(range(new Set([at(fn, 'shl.b32', 1)])), undefined, 'another instruction computed before')
+  const r = range(new Set([at(fn, 'shr.u32')]))
   assert.ok(r)
   assert.equal([r!.lo, r!.hi], ['0', 'Y'])
   assert.is(r!.signed, false)
@@ -58,30 +65,22 @@ s('a bound the loop computes before its branch: an interval only where a writer 
 })
 
 /** nvcc's `if (t == 0) out[…] = s[0]` after a barrier: the test computed before the barrier, kept per thread. */
+const AFTER = `  bar.sync 0;
+  @%p1 bra $L_done;
+  ld.shared.u32 %r9, [tile];
+  st.shared.u32 [tile+4], %r9;
+$L_done:
+  ret;`
 const HOISTED = (pre: string, test: string) => `  mov.u32 %r1, %tid.x;
 ${pre}  ${test}
   shl.b32 %r2, %r1, 2;
   mov.u32 %r3, tile;
   add.s32 %r4, %r3, %r2;
   st.shared.u32 [%r4], %r1;
-  bar.sync 0;
-  @%p1 bra $L_done;
-  ld.shared.u32 %r9, [tile];
-  st.shared.u32 [tile+4], %r9;
-$L_done:
-  ret;`
+${AFTER}`
 
 /** The interval of the thread loop after the barrier, or undefined. */
-function afterBarrier(body: string): ReturnType<typeof threadLoopTxRange> {
-  const { fn, cfg } = kernel(body)
-  const structure = structureFunction(fn)
-  const p = planThreadLoops(fn, { cfg, structure, liveness: analyzeLiveness(fn, cfg) })
-  if (p.kind !== 'loops') throw new Error(`expected thread loops: ${p.reason}`)
-  const affine = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
-  const loop = threadLoops(p.schedule).find((it) => it.start <= at(fn, '@%p1 bra') && at(fn, '@%p1 bra') < it.end)
-  assert.ok(loop, 'the thread loop after the barrier')
-  return threadLoopTxRange(fn, loop!, p, structure, affine)
-}
+const afterBarrier = (body: string) => loopAround(body, '@%p1 bra').range()
 
 s('a predicate computed once before the loop (its one definition, outside loops, on every path): its interval', () => {
   const r = afterBarrier(HOISTED('', 'setp.ne.s32 %p1, %r1, 0;'))
@@ -103,12 +102,7 @@ s('not where the predicate may differ from %tid.x cmp y: two definitions, one in
   @%p2 bra $L_join;
   setp.ne.s32 %p1, %r1, 0;
 $L_join:
-  bar.sync 0;
-  @%p1 bra $L_done;
-  ld.shared.u32 %r9, [tile];
-  st.shared.u32 [tile+4], %r9;
-$L_done:
-  ret;`), undefined)
+${AFTER}`), undefined)
   // computed in a loop (its bound changes from trip to trip)
   assert.is(afterBarrier(`  mov.u32 %r1, %tid.x;
   mov.u32 %r5, 8;
@@ -117,12 +111,7 @@ $L_again:
   shr.u32 %r5, %r5, 1;
   setp.ne.s32 %p3, %r5, 0;
   @%p3 bra $L_again;
-  bar.sync 0;
-  @%p1 bra $L_done;
-  ld.shared.u32 %r9, [tile];
-  st.shared.u32 [tile+4], %r9;
-$L_done:
-  ret;`), undefined)
+${AFTER}`), undefined)
   // a bound that is not the same for the whole block
   assert.is(afterBarrier(HOISTED('  mov.u32 %r20, %tid.y;\n', 'setp.ge.u32 %p1, %r1, %r20;')), undefined)
 })

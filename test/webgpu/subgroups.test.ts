@@ -86,6 +86,9 @@ s('WGSL translated at build time: a kernel with warp collectives ships its subgr
   assert.match(variant.wgsl, /^enable subgroups;/m)
   assert.equal(variant.features, ['subgroups'])
   assert.equal(variant.name, 'warp_ops')
+  // its coarsened kernel (blocks over 256 threads) is the plain one's, so the image leaves it out of the variant
+  assert.ok(plain.coarse, 'a coarsened kernel')
+  assert.equal(variant.coarse, undefined)
   // as translated at load for a 32-wide adapter, without the comment lines
   const atLoad = await wg.emitWgsl.translate({ ptx: PTX, module: decodeForTranslation(PTX, 'warp ops').module, arch: 'compute_80', source: 'warp ops' }, SUBGROUPS_32_TARGET)
   assert.equal(variant.wgsl, wg.compactWgsl(atLoad.kernels.get('warp_ops')!.wgsl))
@@ -95,6 +98,7 @@ s('WGSL translated at build time: a kernel with warp collectives ships its subgr
   // the choice the backend makes as it decodes the image for its device: the variant for 32-wide subgroups only
   const on32 = wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(['subgroups']), subgroupMinSize: 32, subgroupMaxSize: 32 })
   assert.equal(on32.kernels.get('warp_ops')!.wgsl, variant.wgsl)
+  assert.equal(on32.kernels.get('warp_ops')!.coarse, plain.coarse)
   for (const t of [{ min: 4, max: 4 }, { min: 32, max: 64 }, { min: 8, max: 32 }]) {
     assert.equal(wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(['subgroups']), subgroupMinSize: t.min, subgroupMaxSize: t.max }).kernels.get('warp_ops')!.wgsl, plain.wgsl, `${t.min}-${t.max}`)
   }

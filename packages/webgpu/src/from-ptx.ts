@@ -92,7 +92,12 @@ export function translatePtxForShipping(ptx: string, source: string): { image: U
   })
   const kernels = new Map([...translated.kernels].map(([name, k]) => {
     const w = wide?.get(name)
-    return [name, { ...compact(k), ...(w?.features.includes('subgroups') ? { subgroups32: compact(w) } : {}) }]
+    if (!w?.features.includes('subgroups')) return [name, compact(k)]
+    // the coarsened kernel runs one CUDA thread an invocation at most, never in the subgroup form: where it is the
+    // plain kernel's, the variant leaves it out (decodeWgslImage takes the plain one's)
+    const sameCoarse = w.coarse?.wgsl === k.coarse?.wgsl && w.coarse?.entryPoint === k.coarse?.entryPoint && w.coarse?.factor === k.coarse?.factor
+    const { coarse: _coarse, ...variant } = w
+    return [name, { ...compact(k), subgroups32: compact(sameCoarse ? variant : w) }]
   }))
   const softF64 = [...translated.kernels.values()].filter((k) => k.softF64).map((k) => k.name)
   const softTensor = [...translated.kernels.values()].filter((k) => k.softTensor).map((k) => k.name)

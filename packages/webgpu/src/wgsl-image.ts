@@ -7,7 +7,7 @@
 // same PTX gives the same bytes. A kernel with warp collectives carries a second record, `subgroups32`: the same
 // kernel translated for an adapter whose subgroups are 32 wide (a runtime without it reads the image as before).
 import { WebGpuError, type Untranslatable } from './errors.js'
-import { subgroupsAre32, type Dim3, type TranslateTarget, type WgslKernel, type WgslModule, type WgslVariable } from './translate.js'
+import { subgroupsAre32, type TranslateTarget, type WgslKernel, type WgslModule, type WgslVariable } from './translate.js'
 
 const FORMAT = 'kernelpack-wgsl'
 const VERSION = 1
@@ -67,30 +67,20 @@ export function decodeWgslImage(bytes: Uint8Array, source: string, device?: Pick
   const kernels = new Map<string, WgslKernel>()
   const kernel = (k: Record<string, unknown>): WgslKernel => {
     if (typeof k?.name !== 'string' || typeof k.wgsl !== 'string' || typeof k.entryPoint !== 'string' || typeof k.paramBytes !== 'number' || typeof k.workgroupBytes !== 'number') bad('has a kernel without its name, WGSL or sizes')
+    // the record's fields as encodeWgslImage wrote them, the optional ones where present
+    const { subgroups32, ...fields } = k
     return {
-      name: k.name as string,
-      wgsl: k.wgsl as string,
-      entryPoint: k.entryPoint as string,
-      paramBytes: k.paramBytes as number,
-      ...(k.paramOffsets ? { paramOffsets: k.paramOffsets as number[] } : {}),
-      workgroupBytes: k.workgroupBytes as number,
-      ...(k.workgroupBytesPerThread !== undefined ? { workgroupBytesPerThread: k.workgroupBytesPerThread as number } : {}),
+      ...fields,
       memory: k.memory === 'atomic-u32' ? 'atomic-u32' : 'u32',
       features: (k.features as string[] | undefined) ?? [],
-      ...(k.requiredBlock ? { requiredBlock: k.requiredBlock as Dim3 } : {}),
-      ...(k.maxThreads !== undefined ? { maxThreads: k.maxThreads as number } : {}),
-      ...(k.variables ? { variables: k.variables as number[] } : {}),
-      ...(k.printf ? { printf: k.printf as string[] } : {}),
-      ...(k.gridSync ? { gridSync: k.gridSync as WgslKernel['gridSync'] } : {}),
-      ...(k.coarse ? { coarse: k.coarse as WgslKernel['coarse'] } : {}),
-      ...(k.unchecked ? { unchecked: k.unchecked as WgslKernel['unchecked'] } : {}),
-      ...(k.subgroups32 ? { subgroups32: kernel(k.subgroups32 as Record<string, unknown>) } : {}),
-    }
+      ...(subgroups32 ? { subgroups32: kernel(subgroups32 as Record<string, unknown>) } : {}),
+    } as unknown as WgslKernel
   }
   const wide = device && subgroupsAre32(device)
   for (const k of doc.kernels as Array<Record<string, unknown>>) {
-    const decoded = kernel(k)
-    kernels.set(decoded.name, (wide && decoded.subgroups32) || decoded)
+    const d = kernel(k), v = wide && d.subgroups32
+    // (a variant whose coarsened kernel is the plain one's ships without it)
+    kernels.set(d.name, v ? { ...v, coarse: v.coarse ?? d.coarse } : d)
   }
   const refused = doc.refused as Untranslatable[]
   const variables = (doc.variables as Array<Record<string, unknown>>).map((v): WgslVariable => ({

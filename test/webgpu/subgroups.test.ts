@@ -103,6 +103,10 @@ s('WGSL translated at build time: a kernel with warp collectives ships its subgr
     assert.equal(wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(['subgroups']), subgroupMinSize: t.min, subgroupMaxSize: t.max }).kernels.get('warp_ops')!.wgsl, plain.wgsl, `${t.min}-${t.max}`)
   }
   assert.equal(wg.decodeWgslImage(first.image, 'warp ops', { features: new Set(), subgroupMinSize: 32, subgroupMaxSize: 32 }).kernels.get('warp_ops')!.wgsl, plain.wgsl, 'no subgroups feature')
+  // a variant record without its WGSL is a bad image, named
+  const doc = JSON.parse(new TextDecoder().decode(first.image)) as { kernels: Array<Record<string, unknown>> }
+  delete (doc.kernels[0]!.subgroups32 as Record<string, unknown>).wgsl
+  assert.throws(() => wg.decodeWgslImage(new TextEncoder().encode(JSON.stringify(doc)), 'warp ops.offload'), /warp ops\.offload: the WGSL image has a kernel without its name, WGSL or sizes; rebuild it/)
 
   // on SwiftShader (4-wide): the image as shipped runs the plain kernel; an image made of the variants runs them
   // (their start's test falls back to workgroup memory here), both with the emulator's results

@@ -9,10 +9,9 @@
 // against concurrent builds: entries are replaced by rename and read whole, every read checks a sha256,
 // and a file removed under a reader is a cache miss (the build compiles again), never a wrong output; the
 // temporary file of a live writer is never removed.
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { readdir, readFile, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { isProcessAlive, tempOwner, tempPathFor } from './atomic-write.js'
+import { isProcessAlive, tempOwner, writeFileAtomic } from './atomic-write.js'
 import { ToolchainError } from './errors.js'
 
 /** 1 GiB: about 40,000 compiled targets of a typical kernel file. */
@@ -90,8 +89,11 @@ async function scanEntries(dir: string): Promise<{ files: CacheFile[]; pinned: n
   return { files, pinned }
 }
 
+/** stats.json's text for `a`. */
+const statsText = (a: Pick<Accounting, 'size' | 'scannedAt'>) => JSON.stringify({ size: a.size, scannedAt: a.scannedAt })
+
 async function writeStats(dir: string, size: number, write: (path: string, data: string) => Promise<void>): Promise<void> {
-  await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size, scannedAt: Date.now() })).catch(() => {})
+  await write(join(dir, 'v1', 'stats.json'), statsText({ size, scannedAt: Date.now() })).catch(() => {})
 }
 
 /**
@@ -154,17 +156,6 @@ const WRITE_MS = 500
 const unwritten = new Map<string, Accounting>()
 let exitHook = false
 
-/** stats.json for `a`, synchronously (the exit hook: a process that ends before its trailing write). */
-function writeStatsNow(dir: string, a: Accounting): void {
-  const path = join(dir, 'v1', 'stats.json')
-  const tmp = tempPathFor(path)
-  try {
-    writeFileSync(tmp, JSON.stringify({ size: a.size, scannedAt: a.scannedAt }))
-    renameSync(tmp, path)
-  } catch {
-    try { unlinkSync(tmp) } catch { /* not written */ }
-  }
-}
 
 /** Writes the latest figure: at once when the last write is WRITE_MS old (after the event loop's turn, so that
  *  the stores of one burst share it, and the caller waits for it), else once when it is, on a timer that does
@@ -174,7 +165,12 @@ function flush(dir: string, a: Accounting, write: (path: string, data: string) =
   unwritten.set(dir, a)
   if (!exitHook) {
     exitHook = true
-    process.once('exit', () => { for (const [d, acc] of unwritten) if (acc.pending) writeStatsNow(d, acc) })
+    // (synchronously: a process that ends before its trailing write)
+    process.once('exit', () => {
+      for (const [d, acc] of unwritten) {
+        if (acc.pending) try { writeFileAtomic(join(d, 'v1', 'stats.json'), statsText(acc)) } catch { /* a later scan counts it */ }
+      }
+    })
   }
   if (a.writing) return a.writing
   if (a.timer) return Promise.resolve()
@@ -188,7 +184,7 @@ function flush(dir: string, a: Accounting, write: (path: string, data: string) =
     await new Promise<void>((r) => setImmediate(r))
     a.pending = false
     a.writtenAt = Date.now()
-    await write(join(dir, 'v1', 'stats.json'), JSON.stringify({ size: a.size, scannedAt: a.scannedAt })).catch(() => {})
+    await write(join(dir, 'v1', 'stats.json'), statsText(a)).catch(() => {})
     a.writing = undefined
     // stores that came meanwhile: their write waits its turn
     if (a.pending) void flush(dir, a, write)

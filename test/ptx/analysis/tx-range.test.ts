@@ -47,7 +47,7 @@ function loopAround(body: string, marker: string) {
   const affine = analyzeAffine(fn, cfg, assignRegisterClasses(fn), { wideParams: true })
   const loop = threadLoops(p.schedule).find((it) => it.start <= at(fn, marker) && at(fn, marker) < it.end)
   assert.ok(loop, `the thread loop of ${marker}`)
-  return { fn, range: (computedBefore?: ReadonlySet<number>) => threadLoopTxRange(fn, loop!, p, structure, affine, computedBefore) }
+  return { fn, range: (computedBefore?: ReadonlySet<number>) => threadLoopTxRange(fn, loop!, p, structure, affine, cfg, computedBefore) }
 }
 
 const s = suite('threadLoopTxRange')

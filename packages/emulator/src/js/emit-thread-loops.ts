@@ -255,7 +255,7 @@ export class ThreadLoopWriter {
    *  only compute that predicate (`if (tid < s) …` in a tree reduction, `if (tid == 0) …`). */
   private narrow(it: ThreadLoop): { lo: string; hi: string } | undefined {
     const E = this.E
-    const r = threadLoopTxRange(E.fn, it, this.plan, E.structure, E.affine)
+    const r = threadLoopTxRange(E.fn, it, this.plan, E.structure, E.affine, E.cfg)
     if (!r) return undefined
     const Y = E.rd(r.y, r.signed ? 'i32' : 'u32')
     const end = (e: TxEnd) => (e === 'Y' ? Y : e === 'Y1' ? `${Y}+1` : e)

@@ -1,7 +1,7 @@
 // What the instruction writer (emit-instruction.ts) and the thread-loop writer (emit-thread-loops.ts) need of
 // the function writer (emit-js.ts FunctionEmitter, which implements it): its facts, frame and operand
 // helpers. Its own module, so that those two and emit-js.ts import it and not each other.
-import type { AffineFacts, Collective, Instruction, IrFunction, IrModule, IrOperand, RegisterClass, StructRegion, Structure } from '@kernelpack/ptx'
+import type { AffineFacts, Cfg, Collective, Instruction, IrFunction, IrModule, IrOperand, RegisterClass, StructRegion, Structure } from '@kernelpack/ptx'
 import type { Frame } from '../frame.js'
 import type { Kind } from '../js-values.js'
 
@@ -31,6 +31,8 @@ export interface InstructionEmitter {
   readonly classes: RegisterClass[]
   readonly regJs: string[]
   readonly frame: Frame
+  /** The function's control-flow graph (the analyses' and the thread loops' intervals). */
+  readonly cfg: Cfg
   readonly structure: Structure
   readonly structureRegions: StructRegion[]
   readonly affine?: AffineFacts

@@ -4116,7 +4116,7 @@ class KernelWriter {
    *  from `setp.cmp p, %tid.x, y` (y the same for the whole block): emit-thread-loops.ts narrow(), the same
    *  rule. Returns code that pushes LO and code that pushes HI, each an i32 clamped to [0, NTX]. */
   private txRange(it: ThreadLoop, prefix?: ReadonlySet<number>): { lo: () => void; hi: () => void; branch: number } | undefined {
-    const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine, prefix)
+    const r = threadLoopTxRange(this.fn, it, this.plan!, this.structure, this.affine, this.cfg, prefix)
     if (!r) return undefined
     const b = this.b, L = this.L
     const yv = (): void => {

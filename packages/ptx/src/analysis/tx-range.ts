@@ -7,7 +7,7 @@
 // threads only compute that predicate, so a writer runs the loop over [lo, hi) of tid.x alone (both clamped
 // to [0, ntid.x]). One rule, rendered by each of the emulator's writers (JavaScript and WebAssembly).
 import { definedRegisters, type IrFunction, type Operand } from '../ir.js'
-import { buildCfg, dominates, type Cfg } from '../cfg.js'
+import { dominates, type Cfg } from '../cfg.js'
 import type { Structure } from '../structure.js'
 import type { AffineFacts } from './affine.js'
 import type { ThreadLoop, ThreadLoopSchedule } from './thread-loops.js'
@@ -33,7 +33,7 @@ export interface TxRange {
 const LOOP_OPS = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'shl', 'shr', 'and', 'or', 'xor', 'setp', 'cvt', 'cvta', 'selp', 'ld'])
 
 /** The interval of `it`, or undefined when the loop is not of that shape. */
-export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts | undefined, computedBefore?: ReadonlySet<number>): TxRange | undefined {
+export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts | undefined, cfg: Cfg, computedBefore?: ReadonlySet<number>): TxRange | undefined {
   const ins = fn.instructions
   if (it.gather !== undefined || it.scatter !== undefined || !affine || structure.kind !== 'structured') return undefined
   let k = 0
@@ -56,7 +56,7 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
     if (definedRegisters(x).includes(br.guard.reg)) setp = i
   }
   // else a predicate computed once before the loop (nvcc hoists `tid == 0` above a barrier, kept per thread)
-  const once = setp === undefined ? computedOnceBefore(fn, br.guard.reg, first.index, structure) : undefined
+  const once = setp === undefined ? computedOnceBefore(fn, cfg, br.guard.reg, first.index, structure) : undefined
   setp ??= once?.at
   if (setp === undefined) return undefined
   const sp = ins[setp]!
@@ -88,22 +88,21 @@ export function threadLoopTxRange(fn: IrFunction, it: ThreadLoop, plan: ThreadLo
   return { y, signed: type === 's32', lo: pair[0], hi: pair[1], branch: first.index }
 }
 
-const cfgs = new WeakMap<IrFunction, { cfg: Cfg; defs: Map<number, number[]> }>()
+/** Each function's registers' definitions (instruction indices), for computedOnceBefore. */
+const definitions = new WeakMap<IrFunction, Map<number, number[]>>()
 
 /** The one definition of register `p` when each thread computes it once before instruction `use` (the
  *  definition is the function's only one, outside every loop, and on every path to `use`), so that its value
  *  there is the one that definition computed; `before(r, at)` says the same of register r and instruction at. */
-function computedOnceBefore(fn: IrFunction, p: number, use: number, structure: Structure): { at: number; before(r: number, at: number): boolean } | undefined {
+function computedOnceBefore(fn: IrFunction, cfg: Cfg, p: number, use: number, structure: Structure): { at: number; before(r: number, at: number): boolean } | undefined {
   // (instruction order only: a re-laid-out structure's positions are not instruction indices)
   if (structure.kind !== 'structured' || structure.order) return undefined
-  let c = cfgs.get(fn)
-  if (!c) {
-    const defs = new Map<number, number[]>()
-    fn.instructions.forEach((x, i) => { for (const r of definedRegisters(x)) defs.set(r, [...(defs.get(r) ?? []), i]) })
-    c = { cfg: buildCfg(fn), defs }
-    cfgs.set(fn, c)
+  let defs = definitions.get(fn)
+  if (!defs) {
+    defs = new Map()
+    for (const [i, x] of fn.instructions.entries()) for (const r of definedRegisters(x)) (defs.get(r) ?? defs.set(r, []).get(r)!).push(i)
+    definitions.set(fn, defs)
   }
-  const { cfg, defs } = c
   const before = (r: number, at: number): number | undefined => {
     const d = defs.get(r)
     if (d?.length !== 1) return undefined

@@ -6,12 +6,11 @@
 // path with shell-special characters is compiled through a staged one-line file that #includes it, and
 // include directories through symlinks; messages and dependencies are mapped back to the user's paths.
 import { execa } from 'execa'
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, renameSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { removeStaleTemps, tempPathFor, writeFileIfChanged } from './atomic-write.js'
-import { guardCommand } from './child-guard.js'
+import { howItEnded, spawnAll } from './processes.js'
 import { processWorkDir, scratchRoot, shellSafe } from './scratch.js'
 import type { Target } from './arch-spec.js'
 import { parseDepFile } from './deps.js'
@@ -355,18 +354,15 @@ export async function assembleCubin(compiler: CompilerInfo, target: Target, file
   try {
     await writeFile(join(dir, input), ptx)
     let argv: string[]
-    let leaf = false
     if (compiler.kind === 'nvcc') {
       // a launcher is given nvcc's own call (what sccache recognises); without one, ptxas as nvcc runs it
       const line = o.launcher ? undefined : await nvccPtxasCommand(compiler, target, o)
       argv = line ? fillIo(line, input, output) : compilerArgv(compiler, o, assembleArgs(target, o, { input, output }))
-      leaf = !!line
     } else {
       argv = [...(o.launcher ?? []), ...fillIo(await clangPtxasCommand(compiler, target, o, file), input, output)]
-      leaf = !o.launcher
     }
     const r = await runTool(compiler, file, o, {
-      argv, cwd: dir, leaf, targetName: target.target, read: () => readBytes(join(dir, output)),
+      argv, cwd: dir, targetName: target.target, read: () => readBytes(join(dir, output)),
       failure: `ptxas could not assemble the ${target.target} cubin`,
     })
     return { bytes: r.out, deps: [file], warnings: r.warnings }
@@ -380,8 +376,6 @@ interface ToolRun<T> {
   /** The command and its arguments, a launcher first where there is one. */
   argv: string[]
   cwd: string
-  /** The process starts none of its own (ptxas): see guardCommand. */
-  leaf?: boolean
   /** Rewrites paths in its messages (staged copies → the user's paths). */
   mapPath?: (path: string) => string
   /** The target(s) named in a CompileError. */
@@ -394,24 +388,22 @@ interface ToolRun<T> {
   shown?: string[]
 }
 
-/** Runs one process tied to ours (child-guard.ts) and reads what it wrote. Throws a ToolchainError when the
+/** Runs one process tied to ours (processes.ts) and reads what it wrote. Throws a ToolchainError when the
  *  command is not there, a CompileError carrying every diagnostic when it fails. */
 async function runTool<T>(compiler: CompilerInfo, file: string, o: ResolvedCompileOptions, run: ToolRun<T>): Promise<{ out: T; warnings: Diagnostic[] }> {
   const [cmd, ...rest] = run.argv
   processCounter.spawned++
-  // The compile and every process it starts die with us, even on SIGKILL (child-guard.ts).
-  const guarded = guardCommand(cmd!, rest, { leaf: run.leaf })
   // Stable, untranslated messages (gcc, which nvcc runs to preprocess, localises them); the compilers'
-  // own temporary files in our work folder, which a later run removes if we are killed.
-  const r = await spawnAll(guarded.file, guarded.args, { cwd: run.cwd, detached: guarded.detached, env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') } })
+  // own temporary files in our work folder, which a later run removes if we are killed. The compile and every
+  // process it starts die with us, even on SIGKILL (processes.ts).
+  const r = await spawnAll(cmd!, rest, { cwd: run.cwd, env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') } })
   const text = r.text
   const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: run.mapPath, lineCount: lineCount(file) }))
   const diagnostics = compiler.kind === 'clang' ? explainClangDiagnostics(parsed) : parsed
   let out: T | undefined
   if (r.exitCode === 0) out = await run.read().catch(() => undefined)
   if (r.exitCode !== 0 || out === undefined) {
-    const notFound = guarded.guard === 'none' ? r.errorCode === 'ENOENT' : r.exitCode === 127 && text.includes(`${cmd}: not found`)
-    if (notFound) {
+    if (r.errorCode === 'ENOENT') {
       throw new ToolchainError(`cannot run ${cmd}: not found${o.launcher ? ' (the compiler launcher)' : ''}`)
     }
     const last = (text.trim() || howItEnded(cmd!, r)).split('\n').slice(-20).join('\n')
@@ -420,44 +412,6 @@ async function runTool<T>(compiler: CompilerInfo, file: string, o: ResolvedCompi
     throw new CompileError(file, errors, { target: run.targetName, command: run.shown ?? run.argv, exitCode: r.exitCode, output: text })
   }
   return { out, warnings: diagnostics.filter((d) => d.severity !== 'error') }
-}
-
-/** How a process ended and what it printed. */
-export interface SpawnedOutput {
-  exitCode: number | undefined
-  signal: string | null
-  /** stdout and stderr as they came, interleaved; `stdout` alone where asked for. */
-  text: string
-  stdout?: string
-  /** Why it did not start (ENOENT: not there). */
-  errorCode?: string
-}
-
-/**
- * Runs a process with no input and gathers stdout and stderr as they came, interleaved (what execa calls
- * `all`), with Node's own spawn and our environment plus `env`: a build starts several processes a file, and
- * execa's layers cost about 3 ms of this process's CPU each on top of the 1.5 ms of the spawn itself
- * (measured here, issue 27), CPU that the compilers beside it on a 2-core machine lose.
- */
-export function spawnAll(file: string, args: string[], o: { cwd?: string; detached?: boolean; env: Record<string, string>; stdout?: boolean }): Promise<SpawnedOutput> {
-  return new Promise((done) => {
-    const chunks: Buffer[] = []
-    const out: Buffer[] = []
-    let errorCode: string | undefined
-    const child = spawn(file, args, { cwd: o.cwd, detached: o.detached, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
-    child.stdout.on('data', (b: Buffer) => { chunks.push(b); if (o.stdout) out.push(b) })
-    child.stderr.on('data', (b: Buffer) => chunks.push(b))
-    child.on('error', (e: NodeJS.ErrnoException) => { errorCode ??= e.code ?? 'ERROR' })
-    child.on('close', (code, signal) => done({
-      exitCode: code ?? undefined, signal, text: Buffer.concat(chunks).toString('utf8'), errorCode,
-      ...(o.stdout ? { stdout: Buffer.concat(out).toString('utf8') } : {}),
-    }))
-  })
-}
-
-/** Why a process that printed nothing failed: it did not start, a signal ended it, or its exit status. */
-export function howItEnded(cmd: string, r: SpawnedOutput): string {
-  return r.errorCode ? `cannot start ${cmd}: ${r.errorCode}` : r.signal ? `killed by ${r.signal}` : `exit status ${String(r.exitCode)}`
 }
 
 /** The command line of a compile: the launcher, if any, in front of the compiler. */

@@ -14,7 +14,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ToolchainError } from './errors.js'
-import { howItEnded, processCounter, readelfInfo, removeQuietly, spawnAll } from './compile.js'
+import { processCounter, readelfInfo, removeQuietly } from './compile.js'
+import { howItEnded, spawnAll } from './processes.js'
 
 /** The prelude of the C compile: the toolkit's C declarations of the built-in types, then the device
  *  front end's own macros as nothing (or their argument). */

@@ -103,31 +103,37 @@ s('a shell killed from outside: its command fails, named; the next command start
   assert.is(spawnCounter.servers, before + 1)
 })
 
-s('an idle shell keeps no process alive; a process that ends takes its commands with it', async () => {
-  const dir = tempDir('kp-proc-exit-')
-  const script = join(dir, 'child.mts')
-  const src = join(import.meta.dirname, '..', '..', 'packages', 'toolchain', 'src', 'processes.ts')
-  writeFileSync(script, [
-    `import { spawnAll } from ${JSON.stringify(src)}`,
-    `const r = await spawnAll('/bin/sh', ['-c', 'printf done'], { env: {} })`,
-    'console.log(r.text)',
-    // a command left running when the process exits: the shell's group is killed with it
-    `if (process.argv[2] === 'leave') { void spawnAll('/bin/sh', ['-c', 'echo $$ > ${join(dir, 'pid')}; exec sleep 60'], { env: {} }); await new Promise((r) => setTimeout(r, 300)); process.exit(0) }`,
-  ].join('\n'))
-  const t0 = Date.now()
-  const r = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 20_000 })
-  assert.is(r.status, 0, r.stderr)
-  assert.is(r.stdout.trim(), 'done')
-  assert.ok(Date.now() - t0 < 15_000, 'ended without waiting for the shell')
-  const left = spawnSync(process.execPath, ['--import', 'tsx', script, 'leave'], { encoding: 'utf8', timeout: 20_000 })
-  assert.is(left.status, 0, left.stderr)
-  const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
-  let alive = true
-  for (let i = 0; i < 50 && alive; i++) {
-    try { process.kill(pid, 0); await new Promise((r) => setTimeout(r, 50)) } catch { alive = false }
-  }
-  assert.not.ok(alive, 'the command left running died with the process')
-})
+for (const guard of ['pdeathsig', 'poll'] as const) {
+  s(`an idle shell keeps no process alive; a process that ends takes its commands with it (guard: ${guard})`, async () => {
+    const dir = tempDir('kp-proc-exit-')
+    const script = join(dir, 'child.mts')
+    const src = join(import.meta.dirname, '..', '..', 'packages', 'toolchain', 'src', 'processes.ts')
+    writeFileSync(script, [
+      `import { closeProcessShell, spawnAll } from ${JSON.stringify(src)}`,
+      `const r = await spawnAll('/bin/sh', ['-c', 'printf done'], { env: {} })`,
+      'console.log(r.text)',
+      // ending the shell returns (the poll guard's watcher is not waited for)
+      `if (process.argv[2] === 'close') { await closeProcessShell(); console.log((await spawnAll('/bin/sh', ['-c', 'printf again'], { env: {} })).text) }`,
+      // a command left running when the process exits: the shell's group is killed with it
+      `if (process.argv[2] === 'leave') { void spawnAll('/bin/sh', ['-c', 'echo $$ > ${join(dir, 'pid')}; exec sleep 60'], { env: {} }); await new Promise((r) => setTimeout(r, 300)); process.exit(0) }`,
+    ].join('\n'))
+    const env = { ...process.env, KERNELPACK_PROCESS_GUARD: guard }
+    const t0 = Date.now()
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script, 'close'], { encoding: 'utf8', timeout: 20_000, env })
+    assert.is(r.status, 0, r.stderr)
+    assert.is(r.stdout.trim(), 'done\nagain')
+    assert.ok(Date.now() - t0 < 15_000, 'ended without waiting for the shell')
+    const left = spawnSync(process.execPath, ['--import', 'tsx', script, 'leave'], { encoding: 'utf8', timeout: 20_000, env })
+    assert.is(left.status, 0, left.stderr)
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
+    let alive = true
+    // the poll guard notices within a second
+    for (let i = 0; i < 60 && alive; i++) {
+      try { process.kill(pid, 0); await new Promise((r) => setTimeout(r, 50)) } catch { alive = false }
+    }
+    assert.not.ok(alive, 'the command left running died with the process')
+  })
+}
 
 s.after(async () => { await closeProcessShell() })
 s.run()

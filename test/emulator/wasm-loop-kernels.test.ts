@@ -34,6 +34,22 @@ extern "C" __global__ void collatz(const float *x, float *y, int n, float a)
     while (v > 1u && steps < 1000u) { v = (v & 1u) ? 3u * v + 1u : v >> 1; steps++; }
     y[i] = (float)steps + a;
 }
+
+// no loop: a block's lead thread, or its first warp, does the work and the others branch past it all
+extern "C" __global__ void lead_thread(const float *x, float *y, int n, float a)
+{
+    if (threadIdx.x == 0) y[blockIdx.x * blockDim.y + threadIdx.y] = x[blockIdx.x] * a + (float)threadIdx.y;
+}
+
+extern "C" __global__ void first_warp(const float *x, float *y, int n, float a)
+{
+    if (threadIdx.x < 32) y[blockIdx.x * 32 + threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x] * a;
+}
+
+extern "C" __global__ void below_n(const float *x, float *y, int n, float a)
+{
+    if (threadIdx.x < (unsigned)n) y[blockIdx.x * blockDim.x + threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x] + a;
+}
 `
 
 const ptx = nvccPtx(SOURCE)
@@ -105,11 +121,48 @@ s('a store past y inside the loop: the JavaScript tier\'s fault, nothing else di
   }
 })
 
+const NARROWED = /thread range: on WebAssembly each block runs only the threads its branch at PTX line \d+ keeps/
+
+s('no loop, only some threads of a block at work (if threadIdx.x == 0, < 32): those alone run; < n too: the JavaScript tier\'s bytes', () => {
+  const cases: Array<[string, number, [number, number, number], number, number]> = [
+    // kernel, grid, block, y length, n
+    ['lead_thread', 9, [64, 1, 1], 9, 0], ['lead_thread', 6, [16, 3, 1], 18, 0], ['lead_thread', 4, [1, 1, 1], 4, 0],
+    ['first_warp', 5, [128, 1, 1], 160, 0], ['first_warp', 3, [20, 1, 1], 96, 0],
+    ['below_n', 4, [64, 1, 1], 256, 37], ['below_n', 4, [64, 1, 1], 256, 64], ['below_n', 4, [64, 1, 1], 256, 1000], ['below_n', 4, [64, 1, 1], 256, 0],
+  ]
+  for (const [kernel, grid, block, yLength, n] of cases) {
+    const label = `${kernel} ${grid}x${block.join('x')} n=${n}`
+    const x = Float32Array.from({ length: 1024 }, (_, i) => Math.fround(Math.sin(i) * 5))
+    const wasm = run('wasm', kernel, grid, block, x, yLength, n), js = run('js', kernel, grid, block, x, yLength, n)
+    assert.ok(wasm.y && js.y, `${label}: ${wasm.fault?.message ?? js.fault?.message}`)
+    assert.equal([...wasm.y!], [...js.y!], label)
+    // (a bound the kernel loads, n, is read per thread: that one keeps the whole-grid loop)
+    if (kernel === 'below_n') assert.not.match(wasm.inspect, NARROWED, label)
+    else assert.match(wasm.inspect, NARROWED, label)
+    assert.match(wasm.inspect, /tier: WebAssembly$/)
+  }
+  // the hand computation of the lead thread's
+  const x = Float32Array.from({ length: 16 }, (_, i) => i - 3.5)
+  const r = run('wasm', 'lead_thread', 6, [16, 3, 1], x, 18, 0)
+  assert.equal([...r.y!], Array.from({ length: 18 }, (_, i) => Math.fround(x[Math.floor(i / 3)]! * 1.5 + (i % 3))))
+  // a kernel every thread of which works keeps the whole-grid loop
+  assert.not.match(run('wasm', 'saxpy_gs', 2, [64, 1, 1], new Float32Array(128), 128, 128).inspect, NARROWED)
+})
+
+s('the lead thread storing past y: the JavaScript tier\'s fault', () => {
+  const x = new Float32Array(64).fill(2)
+  const wasm = run('wasm', 'lead_thread', 12, [32, 1, 1], x, 10, 0), js = run('js', 'lead_thread', 12, [32, 1, 1], x, 10, 0)
+  assert.ok(wasm.fault && js.fault, 'both tiers fault')
+  assert.is(wasm.fault!.message, js.fault!.message)
+  assert.is(wasm.fault!.address, js.fault!.address)
+})
+
 s('threadLoops: false keeps one thread at a time', () => {
   const x = new Float32Array(1000).fill(1)
   const r = run('wasm', 'saxpy_gs', 4, [64, 1, 1], x, 1000, 1000, false)
   assert.ok(r.y)
   assert.not.match(r.inspect, SIMD)
+  assert.not.match(run('wasm', 'lead_thread', 4, [64, 1, 1], r.y!, 4, 0, false).inspect, NARROWED)
 })
 
 s.run()

@@ -319,7 +319,8 @@ class EmulatorModuleImpl implements EmulatorModule {
     const ahead = tier?.readAhead ? `\n  read-ahead: each block first reads a word of the first cache lines the next block loads at ${tier.readAhead.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.readAhead.join(', ')} (the hardware prefetcher then streams the rest while the block computes)` : ''
     const loops = tier?.loopTested ? `\n  loop ranges: each block tests once every address its threads can reach in the loops at ${tier.loopTested.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.loopTested.join(', ')} (the loops' bounds give their iterations); 4 threads a step then run those loops without a test of their own` : ''
     const hull = tier?.hullTested ? `\n  thread-loop ranges: before each run of a thread loop, the first and the last of its threads' offsets are tested for the shared accesses at ${tier.hullTested.length === 1 ? 'PTX line' : 'PTX lines'} ${tier.hullTested.join(', ')}; 4 threads a step then make them without a test of their own` : ''
-    return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized, cf.lockstepNotRun)}${simd}${ahead}${loops}${hull}\n  ${tierLine}`
+    const narrowed = tier?.narrowed !== undefined ? `\n  thread range: on WebAssembly each block runs only the threads its branch at PTX line ${tier.narrowed} keeps (an interval of %tid.x), in one thread loop a block instead of the whole-grid loop` : ''
+    return `${describeThreadLoops(this.lm.ir.functions[cf.index]!, cf.plan, cf.rematerialized, cf.lockstepNotRun)}${simd}${narrowed}${ahead}${loops}${hull}\n  ${tierLine}`
   }
 
   readonly getGlobal = (name: string): { address: bigint; size: number } => {

@@ -38,7 +38,7 @@ export interface LoadedModule {
   /** The module's WebAssembly kernels (issue 24), bound in `inst`; workers bind them too. */
   wasm?: WasmCode
   /** Which tier runs each kernel, with why a kernel is not on the wasm tier. */
-  tiers: Map<string, { tier: 'wasm' | 'js'; why?: string; simd?: string; readAhead?: number[]; loopTested?: number[]; hullTested?: number[] }>
+  tiers: Map<string, { tier: 'wasm' | 'js'; why?: string; simd?: string; readAhead?: number[]; loopTested?: number[]; hullTested?: number[]; narrowed?: number }>
   /** What writing the wasm module cost (KERNELPACK_EMULATOR_DEBUG prints it; issue 24 item 6). */
   wasmBuild?: { kernels: number; bytes: number; writeMs: number; compileMs?: number; fusedFma?: boolean }
   /** Set once a WebAssembly module compiled asynchronously (a browser's main thread refuses the synchronous
@@ -239,9 +239,9 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
 }
 
 /** What `inspect` says of a kernel on the wasm tier: its SIMD, read-ahead, loop-range and thread-loop hull reports. */
-function wasmTier(code: ReturnType<typeof writeWasmModule>, name: string): { tier: 'wasm'; simd?: string; readAhead?: number[]; loopTested?: number[]; hullTested?: number[] } {
-  const simd = code.simd.get(name), readAhead = code.readAhead.get(name), loopTested = code.loopTested.get(name), hullTested = code.hullTested.get(name)
-  return { tier: 'wasm', ...(simd ? { simd } : {}), ...(readAhead ? { readAhead } : {}), ...(loopTested ? { loopTested } : {}), ...(hullTested ? { hullTested } : {}) }
+function wasmTier(code: ReturnType<typeof writeWasmModule>, name: string): { tier: 'wasm'; simd?: string; readAhead?: number[]; loopTested?: number[]; hullTested?: number[]; narrowed?: number } {
+  const simd = code.simd.get(name), readAhead = code.readAhead.get(name), loopTested = code.loopTested.get(name), hullTested = code.hullTested.get(name), narrowed = code.narrowed.get(name)
+  return { tier: 'wasm', ...(simd ? { simd } : {}), ...(readAhead ? { readAhead } : {}), ...(loopTested ? { loopTested } : {}), ...(hullTested ? { hullTested } : {}), ...(narrowed !== undefined ? { narrowed } : {}) }
 }
 
 /** Binds the compiled wasm kernels of `code` into `lm.inst` (a new instance object; setHeap binds them). */

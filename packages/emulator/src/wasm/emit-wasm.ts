@@ -61,6 +61,14 @@ const slotOps = (c: RegisterClass) => SLOT_OPS[classType(c) as Exclude<ValType, 
 /** Instructions a 4-lane turn never runs lane by lane (vperLane): memory, control flow, calls, barriers. */
 const PER_LANE_NOT = new Set(['wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix', 'ld', 'st', 'atom', 'red', 'bra', 'brx', 'ret', 'exit', 'bar', 'barrier', 'call', 'cp', 'prefetch', 'prefetchu', 'trap', 'brkpt', 'tex', 'tld4', 'suld', 'sust', 'sured', 'ldu', 'isspacep', 'mbarrier'])
 
+/** Whether the thread loop `it` (a barrier-free kernel's only one) runs only some of a row's threads: its first
+ *  act branches the others past all of its code (threadLoopTxRange) and its interval is not the whole row. The
+ *  branch's instruction index where it does. */
+function narrowsAll(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts, cfg: Cfg): number | undefined {
+  const r = threadLoopTxRange(fn, it, plan, structure, affine, cfg)
+  return r !== undefined && (r.lo !== '0' || r.hi !== 'NTX') ? r.branch : undefined
+}
+
 export class WasmRefusal extends Error {
   constructor(message: string, readonly line?: number, readonly text?: string) { super(message) }
 }
@@ -254,6 +262,9 @@ export interface WasmModuleCode {
   readAhead: Map<string, number[]>
   /** PTX lines of the loop accesses whose ranges each block tests once (loopTest), by kernel. */
   loopTested: Map<string, number[]>
+  /** Barrier-free kernels run as one thread loop a block over the threads their first branch keeps
+   *  (narrowsAll): the PTX line of that branch. */
+  narrowed: Map<string, number>
   /** PTX lines of the shared accesses whose thread-loop range is tested before the loop (hullTest), by kernel. */
   hullTested: Map<string, number[]>
   /** fma.rn.f32/.f64 use relaxed SIMD's multiply-add (relaxedMaddFused). */
@@ -390,6 +401,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   const vectorized = new Map<string, string>()
   const readAhead = new Map<string, number[]>()
   const loopTested = new Map<string, number[]>()
+  const narrowed = new Map<string, number>()
   const hullTested = new Map<string, number[]>()
   // device functions (.func) a kernel calls become wasm functions of their own, after the helpers: first the
   // set that lowers (a function that calls one that does not, does not), then their bodies with final indices
@@ -430,7 +442,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
       const simd: string[] = []
-      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.ownPlan ? 'through its loops (the kernel, without barriers, as one thread loop), where the 4 lanes agree at its branches' : w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
+      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.ownPlan ? `${w.narrowedAt !== undefined ? 'in its thread loop (the kernel, without barriers)' : 'through its loops (the kernel, without barriers, as one thread loop)'}, where the 4 lanes agree at its branches` : w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
       const runs = [...w.warpRuns].sort((x, y) => x - y)
       const edged = runs.filter((l) => w.warpRunEdges.has(l))
       if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run${edged.length ? ` (${edged.length === runs.length ? (runs.length === 1 ? 'with' : 'each with') : `from ${edged.join(', ')} with`} the lane loops that feed or read it)` : ''}`)
@@ -444,6 +456,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
       if (simd.length) vectorized.set(k.fn.name, simd.join('; '))
       if (w.readAhead.size) readAhead.set(k.fn.name, [...w.readAhead].sort((x, y) => x - y))
       if (w.hullLines.size) hullTested.set(k.fn.name, [...w.hullLines].sort((x, y) => x - y))
+      if (w.narrowedAt !== undefined) narrowed.set(k.fn.name, w.narrowedAt)
       if (w.loopSites.size) loopTested.set(k.fn.name, [...new Set([...w.loopSites.values()].map((x) => k.fn.instructions[x.index]!.line))].sort((x, y) => x - y))
     } catch (e) {
       if (!(e instanceof WasmRefusal)) throw e
@@ -451,7 +464,7 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
     }
   })
   const bytes = mb.encode()
-  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, readAhead, loopTested, hullTested, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
+  return { bytes, kernels: out, refused, slotBytes, simd: vectorized, readAhead, loopTested, hullTested, narrowed, fusedFma: fused.f32 && fused.f64, tensor: helpers.tensor, ms: performance.now() - t0 }
 }
 
 function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd: boolean): Omit<Helpers, 'tensor'> {
@@ -595,6 +608,8 @@ class KernelWriter {
   private regionSettled = false
   /** The plan is the writer's own (planLoops: a kernel without barriers whose threads loop). */
   ownPlan = false
+  /** The own plan's loop runs the threads the branch at this PTX line keeps (narrowsAll). */
+  narrowedAt: number | undefined
   /** Those of them that take in the lane loop before their first shuffle or after their last (edgeLaneLoop). */
   readonly warpRunEdges = new Set<number>()
   private vDone = 0
@@ -689,16 +704,22 @@ class KernelWriter {
     if (this.structure.kind !== 'structured') throw new WasmRefusal(`its control flow does not nest (${this.structure.reason})`)
     const cfg = buildCfg(this.fn)
     this.cfg = cfg
-    if (!this.plan && k.planLoops && helpers.simd && this.fn.kind === 'entry' && this.hasLoop(this.structure.body)) {
+    this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
+    if (!this.plan && k.planLoops && this.fn.kind === 'entry') {
       // a kernel without barriers whose threads loop (a grid- or block-stride loop): one thread loop over its
       // code, so that four threads of a row take each turn together (vectorTurn), the loop's trips included;
-      // its lanes do not talk through memory (else the JavaScript tier would have planned its lockstep points)
+      // its lanes do not talk through memory (else the JavaScript tier would have planned its lockstep points).
+      // Also one whose threads but a few branch past all of its code (`if (threadIdx.x == 0) …`): the thread
+      // loop then runs those few of each block (threadLoopTxRange), where the whole-grid loop tests them all.
+      const loops = helpers.simd && this.hasLoop(this.structure.body)
       const extra = new Map<number, number[]>()
       for (const [i, c] of k.contraction ?? []) extra.set(i, usedRegisters(this.fn.instructions[c.mul]!))
       const p = planThreadLoops(this.fn, { cfg, structure: this.structure, liveness: analyzeLiveness(this.fn, cfg, extra.size ? extra : undefined), lockstep: false, ...(extra.size ? { extraUses: extra } : {}) })
-      if (p.kind === 'loops' && p.schedule.every((x) => x.kind === 'threads' && x.level === 'block')) { this.plan = p; this.ownPlan = true }
+      const blockLoops = p.kind === 'loops' && p.schedule.every((x) => x.kind === 'threads' && x.level === 'block')
+      const narrows = blockLoops && !loops && p.schedule.length === 1 ? narrowsAll(this.fn, p.schedule[0] as ThreadLoop, p, this.structure, this.affine, cfg) : undefined
+      if (blockLoops && (loops || narrows !== undefined)) { this.plan = p; this.ownPlan = true }
+      if (narrows !== undefined) this.narrowedAt = this.fn.instructions[narrows]!.line
     }
-    this.affine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true })
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
     this.loopAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, exact64: true })
     {

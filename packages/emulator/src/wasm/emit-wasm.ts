@@ -64,8 +64,8 @@ const PER_LANE_NOT = new Set(['wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix'
 /** Whether the thread loop `it` (a barrier-free kernel's only one) runs only some of a row's threads: its first
  *  act branches the others past all of its code (threadLoopTxRange) and its interval is not the whole row. The
  *  branch's instruction index where it does. */
-function narrowsAll(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts, cfg: Cfg): number | undefined {
-  const r = threadLoopTxRange(fn, it, plan, structure, affine, cfg)
+function narrowsAll(fn: IrFunction, it: ThreadLoop, plan: ThreadLoopSchedule, structure: Structure, affine: AffineFacts, cfg: Cfg, prefix: ReadonlySet<number>): number | undefined {
+  const r = threadLoopTxRange(fn, it, plan, structure, affine, cfg, prefix)
   return r !== undefined && (r.lo !== '0' || r.hi !== 'NTX') ? r.branch : undefined
 }
 
@@ -716,7 +716,14 @@ class KernelWriter {
       for (const [i, c] of k.contraction ?? []) extra.set(i, usedRegisters(this.fn.instructions[c.mul]!))
       const p = planThreadLoops(this.fn, { cfg, structure: this.structure, liveness: analyzeLiveness(this.fn, cfg, extra.size ? extra : undefined), lockstep: false, ...(extra.size ? { extraUses: extra } : {}) })
       const blockLoops = p.kind === 'loops' && p.schedule.every((x) => x.kind === 'threads' && x.level === 'block')
-      const narrows = blockLoops && !loops && p.schedule.length === 1 ? narrowsAll(this.fn, p.schedule[0] as ThreadLoop, p, this.structure, this.affine, cfg) : undefined
+      let narrows: number | undefined
+      if (blockLoops && !loops && p.schedule.length === 1) {
+        // (with the loop's uniform prefix computed once before it, as write() computes it: a bound it loads)
+        this.plan = p
+        const it = p.schedule[0] as ThreadLoop
+        narrows = narrowsAll(this.fn, it, p, this.structure, this.affine, cfg, new Set(this.uniformPrefix(it)))
+        this.plan = undefined
+      }
       if (blockLoops && (loops || narrows !== undefined)) { this.plan = p; this.ownPlan = true }
       if (narrows !== undefined) this.narrowedAt = this.fn.instructions[narrows]!.line
     }
@@ -1332,7 +1339,10 @@ class KernelWriter {
       return this.vinstruction4(ins)
     } catch (e) {
       if (!(e instanceof NotVectorizable)) throw e
-      const lanewise = (!PER_LANE_NOT.has(ins.op) || (ins.op === 'ld' && this.paramLocal(ins) !== undefined)) && !collectiveOf(ins)
+      // (not the carry flag's instructions: one flag for the four lanes, which lane by lane, an instruction at a
+      // time, would hand one lane's carry to the next)
+      const carry = ins.flags.cc === true || ins.op === 'addc' || ins.op === 'subc' || ins.op === 'madc'
+      const lanewise = (!PER_LANE_NOT.has(ins.op) || (ins.op === 'ld' && this.paramLocal(ins) !== undefined)) && !collectiveOf(ins) && !carry
       const global = (ins.op === 'ld' || ins.op === 'st') && ins.space === 'global' && (ins.vector ?? 1) === 1
       if (!lanewise && !global) throw e
       this.b.rewind(mark)
@@ -3553,12 +3563,16 @@ class KernelWriter {
     for (const n of it.nodes) {
       if (n.kind !== 'instr') continue
       const x = ins[n.index]!, d = definedRegisters(x), t = x.type ?? ''
-      if (x.guard || d.length !== 1 || !PURE32.has(x.op) || !['s32', 'u32', 'b32'].includes(t) || x.flags.cc || x.flags.sat || ((x.op === 'mul' || x.op === 'mad') && x.part !== 'lo')) continue
+      // a kernel parameter's 32 bits: the same for every thread of the launch (not a call sequence's .param)
+      const a = x.operands[1]
+      const param = x.op === 'ld' && x.space === 'param' && this.fn.kind === 'entry' && x.operands[0]?.kind === 'reg' && a?.kind === 'addr'
+        && a.base?.kind === 'sym' && this.fn.params.some((v) => v.name === (a.base as { name: string }).name)
+      if (x.guard || d.length !== 1 || !(PURE32.has(x.op) || param) || !['s32', 'u32', 'b32'].includes(t) || x.flags.cc || x.flags.sat || ((x.op === 'mul' || x.op === 'mad') && x.part !== 'lo')) continue
       const r = d[0]!
       if (this.classes[r] !== 'i32' || defs.get(r) !== 1 || (firstUse.get(r) ?? n.index) < n.index || perThread.has(r) || plan.recomputed.has(r) || it.restores.includes(r) || it.loads.includes(r) || it.stores.includes(r)) continue
       if (perBlock.has(r) && partial) continue
       if (!perBlock.has(r) && (this.usesOf.get(r) ?? []).some((u) => u < it.start || u >= it.end)) continue
-      const same = x.operands.slice(1).every((o) => o.kind === 'imm' || (o.kind === 'special' && SAME.test(o.name))
+      const same = param || x.operands.slice(1).every((o) => o.kind === 'imm' || (o.kind === 'special' && SAME.test(o.name))
         || (o.kind === 'reg' && (uniform.has(o.id) || (perBlock.has(o.id) && !defs.has(o.id)))))
       if (!same) continue
       uniform.add(r)

@@ -82,6 +82,9 @@ export function analyzeUniformity(fn: IrFunction, cfg: Cfg): UniformityFacts {
         return readOnly ? src : THREAD
       }
       case 'atom': return THREAD
+      // the carry flag an earlier add.cc / sub.cc / mad.cc of the thread set is an operand too (its level is
+      // not tracked: taken as the thread's own, so that `addc.u32 d, 0, 0` is not a value of the grid)
+      case 'addc': case 'subc': case 'madc': return THREAD
       // a wmma.load fragment is the lane's own part of the matrix; an mbarrier's state and waits change
       case 'wmma': case 'mbarrier': return THREAD
       // a generic address of local memory is per thread

@@ -3,7 +3,9 @@
 // count differs from lane to lane, run four threads of a row a turn (the trips included, a pre-pass testing a
 // stored loop's addresses first), with the JavaScript tier's bytes and faults. Kernels whose lanes talk
 // through memory keep their one-thread-at-a-time order (lockstep.ts finds them; the JavaScript tier plans
-// them), and `threadLoops: false` turns this off too.
+// them), and `threadLoops: false` turns this off too. Kernels without a loop take the same thread loop where
+// its turns have a 4-lane form (else the whole-grid loop, as one whose f64 arithmetic runs lane by lane), and
+// run only the threads of a block that pass a first `if (threadIdx.x == 0 / < 32 / < n)`.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend, type EmulatorFault } from '@kernelpack/emulator'
@@ -49,6 +51,25 @@ extern "C" __global__ void first_warp(const float *x, float *y, int n, float a)
 extern "C" __global__ void below_n(const float *x, float *y, int n, float a)
 {
     if (threadIdx.x < (unsigned)n) y[blockIdx.x * blockDim.x + threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x] + a;
+}
+
+// no loop, every thread at work: a 2-D grid of 2-D blocks, a 64-bit index, and one in f64
+extern "C" __global__ void scale_2d(const float *x, float *y, int n, float a)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (c < 40 && r * 40 + c < n) y[r * 40 + c] = x[r * 40 + c] * a + (float)r;
+}
+
+extern "C" __global__ void axpy_wide(const float *x, float *y, int n, float a)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (size_t)n) y[i] = a * x[i] - y[i];
+}
+
+extern "C" __global__ void scale_f64(const float *x, float *y, int n, float a)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = (float)((double)x[i] * 1.0000001 + (double)a);
 }
 `
 
@@ -150,6 +171,47 @@ s('no loop, only some threads of a block at work (if threadIdx.x == 0, < 32, < n
 s('the lead thread storing past y: the JavaScript tier\'s fault', () => {
   const x = new Float32Array(64).fill(2)
   const wasm = run('wasm', 'lead_thread', 12, [32, 1, 1], x, 10, 0), js = run('js', 'lead_thread', 12, [32, 1, 1], x, 10, 0)
+  assert.ok(wasm.fault && js.fault, 'both tiers fault')
+  assert.is(wasm.fault!.message, js.fault!.message)
+  assert.is(wasm.fault!.address, js.fault!.address)
+})
+
+const OWN = /SIMD across threads: 4 consecutive threads of a row a step \(f32x4\/i32x4\) in its thread loop \(the kernel, without barriers, as one loop a block over its threads\)/
+
+s('no loop, every thread at work: one thread loop a block, 4 threads a turn, where its turns have a 4-lane form; the JavaScript tier\'s bytes and faults', () => {
+  const x = Float32Array.from({ length: 1024 }, (_, i) => Math.fround(Math.cos(i) * 4))
+  const cases: Array<[string, number, [number, number, number], number, number, boolean]> = [
+    // kernel, grid x, block, y length, n, takes the own loop
+    ['scale_2d', 3, [16, 4, 1], 1024, 1000, true], ['scale_2d', 3, [7, 3, 1], 1024, 400, true],
+    ['axpy_wide', 5, [64, 1, 1], 320, 300, true], ['axpy_wide', 2, [5, 1, 1], 16, 9, true],
+    // f64 arithmetic has no 4-lane form: lane by lane it is no faster than the whole-grid loop, which it keeps
+    ['scale_f64', 4, [64, 1, 1], 256, 250, false],
+  ]
+  for (const [kernel, grid, block, yLength, n, own] of cases) {
+    const label = `${kernel} ${grid}x${block.join('x')} n=${n}`
+    const wasm = run('wasm', kernel, grid, block, x, yLength, n), js = run('js', kernel, grid, block, x, yLength, n)
+    assert.ok(wasm.y && js.y, `${label}: ${wasm.fault?.message ?? js.fault?.message}`)
+    assert.equal([...wasm.y!], [...js.y!], label)
+    if (own) assert.match(wasm.inspect, OWN, label)
+    else assert.not.match(wasm.inspect, /thread loop/, label)
+  }
+  // (the 2-D grid's rows are blockIdx.y: run() launches grid x only, so a second row of blocks by hand)
+  const be = createEmulatorBackend({ codegen: 'wasm', workers: 0 }), bj = createEmulatorBackend({ codegen: 'js', workers: 0 })
+  try {
+    const ys = [be, bj].map((e) => {
+      const mod = e.loadModule(ptxBytes(ptx))
+      const dx = upload(e, x), dy = upload(e, new Float32Array(1024))
+      const f = launchOrFault(e, mod, 'scale_2d', { grid: [3, 5, 1], block: [16, 8, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }, { s32: 1024 }, { f32: 0.5 }]))
+      assert.not.ok(f, f?.message)
+      return [...download(e, dy, new Float32Array(1024))]
+    })
+    assert.equal(ys[0], ys[1])
+    assert.is(ys[0]![40 * 25 + 23], Math.fround(Math.fround(x[40 * 25 + 23]! * 0.5) + 25))
+  } finally {
+    be.dispose(); bj.dispose()
+  }
+  // a store past y: the same fault, the same address
+  const wasm = run('wasm', 'axpy_wide', 5, [64, 1, 1], x, 200, 300), js = run('js', 'axpy_wide', 5, [64, 1, 1], x, 200, 300)
   assert.ok(wasm.fault && js.fault, 'both tiers fault')
   assert.is(wasm.fault!.message, js.fault!.message)
   assert.is(wasm.fault!.address, js.fault!.address)

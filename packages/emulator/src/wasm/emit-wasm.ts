@@ -434,15 +434,31 @@ export function writeWasmModule(kernels: readonly WasmKernelInput[], layout: Mod
   kernels.forEach((k, i) => {
     if (k.fn.kind !== 'entry') return
     try {
-      const w = new KernelWriter(k, layout, funcs, globals, helpers, calls)
-      const body = w.write()
+      // A kernel without barriers takes the writer's own thread loop where its 4-lane turns are written (a
+      // loop a block over its rows, 4 threads a turn), else the whole-grid loop: written again without it
+      let w: KernelWriter | undefined, body: FunctionBody | undefined
+      try {
+        w = new KernelWriter(k, layout, funcs, globals, helpers, calls, true)
+        body = w.write()
+        // (floating-point arithmetic lane by lane costs as much as the whole-grid loop's scalar code, or more:
+        // 2^21 threads of a cvt, an f64 fma and a cvt back 3.8 ms against 2.9 ms, where 64-bit address
+        // arithmetic lane by lane still halves the time)
+        if (w.ownByChoice && (!w.vectorized || w.vLaneFloat)) w = undefined
+      } catch (e) {
+        if (!(e instanceof WasmRefusal) || !w?.ownByChoice) throw e
+        w = undefined
+      }
+      if (!w || !body) {
+        w = new KernelWriter(k, layout, funcs, globals, helpers, calls, false)
+        body = w.write()
+      }
       const idx = mb.addFunc(body)
       const name = `k${i}`
       mb.exportFunc(name, idx)
       out.set(k.fn.name, name)
       if (w.slotBytes) slotBytes.set(k.fn.name, w.slotBytes)
       const simd: string[] = []
-      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.ownPlan ? `${w.narrowedAt !== undefined ? 'in its thread loop (the kernel, without barriers)' : 'through its loops (the kernel, without barriers, as one thread loop)'}, where the 4 lanes agree at its branches` : w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
+      if (w.vectorized) simd.push(`4 consecutive threads of a row a step (f32x4/i32x4) ${w.ownPlan ? `${w.narrowedAt !== undefined || w.ownByChoice ? 'in its thread loop (the kernel, without barriers, as one loop a block over its threads)' : 'through its loops (the kernel, without barriers, as one thread loop)'}, where the 4 lanes agree at its branches` : w.vectorLoops.size ? `in ${w.vectorLoops.size === 1 ? 'one of its thread loops' : `${w.vectorLoops.size} of its thread loops`} (the code between barriers), where the 4 lanes agree at its branches` : 'in blocks whose accesses pass the block test'}`)
       const runs = [...w.warpRuns].sort((x, y) => x - y)
       const edged = runs.filter((l) => w.warpRunEdges.has(l))
       if (runs.length) simd.push(`a whole warp at once (eight 4-lane values a register) in ${runs.length === 1 ? 'the run of shuffles and arithmetic from PTX line' : `${runs.length} runs of shuffles and arithmetic, from PTX lines`} ${runs.join(', ')}, where its 32 lanes all run${edged.length ? ` (${edged.length === runs.length ? (runs.length === 1 ? 'with' : 'each with') : `from ${edged.join(', ')} with`} the lane loops that feed or read it)` : ''}`)
@@ -682,6 +698,9 @@ class KernelWriter {
   private vIfByLane = false
   /** Instructions of the turn written lane by lane (vperLane, vglobalLanes). */
   private vLaneCount = 0
+  /** A turn ran floating-point arithmetic lane by lane (no 4-lane form: f64, directed roundings, special
+   *  functions): no faster than the whole-grid loop's scalar code, or slower (ownByChoice). */
+  vLaneFloat = false
   private vWritten = new Set<number>()
   private readonly vScalarDone = new Set<number>()
   /** Window limits by space, size and alignment (windowLimit). */
@@ -689,7 +708,11 @@ class KernelWriter {
   /** Tensor-core collectives registered with the module (tensorOp). */
   private readonly tensorIds = new Map<string, number>()
 
-  constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers, private readonly callees: Callees) {
+  /** The writer's own plan was taken for a kernel without loops or a narrowed interval (`preferOwn`): kept
+   *  only where its turns are 4-lane ones (writeWasmModule). */
+  ownByChoice = false
+
+  constructor(private readonly k: WasmKernelInput, private readonly layout: ModuleLayout, private readonly funcs: Record<Imported, number>, private readonly globals: Record<string, number>, private readonly helpers: Helpers, private readonly callees: Callees, preferOwn = false) {
     this.fn = k.fn
     if (k.suspends) throw new WasmRefusal(`its threads suspend at barriers or collectives in the continuation scheme${k.plan?.kind === 'fallback' ? ` (${k.plan.reason})` : ''}, which only the JavaScript tier has`)
     if (k.plan?.kind === 'fallback') throw new WasmRefusal(`it runs in the continuation scheme: ${k.plan.reason}`)
@@ -724,7 +747,8 @@ class KernelWriter {
         narrows = narrowsAll(this.fn, it, p, this.structure, this.affine, cfg, new Set(this.uniformPrefix(it)))
         this.plan = undefined
       }
-      if (blockLoops && (loops || narrows !== undefined)) { this.plan = p; this.ownPlan = true }
+      const chosen = preferOwn && !!helpers.simd && !loops && narrows === undefined
+      if (blockLoops && (loops || narrows !== undefined || chosen)) { this.plan = p; this.ownPlan = true; this.ownByChoice = chosen }
       if (narrows !== undefined) this.narrowedAt = this.fn.instructions[narrows]!.line
     }
     this.rowAffine = analyzeAffine(this.fn, cfg, this.classes, { wideParams: true, rowInvariant: true })
@@ -1413,6 +1437,7 @@ class KernelWriter {
     this.vlanes([...usedRegisters(ins), ...defs], defs, () => this.instruction(ins), thread)
     for (const d of defs) this.vstride.delete(d)
     this.vLaneCount++
+    if (ins.types.some((t) => /^(f|bf)\d/.test(t))) this.vLaneFloat = true
   }
 
   /** A global load or store at per-lane addresses (a thread loop's turn): each lane's address tested against

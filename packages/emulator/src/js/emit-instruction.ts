@@ -382,7 +382,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         case 'sin': e = `fround(Math.sin(${x}))`; break
         case 'cos': e = `fround(Math.cos(${x}))`; break
         case 'lg2': e = `fround(Math.log2(${x}))`; break
-        case 'ex2': e = `fround(2**${x})`; break
+        case 'ex2': e = `fround(ex2f(${x}))`; break
         default: e = `fround(Math.tanh(${x}))`
       }
       return wr(A[0], 'f32', ftzIf(ftz, e))

@@ -25,7 +25,7 @@ import type { Frame } from '../frame.js'
 import { memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
-import { fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
+import { EX2_COEFFS, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
 import { envVar } from '../env.js'
 
@@ -244,7 +244,7 @@ export type TensorOp =
   | { kind: 'movmatrix'; x: TcSlot; d: TcSlot }
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
+interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -496,9 +496,23 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
   sat.get(0).get(0).op(Op.f64_ne).begin('if', 'f64').f64(0).else()
   sat.get(0).f64(0).op(Op.f64_lt).begin('if', 'f64').f64(0).else()
   sat.get(0).f64(1).op(Op.f64_gt).begin('if', 'f64').f64(1).else().get(0).end().end().end()
+  // ex2(x): numeric.ts ex2f, the same f64 operations in the same order (x an f32 value, the result rounded
+  // to f32 by the caller)
+  const ex2 = new FunctionBody(['f64'])
+  const n = ex2.local('f64'), f = ex2.local('f64'), p = ex2.local('f64')
+  ex2.get(0).f64(128).op(Op.f64_lt).op(Op.i32_eqz).begin('if')
+  ex2.get(0).get(0).op(Op.f64_ne).begin('if', 'f64').get(0).else().f64(Infinity).end().op(Op.return).end()
+  ex2.get(0).f64(-151).op(Op.f64_lt).begin('if').f64(0).op(Op.return).end()
+  ex2.get(0).f64(0.5).op(Op.f64_add).op(Op.f64_floor).set(n)
+  ex2.get(0).get(n).op(Op.f64_sub).set(f)
+  ex2.f64(EX2_COEFFS[0]!).set(p)
+  for (let k = 1; k < EX2_COEFFS.length; k++) ex2.get(p).get(f).op(Op.f64_mul).f64(EX2_COEFFS[k]!).op(Op.f64_add).set(p)
+  // 2^n from its bits: (n + 1023) << 52
+  ex2.get(p).get(n).sat(SatOp.i64_trunc_sat_f64_s).i64(1023n).op(Op.i64_add).i64(52n).op(Op.i64_shl).op(Op.f64_reinterpret_i64).op(Op.f64_mul)
   const ftzI = mb.addFunc(ftz, ['f32'])
   const satI = mb.addFunc(sat, ['f64'])
-  if (!simd) return { ftz: ftzI, sat: satI }
+  const ex2I = mb.addFunc(ex2, ['f64'])
+  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I }
   // vfma(x, y, z): fma.rn.f32 of four lanes one by one, each as fma32 computes it (KernelWriter.fma32: the
   // binary64 sum rounded once more, the exact helper where that can go wrong); the 4-lane fma's path for a
   // group with such a lane, one function instead of four inline copies at every fma
@@ -516,7 +530,7 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
     vf.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
   }
   vf.get(r)
-  return { ftz: ftzI, sat: satI, vfma: mb.addFunc(vf, ['v128']) }
+  return { ftz: ftzI, sat: satI, ex2: ex2I, vfma: mb.addFunc(vf, ['v128']) }
 }
 
 /** The device functions a kernel may call: their function index (undefined: no wasm lowering, with the
@@ -5345,8 +5359,10 @@ class KernelWriter {
               case 'sqrt': f32In(A[1]); b.op(Op.f32_sqrt); break
               case 'rsqrt': b.f64(1); f32In(A[1]); b.op(Op.f64_promote_f32).op(Op.f64_sqrt).op(Op.f64_div).op(Op.f32_demote_f64); break
               default: {
-                const f: Imported = ins.op === 'lg2' ? 'log2' : ins.op === 'ex2' ? 'exp2' : (ins.op as Imported)
-                f32In(A[1]); b.op(Op.f64_promote_f32).call(this.funcs[f]).op(Op.f32_demote_f64)
+                f32In(A[1]); b.op(Op.f64_promote_f32)
+                if (ins.op === 'ex2') b.call(this.helpers.ex2)
+                else b.call(this.funcs[ins.op === 'lg2' ? 'log2' : (ins.op as Imported)])
+                b.op(Op.f32_demote_f64)
               }
             }
             if (ftz) b.call(this.helpers.ftz)

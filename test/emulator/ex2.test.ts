@@ -1,0 +1,106 @@
+// ex2.approx.f32 (CUDA's __expf, expf and tanhf go through it): both tiers compute numeric.ts ex2f, the same
+// f64 operations in the same order (the WebAssembly tier no longer calls out to JavaScript for each one), so
+// they give the same bits; the result is within 1 ulp of 2^x rounded to f32 (the ISA allows 2), and the
+// special values are exact. The inputs cover the ends of the range, where the nearest integer n of x reaches
+// 128 ([127.5, 128): once a table lookup past its end gave NaN) and the results go subnormal ([-151, -126]).
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import { ex2f } from '../../packages/emulator/src/numeric.js'
+import { download, launchOrFault, marshal, ptxBytes, upload } from './helpers.js'
+
+const kernel = (ftz: boolean) => `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry e(.param .u64 x, .param .u64 y)
+{
+  .reg .b32 %r<3>; .reg .f32 %f<3>; .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [y];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mad.lo.s32 %r1, %r1, %r2, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  ex2.approx${ftz ? '.ftz' : ''}.f32 %f2, %f1;
+  st.global.f32 [%rd5], %f2;
+  ret;
+}`
+
+const N = 1 << 15
+/** A deterministic spread: the edges, then every 1/64 from -160 to 130, then pseudo-random f32 bit patterns. */
+function inputs(): Float32Array {
+  const x = new Float32Array(N)
+  const edges = [0, -0, 1, -1, 0.5, -0.5, 127.5, 127.75, 127.99999, 128, 128.5, 200, -126, -127, -149, -149.5, -150, -150.5, -151, -151.0001, -152,
+    Infinity, -Infinity, NaN, 1e-40, -1e-40, 1.17549435e-38, 3e38, -3e38]
+  x.set(edges.map(Math.fround))
+  let i = edges.length
+  for (let v = -160; v < 130 && i < N / 2; v += 1 / 64) x[i++] = v
+  const u = new Uint32Array(x.buffer)
+  let s = 0x9e3779b9
+  for (; i < N; i++) { s = Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) ^ Math.imul(s ^ (s >>> 12), 0x297a2d39); u[i] = s >>> 0 }
+  return x
+}
+
+function run(codegen: 'wasm' | 'js', ftz: boolean, x: Float32Array): Float32Array {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(kernel(ftz)))
+    assert.match(mod.inspect('e'), codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
+    const dx = upload(be, x), dy = upload(be, new Float32Array(N))
+    const fault = launchOrFault(be, mod, 'e', { grid: [N / 256, 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }]))
+    if (fault) throw fault
+    return download(be, dy, new Float32Array(N))
+  } finally {
+    be.dispose()
+  }
+}
+
+const bits = (f: Float32Array) => new Uint32Array(f.buffer, f.byteOffset, f.length)
+const SUBNORMAL = 2 ** -126
+
+const s = suite('ex2.approx.f32 on both tiers')
+
+for (const ftz of [false, true]) {
+  s(`ex2.approx${ftz ? '.ftz' : ''}.f32: the same bits on both tiers, within 1 ulp of 2^x, exact special values`, () => {
+    const x = inputs()
+    const wasm = run('wasm', ftz, x), js = run('js', ftz, x)
+    const wb = bits(wasm), jb = bits(js)
+    const ref = new Float32Array(1), rb = bits(ref)
+    for (let i = 0; i < N; i++) {
+      const xi = x[i]!
+      if (Number.isNaN(xi)) { assert.ok(Number.isNaN(wasm[i]!) && Number.isNaN(js[i]!), 'NaN gives NaN'); continue }
+      assert.is(wb[i], jb[i], `x = ${xi} (0x${bits(x)[i]!.toString(16)}): wasm 0x${wb[i]!.toString(16)}, js 0x${jb[i]!.toString(16)}`)
+      // the reference: 2^x of the input as the instruction reads it (.ftz: a subnormal input is 0), then the
+      // result flushed where .ftz flushes it
+      const xin = ftz && Math.abs(xi) < SUBNORMAL ? 0 : xi
+      ref[0] = 2 ** xin
+      if (ftz && Math.abs(ref[0]) < SUBNORMAL) ref[0] = 0
+      assert.ok(Math.abs(rb[0]! - jb[i]!) <= 1, `x = ${xi}: 0x${jb[i]!.toString(16)}, 2^x is 0x${rb[0]!.toString(16)}`)
+      assert.not.ok(Number.isNaN(js[i]!), `x = ${xi} gives NaN`)
+    }
+    // the special values, exactly
+    const at = (v: number) => js[[...x].findIndex((xi) => Object.is(xi, Math.fround(v)))]!
+    assert.is(at(Infinity), Infinity)
+    assert.is(at(-Infinity), 0)
+    assert.is(at(128), Infinity)
+    assert.is(at(0), 1)
+    assert.is(at(-0), 1)
+    assert.is(at(1), 2)
+    assert.is(at(-1), 0.5)
+    assert.is(at(-150), 0, '2^-150, a tie, rounds to even: 0')
+    assert.is(at(-149), ftz ? 0 : 2 ** -149)
+    assert.is(at(127.99999), Math.fround(2 ** Math.fround(127.99999)))
+  })
+}
+
+s('ex2f itself: NaN, the ends, and its integer points exact', () => {
+  assert.ok(Number.isNaN(ex2f(NaN)))
+  assert.is(ex2f(Infinity), Infinity)
+  assert.is(ex2f(-Infinity), 0)
+  for (let n = -149; n <= 127; n++) assert.is(Math.fround(ex2f(n)), 2 ** n, `2^${n}`)
+})
+
+s.run()

@@ -9,7 +9,9 @@ import { createEmulatorBackend } from '@kernelpack/emulator'
 import { ex2f } from '../../packages/emulator/src/numeric.js'
 import { download, launchOrFault, marshal, ptxBytes, upload } from './helpers.js'
 
-const kernel = (ftz: boolean) => `.version 8.0
+// (with `scalar`, an atomic after the ex2 keeps every thread's code scalar: the scalar helper, where without it
+// four threads a step take the 4-lane form)
+const kernel = (ftz: boolean, scalar = false) => `.version 8.0
 .target sm_80
 .address_size 64
 .visible .entry e(.param .u64 x, .param .u64 y)
@@ -25,7 +27,8 @@ const kernel = (ftz: boolean) => `.version 8.0
   add.s64 %rd5, %rd2, %rd3;
   ld.global.f32 %f1, [%rd4];
   ex2.approx${ftz ? '.ftz' : ''}.f32 %f2, %f1;
-  st.global.f32 [%rd5], %f2;
+  st.global.f32 [%rd5], %f2;${scalar ? `
+  atom.global.add.u32 %r2, [%rd2], 0;` : ''}
   ret;
 }`
 
@@ -44,11 +47,12 @@ function inputs(): Float32Array {
   return x
 }
 
-function run(codegen: 'wasm' | 'js', ftz: boolean, x: Float32Array): Float32Array {
+function run(codegen: 'wasm' | 'js', ftz: boolean, x: Float32Array, scalar = false): Float32Array {
   const be = createEmulatorBackend({ codegen, workers: 0 })
   try {
-    const mod = be.loadModule(ptxBytes(kernel(ftz)))
+    const mod = be.loadModule(ptxBytes(kernel(ftz, scalar)))
     assert.match(mod.inspect('e'), codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
+    if (codegen === 'wasm') assert.is(mod.inspect('e').includes('SIMD across threads'), !scalar, mod.inspect('e'))
     const dx = upload(be, x), dy = upload(be, new Float32Array(N))
     const fault = launchOrFault(be, mod, 'e', { grid: [N / 256, 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }]))
     if (fault) throw fault
@@ -63,10 +67,10 @@ const SUBNORMAL = 2 ** -126
 
 const s = suite('ex2.approx.f32 on both tiers')
 
-for (const ftz of [false, true]) {
-  s(`ex2.approx${ftz ? '.ftz' : ''}.f32: the same bits on both tiers, within 1 ulp of 2^x, exact special values`, () => {
+for (const [ftz, scalar] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+  s(`ex2.approx${ftz ? '.ftz' : ''}.f32${scalar ? ', scalar' : ', 4 threads a step'}: the same bits on both tiers, within 1 ulp of 2^x, exact special values`, () => {
     const x = inputs()
-    const wasm = run('wasm', ftz, x), js = run('js', ftz, x)
+    const wasm = run('wasm', ftz, x, scalar), js = run('js', ftz, x, scalar)
     const wb = bits(wasm), jb = bits(js)
     const ref = new Float32Array(1), rb = bits(ref)
     for (let i = 0; i < N; i++) {

@@ -1639,6 +1639,44 @@ class KernelWriter {
         }
         return this.vwr(A[0], () => { this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]) })
       }
+      case 'ex2': {
+        // numeric.ts ex2f in two f64x2 halves, the scalar helper's operations lane by lane (the same bits);
+        // .ftz: a subnormal input gives 1 either way, a subnormal result is flushed after the rounding to f32
+        if (!f32 || !ins.flags.approx) return this.vfail(`ex2.${t}`)
+        const x = this.tmp('vex2x', 'v128'), X = this.tmp('vex2X', 'v128'), ok = this.tmp('vex2ok', 'v128')
+        const n = this.tmp('vex2n', 'v128'), f = this.tmp('vex2f', 'v128'), lo = this.tmp('vex2lo', 'v128')
+        const splat = (v: number) => { b.f64(v).simd(SimdOp.f64x2_splat) }
+        const half = (high: boolean) => {
+          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
+          b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+          // in range: X < 128 and X >= -151 (not NaN); the others computed from 0 and replaced below
+          b.get(X); splat(128); b.simd(SimdOp.f64x2_lt); b.get(X); splat(-151); b.simd(SimdOp.f64x2_ge); b.simd(SimdOp.v128_and).set(ok)
+          b.get(X); splat(0); b.get(ok).simd(SimdOp.v128_bitselect).set(X)
+          b.get(X); splat(0.5); b.simd(SimdOp.f64x2_add).simd(SimdOp.f64x2_floor).set(n)
+          b.get(X).get(n).simd(SimdOp.f64x2_sub).set(f)
+          splat(EX2_COEFFS[0]!)
+          for (let k = 1; k < EX2_COEFFS.length; k++) { b.get(f).simd(SimdOp.f64x2_mul); splat(EX2_COEFFS[k]!); b.simd(SimdOp.f64x2_add) }
+          // 2^n from its bits: n + 1023 + 2^52 holds n + 1023 in its low bits, exactly
+          b.get(n); splat(1023 + 2 ** 52); b.simd(SimdOp.f64x2_add)
+          b.i64x2([0x4330000000000000n, 0x4330000000000000n]).simd(SimdOp.i64x2_sub).i32(52).simd(SimdOp.i64x2_shl)
+          b.simd(SimdOp.f64x2_mul)
+          b.set(lo)
+          // out of range, from x itself: x < -151 gives +0, x >= 128 +inf, NaN stays NaN
+          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
+          b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+          splat(0); b.get(lo); b.get(X); splat(-151); b.simd(SimdOp.f64x2_lt).simd(SimdOp.v128_bitselect).set(lo)
+          splat(Infinity); b.get(lo); b.get(X); splat(128); b.simd(SimdOp.f64x2_ge).simd(SimdOp.v128_bitselect).set(lo)
+          b.get(X).get(lo).get(X).get(X).simd(SimdOp.f64x2_ne).simd(SimdOp.v128_bitselect)
+          b.simd(SimdOp.f32x4_demote_f64x2_zero)
+        }
+        return this.vwr(A[0], () => {
+          this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
+          if (ins.flags.ftz) {
+            const r = this.tmp('vex2r', 'v128')
+            b.tee(r).i32x4([0, 0, 0, 0]).get(r).get(r).simd(SimdOp.f32x4_abs).i32x4([0x00800000, 0x00800000, 0x00800000, 0x00800000]).simd(SimdOp.f32x4_lt).simd(SimdOp.v128_bitselect)
+          }
+        })
+      }
       case 'and': case 'or': case 'xor':
         if (!i32 && t !== 'pred') return this.vfail(`${ins.op}.${t}`)
         return bin(ins.op === 'and' ? SimdOp.v128_and : ins.op === 'or' ? SimdOp.v128_or : SimdOp.v128_xor)

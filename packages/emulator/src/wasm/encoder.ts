@@ -156,7 +156,8 @@ export const SimdOp = {
   i32x4_abs: 0xa0, i32x4_neg: 0xa1, i32x4_all_true: 0xa3, i32x4_bitmask: 0xa4, i32x4_shl: 0xab, i32x4_shr_s: 0xac, i32x4_shr_u: 0xad,
   i32x4_add: 0xae, i32x4_sub: 0xb1, i32x4_mul: 0xb5, i64x2_eq: 0xd6,
   f32x4_abs: 0xe0, f32x4_neg: 0xe1, f32x4_sqrt: 0xe3, f32x4_add: 0xe4, f32x4_sub: 0xe5, f32x4_mul: 0xe6, f32x4_div: 0xe7,
-  f64x2_abs: 0xec, f64x2_sqrt: 0xef, f64x2_add: 0xf0, f64x2_mul: 0xf2, f64x2_div: 0xf3,
+  f64x2_abs: 0xec, f64x2_sqrt: 0xef, f64x2_add: 0xf0, f64x2_sub: 0xf1, f64x2_mul: 0xf2, f64x2_div: 0xf3, f64x2_floor: 0x75,
+  i64x2_shl: 0xcb, i64x2_sub: 0xd1,
   // relaxed SIMD
   f32x4_relaxed_madd: 0x105, f64x2_relaxed_madd: 0x107,
   i32x4_trunc_sat_f32x4_s: 0xf8, i32x4_trunc_sat_f32x4_u: 0xf9, f32x4_convert_i32x4_s: 0xfa, f32x4_convert_i32x4_u: 0xfb,

@@ -1070,6 +1070,17 @@ class KernelWriter {
     for (const r of definedRegisters(ins)) this.vScalarDone.add(r)
   }
 
+  /** The four f32 lanes on the stack with each subnormal flushed to a zero of its sign (the scalar helper's
+   *  ftz, lane by lane). */
+  private vftz(): void {
+    const b = this.b, v = this.tmp('vftz', 'v128')
+    b.set(v)
+    b.get(v).i32x4([0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0]).simd(SimdOp.v128_and)
+    b.get(v)
+    b.get(v).simd(SimdOp.f32x4_abs).i32x4([0x00800000, 0x00800000, 0x00800000, 0x00800000]).simd(SimdOp.f32x4_lt)
+    b.simd(SimdOp.v128_bitselect)
+  }
+
   /** Pushes operand o for the four lanes (i32 lanes; f32 values as their bits). */
   private vrd(o: IrOperand | undefined): void {
     const b = this.b
@@ -1626,9 +1637,17 @@ class KernelWriter {
       case 'div':
         if (!f32 || !rn || ins.flags.ftz) return this.vfail(`div.${t}`)
         return bin(SimdOp.f32x4_div)
-      case 'rcp': case 'sqrt':
-        if (!f32 || !rn || ins.flags.ftz) return this.vfail(`${ins.op}.${t}`)
-        return this.vwr(A[0], () => { if (ins.op === 'rcp') b.i32x4([0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000]); this.vrd(A[1]); b.simd(ins.op === 'rcp' ? SimdOp.f32x4_div : SimdOp.f32x4_sqrt) })
+      case 'rcp': case 'sqrt': {
+        // (.ftz, as the scalar code: the operand flushed, then the result; rcp.approx.ftz is tanhf's and
+        // a sigmoid's 1/(1 + e^-x))
+        if (!f32 || !rn) return this.vfail(`${ins.op}.${t}`)
+        const ftz = ins.flags.ftz === true
+        return this.vwr(A[0], () => {
+          if (ins.op === 'rcp') b.i32x4([0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000])
+          this.vrd(A[1]); if (ftz) this.vftz()
+          b.simd(ins.op === 'rcp' ? SimdOp.f32x4_div : SimdOp.f32x4_sqrt); if (ftz) this.vftz()
+        })
+      }
       case 'rsqrt': {
         if (!f32 || !rn || ins.flags.ftz) return this.vfail(`rsqrt.${t}`)
         const x = this.tmp('vrsq', 'v128')

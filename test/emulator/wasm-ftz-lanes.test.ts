@@ -1,0 +1,83 @@
+// rcp and sqrt with .ftz in the wasm tier's 4-lane turns (tanhf's and a sigmoid's rcp.approx.ftz.f32, fast
+// math's sqrt.approx.ftz.f32): the operand flushed, the f32x4 operation, the result flushed, as the scalar
+// code does each; before, such a kernel ran its float lane by lane and so kept the whole-grid loop. The same bits
+// as the JavaScript tier on subnormal operands and results, signed zeros, infinities and NaN.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createEmulatorBackend } from '@kernelpack/emulator'
+import { download, launchOrFault, marshal, ptxBytes, upload } from './helpers.js'
+
+const kernel = (op: string) => `.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 y)
+{
+  .reg .b32 %r<3>; .reg .f32 %f<3>; .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [y];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mad.lo.s32 %r1, %r1, %r2, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  ${op} %f2, %f1;
+  st.global.f32 [%rd5], %f2;
+  ret;
+}`
+
+const N = 4096
+function inputs(): Float32Array {
+  const x = new Float32Array(N)
+  const edges = [0, -0, 1, -1, 4, 0.25, 1e-40, -1e-40, 1.1754942e-38, -1.1754942e-38, 1.17549435e-38, 1e38, -1e38, 3.4028235e38, 8.5e37, 9e37,
+    Infinity, -Infinity, NaN, 2 ** -149, -(2 ** -149)]
+  x.set(edges.map(Math.fround))
+  const u = new Uint32Array(x.buffer)
+  let s = 0x1234567
+  for (let i = edges.length; i < N; i++) {
+    s = Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) ^ Math.imul(s ^ (s >>> 12), 0x297a2d39)
+    // half of them subnormal or near the ends of the range
+    u[i] = i % 2 ? (s & 0x80ffffff) >>> 0 : s >>> 0
+  }
+  return x
+}
+
+function run(codegen: 'wasm' | 'js', op: string, x: Float32Array): { bits: Uint32Array; inspect: string } {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(kernel(op)))
+    const dx = upload(be, x), dy = upload(be, new Float32Array(N))
+    const fault = launchOrFault(be, mod, 'k', { grid: [N / 128, 1, 1], block: [128, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }]))
+    if (fault) throw fault
+    const y = download(be, dy, new Float32Array(N))
+    return { bits: new Uint32Array(y.buffer), inspect: mod.inspect('k') }
+  } finally {
+    be.dispose()
+  }
+}
+
+const s = suite('wasm tier: rcp / sqrt .ftz four threads a step')
+
+for (const op of ['rcp.approx.ftz.f32', 'sqrt.approx.ftz.f32', 'rcp.rn.ftz.f32', 'sqrt.rn.ftz.f32']) {
+  s(`${op}: 4-lane, the JavaScript tier's bits`, () => {
+    const x = inputs()
+    const wasm = run('wasm', op, x), js = run('js', op, x)
+    assert.match(wasm.inspect, /SIMD across threads: 4 consecutive threads/)
+    const xb = new Uint32Array(x.buffer)
+    for (let i = 0; i < N; i++) {
+      if (Number.isNaN(x[i]!)) continue
+      assert.is(wasm.bits[i], js.bits[i], `${op} of 0x${xb[i]!.toString(16)}: wasm 0x${wasm.bits[i]!.toString(16)}, js 0x${js.bits[i]!.toString(16)}`)
+    }
+    // a subnormal operand is a zero of its sign: rcp gives ±inf, sqrt ±0; a subnormal result is a zero
+    const f = new Float32Array(js.bits.buffer)
+    if (op.startsWith('rcp')) {
+      assert.is(f[6], Infinity); assert.is(f[7], -Infinity)
+      assert.ok(Object.is(f[11], 0), '1/1e38 is subnormal: +0'); assert.ok(Object.is(f[12], -0))
+    } else {
+      assert.ok(Object.is(f[6], 0)); assert.ok(Object.is(f[7], -0)); assert.is(f[4], 2)
+    }
+  })
+}
+
+s.run()

@@ -7,30 +7,12 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { ex2f } from '../../packages/emulator/src/numeric.js'
-import { download, launchOrFault, marshal, ptxBytes, upload } from './helpers.js'
+import { download, launchOrFault, marshal, ptxBytes, unaryF32Kernel, upload } from './helpers.js'
 
 // (with `scalar`, an atomic after the ex2 keeps every thread's code scalar: the scalar helper, where without it
 // four threads a step take the 4-lane form)
-const kernel = (ftz: boolean, scalar = false) => `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry e(.param .u64 x, .param .u64 y)
-{
-  .reg .b32 %r<3>; .reg .f32 %f<3>; .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [x];
-  ld.param.u64 %rd2, [y];
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mad.lo.s32 %r1, %r1, %r2, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  add.s64 %rd5, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  ex2.approx${ftz ? '.ftz' : ''}.f32 %f2, %f1;
-  st.global.f32 [%rd5], %f2;${scalar ? `
-  atom.global.add.u32 %r2, [%rd2], 0;` : ''}
-  ret;
-}`
+const kernel = (ftz: boolean, scalar = false) => unaryF32Kernel('e', `ex2.approx${ftz ? '.ftz' : ''}.f32 %f2, %f1;`, scalar ? `
+  atom.global.add.u32 %r2, [%rd2], 0;` : '')
 
 const N = 1 << 15
 /** A deterministic spread: the edges, then every 1/64 from -160 to 130, then pseudo-random f32 bit patterns. */

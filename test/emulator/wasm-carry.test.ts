@@ -15,13 +15,15 @@ const HEAD = '.version 8.0\n.target sm_80\n.address_size 64\n'
 
 /** Per thread t: a = x[2t], b = x[2t+1]; out[4t..4t+3] = the 64-bit sum of (a, b) and (b, a) as hi:lo words
  *  from carry chains, the borrow of a - b, and (a * b + a) >> 32 through mad.lo.cc / madc.hi. */
-const BODY = `
-  mov.u32 %r1, %tid.x;
-  mad.lo.s32 %r1, %ctaid.x, %ntid.x, %r1;
+/** a = %r2, b = %r3 of the pair at index %r1. */
+const PAIR = `
   mul.wide.u32 %rd3, %r1, 8;
   add.s64 %rd3, %rd1, %rd3;
   ld.global.u32 %r2, [%rd3];
-  ld.global.u32 %r3, [%rd3+4];
+  ld.global.u32 %r3, [%rd3+4];`
+const BODY = `
+  mov.u32 %r1, %tid.x;
+  mad.lo.s32 %r1, %ctaid.x, %ntid.x, %r1;${PAIR}
   add.cc.u32 %r4, %r2, %r3;
   addc.u32 %r5, 0, 0;
   sub.cc.u32 %r6, %r2, %r3;
@@ -55,19 +57,15 @@ const KEPT = `${HEAD}
   .reg .b32 %r<8>; .reg .b64 %rd<8>;
   ld.param.u64 %rd1, [x];
   ld.param.u64 %rd2, [out];
-  mov.u32 %r5, %tid.x;
-  mul.wide.u32 %rd3, %r5, 8;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.u32 %r1, [%rd4];
-  ld.global.u32 %r2, [%rd4+4];
-  add.cc.u32 %r3, %r1, %r2;
-  addc.u32 %r3, 0, 0;
-  mul.wide.u32 %rd5, %r5, 4;
+  mov.u32 %r1, %tid.x;${PAIR}
+  add.cc.u32 %r4, %r2, %r3;
+  addc.u32 %r4, 0, 0;
+  mul.wide.u32 %rd5, %r1, 4;
   add.s64 %rd6, %rd2, %rd5;
-  st.global.u32 [%rd6], %r3;
+  st.global.u32 [%rd6], %r4;
   bar.sync 0;
-  add.u32 %r3, %r3, 1;
-  st.global.u32 [%rd6+1024], %r3;
+  add.u32 %r4, %r4, 1;
+  st.global.u32 [%rd6+1024], %r4;
   ret;
 }`
 

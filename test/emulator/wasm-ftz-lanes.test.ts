@@ -5,27 +5,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
-import { download, launchOrFault, marshal, ptxBytes, upload } from './helpers.js'
+import { download, launchOrFault, marshal, ptxBytes, unaryF32Kernel, upload } from './helpers.js'
 
-const kernel = (op: string) => `.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 x, .param .u64 y)
-{
-  .reg .b32 %r<3>; .reg .f32 %f<3>; .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [x];
-  ld.param.u64 %rd2, [y];
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mad.lo.s32 %r1, %r1, %r2, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  add.s64 %rd5, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  ${op} %f2, %f1;
-  st.global.f32 [%rd5], %f2;
-  ret;
-}`
+const kernel = (op: string) => unaryF32Kernel('k', `${op} %f2, %f1;`)
 
 const N = 4096
 function inputs(): Float32Array {

@@ -13,9 +13,10 @@
 //     PR_SET_PDEATHSIG, set by util-linux's `setpriv --pdeathsig TERM`); without setpriv it notices within a
 //     second (`kill -0 <our pid>` polling);
 //   - it is asked to stop (SIGTERM/SIGINT/SIGHUP).
-// It ends when our end of its input closes (our exit). It reads one command a line: an id, the files that
-// receive its stdout and stderr (one file for both, interleaved as they came, unless asked apart), its folder,
-// the environment it differs in from ours, and its argument vector, each single-quoted (a newline inside one
+// It ends when our end of its input closes (our exit, or closeProcessShell), after the commands it runs. It reads
+// one command a line: an id, the files that receive its stdout and stderr (one file for both, interleaved as they
+// came, unless asked apart), its folder, the call's NAME=value additions to the environment (exported in the
+// command's subshell), and its argument vector, each single-quoted (a newline inside one
 // as `'"$nl"'`), so that nothing the user wrote is ever parsed by the shell: `eval "set -- <line>"` only
 // rebuilds the words. When the command ends, its shell writes `<id> <status>` back. Its environment is ours as
 // it was when the shell started; when ours has changed since, the next command starts a new shell.
@@ -102,7 +103,7 @@ const SERVER = [
   '  {',
   '    (',
   '      while [ "$n" -gt 0 ]; do',
-  '        case $1 in -*) unset "${1#-}" ;; *) export "$1" ;; esac',
+  '        export "$1"',
   '        shift',
   '        n=$((n - 1))',
   '      done',

@@ -9,10 +9,10 @@ import { createEmulatorBackend } from '@kernelpack/emulator'
 import { ex2f } from '../../packages/emulator/src/numeric.js'
 import { download, launchOrFault, marshal, ptxBytes, unaryF32Kernel, upload } from './helpers.js'
 
-// (with `scalar`, an atomic after the ex2 keeps every thread's code scalar: the scalar helper, where without it
-// four threads a step take the 4-lane form)
+// (with `scalar`, an atomic after the ex2, in a kernel without the bound's if, keeps every thread's code scalar:
+// the scalar helper, where without it four threads a step take the 4-lane form)
 const kernel = (ftz: boolean, scalar = false) => unaryF32Kernel('e', `ex2.approx${ftz ? '.ftz' : ''}.f32 %f2, %f1;`, scalar ? `
-  atom.global.add.u32 %r2, [%rd2], 0;` : '')
+  atom.global.add.u32 %r2, [%rd2], 0;` : '', !scalar)
 
 const N = 1 << 15
 /** A deterministic spread: the edges, then every 1/64 from -160 to 130, then pseudo-random f32 bit patterns. */

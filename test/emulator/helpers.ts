@@ -74,26 +74,30 @@ export function ptxBytes(text: string): { kind: 'ptx'; arch: string; bytes: Uint
 
 export { createEmulatorBackend }
 
-/** PTX of a kernel `name(x, y)`, one thread an f32 element: `line` computes %f2 from %f1 = x[i], y[i] = %f2,
- *  then `tail` (more PTX before the `ret`). */
-export function unaryF32Kernel(name: string, line: string, tail = ''): string {
+/** PTX of a kernel `name(x, y)`, one thread an f32 element under an `if (i < 2^24)` as nvcc writes a bound:
+ *  `line` computes %f2 from %f1 = x[i], y[i] = %f2, then `tail` (more PTX inside the if); `line` may use %f3 …
+ *  %f15 and %p1, %p2 too. `guard: false`: no if. */
+export function unaryF32Kernel(name: string, line: string, tail = '', guard = true): string {
   return `.version 8.0
 .target sm_80
 .address_size 64
 .visible .entry ${name}(.param .u64 x, .param .u64 y)
 {
-  .reg .b32 %r<3>; .reg .f32 %f<3>; .reg .b64 %rd<6>;
+  .reg .b32 %r<3>; .reg .f32 %f<16>; .reg .pred %p<4>; .reg .b64 %rd<6>;
   ld.param.u64 %rd1, [x];
   ld.param.u64 %rd2, [y];
   mov.u32 %r1, %ctaid.x;
   mov.u32 %r2, %ntid.x;
   mad.lo.s32 %r1, %r1, %r2, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
+${guard ? `  setp.ge.u32 %p3, %r1, 16777216;
+  @%p3 bra DONE;
+` : ''}  mul.wide.u32 %rd3, %r1, 4;
   add.s64 %rd4, %rd1, %rd3;
   add.s64 %rd5, %rd2, %rd3;
   ld.global.f32 %f1, [%rd4];
   ${line}
   st.global.f32 [%rd5], %f2;${tail}
+DONE:
   ret;
 }`
 }

@@ -1658,6 +1658,10 @@ class KernelWriter {
         }
         return this.vwr(A[0], () => { this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]) })
       }
+      case 'copysign':
+        // b's magnitude with a's sign, bit for bit as the scalar f32.copysign (tanhf's last step)
+        if (!f32) return this.vfail(`copysign.${t}`)
+        return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.i32x4([0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0]).simd(SimdOp.v128_bitselect) })
       case 'ex2': {
         // numeric.ts ex2f in two f64x2 halves, the scalar helper's operations lane by lane (the same bits);
         // .ftz: a subnormal input gives 1 either way, a subnormal result is flushed after the rounding to f32
@@ -1692,7 +1696,7 @@ class KernelWriter {
           this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
           if (ins.flags.ftz) {
             const r = this.tmp('vex2r', 'v128')
-            b.tee(r).i32x4([0, 0, 0, 0]).get(r).get(r).simd(SimdOp.f32x4_abs).i32x4([0x00800000, 0x00800000, 0x00800000, 0x00800000]).simd(SimdOp.f32x4_lt).simd(SimdOp.v128_bitselect)
+            b.set(r); b.i32x4([0, 0, 0, 0]).get(r).get(r).simd(SimdOp.f32x4_abs).i32x4([0x00800000, 0x00800000, 0x00800000, 0x00800000]).simd(SimdOp.f32x4_lt).simd(SimdOp.v128_bitselect)
           }
         })
       }

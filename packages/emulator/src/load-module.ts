@@ -218,7 +218,13 @@ function addWasmTier(lm: LoadedModule, frames: readonly import('./frame.js').Fra
   if (code.kernels.size === 0) return
   const bytes = code.bytes as Uint8Array<ArrayBuffer>
   const failed = (e: unknown) => {
-    for (const name of code.kernels.keys()) lm.tiers.set(name, { tier: 'js', why: `the WebAssembly module could not be compiled here (${(e as Error).message})` })
+    const why = `the WebAssembly module could not be compiled here (${(e as Error).message})`
+    for (const name of code.kernels.keys()) {
+      lm.tiers.set(name, { tier: 'js', why })
+      // (forced, a module that does not compile is an error, not a quiet fall to the JavaScript tier: a writer's
+      // bug shows where the tiers are compared)
+      if (codegen === 'wasm') lm.refused.set(name, new PtxError(`it has no WebAssembly lowering (codegen: 'wasm'): ${why}`))
+    }
   }
   let module: WebAssembly.Module
   try {

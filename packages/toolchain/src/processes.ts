@@ -52,13 +52,14 @@ export function howItEnded(cmd: string, r: SpawnedOutput): string {
   return r.errorCode ? `cannot start ${cmd}: ${r.errorCode}` : r.signal ? `killed by ${r.signal}` : `exit status ${String(r.exitCode)}`
 }
 
-/** Processes started for the build, and (of those) started through the shell: for tests that count them. */
-export const spawnCounter = { started: 0, servers: 0 }
+/** Shells started (a changed environment or a shell that died starts another): for tests that count them. */
+export const spawnCounter = { servers: 0 }
 
+let shellThere: boolean | undefined
 /** Runs a process with no input and gathers what it printed (see the file comment for how it starts). */
 export function spawnAll(file: string, args: string[], o: SpawnOptions): Promise<SpawnedOutput> {
-  spawnCounter.started++
-  const server = process.platform === 'win32' || !existsSync('/bin/sh') ? undefined : currentServer()
+  shellThere ??= process.platform !== 'win32' && existsSync('/bin/sh')
+  const server = shellThere ? currentServer() : undefined
   return server ? server.run(file, args, o) : spawnDirect(file, args, o)
 }
 

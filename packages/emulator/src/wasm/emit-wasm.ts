@@ -61,6 +61,9 @@ const slotOps = (c: RegisterClass) => SLOT_OPS[classType(c) as Exclude<ValType, 
 /** Instructions a 4-lane turn never runs lane by lane (vperLane): memory, control flow, calls, barriers. */
 const PER_LANE_NOT = new Set(['wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix', 'ld', 'st', 'atom', 'red', 'bra', 'brx', 'ret', 'exit', 'bar', 'barrier', 'call', 'cp', 'prefetch', 'prefetchu', 'trap', 'brkpt', 'tex', 'tld4', 'suld', 'sust', 'sured', 'ldu', 'isspacep', 'mbarrier'])
 
+/** The sign bit of four f32 lanes. */
+const SIGN32X4 = [0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0] as const
+
 /** Whether the thread loop `it` (a barrier-free kernel's only one) runs only some of a row's threads: its first
  *  act branches the others past all of its code (threadLoopTxRange) and its interval is not the whole row. The
  *  branch's instruction index where it does. */
@@ -102,7 +105,6 @@ export const IMPORTED_FUNCS = {
   sin: [['f64'], ['f64']],
   cos: [['f64'], ['f64']],
   log2: [['f64'], ['f64']],
-  exp2: [['f64'], ['f64']],
   tanh: [['f64'], ['f64']],
   brev32: [['i32'], ['i32']],
   bfe32u: [['i32', 'i32', 'i32'], ['i32']],
@@ -1075,7 +1077,7 @@ class KernelWriter {
   private vftz(): void {
     const b = this.b, v = this.tmp('vftz', 'v128')
     b.set(v)
-    b.get(v).i32x4([0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0]).simd(SimdOp.v128_and)
+    b.get(v).i32x4(SIGN32X4).simd(SimdOp.v128_and)
     b.get(v)
     b.get(v).simd(SimdOp.f32x4_abs).i32x4([0x00800000, 0x00800000, 0x00800000, 0x00800000]).simd(SimdOp.f32x4_lt)
     b.simd(SimdOp.v128_bitselect)
@@ -1661,7 +1663,7 @@ class KernelWriter {
       case 'copysign':
         // b's magnitude with a's sign, bit for bit as the scalar f32.copysign (tanhf's last step)
         if (!f32) return this.vfail(`copysign.${t}`)
-        return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.i32x4([0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0]).simd(SimdOp.v128_bitselect) })
+        return this.vwr(A[0], () => { this.vrd(A[1]); this.vrd(A[2]); b.i32x4(SIGN32X4).simd(SimdOp.v128_bitselect) })
       case 'ex2': {
         // numeric.ts ex2f in two f64x2 halves, the scalar helper's operations lane by lane (the same bits);
         // .ftz: a subnormal input gives 1 either way, a subnormal result is flushed after the rounding to f32
@@ -1672,11 +1674,11 @@ class KernelWriter {
         const half = (high: boolean) => {
           b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
           b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
-          // in range: X < 128 and X >= -151 (not NaN); the others computed from 0 and replaced below
+          // in range: X < 128 and X >= -151 (not NaN); the others computed from 0 (f, for now) and replaced below
           b.get(X); splat(128); b.simd(SimdOp.f64x2_lt); b.get(X); splat(-151); b.simd(SimdOp.f64x2_ge); b.simd(SimdOp.v128_and).set(ok)
-          b.get(X); splat(0); b.get(ok).simd(SimdOp.v128_bitselect).set(X)
-          b.get(X); splat(0.5); b.simd(SimdOp.f64x2_add).simd(SimdOp.f64x2_floor).set(n)
-          b.get(X).get(n).simd(SimdOp.f64x2_sub).set(f)
+          b.get(X); splat(0); b.get(ok).simd(SimdOp.v128_bitselect).set(f)
+          b.get(f); splat(0.5); b.simd(SimdOp.f64x2_add).simd(SimdOp.f64x2_floor).set(n)
+          b.get(f).get(n).simd(SimdOp.f64x2_sub).set(f)
           splat(EX2_COEFFS[0]!)
           for (let k = 1; k < EX2_COEFFS.length; k++) { b.get(f).simd(SimdOp.f64x2_mul); splat(EX2_COEFFS[k]!); b.simd(SimdOp.f64x2_add) }
           // 2^n from its bits: n + 1023 + 2^52 holds n + 1023 in its low bits, exactly
@@ -1684,9 +1686,7 @@ class KernelWriter {
           b.i64x2([0x4330000000000000n, 0x4330000000000000n]).simd(SimdOp.i64x2_sub).i32(52).simd(SimdOp.i64x2_shl)
           b.simd(SimdOp.f64x2_mul)
           b.set(lo)
-          // out of range, from x itself: x < -151 gives +0, x >= 128 +inf, NaN stays NaN
-          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
-          b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+          // out of range, from X itself: X < -151 gives +0, X >= 128 +inf, NaN stays NaN
           splat(0); b.get(lo); b.get(X); splat(-151); b.simd(SimdOp.f64x2_lt).simd(SimdOp.v128_bitselect).set(lo)
           splat(Infinity); b.get(lo); b.get(X); splat(128); b.simd(SimdOp.f64x2_ge).simd(SimdOp.v128_bitselect).set(lo)
           b.get(X).get(lo).get(X).get(X).simd(SimdOp.f64x2_ne).simd(SimdOp.v128_bitselect)
@@ -1694,10 +1694,7 @@ class KernelWriter {
         }
         return this.vwr(A[0], () => {
           this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
-          if (ins.flags.ftz) {
-            const r = this.tmp('vex2r', 'v128')
-            b.set(r); b.i32x4([0, 0, 0, 0]).get(r).get(r).simd(SimdOp.f32x4_abs).i32x4([0x00800000, 0x00800000, 0x00800000, 0x00800000]).simd(SimdOp.f32x4_lt).simd(SimdOp.v128_bitselect)
-          }
+          if (ins.flags.ftz) this.vftz()
         })
       }
       case 'and': case 'or': case 'xor':

@@ -102,10 +102,8 @@ class KernelHandle implements WebGpuFunction {
   /** The override constants the WGSL declares (only those may be given to the pipeline). */
   readonly overrides: ReadonlySet<string>
   readonly coarseOverrides: ReadonlySet<string>
-  /** The coarsened variant's module, compiled on first use. */
-  coarseShader: GPUShaderModule | undefined
-  /** The unchecked variant's module (launches proven in range), compiled on first use. */
-  uncheckedShader: GPUShaderModule | undefined
+  /** The modules of its variants (coarsened, unchecked, shared memory in the arena), each compiled on first use. */
+  readonly variants = new Map<object, GPUShaderModule>()
   /** The loop bounds its sites' iteration terms count (access-sites.ts). */
   readonly trips: ReadonlyMap<number, SiteTrip>
   paramBuffer: GPUBuffer | undefined
@@ -353,7 +351,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
   async function loadModule(image: ImageToLoad, sourceName = `PTX module (${image.arch})`): Promise<WebGpuModule> {
     live()
-    if (image.kind !== 'ptx' && image.kind !== 'wgsl') throw new TypeError(`the webgpu backend loads WGSL translated at build time or PTX; got a ${image.kind} image for ${image.arch}`)
+    if (image.kind !== 'ptx' && image.kind !== 'wgsl') throw (await import('./launch-checks.js')).badImage(image.kind, image.arch)
     let translated: WgslModule
     const undecodable: Untranslatable[] = []
     // (WGSL translated at build time: a kernel's subgroups32 variant where this device's subgroups are 32 wide)
@@ -372,7 +370,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     const refused: Untranslatable[] = [...undecodable, ...translated.refused]
     // What the translator produced must fit this device; a kernel that does not is refused like an
     // untranslatable one, so `auto` falls back instead of failing at the first launch (device-fit.ts says why)
-    const fits = (k: WgslKernel) => k.features.every((f) => gpu.features.has(f)) && align16(k.paramBytes) <= limit('maxUniformBufferBindingSize') && k.workgroupBytes <= limit('maxComputeWorkgroupStorageSize')
+    const fits = (k: WgslKernel) => k.features.every((f) => gpu.features.has(f)) && align16(k.paramBytes) <= limit('maxUniformBufferBindingSize') && (k.sharedInArena ?? k).workgroupBytes <= limit('maxComputeWorkgroupStorageSize')
       && (!k.requiredBlock || k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] <= limit('maxComputeInvocationsPerWorkgroup'))
     if (![...translated.kernels.values()].every(fits)) refused.push(...(await import('./device-fit.js')).misfits(translated.kernels.values(), gpu.features, limit, info))
     // kernels named demangled in the errors: the demangler is loaded only for a module that has such kernels
@@ -454,10 +452,10 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
   /** Whether fma.rn.f32 needs the exact sequence on this device (fma-probe.ts), once asked. */
   let exactFma: Promise<boolean> | undefined
 
-  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean, phase = 0): Promise<GPUComputePipeline> {
+  function pipelineFor(h: KernelHandle, block: Dim3, sharedBytes: number, coarse: number, unchecked: boolean, split: boolean, phase = 0, inArena = false): Promise<GPUComputePipeline> {
     const dynWords = Math.max(1, Math.ceil(sharedBytes / 4))
     const exact = h.overrides.has(OVERRIDE_DYN_SHARED_BYTES)
-    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}${split ? '/split' : ''}${phase ? `/phase${phase}` : ''}`
+    const key = `${block.join(',')}/${h.overrides.has(OVERRIDE_DYN_SHARED_WORDS) || exact ? (exact ? sharedBytes : dynWords) : 0}/${coarse}${unchecked ? '/unchecked' : ''}${split ? '/split' : ''}${phase ? `/phase${phase}` : ''}${inArena ? '/arena' : ''}`
     let p = h.pipelines.get(key)
     if (!p) {
       const overrides = coarse ? h.coarseOverrides : h.overrides
@@ -473,9 +471,11 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         constants[OVERRIDE_COARSE_WG] = Math.ceil(threads / coarse)
       }
       h.mod.variableAt.forEach((at, i) => { if (overrides.has(overrideVariable(i))) constants[overrideVariable(i)] = at })
-      const module = coarse ? (h.coarseShader ??= device.createShaderModule({ label: `${h.name} (coarsened)`, code: h.kernel.coarse!.wgsl }))
-        : unchecked ? (h.uncheckedShader ??= device.createShaderModule({ label: h.name, code: h.kernel.unchecked!.wgsl })) : h.shader
-      const create = () => device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module, entryPoint: coarse ? h.kernel.coarse!.entryPoint : h.kernel.entryPoint, constants } })
+      const k = h.kernel
+      const v: { wgsl: string; entryPoint?: string } | undefined = coarse ? k.coarse : inArena ? k.sharedInArena : unchecked ? k.unchecked : undefined
+      let module = h.shader
+      if (v) h.variants.set(v, module = h.variants.get(v) ?? device.createShaderModule({ label: `${h.name} ${key}`, code: v.wgsl }))
+      const create = () => device.createComputePipelineAsync({ label: `${h.name} ${key}`, layout: pipelineLayout, compute: { module, entryPoint: v?.entryPoint ?? k.entryPoint, constants } })
       // fma.rn.f32: WGSL's fma() where this device's is fused, else the exact sequence (fma-probe.ts, once per device)
       p = overrides.has(OVERRIDE_FMA_EXACT)
         ? (exactFma ??= import('./fma-probe.js').then((m) => m.needsExactFma(device))).then((exact) => { constants[OVERRIDE_FMA_EXACT] = exact ? 1 : 0; return create() })
@@ -573,41 +573,49 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       const coarse = (!fitsAxes || threads > maxInvocations) && k.coarse && threads <= k.coarse.factor * maxInvocations ? k.coarse : undefined
       const shared = config.sharedBytes ?? 0
       const perDim = limit('maxComputeWorkgroupsPerDimension')
+      // shared memory beyond the adapter's workgroup storage: the variant with it in the arena (arena-shared.ts)
+      const room = limit('maxComputeWorkgroupStorageSize'), scratch = (k.workgroupBytesPerThread ?? 0) * threads
+      const inArena = k.workgroupBytes + scratch + align4(shared) > room && !coarse ? k.sharedInArena : undefined
       // a launch the adapter or the kernel cannot take: launch-checks.ts (loaded then) says which limit or
       // directive, and what to do
       if ((!coarse && (!fitsAxes || threads > maxInvocations)) || k.requiredBlock?.some((v, i) => v !== block[i]) || (k.maxThreads ?? threads) < threads
-        || !(Number.isInteger(shared) && shared >= 0) || k.workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads + align4(shared) > limit('maxComputeWorkgroupStorageSize')
+        || !(Number.isInteger(shared) && shared >= 0) || (inArena ?? k).workgroupBytes + scratch + (inArena ? 0 : align4(shared)) > room
         || grid[1] > perDim || grid[2] > perDim || params.bytes.length < k.paramBytes
         || (k.paramOffsets && params.offsets && (params.offsets.length !== k.paramOffsets.length || params.offsets.some((o, i) => o !== k.paramOffsets![i])))) {
-        throw (await import('./launch-checks.js')).launchProblem(what, k, block, grid, threads, shared, params, !!coarse, limit)
+        throw (await import('./launch-checks.js')).launchProblem(what, k, block, grid, threads, shared, params, !!coarse, limit, inArena)
       }
       const gs = k.gridSync
       // The arguments are copied now: the caller may reuse its block as soon as launch() resolves.
-      const paramSize = Math.max(16, align16(Math.max(k.paramBytes, params.bytes.length)), gs ? gs.workspaceAt + 16 : 0)
+      // (a grid-sync kernel's workspace, or the slices of shared memory in the arena: their address after the parameters)
+      const ws = gs ?? inArena
+      const paramSize = Math.max(16, align16(Math.max(k.paramBytes, params.bytes.length)), ws ? ws.workspaceAt + 16 : 0)
       const paramBytes = new Uint8Array(paramSize)
       paramBytes.set(params.bytes)
       const signal = config.signal ?? undefined
-      if (signal !== undefined && !(typeof signal === 'object' && 'aborted' in signal)) throw new TypeError(`${what}: signal must be an AbortSignal`)
       const timeoutMs = config.timeoutMs
-      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) throw new TypeError(`${what}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
+      if ((signal !== undefined && !(typeof signal === 'object' && 'aborted' in signal)) || (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0))) {
+        throw (await import('./launch-checks.js')).badStop(what, signal, timeoutMs)
+      }
       // (the AbortError comes from stoppable.ts, loaded for it: launches with a signal are rare)
       if (signal?.aborted) throw (await import('./stoppable.js')).notRun(h.name, signal)
       const stoppable = signal !== undefined || timeoutMs !== undefined
       // Without a signal or timeout, the grid is one submit (grid.x split into dispatches of at most perDim
       // workgroups, one launch record each); with one, it runs in slices (runStoppable).
-      const chunks = stoppable ? 1 : Math.ceil(grid[0] / perDim)
+      const slices = inArena && await (await import('./arena-shared.js')).arenaSlices(backend, inArena, grid, perDim, shared, stoppable, paramBytes)
+      const columns = slices ? slices.columns : perDim
+      const chunks = stoppable ? 1 : Math.ceil(grid[0] / columns)
       // the launch's number, in its launch records: device printf's records say which launch made them
       const launch = launches = (launches + 1) >>> 0
       if (k.printf?.length) printfLaunches.set(launch, k.printf)
       const records = new Uint32Array((chunks * LAUNCH_RECORD_STRIDE) / 4)
       for (let c = 0; c < chunks; c++) {
         const r = (c * LAUNCH_RECORD_STRIDE) / 4
-        records.set([grid[0], grid[1], grid[2], h.id, c * perDim, 0, 0, launch], r)
+        records.set([grid[0], grid[1], grid[2], h.id, c * columns, 0, 0, launch], r)
       }
       // every access of every thread proven inside the arena (access-sites.ts): the variant without checks
-      const unchecked = !coarse && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size, h.trips)
+      const unchecked = !coarse && !inArena && !!k.unchecked && accessCheck!(k.unchecked.sites, paramBytes, grid, block, RESERVED_BYTES, memory.size, h.trips)
       const phases = gs?.phases ?? 1
-      const pipelines = Array.from({ length: phases }, (_, phase) => pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable, phase))
+      const pipelines = Array.from({ length: phases }, (_, phase) => pipelineFor(h, block, shared, coarse ? Math.ceil(threads / maxInvocations) : 0, unchecked, chunks > 1 || stoppable, phase, !!inArena))
       // a kernel split at its grid syncs (emit-kernel.ts writePhases): a cooperative launch only, with a workspace
       // for what lives across a sync (grid-launch.ts, loaded for the first such launch)
       const grids = gs && await import('./grid-launch.js')
@@ -658,7 +666,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
               pass.setPipeline(q)
               for (let c = 0; c < chunks; c++) {
                 pass.setBindGroup(0, h.bindGroup!, [c * LAUNCH_RECORD_STRIDE])
-                pass.dispatchWorkgroups(Math.min(perDim, grid[0] - c * perDim), grid[1], grid[2])
+                pass.dispatchWorkgroups(Math.min(columns, grid[0] - c * columns), grid[1], grid[2])
               }
             }
             pass.end()
@@ -670,6 +678,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       })
       } finally {
         workspace?.release()
+        slices?.release()
       }
     },
     createEvent() {

@@ -13,7 +13,8 @@ export function misfits(kernels: Iterable<WgslKernel>, features: ReadonlySet<str
     const missing = k.features.filter((f) => !features.has(f))
     if (missing.length) refused.push({ kernel: k.name, line: 0, reason: `needs the WebGPU feature(s) ${missing.join(', ')}, which ${info} lacks` })
     if (align16(k.paramBytes) > limit('maxUniformBufferBindingSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.paramBytes}-byte parameter block exceeds maxUniformBufferBindingSize (${limit('maxUniformBufferBindingSize')})` })
-    if (k.workgroupBytes > limit('maxComputeWorkgroupStorageSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.workgroupBytes} bytes of shared memory exceed maxComputeWorkgroupStorageSize (${limit('maxComputeWorkgroupStorageSize')})` })
+    // (a kernel with its shared memory in the arena needs only its scratch in workgroup memory: arena-shared.ts)
+    if ((k.sharedInArena ?? k).workgroupBytes > limit('maxComputeWorkgroupStorageSize')) refused.push({ kernel: k.name, line: 0, reason: `its ${k.workgroupBytes} bytes of shared memory exceed maxComputeWorkgroupStorageSize (${limit('maxComputeWorkgroupStorageSize')})` })
     if (k.requiredBlock && k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] > limit('maxComputeInvocationsPerWorkgroup')) {
       refused.push({ kernel: k.name, line: 0, reason: `.reqntid ${k.requiredBlock.join(',')} exceeds maxComputeInvocationsPerWorkgroup (${limit('maxComputeInvocationsPerWorkgroup')})` })
     }

@@ -178,7 +178,8 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
       if (ins.mode === 'red') {
         // bar.red.{popc,and,or}{.u32,.pred} d, id, {count,} {!}p
         if (A.length > 3) return w.refuse('bar.red with a thread count: WGSL has only whole-workgroup barriers')
-        if (w.mem.storageBarriers.has(ins)) w.line('storageBarrier();')
+        // (shared memory in the arena is storage memory: emit-arena-shared.ts)
+        if (w.mem.storageBarriers.has(ins) || (w.sharedInArena && w.mem.usesShared)) w.line('storageBarrier();')
         const p = () => w.pred(A[A.length - 1]!)
         const n = countBlock(w, ins.reduction === 'and' ? () => `${active()} && !(${p()})` : () => `${active()} && ${p()}`)
         w.perThread(() => {

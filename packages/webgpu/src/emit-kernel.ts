@@ -18,6 +18,7 @@
 // atomic read with workgroupUniformLoad, which WGSL knows to be uniform). Sync-free stretches inside such
 // regions are plain code under `if (kp_on)`. This is the CUDA semantics for every program in which a
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
+import { arenaSliceStart, sharedToArena } from './emit-arena-shared.js'
 import {
   analyzeAffine, analyzeBarrierRegions, analyzeContraction, isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, waitOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
@@ -54,6 +55,9 @@ export interface KernelEnv {
   badVars: ReadonlyMap<string, string>
   /** Thread coarsening: each invocation runs up to this many CUDA threads in turn (1: one thread each). */
   coarse?: number
+  /** The variant whose shared memory is a slice of the arena per workgroup instead of workgroup memory
+   *  (arena-shared.ts): for blocks whose shared memory exceeds the adapter's maxComputeWorkgroupStorageSize. */
+  sharedInArena?: boolean
 }
 
 /** A frame of the structured-control-flow walk. */
@@ -142,6 +146,8 @@ export class KernelWriter {
   /** Each invocation runs up to `coarse` CUDA threads (README.md, "Block sizes above …"): per-thread state
    *  is an array indexed by the sub-thread `kp_c`, and per-thread code runs in a loop over them. */
   readonly coarse: number
+  /** Shared memory in the arena (KernelEnv.sharedInArena): kp_smem's accesses become kp_mem's at kp_sb. */
+  readonly sharedInArena: boolean
   private inThreadLoop = false
   /** Every thread of the block is active here (kp_on is true for all: no divergent region entered, none left
    *  early): predicated code then needs no `if (kp_on)` (SwiftShader runs such an if under a mask even when it
@@ -174,6 +180,7 @@ export class KernelWriter {
   constructor(readonly env: KernelEnv) {
     this.fn = env.fn
     this.coarse = env.coarse ?? 1
+    this.sharedInArena = !!env.sharedInArena
     this.subgroups = this.coarse === 1 && subgroupsAre32(env.target)
     const fn = env.fn
     this.cfg = buildCfg(fn)
@@ -723,7 +730,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const barriers = globalStores ? globalBarriers(fn, this.cfg) : { at: new Set<Instruction>(), afterLoop: new Set<number>() }
     return {
       sharedOffset, localOffset, staticShared, dynBase, usesShared, hasDynamic: dynamic.length > 0, reserved,
-      localBytes: Math.ceil(local / 4) * 4, globalAtomic, sharedAtomic: sharedAtomic && usesShared, globalStores,
+      // (shared memory in the arena is kp_mem itself: one array, atomic where either space needs atomics)
+      localBytes: Math.ceil(local / 4) * 4, globalAtomic: globalAtomic || (this.sharedInArena && sharedAtomic && usesShared),
+      sharedAtomic: usesShared && (sharedAtomic || (this.sharedInArena && globalAtomic)), globalStores,
       storageBarriers: barriers.at, storageBarrierAfterLoop: barriers.afterLoop,
     }
   }
@@ -1248,6 +1257,16 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     return sw.dynamic ? `${sw.words}u + kp_dyn_shared_words${sw.reserved ? ` + ${sw.reserved}u` : ''}` : `${sw.words}u`
   }
 
+  /** Where the variant with shared memory in the arena finds its slices (emit-arena-shared.ts), and a slice's
+   *  words; undefined for a kernel without shared memory, or one that has no such variant: a coarsened one
+   *  (its invocations run several CUDA threads) or one split at grid syncs (which keeps shared memory in a
+   *  workspace of its own between phases). */
+  arenaLayout(): { workspaceAt: number; words: { fixed: number; dynamic: boolean } } | undefined {
+    const sw = this.sharedWords()
+    if (!sw || this.coarse > 1 || this.phases > 1) return undefined
+    return { workspaceAt: this.workspaceVec * 16, words: { fixed: sw.words + sw.reserved, dynamic: sw.dynamic } }
+  }
+
   /** Where a grid-sync kernel reads its workspace's byte address: the vec4 after its parameters (writePhases). */
   private get workspaceVec(): number {
     return Math.ceil(this.paramBytes / 16)
@@ -1455,7 +1474,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const mem = this.mem
     const head: string[] = []
     // (a grid-sync kernel finds its workspace's address in the vec4 after its parameters: writePhases)
-    const paramVecs = Math.max(1, this.workspaceVec + (this.phases > 1 ? 1 : 0))
+    const arena = this.sharedInArena && mem.usesShared
+    const paramVecs = Math.max(1, this.workspaceVec + (this.phases > 1 || arena ? 1 : 0))
     const sg = this.features.has('kp_sg')
     // (WGSL's enable directives come before every declaration)
     if (sg) head.push('enable subgroups;')
@@ -1486,7 +1506,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     for (const v of [...this.varsUsed].sort((a, b) => a - b)) head.push(`override kp_var_${v}: u32;`)
     let workgroupBytes = sg ? 4 : 0
-    if (mem.usesShared) {
+    // (shared memory in the arena: the workgroup's slice starts at word kp_sb, set at the kernel's start)
+    if (arena) head.push('var<private> kp_sb: u32;')
+    else if (mem.usesShared) {
       // (the reserved region: its words and up to 3 of alignment after the dynamic ones)
       head.push(`var<workgroup> kp_smem: array<${mem.sharedAtomic ? 'atomic<u32>' : 'u32'}, ${this.sharedWordsExpr()!}>;`)
       workgroupBytes += mem.dynBase + (mem.reserved ? RESERVED_SMEM + 12 : 0)
@@ -1506,7 +1528,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const builtins = this.coarse > 1
       ? [['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
       : [['local_invocation_id', 'kp_tid', 'vec3<u32>'], ['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32'],
-          ...(sg ? [['subgroup_invocation_id', 'kp_sg_id', 'u32'], ['subgroup_size', 'kp_sg_size', 'u32']] : [])]
+          ...(sg ? [['subgroup_invocation_id', 'kp_sg_id', 'u32'], ['subgroup_size', 'kp_sg_size', 'u32']] : []),
+          ...(arena ? [['num_workgroups', 'kp_nwg', 'vec3<u32>']] : [])]
     const entry = [this.coarse > 1 ? '@compute @workgroup_size(kp_wg)' : '@compute @workgroup_size(kp_ntid_x, kp_ntid_y, kp_ntid_z)',
       `fn kp_main(${builtins.map(([b, n, t]) => `@builtin(${b}) ${n}: ${t}`).join(', ')}) {`]
     /** The module, with its global accesses checked (the thread's first fault recorded when it returns) or,
@@ -1522,6 +1545,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       const main = [
         ...(checked ? [`fn kp_kernel(${builtins.map(([, n, t]) => `${n}: ${t}`).join(', ')}) {`] : entry),
         ...(this.coarse > 1 ? [] : ['  let kp_t = kp_lidx;']),
+        ...(arena ? arenaSliceStart(this.workspaceAddress, this.sharedWordsExpr()!, mem.sharedAtomic) : []),
         ...(sg ? [
           '  atomicOr(&kp_sg_bad, select(1u, 0u, kp_sg_size == 32u && kp_sg_id == (kp_lidx & 31u)));',
           '  let kp_sg_ok = workgroupUniformLoad(&kp_sg_bad) == 0u;',
@@ -1533,7 +1557,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
         '}',
         ...(checked ? ['', ...entry, `  kp_kernel(${builtins.map(([, n]) => n).join(', ')});`, '  kp_fault_flush();', '}'] : []),
       ]
-      return [...head, '', ...lib, ...helpers, '', ...main, ''].join('\n')
+      const text = [...head, '', ...lib, ...helpers, '', ...main, ''].join('\n')
+      return arena ? sharedToArena(text, this.sharedWordsExpr()!) : text
     }
     const wgsl = assemble(false)
     const sites = this.provenSites()
@@ -1550,7 +1575,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     if (this.softF64) out.softF64 = true
     if (this.softTensor) out.softTensor = true
-    if (sites) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
+    if (sites && !arena) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
     const perThread = scratchBytesPerThread(this)
     if (perThread) out.workgroupBytesPerThread = perThread
     const req = fn.directives.reqntid
@@ -1728,6 +1753,16 @@ export function writeKernel(env: KernelEnv): WgslKernel {
     // (one workspace layout for both variants: the same registers are kept, by the same analyses)
     if (JSON.stringify(ck.gridSync) !== JSON.stringify(k.gridSync)) throw new Error(`internal: the coarsened ${k.name} keeps other state across its grid syncs`)
     k.coarse = { wgsl: ck.wgsl, entryPoint: ck.entryPoint, factor }
+  }
+  // shared memory that may exceed the adapter's workgroup storage (dynamic, whose size comes with the launch, or
+  // static above what this target gives a workgroup): the variant with it in the arena (emit-arena-shared.ts)
+  const layout = w.arenaLayout()
+  const room = env.target.limits.maxComputeWorkgroupStorageSize ?? 16384
+  if (layout && (layout.words.dynamic || k.workgroupBytes > room)) {
+    const a = new KernelWriter({ ...env, sharedInArena: true })
+    a.writeBody()
+    const ak = a.finish()
+    k.sharedInArena = { wgsl: ak.wgsl, entryPoint: ak.entryPoint, workgroupBytes: ak.workgroupBytes, ...layout }
   }
   return k
 }

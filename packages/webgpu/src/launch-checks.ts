@@ -1,14 +1,17 @@
 // Why a launch cannot run (backend.ts checks cheaply whether one of these holds, and loads this module then):
 // a block or grid past the adapter's limits, the kernel's .reqntid/.maxntid, shared memory past the workgroup
 // storage, a parameter block that does not match the kernel's. The first that holds, in this order, with
-// what to do about it. And why an allocation cannot be served (alloc, likewise).
+// what to do about it. And why an allocation cannot be served (alloc, likewise), and the messages of other
+// mistakes a page rarely makes (an image of another kind, a launch's signal or timeoutMs that is not one).
 import { WebGpuLimitError } from './errors.js'
 import type { Dim3, WgslKernel } from './translate.js'
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4
 
+/** `inArena`: the kernel's variant with shared memory in the arena, where that runs (its workgroup memory is
+ *  only its scratch). */
 export function launchProblem(what: string, k: WgslKernel, block: Dim3, grid: Dim3, threads: number, shared: number,
-  params: { bytes: Uint8Array; offsets?: readonly number[] }, coarse: boolean, limit: (name: string) => number): Error {
+  params: { bytes: Uint8Array; offsets?: readonly number[] }, coarse: boolean, limit: (name: string) => number, inArena?: WgslKernel['sharedInArena']): Error {
   const fallback = 'the emulator backend has no such limit'
   if (!coarse) {
     for (const [i, axis] of (['X', 'Y', 'Z'] as const).entries()) {
@@ -23,8 +26,8 @@ export function launchProblem(what: string, k: WgslKernel, block: Dim3, grid: Di
   if (k.requiredBlock && k.requiredBlock.some((v, i) => v !== block[i])) return new RangeError(`${what}: the kernel requires block ${k.requiredBlock.join('×')} (.reqntid), got ${block.join('×')}`)
   if (k.maxThreads !== undefined && threads > k.maxThreads) return new RangeError(`${what}: the kernel allows at most ${k.maxThreads} threads per block (.maxntid), got ${threads}`)
   if (!Number.isInteger(shared) || shared < 0) return new RangeError(`${what}: sharedBytes must be a non-negative integer`)
-  const staticBytes = k.workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads
-  const workgroupBytes = staticBytes + align4(shared)
+  const staticBytes = (inArena ?? k).workgroupBytes + (k.workgroupBytesPerThread ?? 0) * threads
+  const workgroupBytes = staticBytes + (inArena ? 0 : align4(shared))
   if (workgroupBytes > limit('maxComputeWorkgroupStorageSize')) {
     return new WebGpuLimitError(`${what}: ${staticBytes} bytes of static shared memory (and scratch) and ${shared} of dynamic shared memory`, 'maxComputeWorkgroupStorageSize', workgroupBytes, limit('maxComputeWorkgroupStorageSize'), `use less shared memory per block, or the emulator (${fallback})`)
   }
@@ -40,6 +43,17 @@ export function launchProblem(what: string, k: WgslKernel, block: Dim3, grid: Di
     }
   }
   return new Error(`internal: ${what} failed a launch check that launch-checks.ts does not explain`)
+}
+
+/** An image of another kind than the backend loads. */
+export function badImage(kind: string, arch: string): TypeError {
+  return new TypeError(`the webgpu backend loads WGSL translated at build time or PTX; got a ${kind} image for ${arch}`)
+}
+
+/** A launch's signal or timeoutMs that is not one. */
+export function badStop(what: string, signal: unknown, timeoutMs: unknown): TypeError {
+  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && 'aborted' in signal)) return new TypeError(`${what}: signal must be an AbortSignal`)
+  return new TypeError(`${what}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
 }
 
 /** One allocation larger than the arena may ever be (`bound` names the limit that says so). */

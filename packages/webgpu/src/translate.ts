@@ -70,6 +70,11 @@ export interface WgslKernel {
    *  test); after one, the launch reads the word after the blocks' state (cleared before it): nonzero, the
    *  branch was taken and the launch goes on at phase `to`, else at the next phase. */
   gridSync?: { phases: number; workspaceAt: number; uniformWords: number; threadWords: number; sharedWords: { fixed: number; dynamic: boolean }; branches?: Array<{ phase: number; to: number }> }
+  /** The variant whose shared memory is a slice of the arena per workgroup of a dispatch (emit-arena-shared.ts,
+   *  arena-shared.ts), for launches whose shared memory exceeds the adapter's maxComputeWorkgroupStorageSize: a
+   *  slice is `words.fixed` words, plus kp_dyn_shared_words when `dynamic`; the slices' byte address goes at
+   *  `workspaceAt` in the parameter block; `workgroupBytes`: the workgroup memory it still declares (scratch). */
+  sharedInArena?: { wgsl: string; entryPoint: string; workgroupBytes: number; workspaceAt: number; words: { fixed: number; dynamic: boolean } }
   unchecked?: { wgsl: string; sites: AccessSite[]; /** Loop bounds the sites' iteration terms use (loop → bound). */ trips?: Array<[number, SiteTrip]> }
   /** How kp_mem is declared: `array<u32>`, or `array<atomic<u32>>` when the kernel has atomics or sub-word
    *  stores (WGSL atomics need an atomic type, and a byte store must not race with its word's neighbours). */

@@ -45,6 +45,7 @@ function kernelRecord(k: WgslKernel): Record<string, unknown> {
     // (its keys in emit-kernel.ts's fixed order)
     ...(k.gridSync ? { gridSync: k.gridSync } : {}),
     ...(k.coarse ? { coarse: { factor: k.coarse.factor, entryPoint: k.coarse.entryPoint, wgsl: k.coarse.wgsl } } : {}),
+    ...(k.sharedInArena ? { sharedInArena: { entryPoint: k.sharedInArena.entryPoint, workgroupBytes: k.sharedInArena.workgroupBytes, workspaceAt: k.sharedInArena.workspaceAt, words: { fixed: k.sharedInArena.words.fixed, dynamic: k.sharedInArena.words.dynamic }, wgsl: k.sharedInArena.wgsl } } : {}),
     ...(k.unchecked ? { unchecked: { sites: k.unchecked.sites, wgsl: k.unchecked.wgsl, ...(k.unchecked.trips?.length ? { trips: k.unchecked.trips } : {}) } } : {}),
     ...(k.subgroups32 ? { subgroups32: kernelRecord(k.subgroups32) } : {}),
   }

@@ -4,7 +4,11 @@
 // `asm`, variables with initialisers); the struct-params tests run the real thing through gcc.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { deviceCTypesSource } from '../../packages/toolchain/src/device-c.js'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { deviceCDebugInfo, deviceCTypesSource } from '../../packages/toolchain/src/device-c.js'
+import { processCounter } from '../../packages/toolchain/src/compile.js'
 
 const t = suite('device front end C: types and kernels')
 
@@ -69,6 +73,24 @@ t('keeps types and each kernel\'s head with an empty body, drops preprocessor li
 t('a kernel prototype alone is dropped (its definition follows in the file); a file with no kernels keeps its types', () => {
   const out = deviceCTypesSource('struct S { int x; };\n__global__ __var_used__ extern void k(struct S);\n')
   assert.ok(out.endsWith('struct S { int x; };\n'), out)
+})
+
+t('the C compile runs once for the same types and kernel heads: an edited device function or kernel body reuses it, a changed struct does not', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'kp-device-c-'))
+  const include = '/usr/local/cuda/include'
+  const before = processCounter.spawned
+  const dump = await deviceCDebugInfo(GPU, include, work)
+  assert.match(dump, /DW_AT_name\s*:\s*(\(indirect string[^)]*\):\s*)?Pair/, 'the struct is described')
+  assert.match(dump, /_Z1k4Pair/, 'the kernel is described')
+  assert.is(processCounter.spawned - before, 2, 'one gcc and one readelf')
+  // a device function's body and the kernel's body are not part of the C compile
+  const edited = GPU.replace('return c; }}', 'return c + 1; }}').replace('int *out){', 'int *out){ int edited = 1;')
+  assert.is.not(edited, GPU)
+  assert.is(await deviceCDebugInfo(edited, include, work), dump)
+  assert.is(processCounter.spawned - before, 2, 'no second gcc for the same types')
+  const changed = GPU.replace('double b;', 'float b;')
+  assert.is.not(await deviceCDebugInfo(changed, include, work), dump)
+  assert.is(processCounter.spawned - before, 4, 'a changed struct compiles again')
 })
 
 t.run()

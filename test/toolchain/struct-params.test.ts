@@ -288,8 +288,9 @@ types('nvcc: every way a build reaches the device front end\'s C gives the same 
     if (options.arch) await buildCudaFile(join(dir, 'params.cu'), { compiler: 'nvcc', cacheDir: false, ...options })
     const before = processCounter.spawned
     const r = await buildCudaFile(join(dir, 'params.cu'), { compiler: 'nvcc', cacheDir: false, ...options })
-    // a PTX alone: one nvcc process gives the PTX and the front end's C; then gcc and readelf
-    if (options.arch) assert.is(processCounter.spawned - before, 3)
+    // a PTX alone: one nvcc process gives the PTX and the front end's C; the gcc and readelf of that C ran in the
+    // build before, and this process keeps their dump by the C's text (device-c.ts)
+    if (options.arch) assert.is(processCounter.spawned - before, 1)
     assert.equal(r.manifest.kernels.map((k) => k.params.map((p) => p.valueType ?? p.valueTypeNote ?? null)), expected, JSON.stringify(options))
   }
 })

@@ -15,6 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ToolchainError } from './errors.js'
 import { processCounter, readelfInfo, removeQuietly } from './compile.js'
+import { sha256 } from './cache.js'
 import { howItEnded, spawnAll } from './processes.js'
 
 /** The prelude of the C compile: the toolkit's C declarations of the built-in types, then the device
@@ -92,16 +93,36 @@ export function deviceCTypesSource(gpu: string): string {
 
 let counter = 0
 
+/** The dumps of the C compiles this process made, by their inputs: files whose types and kernel heads are the
+ *  same (a kernel body edited in a dev server's rebuild, copies of one file) compile once. */
+const dumps = new Map<string, Promise<string>>()
+const MAX_DUMPS = 64
+
 /** Compiles `deviceCTypesSource(gpu)` with gcc -g (C) and returns `readelf --debug-dump=info` of the object;
  *  `cudaInclude` is the toolkit's include folder (builtin_types.h). Throws a ToolchainError with gcc's last
- *  lines when it fails. */
-export async function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir: string): Promise<string> {
+ *  lines when it fails. The same source, folder and PATH give the dump of the first such compile. */
+export function deviceCDebugInfo(gpu: string, cudaInclude: string, workDir: string): Promise<string> {
+  const source = deviceCTypesSource(gpu)
+  const key = sha256(source, '\0', cudaInclude, '\0', process.env.PATH ?? '')
+  let dump = dumps.get(key)
+  if (!dump) {
+    dump = compileTypes(source, cudaInclude, workDir)
+    dumps.set(key, dump)
+    if (dumps.size > MAX_DUMPS) dumps.delete(dumps.keys().next().value!)
+    // a failed compile is tried again next time
+    const d = dump
+    d.catch(() => { if (dumps.get(key) === d) dumps.delete(key) })
+  }
+  return dump
+}
+
+async function compileTypes(text: string, cudaInclude: string, workDir: string): Promise<string> {
   const dir = join(workDir, `device-c-${process.pid}-${++counter}`)
   mkdirSync(dir, { recursive: true })
   try {
     const source = join(dir, 'types.c')
     const object = join(dir, 'types.o')
-    writeFileSync(source, deviceCTypesSource(gpu))
+    writeFileSync(source, text)
     processCounter.spawned++
     const cc = await spawnAll('gcc', ['-x', 'c', '-std=gnu11', '-g', '-c', '-w', '-I', cudaInclude, '-o', object, source], { env: { LC_ALL: 'C' } })
     if (cc.exitCode !== 0) throw new ToolchainError(`gcc could not compile the device front end's types: ${(cc.text.trim() || howItEnded('gcc', cc)).split('\n').slice(-5).join('\n')}`)

@@ -5,11 +5,12 @@
 // filled, read back reversed after a barrier and summed with a shared atomic; 40 KiB of dynamic shared memory
 // read at its far end around `bar.red.popc` (__syncthreads_count), in a grid of 2 × 1000 blocks that runs as
 // two dispatches reusing the slices. The translation: the variant comes with dynamic shared memory or static
-// shared memory over the target's limit, and not otherwise.
+// shared memory over the target's limit, and not otherwise; a WGSL image (build time) carries it.
 import * as assert from 'uvu/assert'
 import { decodeModule, parsePtx } from '@kernelpack/ptx'
 import { createEmulatorBackend } from '@kernelpack/emulator'
 import { translateModule } from '../../packages/webgpu/src/index.js'
+import { decodeWgslImage, encodeWgslImage } from '../../packages/webgpu/src/wgsl-image.js'
 import { arenaColumns, ARENA_SHARED_BYTES, sliceWords } from '../../packages/webgpu/src/arena-shared.js'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
@@ -118,6 +119,18 @@ s('the variant comes with dynamic shared memory and with static shared memory ov
   // every workgroup barrier of the variant orders storage memory too; bar.red's count has one before it
   assert.is([...v.wgsl.matchAll(/workgroupBarrier\(\);/g)].length, [...v.wgsl.matchAll(/storageBarrier\(\); workgroupBarrier\(\);/g)].length)
   assert.match(m.kernels.get('big_dynamic')!.sharedInArena!.wgsl, /storageBarrier\(\);[^]*kp_block_count/)
+})
+
+s('WGSL translated at build time carries the variant: the image gives it back as it was written', () => {
+  const m = translated(16384)
+  const back = decodeWgslImage(encodeWgslImage(m), 'arena image')
+  for (const name of ['big_static', 'big_dynamic']) {
+    const v = m.kernels.get(name)!.sharedInArena!
+    assert.ok(v, name)
+    assert.equal(back.kernels.get(name)!.sharedInArena, v, name)
+  }
+  assert.is(back.kernels.get('small_static')!.sharedInArena, undefined)
+  assert.equal(encodeWgslImage(back), encodeWgslImage(m), 'the same bytes again')
 })
 
 s('dispatch widths: as many columns as the slices\' bytes allow, at least one', () => {

@@ -381,7 +381,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         case 'rsqrt': e = `fround(1/Math.sqrt(${x}))`; break
         case 'sin': e = `fround(Math.sin(${x}))`; break
         case 'cos': e = `fround(Math.cos(${x}))`; break
-        case 'lg2': e = `fround(Math.log2(${x}))`; break
+        case 'lg2': e = `fround(lg2f(${x}))`; break
         case 'ex2': e = `fround(ex2f(${x}))`; break
         default: e = `fround(Math.tanh(${x}))`
       }

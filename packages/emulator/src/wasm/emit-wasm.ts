@@ -25,7 +25,7 @@ import type { Frame } from '../frame.js'
 import { memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
-import { EX2_COEFFS, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
+import { EX2_COEFFS, LG2_COEFFS, LG2_SCALE, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
 import { envVar } from '../env.js'
 
@@ -104,7 +104,6 @@ export const IMPORTED_FUNCS = {
   fma64: [['f64', 'f64', 'f64'], ['f64']],
   sin: [['f64'], ['f64']],
   cos: [['f64'], ['f64']],
-  log2: [['f64'], ['f64']],
   tanh: [['f64'], ['f64']],
   brev32: [['i32'], ['i32']],
   bfe32u: [['i32', 'i32', 'i32'], ['i32']],
@@ -246,7 +245,7 @@ export type TensorOp =
   | { kind: 'movmatrix'; x: TcSlot; d: TcSlot }
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
+interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** lg2(x): numeric.ts lg2f. */ lg2: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -511,10 +510,29 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
   for (let k = 1; k < EX2_COEFFS.length; k++) ex2.get(p).get(f).op(Op.f64_mul).f64(EX2_COEFFS[k]!).op(Op.f64_add).set(p)
   // 2^n from its bits: (n + 1023) << 52
   ex2.get(p).get(n).sat(SatOp.i64_trunc_sat_f64_s).i64(1023n).op(Op.i64_add).i64(52n).op(Op.i64_shl).op(Op.f64_reinterpret_i64).op(Op.f64_mul)
+  // lg2(x): numeric.ts lg2f, the same f64 operations in the same order (x an f32 value, the result rounded
+  // to f32 by the caller)
+  const lg2 = new FunctionBody(['f64'])
+  const le = lg2.local('f64'), lm = lg2.local('f64'), ls = lg2.local('f64'), lz = lg2.local('f64'), lp = lg2.local('f64'), lbits = lg2.local('i64')
+  lg2.get(0).f64(0).op(Op.f64_gt).op(Op.i32_eqz).begin('if')
+  lg2.get(0).f64(0).op(Op.f64_eq).begin('if', 'f64').f64(-Infinity).else().f64(NaN).end().op(Op.return).end()
+  lg2.get(0).f64(Infinity).op(Op.f64_eq).begin('if').f64(Infinity).op(Op.return).end()
+  lg2.get(0).op(Op.i64_reinterpret_f64).set(lbits)
+  lg2.get(lbits).i64(52n).op(Op.i64_shr_u).i64(0x7ffn).op(Op.i64_and).i64(1023n).op(Op.i64_sub).op(Op.f64_convert_i64_s).set(le)
+  lg2.get(lbits).i64(0x000fffffffffffffn).op(Op.i64_and).i64(0x3ff0000000000000n).op(Op.i64_or).op(Op.f64_reinterpret_i64).set(lm)
+  lg2.get(lm).f64(Math.SQRT2).op(Op.f64_gt).begin('if')
+  lg2.get(lm).f64(0.5).op(Op.f64_mul).set(lm).get(le).f64(1).op(Op.f64_add).set(le)
+  lg2.end()
+  lg2.get(lm).f64(1).op(Op.f64_sub).get(lm).f64(1).op(Op.f64_add).op(Op.f64_div).set(ls)
+  lg2.get(ls).get(ls).op(Op.f64_mul).set(lz)
+  lg2.f64(LG2_COEFFS[0]!).set(lp)
+  for (let k = 1; k < LG2_COEFFS.length; k++) lg2.get(lp).get(lz).op(Op.f64_mul).f64(LG2_COEFFS[k]!).op(Op.f64_add).set(lp)
+  lg2.get(le).get(ls).get(lp).f64(LG2_SCALE).op(Op.f64_mul).op(Op.f64_mul).op(Op.f64_add)
   const ftzI = mb.addFunc(ftz, ['f32'])
   const satI = mb.addFunc(sat, ['f64'])
   const ex2I = mb.addFunc(ex2, ['f64'])
-  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I }
+  const lg2I = mb.addFunc(lg2, ['f64'])
+  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I }
   // vfma(x, y, z): fma.rn.f32 of four lanes one by one, each as fma32 computes it (KernelWriter.fma32: the
   // binary64 sum rounded once more, the exact helper where that can go wrong); the 4-lane fma's path for a
   // group with such a lane, one function instead of four inline copies at every fma
@@ -532,7 +550,7 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
     vf.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
   }
   vf.get(r)
-  return { ftz: ftzI, sat: satI, ex2: ex2I, vfma: mb.addFunc(vf, ['v128']) }
+  return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, vfma: mb.addFunc(vf, ['v128']) }
 }
 
 /** The device functions a kernel may call: their function index (undefined: no wasm lowering, with the
@@ -5419,7 +5437,8 @@ class KernelWriter {
               default: {
                 f32In(A[1]); b.op(Op.f64_promote_f32)
                 if (ins.op === 'ex2') b.call(this.helpers.ex2)
-                else b.call(this.funcs[ins.op === 'lg2' ? 'log2' : (ins.op as Imported)])
+                else if (ins.op === 'lg2') b.call(this.helpers.lg2)
+                else b.call(this.funcs[ins.op as Imported])
                 b.op(Op.f32_demote_f64)
               }
             }

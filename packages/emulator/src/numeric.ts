@@ -847,6 +847,45 @@ export function ex2f(x: number): number {
   return p * EX2_SCALE[n + 151]!
 }
 
+/** π/2 in two parts (fdlibm's pio2_1 and pio2_1t): its first 33 bits, so that k·PIO2_HI is exact for |k| < 2^20,
+ *  and the rest; and 2/π. */
+export const PIO2_HI = 1.57079632673412561417e+00
+export const PIO2_LO = 6.07710050650619224932e-11
+export const TWO_OVER_PI = 6.36619772367581382433e-01
+/** Taylor coefficients in z = r² of sin r / r = Σ (−1)^k z^k/(2k+1)!, k = 6 … 0, and of cos r = Σ (−1)^k z^k/(2k)!,
+ *  k = 7 … 0, as f64 constants (sincosf; the WebAssembly tier's helper writes the same ones). */
+export const SIN_COEFFS: readonly number[] = (() => { const c: number[] = []; let f = 1; for (let k = 0; k <= 6; k++) { c.push((k & 1 ? -1 : 1) / f); f *= (2 * k + 2) * (2 * k + 3) } return c.reverse() })()
+export const COS_COEFFS: readonly number[] = (() => { const c: number[] = []; let f = 1; for (let k = 0; k <= 7; k++) { c.push((k & 1 ? -1 : 1) / f); f *= (2 * k + 1) * (2 * k + 2) } return c.reverse() })()
+/** The largest |x| sincosf reduces itself (then k < 2^20); beyond it, and for NaN and ±∞, both tiers take the
+ *  engine's Math.sin/Math.cos (the WebAssembly tier calls out for those). */
+export const TRIG_REDUCED = 2 ** 19
+
+/**
+ * sin(x) (`cos` false) or cos(x) for `sin.approx.f32`/`cos.approx.f32` (x an f32 value, the caller rounds the
+ * result to f32; CUDA's __sinf, __cosf, __sincosf and __tanf): k = floor(x·2/π + 1/2), r = (x − k·PIO2_HI) −
+ * k·PIO2_LO (|r| ≤ π/4, absolute error below 1e-20), then sin r or cos r by its Taylor polynomial in Horner's
+ * form (relative error below 3e-14) and the sign of the quadrant (k, plus one for cos). Every step is one f64
+ * operation, in the same order in the WebAssembly tier's helper, so both tiers give the same bits, within 1 ulp
+ * of sin x rounded to f32 (the ISA allows 2^-20.9 absolute in [−π, π]); sin(±0) is ±0.
+ */
+export function sincosf(x: number, cos: boolean): number {
+  if (!(Math.abs(x) <= TRIG_REDUCED)) return cos ? Math.cos(x) : Math.sin(x)
+  const k = Math.floor(x * TWO_OVER_PI + 0.5)
+  const r = (x - k * PIO2_HI) - k * PIO2_LO
+  const z = r * r
+  const q = (k + (cos ? 1 : 0)) & 3
+  let p: number
+  if ((q & 1) === 0) {
+    p = SIN_COEFFS[0]!
+    for (let i = 1; i < SIN_COEFFS.length; i++) p = p * z + SIN_COEFFS[i]!
+    p = r * p
+  } else {
+    p = COS_COEFFS[0]!
+    for (let i = 1; i < COS_COEFFS.length; i++) p = p * z + COS_COEFFS[i]!
+  }
+  return q & 2 ? -p : p
+}
+
 /** Coefficients 1/(2k+1), k = 8 … 0, of atanh's series Σ s^(2k+1)/(2k+1) in z = s² (lg2f; the WebAssembly tier's
  *  helper writes the same f64 constants). */
 export const LG2_COEFFS: readonly number[] = Array.from({ length: 9 }, (_, i) => 1 / (2 * (8 - i) + 1))

@@ -379,8 +379,8 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         case 'rcp': e = approx || rnd === 'rn' ? `fround(1/${x})` : `fop32('div','${rnd}',1,${x})`; break
         case 'sqrt': e = approx || rnd === 'rn' ? `fround(Math.sqrt(${x}))` : `fop32('sqrt','${rnd}',${x},0)`; break
         case 'rsqrt': e = `fround(1/Math.sqrt(${x}))`; break
-        case 'sin': e = `fround(Math.sin(${x}))`; break
-        case 'cos': e = `fround(Math.cos(${x}))`; break
+        case 'sin': e = `fround(sincosf(${x},false))`; break
+        case 'cos': e = `fround(sincosf(${x},true))`; break
         case 'lg2': e = `fround(lg2f(${x}))`; break
         case 'ex2': e = `fround(ex2f(${x}))`; break
         default: e = `fround(Math.tanh(${x}))`

@@ -25,7 +25,7 @@ import type { Frame } from '../frame.js'
 import { memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
-import { EX2_COEFFS, LG2_COEFFS, LG2_SCALE, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
+import { COS_COEFFS, EX2_COEFFS, LG2_COEFFS, LG2_SCALE, PIO2_HI, PIO2_LO, SIN_COEFFS, TRIG_REDUCED, TWO_OVER_PI, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
 import { envVar } from '../env.js'
 
@@ -245,7 +245,7 @@ export type TensorOp =
   | { kind: 'movmatrix'; x: TcSlot; d: TcSlot }
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** lg2(x): numeric.ts lg2f. */ lg2: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
+interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** lg2(x): numeric.ts lg2f. */ lg2: number; /** trig(x, cos): numeric.ts sincosf. */ trig: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -528,11 +528,30 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
   lg2.f64(LG2_COEFFS[0]!).set(lp)
   for (let k = 1; k < LG2_COEFFS.length; k++) lg2.get(lp).get(lz).op(Op.f64_mul).f64(LG2_COEFFS[k]!).op(Op.f64_add).set(lp)
   lg2.get(le).get(ls).get(lp).f64(LG2_SCALE).op(Op.f64_mul).op(Op.f64_mul).op(Op.f64_add)
+  // trig(x, cos): numeric.ts sincosf, the same f64 operations in the same order (x an f32 value, cos 0 or 1)
+  const trig = new FunctionBody(['f64', 'i32'])
+  const tk = trig.local('f64'), tr = trig.local('f64'), tz = trig.local('f64'), tp = trig.local('f64'), tq = trig.local('i32')
+  trig.get(0).op(Op.f64_abs).f64(TRIG_REDUCED).op(Op.f64_le).op(Op.i32_eqz).begin('if')
+  trig.get(1).begin('if', 'f64').get(0).call(funcs.cos).else().get(0).call(funcs.sin).end().op(Op.return).end()
+  trig.get(0).f64(TWO_OVER_PI).op(Op.f64_mul).f64(0.5).op(Op.f64_add).op(Op.f64_floor).set(tk)
+  trig.get(0).get(tk).f64(PIO2_HI).op(Op.f64_mul).op(Op.f64_sub).get(tk).f64(PIO2_LO).op(Op.f64_mul).op(Op.f64_sub).set(tr)
+  trig.get(tr).get(tr).op(Op.f64_mul).set(tz)
+  trig.get(tk).sat(SatOp.i32_trunc_sat_f64_s).get(1).op(Op.i32_add).i32(3).op(Op.i32_and).set(tq)
+  trig.get(tq).i32(1).op(Op.i32_and).op(Op.i32_eqz).begin('if')
+  trig.f64(SIN_COEFFS[0]!).set(tp)
+  for (let i = 1; i < SIN_COEFFS.length; i++) trig.get(tp).get(tz).op(Op.f64_mul).f64(SIN_COEFFS[i]!).op(Op.f64_add).set(tp)
+  trig.get(tr).get(tp).op(Op.f64_mul).set(tp)
+  trig.else()
+  trig.f64(COS_COEFFS[0]!).set(tp)
+  for (let i = 1; i < COS_COEFFS.length; i++) trig.get(tp).get(tz).op(Op.f64_mul).f64(COS_COEFFS[i]!).op(Op.f64_add).set(tp)
+  trig.end()
+  trig.get(tq).i32(2).op(Op.i32_and).begin('if', 'f64').get(tp).op(Op.f64_neg).else().get(tp).end()
   const ftzI = mb.addFunc(ftz, ['f32'])
   const satI = mb.addFunc(sat, ['f64'])
   const ex2I = mb.addFunc(ex2, ['f64'])
   const lg2I = mb.addFunc(lg2, ['f64'])
-  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I }
+  const trigI = mb.addFunc(trig, ['f64'])
+  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI }
   // vfma(x, y, z): fma.rn.f32 of four lanes one by one, each as fma32 computes it (KernelWriter.fma32: the
   // binary64 sum rounded once more, the exact helper where that can go wrong); the 4-lane fma's path for a
   // group with such a lane, one function instead of four inline copies at every fma
@@ -550,7 +569,7 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
     vf.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
   }
   vf.get(r)
-  return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, vfma: mb.addFunc(vf, ['v128']) }
+  return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI, vfma: mb.addFunc(vf, ['v128']) }
 }
 
 /** The device functions a kernel may call: their function index (undefined: no wasm lowering, with the
@@ -5438,6 +5457,7 @@ class KernelWriter {
                 f32In(A[1]); b.op(Op.f64_promote_f32)
                 if (ins.op === 'ex2') b.call(this.helpers.ex2)
                 else if (ins.op === 'lg2') b.call(this.helpers.lg2)
+                else if (ins.op === 'sin' || ins.op === 'cos') b.i32(ins.op === 'cos' ? 1 : 0).call(this.helpers.trig)
                 else b.call(this.funcs[ins.op as Imported])
                 b.op(Op.f32_demote_f64)
               }

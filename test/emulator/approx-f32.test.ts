@@ -8,9 +8,8 @@
 // the ends of the reduced range (2^19, past which both tiers take the engine's Math.sin/Math.cos), ±0, ±∞, NaN.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createEmulatorBackend } from '@kernelpack/emulator'
 import { lg2f, sincosf, TRIG_REDUCED } from '../../packages/emulator/src/numeric.js'
-import { download, launchOrFault, marshal, ptxBytes, unaryF32Kernel, upload } from './helpers.js'
+import { runUnaryF32, unaryF32Kernel } from './helpers.js'
 
 const N = 1 << 15
 const bits = (f: Float32Array) => new Uint32Array(f.buffer, f.byteOffset, f.length)
@@ -49,17 +48,9 @@ function trigInputs(): Float32Array {
 }
 
 function run(codegen: 'wasm' | 'js', line: string, x: Float32Array): Float32Array {
-  const be = createEmulatorBackend({ codegen, workers: 0 })
-  try {
-    const mod = be.loadModule(ptxBytes(unaryF32Kernel('k', line)))
-    assert.match(mod.inspect('k'), codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
-    const dx = upload(be, x), dy = upload(be, new Float32Array(N))
-    const fault = launchOrFault(be, mod, 'k', { grid: [N / 256, 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }]))
-    if (fault) throw fault
-    return download(be, dy, new Float32Array(N))
-  } finally {
-    be.dispose()
-  }
+  const { y, inspect } = runUnaryF32(codegen, unaryF32Kernel('k', line), 'k', x)
+  assert.match(inspect, codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
+  return y
 }
 
 /** The distance in ulps between two f32 values (one when they differ only in the sign of zero). */

@@ -5,9 +5,8 @@
 // 128 ([127.5, 128): once a table lookup past its end gave NaN) and the results go subnormal ([-151, -126]).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createEmulatorBackend } from '@kernelpack/emulator'
 import { ex2f } from '../../packages/emulator/src/numeric.js'
-import { download, launchOrFault, marshal, ptxBytes, unaryF32Kernel, upload } from './helpers.js'
+import { runUnaryF32, unaryF32Kernel } from './helpers.js'
 
 // (with `scalar`, an atomic after the ex2, in a kernel without the bound's if, keeps every thread's code scalar:
 // the scalar helper, where without it four threads a step take the 4-lane form)
@@ -30,18 +29,10 @@ function inputs(): Float32Array {
 }
 
 function run(codegen: 'wasm' | 'js', ftz: boolean, x: Float32Array, scalar = false): Float32Array {
-  const be = createEmulatorBackend({ codegen, workers: 0 })
-  try {
-    const mod = be.loadModule(ptxBytes(kernel(ftz, scalar)))
-    assert.match(mod.inspect('e'), codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
-    if (codegen === 'wasm') assert.is(mod.inspect('e').includes('SIMD across threads'), !scalar, mod.inspect('e'))
-    const dx = upload(be, x), dy = upload(be, new Float32Array(N))
-    const fault = launchOrFault(be, mod, 'e', { grid: [N / 256, 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }]))
-    if (fault) throw fault
-    return download(be, dy, new Float32Array(N))
-  } finally {
-    be.dispose()
-  }
+  const { y, inspect } = runUnaryF32(codegen, kernel(ftz, scalar), 'e', x)
+  assert.match(inspect, codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
+  if (codegen === 'wasm') assert.is(inspect.includes('SIMD across threads'), !scalar, inspect)
+  return y
 }
 
 const bits = (f: Float32Array) => new Uint32Array(f.buffer, f.byteOffset, f.length)

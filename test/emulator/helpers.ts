@@ -101,3 +101,18 @@ DONE:
   ret;
 }`
 }
+
+/** Runs kernel `name` of `ptx` (unaryF32Kernel's shape: y[i] = f(x[i])) over x on one tier, 256 threads a block,
+ *  on the calling thread; returns y and the kernel's `inspect` text. */
+export function runUnaryF32(codegen: 'wasm' | 'js', ptx: string, name: string, x: Float32Array): { y: Float32Array; inspect: string } {
+  const be = createEmulatorBackend({ codegen, workers: 0 })
+  try {
+    const mod = be.loadModule(ptxBytes(ptx))
+    const dx = upload(be, x), dy = upload(be, new Float32Array(x.length))
+    const fault = launchOrFault(be, mod, name, { grid: [Math.ceil(x.length / 256), 1, 1], block: [256, 1, 1], sharedBytes: 0 }, marshal([{ u64: dx }, { u64: dy }]))
+    if (fault) throw fault
+    return { y: download(be, dy, new Float32Array(x.length)), inspect: mod.inspect(name) }
+  } finally {
+    be.dispose()
+  }
+}

@@ -6,9 +6,11 @@
 // by .ftz), powers of two exact, ±0 → −∞, +∞ → +∞, a negative x → NaN. sin and cos: every f32 around the
 // multiples of π/2 up to 64π (the quadrant boundaries, and the zeros where only an exact reduction keeps 1 ulp),
 // the ends of the reduced range (2^19, past which both tiers take the engine's Math.sin/Math.cos), ±0, ±∞, NaN.
+// tanh.approx.f32 (-use_fast_math's tanhf) as numeric.ts tanhf: both sides of 2^-6 (series / exponential), every
+// f32 near 0.5, 1 and 9 (where tanh rounds to 1), tanh(±0) = ±0, ±∞ → ±1.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { lg2f, sincosf, TRIG_REDUCED } from '../../packages/emulator/src/numeric.js'
+import { lg2f, sincosf, tanhf, TANH_SMALL, TRIG_REDUCED } from '../../packages/emulator/src/numeric.js'
 import { runUnaryF32, unaryF32Kernel } from './helpers.js'
 
 const N = 1 << 15
@@ -47,6 +49,18 @@ function trigInputs(): Float32Array {
   return x
 }
 
+function tanhInputs(): Float32Array {
+  const x = new Float32Array(N), u = bits(x)
+  const edges = [0, -0, Infinity, -Infinity, NaN, TANH_SMALL, -TANH_SMALL, 1e-40, -1e-40, 2 ** -149, 3e38, -3e38, 9, 10, 20]
+  x.set(edges.map(Math.fround))
+  let i = edges.length
+  for (const c of [TANH_SMALL, 0.5, 1, 9]) for (let d = -512; d < 512; d++) { u[i++] = f32Bits(c) + d; u[i++] = (f32Bits(c) + d) | 0x80000000 }
+  // random values of exponents 2^-40 … 2^7, either sign
+  randomBits(x, i, () => 0xffffffff)
+  for (let j = i; j < N; j++) u[j] = (u[j]! & 0x807fffff) | ((87 + ((u[j]! >>> 23) & 0xff) % 47) << 23)
+  return x
+}
+
 function run(codegen: 'wasm' | 'js', line: string, x: Float32Array): Float32Array {
   const { y, inspect } = runUnaryF32(codegen, unaryF32Kernel('k', line), 'k', x)
   assert.match(inspect, codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
@@ -60,12 +74,13 @@ function ulps(a: number, b: number): number {
 }
 
 const SUBNORMAL = 2 ** -126
-const s = suite('lg2, sin and cos .approx.f32 on both tiers')
+const s = suite('lg2, sin, cos and tanh .approx.f32 on both tiers')
 
 const ops = [
   { op: 'lg2', inputs: lg2Inputs, ref: Math.log2 },
   { op: 'sin', inputs: trigInputs, ref: Math.sin },
   { op: 'cos', inputs: trigInputs, ref: Math.cos },
+  { op: 'tanh', inputs: tanhInputs, ref: Math.tanh },
 ] as const
 
 for (const { op, inputs, ref } of ops) {
@@ -89,7 +104,7 @@ for (const { op, inputs, ref } of ops) {
   }
 }
 
-s('lg2f: every power of two exact, ±0, +∞, NaN; sincosf: the signs of zero, exact at 0, the engine past the reduced range', () => {
+s('lg2f: every power of two exact, ±0, +∞, NaN; tanhf: ±0, ±∞, NaN; sincosf: the signs of zero, exact at 0, the engine past the reduced range', () => {
   for (let k = -149; k <= 127; k++) assert.is(lg2f(2 ** k), k, `log2(2^${k})`)
   assert.ok(Number.isNaN(lg2f(NaN)) && Number.isNaN(lg2f(-2)))
   assert.is(lg2f(0), -Infinity)
@@ -99,6 +114,10 @@ s('lg2f: every power of two exact, ±0, +∞, NaN; sincosf: the signs of zero, e
   assert.is(sincosf(0, true), 1)
   assert.is(sincosf(-0, true), 1)
   assert.ok(Number.isNaN(sincosf(Infinity, false)) && Number.isNaN(sincosf(NaN, true)))
+  assert.ok(Object.is(tanhf(-0), -0) && Object.is(tanhf(0), 0), 'tanh(±0) = ±0')
+  assert.is(tanhf(Infinity), 1)
+  assert.is(tanhf(-Infinity), -1)
+  assert.ok(Number.isNaN(tanhf(NaN)))
   const big = Math.fround(3e6)
   assert.is(sincosf(big, false), Math.sin(big))
   assert.is(sincosf(big, true), Math.cos(big))

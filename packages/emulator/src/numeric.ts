@@ -847,6 +847,31 @@ export function ex2f(x: number): number {
   return p * EX2_SCALE[n + 151]!
 }
 
+/** 2·log2(e): e^(2a) = 2^(a·TANH_SCALE) (tanhf). */
+export const TANH_SCALE = 2 / Math.LN2
+/** Below this |x|, tanhf takes the series x − x³/3 + 2x⁵/15 − 17x⁷/315 (the rest below 1e-16 of x). */
+export const TANH_SMALL = 2 ** -6
+
+/**
+ * tanh(x) for `tanh.approx.f32` (x an f32 value, the caller rounds the result to f32; -use_fast_math's tanhf on
+ * sm_75 and later): for |x| < 2^-6 the series x − x³/3 + 2x⁵/15 − 17x⁷/315, else the sign of x times
+ * 1 − 2/(e^(2|x|) + 1) with e^(2|x|) = ex2f(|x|·2·log2 e) (relative error below 1e-11, which the subtraction
+ * multiplies by at most 65 here); every step one f64 operation, in the same order in the WebAssembly tier's
+ * helper, so both tiers give the same bits, within 1 ulp of tanh x rounded to f32 (the ISA allows 2^-11
+ * relative). tanh(±0) is ±0, ±∞ gives ±1, NaN NaN.
+ */
+export function tanhf(x: number): number {
+  const a = Math.abs(x)
+  if (!(a >= TANH_SMALL)) {
+    // (±0 and NaN are their own tanh; the series would give +0 for −0)
+    if (!(a > 0)) return x
+    const z = x * x
+    return x + x * (z * (-1 / 3 + z * (2 / 15 + z * (-17 / 315))))
+  }
+  const t = 1 - 2 / (ex2f(a * TANH_SCALE) + 1)
+  return x < 0 ? -t : t
+}
+
 /** π/2 in two parts (fdlibm's pio2_1 and pio2_1t): its first 33 bits, so that k·PIO2_HI is exact for |k| < 2^20,
  *  and the rest; and 2/π. */
 export const PIO2_HI = 1.57079632673412561417e+00

@@ -383,7 +383,7 @@ export function emitInstruction(E: FunctionEmitter, ins: Instruction): string | 
         case 'cos': e = `fround(sincosf(${x},true))`; break
         case 'lg2': e = `fround(lg2f(${x}))`; break
         case 'ex2': e = `fround(ex2f(${x}))`; break
-        default: e = `fround(Math.tanh(${x}))`
+        default: e = `fround(tanhf(${x}))`
       }
       return wr(A[0], 'f32', ftzIf(ftz, e))
     }

@@ -25,7 +25,7 @@ import type { Frame } from '../frame.js'
 import { memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
-import { COS_COEFFS, EX2_COEFFS, LG2_COEFFS, LG2_SCALE, PIO2_HI, PIO2_LO, SIN_COEFFS, TRIG_REDUCED, TWO_OVER_PI, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
+import { COS_COEFFS, EX2_COEFFS, LG2_COEFFS, LG2_SCALE, PIO2_HI, PIO2_LO, SIN_COEFFS, TANH_SCALE, TANH_SMALL, TRIG_REDUCED, TWO_OVER_PI, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
 import { envVar } from '../env.js'
 
@@ -104,7 +104,6 @@ export const IMPORTED_FUNCS = {
   fma64: [['f64', 'f64', 'f64'], ['f64']],
   sin: [['f64'], ['f64']],
   cos: [['f64'], ['f64']],
-  tanh: [['f64'], ['f64']],
   brev32: [['i32'], ['i32']],
   bfe32u: [['i32', 'i32', 'i32'], ['i32']],
   bfe32s: [['i32', 'i32', 'i32'], ['i32']],
@@ -245,7 +244,7 @@ export type TensorOp =
   | { kind: 'movmatrix'; x: TcSlot; d: TcSlot }
 
 /** The module's helpers defined in wasm (after the imports): ftz and sat. */
-interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** lg2(x): numeric.ts lg2f. */ lg2: number; /** trig(x, cos): numeric.ts sincosf. */ trig: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
+interface Helpers { /** The module's tensor-core collectives, by id (the `tc` import's first argument). */ tensor: TensorOp[]; ftz: number; sat: number; /** ex2(x): numeric.ts ex2f. */ ex2: number; /** lg2(x): numeric.ts lg2f. */ lg2: number; /** trig(x, cos): numeric.ts sincosf. */ trig: number; /** tanh(x): numeric.ts tanhf. */ tanh: number; /** vfma(x, y, z): the 4-lane fma lane by lane (with SIMD). */ vfma?: number; simd?: boolean; /** relaxed_madd is fused here (relaxedMaddFused). */ fused32?: boolean; fused64?: boolean }
 
 /** One module of wasm kernels for a PTX module: which kernels it has and which it refused. */
 export interface WasmModuleCode {
@@ -551,7 +550,20 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
   const ex2I = mb.addFunc(ex2, ['f64'])
   const lg2I = mb.addFunc(lg2, ['f64'])
   const trigI = mb.addFunc(trig, ['f64'])
-  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI }
+  // tanh(x): numeric.ts tanhf, the same f64 operations in the same order (its e^(2|x|) through ex2)
+  const th = new FunctionBody(['f64'])
+  const ha = th.local('f64'), hz = th.local('f64'), ht = th.local('f64')
+  th.get(0).op(Op.f64_abs).set(ha)
+  th.get(ha).f64(TANH_SMALL).op(Op.f64_ge).op(Op.i32_eqz).begin('if')
+  th.get(ha).f64(0).op(Op.f64_gt).op(Op.i32_eqz).begin('if').get(0).op(Op.return).end()
+  th.get(0).get(0).op(Op.f64_mul).set(hz)
+  th.get(0).get(0).get(hz).f64(-1 / 3).get(hz).f64(2 / 15).get(hz).f64(-17 / 315)
+  th.op(Op.f64_mul).op(Op.f64_add).op(Op.f64_mul).op(Op.f64_add).op(Op.f64_mul).op(Op.f64_mul).op(Op.f64_add).op(Op.return)
+  th.end()
+  th.f64(1).f64(2).get(ha).f64(TANH_SCALE).op(Op.f64_mul).call(ex2I).f64(1).op(Op.f64_add).op(Op.f64_div).op(Op.f64_sub).set(ht)
+  th.get(0).f64(0).op(Op.f64_lt).begin('if', 'f64').get(ht).op(Op.f64_neg).else().get(ht).end()
+  const tanhI = mb.addFunc(th, ['f64'])
+  if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI, tanh: tanhI }
   // vfma(x, y, z): fma.rn.f32 of four lanes one by one, each as fma32 computes it (KernelWriter.fma32: the
   // binary64 sum rounded once more, the exact helper where that can go wrong); the 4-lane fma's path for a
   // group with such a lane, one function instead of four inline copies at every fma
@@ -569,7 +581,7 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
     vf.simdLane(SimdOp.f32x4_replace_lane, j).set(r)
   }
   vf.get(r)
-  return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI, vfma: mb.addFunc(vf, ['v128']) }
+  return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI, tanh: tanhI, vfma: mb.addFunc(vf, ['v128']) }
 }
 
 /** The device functions a kernel may call: their function index (undefined: no wasm lowering, with the
@@ -5458,7 +5470,7 @@ class KernelWriter {
                 if (ins.op === 'ex2') b.call(this.helpers.ex2)
                 else if (ins.op === 'lg2') b.call(this.helpers.lg2)
                 else if (ins.op === 'sin' || ins.op === 'cos') b.i32(ins.op === 'cos' ? 1 : 0).call(this.helpers.trig)
-                else b.call(this.funcs[ins.op as Imported])
+                else b.call(this.helpers.tanh)
                 b.op(Op.f32_demote_f64)
               }
             }

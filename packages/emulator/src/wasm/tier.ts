@@ -123,7 +123,7 @@ export function withWasmKernels(inst: ModuleInstance, code: WasmCode, memory: ()
           print(formatPrintf(h8, fmt, args, heapAt), t, b, row)
           return printfResult(h8, fmt, heapAt)
         },
-        sin: Math.sin, cos: Math.cos, tanh: Math.tanh,
+        sin: Math.sin, cos: Math.cos,
         brev32, bfi32, lop3, f16ToNum, bf16ToNum,
         bfe32u: (a: number, p: number, l: number) => bfe32(a, p, l, false),
         bfe32s: (a: number, p: number, l: number) => bfe32(a, p, l, true),

@@ -6,6 +6,7 @@
 // by .ftz), powers of two exact, ±0 → −∞, +∞ → +∞, a negative x → NaN. sin and cos: every f32 around the
 // multiples of π/2 up to 64π (the quadrant boundaries, and the zeros where only an exact reduction keeps 1 ulp),
 // the ends of the reduced range (2^19, past which both tiers take the engine's Math.sin/Math.cos), ±0, ±∞, NaN.
+// lg2 runs four threads a step (two f64x2 halves of lg2f's operations), the others one.
 // tanh.approx.f32 (-use_fast_math's tanhf) as numeric.ts tanhf: both sides of 2^-6 (series / exponential), every
 // f32 near 0.5, 1 and 9 (where tanh rounds to 1), tanh(±0) = ±0, ±∞ → ±1.
 import { suite } from 'uvu'
@@ -61,9 +62,12 @@ function tanhInputs(): Float32Array {
   return x
 }
 
-function run(codegen: 'wasm' | 'js', line: string, x: Float32Array): Float32Array {
+/** y = op(x) on one tier; `lanes`: whether the WebAssembly tier runs it 4 threads a step (lg2 has a 4-lane form:
+ *  numeric.ts lg2f in two f64x2 halves; the others run one thread a step). */
+function run(codegen: 'wasm' | 'js', line: string, x: Float32Array, lanes: boolean): Float32Array {
   const { y, inspect } = runUnaryF32(codegen, unaryF32Kernel('k', line), 'k', x)
   assert.match(inspect, codegen === 'wasm' ? /tier: WebAssembly$/ : /tier: JavaScript/)
+  if (codegen === 'wasm') assert.is(inspect.includes('SIMD across threads'), lanes, inspect)
   return y
 }
 
@@ -88,7 +92,7 @@ for (const { op, inputs, ref } of ops) {
     const line = `${op}.approx${ftz ? '.ftz' : ''}.f32 %f2, %f1;`
     s(`${line}: the same bits on both tiers, within 1 ulp of ${op}(x) rounded to f32`, () => {
       const x = inputs()
-      const wasm = run('wasm', line, x), js = run('js', line, x)
+      const wasm = run('wasm', line, x, op === 'lg2'), js = run('js', line, x, false)
       const wb = bits(wasm), jb = bits(js)
       for (let i = 0; i < N; i++) {
         const xi = x[i]!

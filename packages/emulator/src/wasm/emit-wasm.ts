@@ -1746,6 +1746,45 @@ class KernelWriter {
           if (ins.flags.ftz) this.vftz()
         })
       }
+      case 'lg2': {
+        // numeric.ts lg2f in two f64x2 halves, the scalar helper's operations lane by lane (the same bits); .ftz:
+        // a subnormal input flushed first (−∞), as f32In does
+        if (!f32 || !ins.flags.approx) return this.vfail(`lg2.${t}`)
+        const x = this.tmp('vlg2x', 'v128'), X = this.tmp('vlg2X', 'v128'), ok = this.tmp('vlg2ok', 'v128'), bits = this.tmp('vlg2b', 'v128')
+        const e = this.tmp('vlg2e', 'v128'), m = this.tmp('vlg2m', 'v128'), sv = this.tmp('vlg2s', 'v128'), z = this.tmp('vlg2z', 'v128'), gt = this.tmp('vlg2g', 'v128')
+        const splat = (v: number) => { b.f64(v).simd(SimdOp.f64x2_splat) }
+        const i64s = (v: bigint) => { b.i64x2([v, v]) }
+        const half = (high: boolean) => {
+          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
+          b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+          // finite and above 0; the others computed from 1 and replaced below
+          b.get(X); splat(0); b.simd(SimdOp.f64x2_gt); b.get(X); splat(Infinity); b.simd(SimdOp.f64x2_lt); b.simd(SimdOp.v128_and).set(ok)
+          b.get(X); splat(1); b.get(ok).simd(SimdOp.v128_bitselect).set(bits)
+          // e = ((bits >> 52) & 0x7ff) − 1023, exactly: the field in the mantissa of 2^52, less 2^52 + 1023
+          b.get(bits).i32(52).simd(SimdOp.i64x2_shr_u); i64s(0x7ffn); b.simd(SimdOp.v128_and); i64s(0x4330000000000000n); b.simd(SimdOp.v128_or)
+          splat(2 ** 52 + 1023); b.simd(SimdOp.f64x2_sub).set(e)
+          b.get(bits); i64s(0x000fffffffffffffn); b.simd(SimdOp.v128_and); i64s(0x3ff0000000000000n); b.simd(SimdOp.v128_or).set(m)
+          b.get(m); splat(Math.SQRT2); b.simd(SimdOp.f64x2_gt).set(gt)
+          b.get(m); splat(0.5); b.simd(SimdOp.f64x2_mul); b.get(m); b.get(gt).simd(SimdOp.v128_bitselect).set(m)
+          b.get(e); splat(1); b.simd(SimdOp.f64x2_add); b.get(e); b.get(gt).simd(SimdOp.v128_bitselect).set(e)
+          b.get(m); splat(1); b.simd(SimdOp.f64x2_sub); b.get(m); splat(1); b.simd(SimdOp.f64x2_add); b.simd(SimdOp.f64x2_div).set(sv)
+          b.get(sv).get(sv).simd(SimdOp.f64x2_mul).set(z)
+          b.get(e).get(sv)
+          splat(LG2_COEFFS[0]!)
+          for (let k = 1; k < LG2_COEFFS.length; k++) { b.get(z).simd(SimdOp.f64x2_mul); splat(LG2_COEFFS[k]!); b.simd(SimdOp.f64x2_add) }
+          splat(LG2_SCALE); b.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_add)
+          // the others from X: ±0 gives −∞, +∞ gives +∞, a negative X or NaN gives NaN
+          splat(-Infinity); splat(Infinity); splat(NaN); b.get(X); splat(Infinity); b.simd(SimdOp.f64x2_eq).simd(SimdOp.v128_bitselect)
+          b.get(X); splat(0); b.simd(SimdOp.f64x2_eq).simd(SimdOp.v128_bitselect)
+          b.get(ok).simd(SimdOp.v128_bitselect)
+          b.simd(SimdOp.f32x4_demote_f64x2_zero)
+        }
+        return this.vwr(A[0], () => {
+          this.vrd(A[1]); if (ins.flags.ftz) this.vftz()
+          b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
+          if (ins.flags.ftz) this.vftz()
+        })
+      }
       case 'and': case 'or': case 'xor':
         if (!i32 && t !== 'pred') return this.vfail(`${ins.op}.${t}`)
         return bin(ins.op === 'and' ? SimdOp.v128_and : ins.op === 'or' ? SimdOp.v128_or : SimdOp.v128_xor)

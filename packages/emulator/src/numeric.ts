@@ -847,8 +847,8 @@ export function ex2f(x: number): number {
   return p * EX2_SCALE[n + 151]!
 }
 
-/** 2·log2(e): e^(2a) = 2^(a·TANH_SCALE) (tanhf). */
-export const TANH_SCALE = 2 / Math.LN2
+/** 2/ln 2 = 2·log2(e): e^(2a) = 2^(a·TWO_OVER_LN2) (tanhf), log2(m) = 2·atanh(s)/ln 2 (lg2f). */
+export const TWO_OVER_LN2 = 2 / Math.LN2
 /** Below this |x|, tanhf takes the series x − x³/3 + 2x⁵/15 − 17x⁷/315 (the rest below 1e-16 of x). */
 export const TANH_SMALL = 2 ** -6
 
@@ -868,7 +868,7 @@ export function tanhf(x: number): number {
     const z = x * x
     return x + x * (z * (-1 / 3 + z * (2 / 15 + z * (-17 / 315))))
   }
-  const t = 1 - 2 / (ex2f(a * TANH_SCALE) + 1)
+  const t = 1 - 2 / (ex2f(a * TWO_OVER_LN2) + 1)
   return x < 0 ? -t : t
 }
 
@@ -914,16 +914,12 @@ export function sincosf(x: number, cos: boolean): number {
 /** Coefficients 1/(2k+1), k = 8 … 0, of atanh's series Σ s^(2k+1)/(2k+1) in z = s² (lg2f; the WebAssembly tier's
  *  helper writes the same f64 constants). */
 export const LG2_COEFFS: readonly number[] = Array.from({ length: 9 }, (_, i) => 1 / (2 * (8 - i) + 1))
-/** 2/ln 2: log2(m) = 2·atanh(s)/ln 2 with s = (m − 1)/(m + 1). */
-export const LG2_SCALE = 2 / Math.LN2
-// x's f32 bits (a binary64 view, or a DataView, stalls the store of the high word before the 8-byte load: this
-// tier's lg2 took 27 ns, 10 ns now; the WebAssembly helper takes the binary64 bits, the same exact m and e)
-const LG2_F32 = new Float32Array(1), LG2_I32 = new Int32Array(LG2_F32.buffer)
 
 /**
  * log2(x) for `lg2.approx.f32` (x an f32 value, the caller rounds the result to f32; CUDA's __logf, __log2f,
- * __log10f and __powf go through it): x = m·2^e exactly, with m in (√2/2, √2] (from x's bits), s = (m − 1)/(m + 1) (|s| ≤ 0.172, m ± 1 exact), log2(m) = 2·atanh(s)/ln 2 by the
- * series' first nine terms in Horner's form in z = s² (relative error below 1e-14), plus e. Every step is one f64
+ * __log10f and __powf go through it): x = m·2^e exactly, with m in (√2/2, √2] (from x's f32 bits; the
+ * WebAssembly helper takes its binary64 bits, the same exact m and e), s = (m − 1)/(m + 1) (|s| ≤ 0.172, m ± 1
+ * exact), log2(m) = 2·atanh(s)/ln 2 by the series' first nine terms in Horner's form in z = s² (relative error below 1e-14), plus e. Every step is one f64
  * operation, in the same order in the WebAssembly tier's helper (emit-wasm.ts defineHelpers), so both tiers give
  * the same bits, within 1 ulp of log2(x) rounded to f32 (the ISA allows 2^-22 absolute near 1, 2 ulp elsewhere).
  * Where `Math.log2` went through the engine, the WebAssembly tier called out to JavaScript for each one.
@@ -934,17 +930,15 @@ export function lg2f(x: number): number {
   if (x === Infinity) return Infinity
   // (an f32 subnormal scaled by 2^64, exactly, into the normal range)
   let e = 0
-  if (x < 1.1754943508222875e-38) { x = x * 18446744073709551616; e = -64 }
-  LG2_F32[0] = x
-  const bits = LG2_I32[0]!
+  if (x < F32_MIN_NORMAL) { x = x * 18446744073709551616; e = -64 }
+  const bits = bitsFromF32(x)
   e += ((bits >>> 23) & 0xff) - 127
-  LG2_I32[0] = (bits & 0x007fffff) | 0x3f800000
-  let m = LG2_F32[0]!
+  let m = f32FromBits((bits & 0x007fffff) | 0x3f800000)
   if (m > Math.SQRT2) { m = m * 0.5; e = e + 1 }
   const s = (m - 1) / (m + 1)
   const z = s * s
   const c = LG2_COEFFS
   let p = c[0]!
   for (let k = 1; k < c.length; k++) p = p * z + c[k]!
-  return e + s * (p * LG2_SCALE)
+  return e + s * (p * TWO_OVER_LN2)
 }

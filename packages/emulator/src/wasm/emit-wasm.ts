@@ -25,7 +25,7 @@ import type { Frame } from '../frame.js'
 import { memTypeFor } from '../js-values.js'
 import { planWindowGroups, type WindowGroup, type WindowGroups } from './window-groups.js'
 import { planSimd, reads, type SimdPlan } from './simd-plan.js'
-import { COS_COEFFS, EX2_COEFFS, LG2_COEFFS, LG2_SCALE, PIO2_HI, PIO2_LO, SIN_COEFFS, TANH_SCALE, TANH_SMALL, TRIG_REDUCED, TWO_OVER_PI, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
+import { COS_COEFFS, EX2_COEFFS, LG2_COEFFS, PIO2_HI, PIO2_LO, SIN_COEFFS, TANH_SMALL, TRIG_REDUCED, TWO_OVER_LN2, TWO_OVER_PI, fma32 as exactFma32, fma64 as exactFma64 } from '../numeric.js'
 import { fragKind, laneAffine, matrixOperands, mmaOperands, wmmaOperands } from '../tensor-core.js'
 import { envVar } from '../env.js'
 
@@ -63,6 +63,10 @@ const PER_LANE_NOT = new Set(['wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix'
 
 /** The sign bit of four f32 lanes. */
 const SIGN32X4 = [0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0, 0x80000000 | 0] as const
+/** Shuffles of a 4-lane f32 value computed in two f64x2 halves: its high two lanes to the low ones (for
+ *  f64x2.promote_low_f32x4), and the low two lanes of two f32x4.demote_f64x2_zero results joined. */
+const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]
+const JOIN_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 
 /** Whether the thread loop `it` (a barrier-free kernel's only one) runs only some of a row's threads: its first
  *  act branches the others past all of its code (threadLoopTxRange) and its interval is not the whole row. The
@@ -526,7 +530,7 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
   lg2.get(ls).get(ls).op(Op.f64_mul).set(lz)
   lg2.f64(LG2_COEFFS[0]!).set(lp)
   for (let k = 1; k < LG2_COEFFS.length; k++) lg2.get(lp).get(lz).op(Op.f64_mul).f64(LG2_COEFFS[k]!).op(Op.f64_add).set(lp)
-  lg2.get(le).get(ls).get(lp).f64(LG2_SCALE).op(Op.f64_mul).op(Op.f64_mul).op(Op.f64_add)
+  lg2.get(le).get(ls).get(lp).f64(TWO_OVER_LN2).op(Op.f64_mul).op(Op.f64_mul).op(Op.f64_add)
   // trig(x, cos): numeric.ts sincosf, the same f64 operations in the same order (x an f32 value, cos 0 or 1)
   const trig = new FunctionBody(['f64', 'i32'])
   const tk = trig.local('f64'), tr = trig.local('f64'), tz = trig.local('f64'), tp = trig.local('f64'), tq = trig.local('i32')
@@ -560,7 +564,7 @@ function defineHelpers(mb: ModuleBuilder, funcs: Record<Imported, number>, simd:
   th.get(0).get(0).get(hz).f64(-1 / 3).get(hz).f64(2 / 15).get(hz).f64(-17 / 315)
   th.op(Op.f64_mul).op(Op.f64_add).op(Op.f64_mul).op(Op.f64_add).op(Op.f64_mul).op(Op.f64_mul).op(Op.f64_add).op(Op.return)
   th.end()
-  th.f64(1).f64(2).get(ha).f64(TANH_SCALE).op(Op.f64_mul).call(ex2I).f64(1).op(Op.f64_add).op(Op.f64_div).op(Op.f64_sub).set(ht)
+  th.f64(1).f64(2).get(ha).f64(TWO_OVER_LN2).op(Op.f64_mul).call(ex2I).f64(1).op(Op.f64_add).op(Op.f64_div).op(Op.f64_sub).set(ht)
   th.get(0).f64(0).op(Op.f64_lt).begin('if', 'f64').get(ht).op(Op.f64_neg).else().get(ht).end()
   const tanhI = mb.addFunc(th, ['f64'])
   if (!simd) return { ftz: ftzI, sat: satI, ex2: ex2I, lg2: lg2I, trig: trigI, tanh: tanhI }
@@ -1132,6 +1136,25 @@ class KernelWriter {
     b.simd(SimdOp.v128_bitselect)
   }
 
+  /** An f32 instruction of four lanes computed in binary64, two lanes at a time: operand A[1] (flushed first
+   *  with `ftzIn`), each half promoted into a local that `half` reads, leaving its f64x2 result, rounded back
+   *  to f32, the halves joined into A[0] (flushed with `ftzOut`). */
+  private vHalves(A: readonly IrOperand[], ftzIn: boolean, ftzOut: boolean, half: (X: number) => void): void {
+    const b = this.b, x = this.tmp('vhx', 'v128'), X = this.tmp('vhX', 'v128')
+    this.vwr(A[0], () => {
+      this.vrd(A[1]); if (ftzIn) this.vftz()
+      b.set(x)
+      for (const high of [false, true]) {
+        b.get(x); if (high) b.get(x).shuffle(HIGH_HALF)
+        b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+        half(X)
+        b.simd(SimdOp.f32x4_demote_f64x2_zero)
+      }
+      b.shuffle(JOIN_HALVES)
+      if (ftzOut) this.vftz()
+    })
+  }
+
   /** Pushes operand o for the four lanes (i32 lanes; f32 values as their bits). */
   private vrd(o: IrOperand | undefined): void {
     const b = this.b
@@ -1701,13 +1724,7 @@ class KernelWriter {
       }
       case 'rsqrt': {
         if (!f32 || !rn || ins.flags.ftz) return this.vfail(`rsqrt.${t}`)
-        const x = this.tmp('vrsq', 'v128')
-        const half = (high: boolean) => {
-          b.i64x2([0x3ff0000000000000n, 0x3ff0000000000000n])
-          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
-          b.simd(SimdOp.f64x2_promote_low_f32x4).simd(SimdOp.f64x2_sqrt).simd(SimdOp.f64x2_div).simd(SimdOp.f32x4_demote_f64x2_zero)
-        }
-        return this.vwr(A[0], () => { this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]) })
+        return this.vHalves(A, false, false, (X) => { b.i64x2([0x3ff0000000000000n, 0x3ff0000000000000n]).get(X).simd(SimdOp.f64x2_sqrt).simd(SimdOp.f64x2_div) })
       }
       case 'copysign':
         // b's magnitude with a's sign, bit for bit as the scalar f32.copysign (tanhf's last step)
@@ -1717,12 +1734,9 @@ class KernelWriter {
         // numeric.ts ex2f in two f64x2 halves, the scalar helper's operations lane by lane (the same bits);
         // .ftz: a subnormal input gives 1 either way, a subnormal result is flushed after the rounding to f32
         if (!f32 || !ins.flags.approx) return this.vfail(`ex2.${t}`)
-        const x = this.tmp('vex2x', 'v128'), X = this.tmp('vex2X', 'v128'), ok = this.tmp('vex2ok', 'v128')
-        const n = this.tmp('vex2n', 'v128'), f = this.tmp('vex2f', 'v128'), lo = this.tmp('vex2lo', 'v128')
+        const ok = this.tmp('vex2ok', 'v128'), n = this.tmp('vex2n', 'v128'), f = this.tmp('vex2f', 'v128'), lo = this.tmp('vex2lo', 'v128')
         const splat = (v: number) => { b.f64(v).simd(SimdOp.f64x2_splat) }
-        const half = (high: boolean) => {
-          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
-          b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+        return this.vHalves(A, false, ins.flags.ftz === true, (X) => {
           // in range: X < 128 and X >= -151 (not NaN); the others computed from 0 (f, for now) and replaced below
           b.get(X); splat(128); b.simd(SimdOp.f64x2_lt); b.get(X); splat(-151); b.simd(SimdOp.f64x2_ge); b.simd(SimdOp.v128_and).set(ok)
           b.get(X); splat(0); b.get(ok).simd(SimdOp.v128_bitselect).set(f)
@@ -1739,24 +1753,17 @@ class KernelWriter {
           splat(0); b.get(lo); b.get(X); splat(-151); b.simd(SimdOp.f64x2_lt).simd(SimdOp.v128_bitselect).set(lo)
           splat(Infinity); b.get(lo); b.get(X); splat(128); b.simd(SimdOp.f64x2_ge).simd(SimdOp.v128_bitselect).set(lo)
           b.get(X).get(lo).get(X).get(X).simd(SimdOp.f64x2_ne).simd(SimdOp.v128_bitselect)
-          b.simd(SimdOp.f32x4_demote_f64x2_zero)
-        }
-        return this.vwr(A[0], () => {
-          this.vrd(A[1]); b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
-          if (ins.flags.ftz) this.vftz()
         })
       }
       case 'lg2': {
         // numeric.ts lg2f in two f64x2 halves, the scalar helper's operations lane by lane (the same bits); .ftz:
         // a subnormal input flushed first (−∞), as f32In does
         if (!f32 || !ins.flags.approx) return this.vfail(`lg2.${t}`)
-        const x = this.tmp('vlg2x', 'v128'), X = this.tmp('vlg2X', 'v128'), ok = this.tmp('vlg2ok', 'v128'), bits = this.tmp('vlg2b', 'v128')
+        const ok = this.tmp('vlg2ok', 'v128'), bits = this.tmp('vlg2b', 'v128')
         const e = this.tmp('vlg2e', 'v128'), m = this.tmp('vlg2m', 'v128'), sv = this.tmp('vlg2s', 'v128'), z = this.tmp('vlg2z', 'v128'), gt = this.tmp('vlg2g', 'v128')
         const splat = (v: number) => { b.f64(v).simd(SimdOp.f64x2_splat) }
         const i64s = (v: bigint) => { b.i64x2([v, v]) }
-        const half = (high: boolean) => {
-          b.get(x); if (high) b.get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15])
-          b.simd(SimdOp.f64x2_promote_low_f32x4).set(X)
+        return this.vHalves(A, ins.flags.ftz === true, ins.flags.ftz === true, (X) => {
           // finite and above 0; the others computed from 1 and replaced below
           b.get(X); splat(0); b.simd(SimdOp.f64x2_gt); b.get(X); splat(Infinity); b.simd(SimdOp.f64x2_lt); b.simd(SimdOp.v128_and).set(ok)
           b.get(X); splat(1); b.get(ok).simd(SimdOp.v128_bitselect).set(bits)
@@ -1772,17 +1779,11 @@ class KernelWriter {
           b.get(e).get(sv)
           splat(LG2_COEFFS[0]!)
           for (let k = 1; k < LG2_COEFFS.length; k++) { b.get(z).simd(SimdOp.f64x2_mul); splat(LG2_COEFFS[k]!); b.simd(SimdOp.f64x2_add) }
-          splat(LG2_SCALE); b.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_add)
+          splat(TWO_OVER_LN2); b.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_add)
           // the others from X: ±0 gives −∞, +∞ gives +∞, a negative X or NaN gives NaN
           splat(-Infinity); splat(Infinity); splat(NaN); b.get(X); splat(Infinity); b.simd(SimdOp.f64x2_eq).simd(SimdOp.v128_bitselect)
           b.get(X); splat(0); b.simd(SimdOp.f64x2_eq).simd(SimdOp.v128_bitselect)
           b.get(ok).simd(SimdOp.v128_bitselect)
-          b.simd(SimdOp.f32x4_demote_f64x2_zero)
-        }
-        return this.vwr(A[0], () => {
-          this.vrd(A[1]); if (ins.flags.ftz) this.vftz()
-          b.set(x); half(false); half(true); b.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
-          if (ins.flags.ftz) this.vftz()
         })
       }
       case 'and': case 'or': case 'xor':
@@ -1827,8 +1828,7 @@ class KernelWriter {
     const x = this.tmp('vx', 'v128'), y = this.tmp('vy', 'v128'), z = this.tmp('vz', 'v128')
     const lo = this.tmp('vslo', 'v128'), hi = this.tmp('vshi', 'v128')
     px(); b.set(x); py(); b.set(y); pz(); b.set(z)
-    const HIGH = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]
-    const wide = (v: number, high: boolean) => { b.get(v); if (high) b.get(v).shuffle(HIGH); b.simd(SimdOp.f64x2_promote_low_f32x4) }
+    const wide = (v: number, high: boolean) => { b.get(v); if (high) b.get(v).shuffle(HIGH_HALF); b.simd(SimdOp.f64x2_promote_low_f32x4) }
     for (const [high, s] of [[false, lo], [true, hi]] as const) {
       wide(x, high); wide(y, high); b.simd(SimdOp.f64x2_mul); wide(z, high); b.simd(SimdOp.f64x2_add).set(s)
     }
@@ -1844,7 +1844,7 @@ class KernelWriter {
     b.begin('if', 'v128')
     b.get(x).get(y).get(z).call(this.helpers.vfma!)
     b.else()
-    b.get(lo).simd(SimdOp.f32x4_demote_f64x2_zero).get(hi).simd(SimdOp.f32x4_demote_f64x2_zero).shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23])
+    b.get(lo).simd(SimdOp.f32x4_demote_f64x2_zero).get(hi).simd(SimdOp.f32x4_demote_f64x2_zero).shuffle(JOIN_HALVES)
     b.end()
   }
 

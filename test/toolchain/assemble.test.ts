@@ -54,7 +54,7 @@ for (const [file, options] of nvccCases) {
   })
 }
 
-ident('nvcc, a file\'s first build: one process for 80-real;90 (the front end for compute_80 and compute_90, ptxas for sm_80 and sm_90), the same PTX and cubins as each step alone', async () => {
+ident('nvcc, a file\'s first build: one process per virtual architecture for 80-real;90 (compute_80\'s front end and sm_80\'s ptxas, compute_90\'s and sm_90\'s), the same PTX and cubins as each step alone', async () => {
   const file = join(cuDir, 'templates.cu')
   // the first whole-file compile of these arguments in the process asks nvcc for its plan (--dryrun, kept)
   let before = processCounter.spawned
@@ -63,11 +63,12 @@ ident('nvcc, a file\'s first build: one process for 80-real;90 (the front end fo
   before = processCounter.spawned
   const planned = processCounter.planned
   const r = await buildCudaFile(file, { arch: '80-real;90', compiler: 'nvcc', cacheDir: false })
-  assert.is(processCounter.planned - planned, 1, 'nvcc\'s steps run from its plan')
-  // one process for the device code (nvcc's steps, compile.ts nvccPlan): no second front end, no host compile;
+  assert.is(processCounter.planned - planned, 2, 'nvcc\'s steps run from its plan')
+  // a process per virtual architecture for the device code (nvcc's steps, compile.ts nvccPlan): no front end
+  // twice, no host compile;
   // vec_sum's Vec<T, N> has its C++ layout from gcc -g on the C its device front end wrote and readelf
   // (device-c.ts, param-types.ts), which the first build ran and this process keeps by that C's text
-  assert.is(processCounter.spawned - before, 1)
+  assert.is(processCounter.spawned - before, 2)
   assert.equal([r.stats.compiles, r.images.map((i) => i.target)], [4, ['sm_80', 'sm_90', 'compute_90']])
   const o = resolveOptions({})
   for (const img of r.images) {
@@ -188,20 +189,24 @@ plan('a failed front end: one per virtual architecture runs, no ptxas, the error
   assert.is((err as CompileError).diagnostics.filter((d) => d.severity === 'error').length, 1)
 })
 
-plan('nvcc --threads 2 in the flags: a whole-file compile takes two slots of the jobs pool (the bound counts processes), with the same bytes', async () => {
+plan('a file\'s virtual architectures compile side by side, a slot each; nvcc --threads 2 in the flags: one nvcc for the file takes two slots of the jobs pool (the bound counts processes), with the same bytes', async () => {
   // an nvcc that counts how many of it run at once
   const counting = countingScript(tempDir('kp-threads-'), 'nvcc', `'${nvcc.path}' "$@"`, { passThrough: ['--version', '--list-gpu-code', '--dryrun'], hold: 0.3 })
   const files = ['scalars.cu', 'templates.cu'].map((f) => join(cuDir, f))
-  const most = async (flags: string[]) => {
+  const most = async (flags: string[], which = files) => {
     counting.reset()
     const jobs = new Pool(2)
-    const rs = await Promise.all(files.map((f) => buildCudaFile(f, { arch: '80-real;90', compiler: counting.script, cacheDir: false, jobs, flags })))
-    return { most: Math.max(...counting.counts()), rs }
+    const rs = await Promise.all(which.map((f) => buildCudaFile(f, { arch: '80-real;90', compiler: counting.script, cacheDir: false, jobs, flags })))
+    return { most: Math.max(...counting.counts()), runs: counting.counts().length, rs }
   }
   // nvcc itself, not its planned steps (compile.ts nvccPlan), which the counting script would not see
   process.env.KERNELPACK_NVCC_PLAN = '0'
   const plain = await most([]).finally(() => { delete process.env.KERNELPACK_NVCC_PLAN })
-  assert.is(plain.most, 2, 'two files at once')
+  assert.is(plain.most, 2, 'two processes at once')
+  // one file: compute_80's process (its front end, sm_80's ptxas) beside compute_90's, not one after the other
+  process.env.KERNELPACK_NVCC_PLAN = '0'
+  const one = await most([], files.slice(0, 1)).finally(() => { delete process.env.KERNELPACK_NVCC_PLAN })
+  assert.equal([one.most, one.runs], [2, 2], 'one file\'s two virtual architectures at once')
   const threaded = await most(['-t', '2'])
   assert.is(threaded.most, 1, 'each nvcc runs two steps at once: one file at a time')
   assert.equal(threaded.rs.map((r) => Buffer.from(r.offload).toString('hex')), plain.rs.map((r) => Buffer.from(r.offload).toString('hex')))

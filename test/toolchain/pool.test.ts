@@ -35,6 +35,25 @@ pool('a task asking for more slots than the pool has takes the whole pool', asyn
   assert.is(most, 1)
 })
 
+pool('a task that releases its slot (its process ended, its outputs still being read) lets the next start; releasing twice frees one slot', async () => {
+  const p = new Pool(1)
+  const order: string[] = []
+  let reading!: () => void
+  // (a pool that kept a's slot until a settled would start b only after this timeout)
+  const stillReading = new Promise<void>((r) => { reading = r; setTimeout(r, 200) })
+  const first = p.run(async (release) => {
+    order.push('a ran')
+    release()
+    release()
+    await stillReading
+    order.push('a read')
+  })
+  const second = p.run(async () => { order.push('b ran'); reading() })
+  const third = p.run(async () => { order.push('c ran') })
+  await Promise.all([first, second, third])
+  assert.equal(order, ['a ran', 'b ran', 'a read', 'c ran'], 'b starts while a reads; c waits for b, not for a\'s second release')
+})
+
 pool('nvccThreads: --threads N / -t N among the user\'s flags, 0 for every core, bounded by the file\'s architectures', () => {
   assert.is(nvccThreads([], 3, 8), 1)
   assert.is(nvccThreads(['-t', '2'], 3, 8), 2)

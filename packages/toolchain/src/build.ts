@@ -129,16 +129,20 @@ function take(lookups: Lookups | undefined, key: string): Promise<CacheEntry | u
 /** Whole-file compiles in flight (compileFile), under the input key of each PTX they make. */
 const fileCompiles = new Map<string, Promise<FileCompileOutput>>()
 
-/** The dependency records of a whole-file compile's outputs, by path (groupHash). */
-const groupHashes = new WeakMap<Promise<FileCompileOutput>, Map<string, ReturnType<typeof hashDependency>>>()
+/** The compiles of one file's front ends (planFileCompile), each to the promise of all of them. */
+const groupSets = new WeakMap<Promise<FileCompileOutput>, Promise<unknown>>()
+/** The dependency records of a file's front ends, by path (groupHash). */
+const groupHashes = new WeakMap<Promise<unknown>, Map<string, ReturnType<typeof hashDependency>>>()
 
-/** hashDependency once per whole-file compile and path: its front ends' dependency lists share most files
- *  (the toolkit's headers), and a stat taken after that compile serves each of its outputs alike. */
+/** hashDependency once per file compile and path, once every front end of the file has ended: their
+ *  dependency lists share most files (the toolkit's headers), and a stat taken after them all serves each of
+ *  their outputs alike. */
 function groupHash(group: Promise<FileCompileOutput>, path: string): ReturnType<typeof hashDependency> {
-  let m = groupHashes.get(group)
-  if (!m) groupHashes.set(group, (m = new Map()))
+  const set = groupSets.get(group) ?? group
+  let m = groupHashes.get(set)
+  if (!m) groupHashes.set(set, (m = new Map()))
   let h = m.get(path)
-  if (!h) m.set(path, (h = hashDependency(path)))
+  if (!h) m.set(path, (h = set.then(() => hashDependency(path), () => hashDependency(path))))
   return h
 }
 
@@ -184,13 +188,12 @@ async function buildTarget(
         return { ...hit, cached: true }
       }
       const start = Date.now() - 1 // mtimes have coarser clocks on some filesystems
-      const run = () => compilePool.run(() => compileTarget(compiler, target, file, o))
       const group = fileCompiles.get(key)
       // the front ends of one whole-file compile read nearly the same files: each is stat'ed and hashed once for
       // all of them, after that compile (as fresh as a stat of each target's own would be)
       const hashOf = group ? (d: string) => groupHash(group, d) : (d: string) => hashDependency(d)
       const out = group ? await group.then((g) => ({ bytes: g.ptx.get(target.target)!, deps: g.deps.get(target.target)!, warnings: g.warnings }))
-        : await (limiter ? limiter.run(run) : run())
+        : await inPools(limiter, 1, (release) => compileTarget(compiler, target, file, o, release))
       const entry: CacheEntry = { bytes: out.bytes, deps: out.deps, warnings: out.warnings }
       // The PTX the manifest is read from carries it, read once here, so that a warm build spawns no process
       // at all; a PTX that only feeds ptxas is not read (a parse and a c++filt process saved per file).
@@ -257,11 +260,10 @@ async function buildCubin(
     p = (async (): Promise<TargetResult> => {
       const hit = cache ? await cache.lookup(key, session, { contentKeyed: true }) : undefined
       if (hit) return { ...hit, deps: ptx.deps, warnings: dedupeDiagnostics([...ptx.warnings, ...hit.warnings]), cached: true, steps: [ptx] }
-      const run = () => compilePool.run(() => assembleCubin(compiler, target, file, ptx.bytes, o))
       // made by the whole-file compile that made this PTX
       const group = await fileCompiles.get(inputKeyOf(compiler, virtual, o, file))
       const made = group && sameBytes(group.ptx.get(virtual.target), ptx.bytes) ? group.cubins.get(target.target) : undefined
-      const out = made ? { bytes: made, warnings: [] } : await (limiter ? limiter.run(run) : run())
+      const out = made ? { bytes: made, warnings: [] } : await inPools(limiter, 1, (release) => assembleCubin(compiler, target, file, ptx.bytes, o, release))
       const entry: CacheEntry = { bytes: out.bytes, deps: [], warnings: out.warnings }
       if (cache) await cache.store(key, [], entry).catch(() => {})
       return { ...entry, deps: ptx.deps, warnings: dedupeDiagnostics([...ptx.warnings, ...out.warnings]), cached: false, steps: [ptx] }
@@ -273,14 +275,22 @@ async function buildCubin(
   return p
 }
 
+/** Runs a compile within the build's own bound (`jobs`), if it has one, and the pool every build shares;
+ *  `release` frees both as soon as its process has ended (its outputs are read after). */
+function inPools<T>(limiter: Pool | undefined, slots: number, task: (release: () => void) => Promise<T>): Promise<T> {
+  const shared = (outer?: () => void) => compilePool.run((release) => task(() => { release(); outer?.() }), slots)
+  return limiter ? limiter.run((release) => shared(release), slots) : shared()
+}
+
 function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
   return !!a && a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 }
 
 /**
- * A file none of whose PTX is cached or in flight is compiled by one nvcc process (compileFile: the front end
- * per virtual architecture, ptxas per real one, as `nvcc -fatbin` with every -gencode runs them), whose
- * outputs then go through buildTarget/buildCubin as if each step had run, cached per step. Later builds that
+ * A file none of whose PTX is cached or in flight is compiled by one nvcc process per virtual architecture
+ * (compileFile: its front end, then ptxas for each real target of it, the steps `nvcc -fatbin` with every
+ * -gencode runs one after another), side by side in the pool, or by one nvcc under --threads; the outputs go
+ * through buildTarget/buildCubin as if each step had run, cached per step. Later builds that
  * add a target run only the steps it needs. Not for clang (one cc1 per arch either way), a launcher (it is
  * given one compile per step), -G (ptxas writes its temporary file's name into the cubin) or when only one
  * step is needed and the source declares no struct parameters (whose layouts come from the C the front end
@@ -305,10 +315,20 @@ async function planFileCompile(
   if (keys.some((k) => inFlight.has(k) || fileCompiles.has(k))) return [] // another build got there meanwhile
   // nvcc --threads N runs up to N of its steps at once: as many slots of the pool (issue 27 item 5)
   const slots = nvccThreads(o.flags, virtuals.length, (limiter ?? compilePool).limit)
-  const run = () => compilePool.run(() => compileFile(compiler, virtuals, reals, file, o, manifestTarget.target), slots)
-  const group = limiter ? limiter.run(run, slots) : run()
-  group.catch(() => {}) // its steps report the error
-  for (const k of keys) fileCompiles.set(k, group)
+  const compile = (vs: Target[], release: () => void) =>
+    compileFile(compiler, vs, reals.filter((r) => vs.some((v) => v.target === virtualOf(r).target)), file, o, manifestTarget.target, release)
+  // One process per virtual architecture (its front end, then ptxas for its real targets), each in a slot of
+  // its own: what nvcc -fatbin runs one after another, the pool runs side by side, so that the last file of a
+  // build is not one process on one core while the other cores idle. Under --threads, one nvcc runs them all.
+  const pieces = slots > 1 ? [virtuals] : virtuals.map((v) => [v])
+  const groups = pieces.map((vs) => inPools(limiter, slots, (release) => compile(vs, release)))
+  // the dependencies of the file's front ends are hashed once all of them have ended (groupHash)
+  const ended = Promise.allSettled(groups)
+  groups.forEach((group, i) => {
+    group.catch(() => {}) // its steps report the error
+    groupSets.set(group, ended)
+    for (const v of pieces[i]!) fileCompiles.set(keys[virtuals.indexOf(v)]!, group)
+  })
   return keys
 }
 
@@ -375,7 +395,7 @@ function startTypes(
     let made = group ? await group.catch(() => undefined) : undefined
     try {
       if (!made?.deviceC.has(target.target)) {
-        made = await compilePool.run(() => compileFile(compiler, [target], [], file, { ...o, debug: false, launcher: undefined }, target.target))
+        made = await compilePool.run((release) => compileFile(compiler, [target], [], file, { ...o, debug: false, launcher: undefined }, target.target, release))
       }
     } catch (err) {
       return { note: `the device front end's compile that the struct layouts are read from failed (${firstError(err)})` }
@@ -403,7 +423,7 @@ function startHostTypes(
   const result = typesJob(key, cache, session, async () => {
     const start = Date.now() - 1
     try {
-      const out = await compilePool.run(() => compileHostTypes(compiler, target, file, o))
+      const out = await compilePool.run((release) => compileHostTypes(compiler, target, file, o, release))
       return { dump: out.dump, deps: out.deps, start, deviceC: false }
     } catch (err) {
       return { note: `the host compile with -g that the struct layouts are read from failed (${firstError(err)})` }

@@ -345,7 +345,7 @@ function assembleStem(file: string): string {
  *  for nvcc builds, as nvcc runs it; directly for clang, as clang runs it). The files lie in a folder of their
  *  own, named the same in every build, so the bytes are the same in every build (nvcc's own temporary names
  *  carry a process id into `-G` cubins). Throws a CompileError with ptxas's messages when it fails. */
-export async function assembleCubin(compiler: CompilerInfo, target: Target, file: string, ptx: Uint8Array, o: ResolvedCompileOptions): Promise<CompileOutput> {
+export async function assembleCubin(compiler: CompilerInfo, target: Target, file: string, ptx: Uint8Array, o: ResolvedCompileOptions, release?: () => void): Promise<CompileOutput> {
   const dir = join(processWorkDir(), `as-${++outputCounter}`)
   mkdirSync(dir, { recursive: true })
   const stem = assembleStem(file)
@@ -362,7 +362,7 @@ export async function assembleCubin(compiler: CompilerInfo, target: Target, file
       argv = [...(o.launcher ?? []), ...fillIo(await clangPtxasCommand(compiler, target, o, file), input, output)]
     }
     const r = await runTool(compiler, file, o, {
-      argv, cwd: dir, targetName: target.target, read: () => readBytes(join(dir, output)),
+      argv, cwd: dir, targetName: target.target, read: () => readBytes(join(dir, output)), release,
       failure: `ptxas could not assemble the ${target.target} cubin`,
     })
     return { bytes: r.out, deps: [file], warnings: r.warnings }
@@ -386,6 +386,8 @@ interface ToolRun<T> {
   failure?: string
   /** The command a CompileError names when `argv` runs it another way (nvccPlan's script for nvcc's argv). */
   shown?: string[]
+  /** Called when the process has ended, before its outputs are read: frees its slot of the pool (Pool.run). */
+  release?: () => void
 }
 
 /** Runs one process tied to ours (processes.ts) and reads what it wrote. Throws a ToolchainError when the
@@ -397,6 +399,7 @@ async function runTool<T>(compiler: CompilerInfo, file: string, o: ResolvedCompi
   // own temporary files in our work folder, which a later run removes if we are killed. The compile and every
   // process it starts die with us, even on SIGKILL (processes.ts).
   const r = await spawnAll(cmd!, rest, { cwd: run.cwd, env: { LC_ALL: 'C', TMPDIR: join(processWorkDir(), 'tmp') } })
+  run.release?.()
   const text = r.text
   const parsed = dedupeDiagnostics(parseDiagnostics(text, { file, mapPath: run.mapPath, lineCount: lineCount(file) }))
   const diagnostics = compiler.kind === 'clang' ? explainClangDiagnostics(parsed) : parsed
@@ -446,14 +449,14 @@ const readBytes = async (path: string): Promise<Uint8Array> => {
 }
 
 /** Runs one compile; throws a CompileError carrying every diagnostic when the compiler fails. */
-export async function compileTarget(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<CompileOutput> {
+export async function compileTarget(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, release?: () => void): Promise<CompileOutput> {
   const st = stage(compiler, file, o.includeDirs)
   const stem = join(processWorkDir(), String(++outputCounter))
   const output = `${stem}.${target.kind === 'cubin' ? 'cubin' : 'ptx'}`
   const depfile = `${stem}.d`
   const args = compileArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
   try {
-    const r = await runTool(compiler, file, o, { argv: compilerArgv(compiler, o, args), cwd: o.cwd, mapPath: st.mapPath, targetName: target.target, read: () => readBytes(output) })
+    const r = await runTool(compiler, file, o, { argv: compilerArgv(compiler, o, args), cwd: o.cwd, mapPath: st.mapPath, targetName: target.target, read: () => readBytes(output), release })
     return { bytes: r.out, deps: await readDeps(depfile, st, o, file), warnings: r.warnings }
   } finally {
     removeQuietly(output, depfile)
@@ -492,12 +495,15 @@ export interface FileCompileOutput {
 const PLAN_SRC = '\u0000src\u0000', PLAN_DIR = '\u0000dir\u0000', PLAN_STEM = '\u0000stem\u0000'
 /** Plans by compiler, arguments (the file's and folder's places held) and environment, for this process. */
 const plans = new Map<string, Promise<string | undefined>>()
+/** The plans of `plans` that are made, for a synchronous fill. */
+const madePlans = new Map<string, string | undefined>()
 /** Environment variables that change nvcc's plan (its flags, its host compiler, where it finds them). */
 const planEnv = ['NVCC_PREPEND_FLAGS', 'NVCC_APPEND_FLAGS', 'NVCC_CCBIN', 'PATH', 'LD_LIBRARY_PATH']
 const singleQuoted = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`
 
 /**
- * nvcc's own steps for a whole-file compile, as one shell script: what `nvcc --dryrun` prints for the same
+ * nvcc's own steps for a file's compile (one virtual architecture's, or all of them under --threads), as one
+ * shell script: what `nvcc --dryrun` prints for the same
  * arguments (its environment, then gcc -E and cicc per virtual architecture, ptxas per real one), asked once
  * per compiler, arguments and environment in this process with placeholders for the file and its folder, and
  * filled in per file. Run by one `sh -e`, the steps are the commands nvcc itself would start, each with the same
@@ -510,20 +516,23 @@ const singleQuoted = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`
  * anything else (a warning of its own), nvcc --threads runs steps at once, a name is not shell-safe, or
  * $KERNELPACK_NVCC_PLAN is 0.
  */
-async function nvccPlan(compiler: CompilerInfo, o: ResolvedCompileOptions, args: string[], input: string, dir: string, stem: string): Promise<string | undefined> {
+function nvccPlan(compiler: CompilerInfo, o: ResolvedCompileOptions, args: string[], input: string, dir: string, stem: string): string | undefined | Promise<string | undefined> {
   if (process.platform === 'win32' || !existsSync('/bin/sh') || o.launcher) return undefined
   if (nvccThreads(o.flags, 2, 2) > 1 || process.env.KERNELPACK_NVCC_PLAN === '0') return undefined
   if (![input, dir, stem].every((x) => shellSafe.test(x)) || !/\.cu$/.test(input) || input.startsWith(dir + '/')) return undefined
   const held = args.map((a) => a.split(dir).join(PLAN_DIR).split(input).join(PLAN_SRC))
   if (held.some((a) => a.includes('kpplanstem'))) return undefined // the template's stem, which makePlan replaces
   const key = JSON.stringify([compiler.path, compiler.identity, o.cwd, held, planEnv.map((k) => process.env[k] ?? null)])
+  const fill = (text: string | undefined) => text?.split(PLAN_SRC).join(input).split(PLAN_DIR).join(dir).split(PLAN_STEM).join(stem)
+  // a plan made before is filled in at once: from the pool's grant to the command's start nothing waits, so the
+  // slot is not held while other builds' continuations (manifests, hashing) run
+  if (madePlans.has(key)) return fill(madePlans.get(key))
   let plan = plans.get(key)
   if (!plan) {
-    plan = makePlan(compiler, o, held)
+    plan = makePlan(compiler, o, held).then((text) => { madePlans.set(key, text); return text })
     plans.set(key, plan)
   }
-  const text = await plan
-  return text?.split(PLAN_SRC).join(input).split(PLAN_DIR).join(dir).split(PLAN_STEM).join(stem)
+  return plan.then(fill)
 }
 
 async function makePlan(compiler: CompilerInfo, o: ResolvedCompileOptions, held: string[]): Promise<string | undefined> {
@@ -553,8 +562,9 @@ async function makePlan(compiler: CompilerInfo, o: ResolvedCompileOptions, held:
 }
 
 /**
- * A file's first build in one nvcc process, as CMake runs it: `nvcc -fatbin` with one `-gencode` per virtual
- * architecture (`code=sm_XY` where a cubin is wanted, `code=compute_XY` where only the PTX is), `--keep` so
+ * A file's first build, one virtual architecture's (build.ts planFileCompile runs one per virtual
+ * architecture, side by side) or, under --threads, all of them in one nvcc process, as CMake runs it:
+ * `nvcc -fatbin` with one `-gencode` per virtual architecture (`code=sm_XY` where a cubin is wanted, `code=compute_XY` where only the PTX is), `--keep` so
  * that nvcc's own intermediates are read back: the PTX each front end wrote and the cubin each ptxas wrote.
  * nvcc starts once instead of once per step, which is what separated a per-step build from nvcc's own time;
  * where nvccPlan gives the steps of that nvcc call, one `sh` runs them instead of nvcc (the same commands).
@@ -563,7 +573,7 @@ async function makePlan(compiler: CompilerInfo, o: ResolvedCompileOptions, held:
  * temporary file's name in the cubin: -G builds are not made this way. `deviceCOf`: the virtual architecture
  * whose front end's C is read too (the struct layouts', device-c.ts).
  */
-export async function compileFile(compiler: CompilerInfo, virtuals: Target[], reals: Target[], file: string, o: ResolvedCompileOptions, deviceCOf?: string): Promise<FileCompileOutput> {
+export async function compileFile(compiler: CompilerInfo, virtuals: Target[], reals: Target[], file: string, o: ResolvedCompileOptions, deviceCOf?: string, release?: () => void): Promise<FileCompileOutput> {
   if (compiler.kind !== 'nvcc' || o.debug || o.launcher) throw new Error('internal: compileFile is for nvcc without -G or a launcher')
   const st = stage(compiler, file, o.includeDirs)
   const dir = join(processWorkDir(), `file-${++outputCounter}`)
@@ -589,10 +599,11 @@ export async function compileFile(compiler: CompilerInfo, virtuals: Target[], re
   ]
   const stem = basename(st.input).replace(/\.cu$/i, '')
   const argv = compilerArgv(compiler, o, args)
-  const plan = await nvccPlan(compiler, o, args, st.input, dir, stem)
+  const planned = nvccPlan(compiler, o, args, st.input, dir, stem)
+  const plan = typeof planned === 'object' ? await planned : planned
   if (plan) processCounter.planned++
   try {
-    const r = await runTool(compiler, file, o, { argv: plan ? ['/bin/sh', '-ec', plan] : argv, shown: argv, cwd: o.cwd, mapPath: st.mapPath, targetName: virtuals.map((v) => v.target).join(','), read: async () => {
+    const r = await runTool(compiler, file, o, { argv: plan ? ['/bin/sh', '-ec', plan] : argv, shown: argv, cwd: o.cwd, mapPath: st.mapPath, targetName: virtuals.map((v) => v.target).join(','), release, read: async () => {
       const ptx = new Map<string, Uint8Array>()
       const cubins = new Map<string, Uint8Array>()
       const deps = new Map<string, string[]>()
@@ -666,14 +677,14 @@ export async function readelfInfo(object: string): Promise<string> {
 }
 
 /** Compiles `file` for the host with `-g` and returns the DWARF dump of the object (hostTypesArgs). */
-export async function compileHostTypes(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions): Promise<HostTypesOutput> {
+export async function compileHostTypes(compiler: CompilerInfo, target: Target, file: string, o: ResolvedCompileOptions, release?: () => void): Promise<HostTypesOutput> {
   const st = stage(compiler, file, o.includeDirs)
   const stem = join(processWorkDir(), String(++outputCounter))
   const output = `${stem}.host.o`
   const depfile = `${stem}.d`
   const args = hostTypesArgs(compiler, target, o, { input: st.input, output, depfile, includeDirs: st.includeDirs })
   try {
-    const r = await runTool(compiler, file, o, { argv: [compiler.path, ...args], cwd: o.cwd, mapPath: st.mapPath, targetName: 'host', read: () => readFile(output).then(() => true) })
+    const r = await runTool(compiler, file, o, { argv: [compiler.path, ...args], cwd: o.cwd, mapPath: st.mapPath, targetName: 'host', read: () => readFile(output).then(() => true), release })
     return { dump: await readelfInfo(output), deps: await readDeps(depfile, st, o, file), warnings: r.warnings }
   } finally {
     removeQuietly(output, depfile)

@@ -13,16 +13,23 @@ export class Pool {
     return Math.max(1, this.limit)
   }
 
-  /** Runs `task` when `slots` slots are free (at most the whole pool); they are released when it settles. */
-  async run<T>(task: () => Promise<T>, slots = 1): Promise<T> {
+  /** Runs `task` when `slots` slots are free (at most the whole pool); they are released when it settles, or
+   *  earlier when the task calls `release` (its process has ended; what remains is reading its outputs). */
+  async run<T>(task: (release: () => void) => Promise<T>, slots = 1): Promise<T> {
     const n = Math.max(1, Math.min(Math.floor(slots) || 1, this.capacity))
     if (this.waiting.length === 0 && this.active + n <= this.capacity) this.active += n
     else await new Promise<void>((start) => this.waiting.push({ slots: n, start }))
-    try {
-      return await task()
-    } finally {
+    let held = true
+    const release = () => {
+      if (!held) return
+      held = false
       this.active -= n
       this.grant()
+    }
+    try {
+      return await task(release)
+    } finally {
+      release()
     }
   }
 

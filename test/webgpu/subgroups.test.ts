@@ -5,7 +5,9 @@
 // around emit-wgsl that says so), in Node on Dawn over SwiftShader: the WGSL enables subgroups and passes Tint's
 // checks (uniformity included), the start's test finds the warps are not subgroups, and every result is the
 // emulator's through the workgroup-memory form — a partial warp, inactive lanes and member masks included. The
-// subgroup form itself runs only on a 32-wide adapter (the GPU kit's WebGPU section, on NVIDIA's Vulkan driver).
+// subgroup form itself runs here for blocks of at most 4 threads (one partial warp inside one 4-wide subgroup,
+// the start's test widened by the test's translator); full warps take it only on a 32-wide adapter (the GPU
+// kit's WebGPU section, on NVIDIA's Vulkan driver).
 // WGSL translated at build time is written for no adapter in particular: a kernel with warp collectives ships a
 // second translation for 32-wide subgroups (subgroups32), which the backend runs where the device has them.
 import { suite } from 'uvu'
@@ -17,7 +19,7 @@ import { KernelRunner } from '../helpers/kernel-runner.js'
 import { runUnderDawn } from '../helpers/webgpu.js'
 import { decodeForTranslation, SUBGROUPS_32_TARGET } from '../../packages/webgpu/src/from-ptx.js'
 import { threadKernel } from '../helpers/thread-kernel.js'
-import { checkShflModes, shflModesPtx } from '../fixtures/emulator/shfl-modes.js'
+import { checkShflModes, SHFL_CASES, SHFL_MODES, shflModesPtx } from '../fixtures/emulator/shfl-modes.js'
 import { WARP_OPS_PTX as PTX, warpOps, warpOpsInputs as inputs } from '../fixtures/webgpu/warp-ops.js'
 
 runUnderDawn(import.meta.filename)
@@ -34,6 +36,63 @@ const as32: wg.WgslTranslator = {
 }
 
 const s = suite('WebGPU: warp collectives\' subgroup form (translated as for 32-wide subgroups; SwiftShader\'s are 4)')
+
+/** The start's test of the subgroup form as emit-kernel.ts writes it, and what `partialWarps` makes of it. */
+const SG_TEST = 'kp_sg_size == 32u && kp_sg_id == (kp_lidx & 31u)'
+const SG_OK = 'let kp_sg_ok = workgroupUniformLoad(&kp_sg_bad) == 0u;'
+/** as32, with the start's test widened to a block that is one partial warp inside one subgroup (kp_nt ≤
+ *  subgroup_size, the lanes in order): on SwiftShader, blocks of at most 4 threads then run the subgroup form
+ *  itself. A block that falls back records a fault at PTX line 1, so a launch that did not take the form fails. */
+const partialWarps: wg.WgslTranslator = {
+  name: 'emit-wgsl (subgroups as if 32 wide, a one-subgroup block taking them)',
+  async translate(input, target) {
+    const m = await as32.translate(input, target)
+    for (const k of m.kernels.values()) {
+      if (!k.wgsl.includes(SG_TEST) || !k.wgsl.includes(SG_OK)) throw new Error(`${k.name}: the subgroup form's start test is not the one this test widens`)
+      k.wgsl = k.wgsl.replace(SG_TEST, `(kp_sg_size == 32u || kp_nt <= kp_sg_size) && kp_sg_id == (kp_lidx & 31u)`)
+        .replace(SG_OK, `${SG_OK}\n  if (!kp_sg_ok) { kp_fault_at(1u, 0u, 0u); }`)
+    }
+    return m
+  },
+}
+
+s('the subgroup form itself, on SwiftShader\'s 4-wide subgroups: blocks of 1 to 4 threads (one partial warp in one subgroup) give the emulator\'s results, inactive lanes, lanes past the block and member masks included', async () => {
+  const be = await wg.createWebGpuBackend({ gpu: create([]), translator: partialWarps })
+  const emu = createEmulatorBackend({ workers: 0 })
+  try {
+    const k = await KernelRunner.load(be, PTX, 'compute_80', 'warp ops (WebGPU, subgroup form)')
+    const ke = await KernelRunner.load(emu, PTX, 'compute_80', 'warp ops (emulator)')
+    for (const threads of [1, 2, 3, 4]) {
+      for (const seed of [7, 8, 9, 10, 11, 12]) {
+        const xs = inputs(seed)
+        assert.equal([...await warpOps(k, xs, threads)], [...await warpOps(ke, xs, threads)], `${threads} threads, seed ${seed}`)
+      }
+    }
+    // the form was taken: a block of 8 threads (two subgroups) falls back, and its start records the fault
+    const fell = await warpOps(k, inputs(7), 8).then(() => undefined, (e: unknown) => e)
+    assert.instance(fell, Error, 'a block of 8 threads did not fall back')
+    assert.match((fell as Error).message, /line 1\b/)
+    // shfl's four modes, every (b, c) case, over 3 and 4 threads: sources past the block among them
+    const sk = await KernelRunner.load(be, shflModesPtx, 'compute_80', 'shfl modes (WebGPU, subgroup form)')
+    const se = await KernelRunner.load(emu, shflModesPtx, 'compute_80', 'shfl modes (emulator)')
+    for (const n of [3, 4]) {
+      const vals = Int32Array.from({ length: n }, (_, i) => i * 7 + 1)
+      for (const mode of SHFL_MODES) {
+        for (const [b, c] of SHFL_CASES) {
+          const run = async (r: KernelRunner) => {
+            const din = await r.upload(vals), dout = await r.alloc(n * 8)
+            await r.launch(`shfl_${mode}`, 1, n, [din, dout, b, c])
+            return [...await r.read(dout, Int32Array)]
+          }
+          assert.equal(await run(sk), await run(se), `shfl.${mode} b=${b} c=0x${c.toString(16)}, ${n} threads`)
+        }
+      }
+    }
+  } finally {
+    emu.dispose()
+    await be.dispose()
+  }
+})
 
 s('the WGSL enables subgroups and the start\'s test; on SwiftShader the workgroup-memory form gives the emulator\'s results', async () => {
   const be = await wg.createWebGpuBackend({ gpu: create([]), translator: as32 })

@@ -129,20 +129,17 @@ function take(lookups: Lookups | undefined, key: string): Promise<CacheEntry | u
 /** Whole-file compiles in flight (compileFile), under the input key of each PTX they make. */
 const fileCompiles = new Map<string, Promise<FileCompileOutput>>()
 
-/** The compiles of one file's front ends (planFileCompile), each to the promise of all of them. */
-const groupSets = new WeakMap<Promise<FileCompileOutput>, Promise<unknown>>()
-/** The dependency records of a file's front ends, by path (groupHash). */
-const groupHashes = new WeakMap<Promise<unknown>, Map<string, ReturnType<typeof hashDependency>>>()
+/** Each compile of planFileCompile to what the file's compiles share: when all of them have ended, and the
+ *  dependency records taken then, by path (groupHash). */
+const fileGroups = new WeakMap<Promise<FileCompileOutput>, { ended: Promise<unknown>; hashes: Map<string, ReturnType<typeof hashDependency>> }>()
 
 /** hashDependency once per file compile and path, once every front end of the file has ended: their
  *  dependency lists share most files (the toolkit's headers), and a stat taken after them all serves each of
  *  their outputs alike. */
 function groupHash(group: Promise<FileCompileOutput>, path: string): ReturnType<typeof hashDependency> {
-  const set = groupSets.get(group) ?? group
-  let m = groupHashes.get(set)
-  if (!m) groupHashes.set(set, (m = new Map()))
-  let h = m.get(path)
-  if (!h) m.set(path, (h = set.then(() => hashDependency(path), () => hashDependency(path))))
+  const g = fileGroups.get(group)!
+  let h = g.hashes.get(path)
+  if (!h) g.hashes.set(path, (h = g.ended.then(() => hashDependency(path))))
   return h
 }
 
@@ -323,10 +320,10 @@ async function planFileCompile(
   const pieces = slots > 1 ? [virtuals] : virtuals.map((v) => [v])
   const groups = pieces.map((vs) => inPools(limiter, slots, (release) => compile(vs, release)))
   // the dependencies of the file's front ends are hashed once all of them have ended (groupHash)
-  const ended = Promise.allSettled(groups)
+  const shared = { ended: Promise.allSettled(groups), hashes: new Map() }
   groups.forEach((group, i) => {
     group.catch(() => {}) // its steps report the error
-    groupSets.set(group, ended)
+    fileGroups.set(group, shared)
     for (const v of pieces[i]!) fileCompiles.set(keys[virtuals.indexOf(v)]!, group)
   })
   return keys

@@ -493,10 +493,9 @@ export interface FileCompileOutput {
 
 /** What nvccPlan substitutes in a plan: the source, the folder of the intermediates, the source's stem. */
 const PLAN_SRC = '\u0000src\u0000', PLAN_DIR = '\u0000dir\u0000', PLAN_STEM = '\u0000stem\u0000'
-/** Plans by compiler, arguments (the file's and folder's places held) and environment, for this process. */
-const plans = new Map<string, Promise<string | undefined>>()
-/** The plans of `plans` that are made, for a synchronous fill. */
-const madePlans = new Map<string, string | undefined>()
+/** Plans by compiler, arguments (the file's and folder's places held) and environment, for this process: the
+ *  `nvcc --dryrun` that makes one, then its text (undefined: no plan, nvcc runs). */
+const plans = new Map<string, string | undefined | Promise<string | undefined>>()
 /** Environment variables that change nvcc's plan (its flags, its host compiler, where it finds them). */
 const planEnv = ['NVCC_PREPEND_FLAGS', 'NVCC_APPEND_FLAGS', 'NVCC_CCBIN', 'PATH', 'LD_LIBRARY_PATH']
 const singleQuoted = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`
@@ -524,15 +523,11 @@ function nvccPlan(compiler: CompilerInfo, o: ResolvedCompileOptions, args: strin
   if (held.some((a) => a.includes('kpplanstem'))) return undefined // the template's stem, which makePlan replaces
   const key = JSON.stringify([compiler.path, compiler.identity, o.cwd, held, planEnv.map((k) => process.env[k] ?? null)])
   const fill = (text: string | undefined) => text?.split(PLAN_SRC).join(input).split(PLAN_DIR).join(dir).split(PLAN_STEM).join(stem)
+  if (!plans.has(key)) plans.set(key, makePlan(compiler, o, held).then((text) => { plans.set(key, text); return text }))
   // a plan made before is filled in at once: from the pool's grant to the command's start nothing waits, so the
   // slot is not held while other builds' continuations (manifests, hashing) run
-  if (madePlans.has(key)) return fill(madePlans.get(key))
-  let plan = plans.get(key)
-  if (!plan) {
-    plan = makePlan(compiler, o, held).then((text) => { madePlans.set(key, text); return text })
-    plans.set(key, plan)
-  }
-  return plan.then(fill)
+  const plan = plans.get(key)
+  return typeof plan === 'object' ? plan.then(fill) : fill(plan)
 }
 
 async function makePlan(compiler: CompilerInfo, o: ResolvedCompileOptions, held: string[]): Promise<string | undefined> {

@@ -34,6 +34,7 @@ import { emitSync, scratchBytesPerThread, syncDeclarations } from './emit-collec
 import { usesMbarrier } from './emit-mbarrier.js'
 import { planGridSyncs, type GridSyncPlan } from './grid-sync.js'
 import { batchExactFma } from './fma-batch.js'
+import { F64_SERVICES, serviceCalls, splitServiceCalls, type ServiceHost } from './f64-services.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
 export class Refusal extends Error {
@@ -58,6 +59,9 @@ export interface KernelEnv {
   /** The variant whose shared memory is a slice of the arena per workgroup instead of workgroup memory
    *  (arena-shared.ts): for blocks whose shared memory exceeds the adapter's maxComputeWorkgroupStorageSize. */
   sharedInArena?: boolean
+  /** Software binary64 through one site per function (f64-services.ts): the kernel is written as a dispatcher
+   *  over its basic blocks. For a kernel with more than SOFT_F64_LIMIT software f64 operations and no barrier. */
+  f64Services?: boolean
 }
 
 /** A frame of the structured-control-flow walk. */
@@ -115,6 +119,9 @@ export class KernelWriter {
   /** f64 operations the kernel computes in software binary64 (slow: a build warning says so; past
    *  SOFT_F64_LIMIT the kernel is refused). */
   softF64 = 0
+  /** With f64Services: the software binary64 calls left inline (f64-services.ts), which count toward SOFT_F64_LIMIT. */
+  inlineSoft = 0
+  readonly f64Services: boolean
   /** Tensor-core products (emit-tensor.ts) computed in software binary64 (each counts toward SOFT_F64_LIMIT too). */
   softTensor = 0
   /** Words per warp of the tensor cores' scratch (emit-tensor.ts; the largest product's A and B). */
@@ -181,6 +188,7 @@ export class KernelWriter {
     this.fn = env.fn
     this.coarse = env.coarse ?? 1
     this.sharedInArena = !!env.sharedInArena
+    this.f64Services = !!env.f64Services
     this.subgroups = this.coarse === 1 && subgroupsAre32(env.target)
     const fn = env.fn
     this.cfg = buildCfg(fn)
@@ -766,6 +774,11 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       // the refusal names the call's own line, not the .entry's
       this.ins = call
       emitOp(this, call)
+    }
+    if (this.f64Services) {
+      if (this.sync) this.refuse('internal: software binary64 through shared sites in a kernel with barriers', undefined)
+      this.perThread(() => this.writeDispatcher())
+      return
     }
     const s = structureFunction(fn, { relayout: true })
     if (s.kind === 'fallback') {
@@ -1403,7 +1416,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     this.phaseBranches = segments.flatMap((seg, k) => (seg.branch ? [{ phase: k, to: seg.branch.to }] : []))
   }
 
-  /** Irreducible control flow (no barriers): a dispatcher over the basic blocks. */
+  /** Irreducible control flow, or software binary64 through shared sites (no barriers): a dispatcher over the
+   *  basic blocks. With `f64Services` each call of a software binary64 function ends its case and jumps to the
+   *  function's own case (f64-services.ts). */
   private writeDispatcher(): void {
     const fn = this.fn
     const n = fn.instructions.length
@@ -1413,12 +1428,26 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const sorted = [...starts].sort((a, b) => a - b)
     const blockAt = new Map(sorted.map((s, i) => [s, i]))
     const done = sorted.length
+    // (cases past `done`: the parts of a block after a shared call, and the shared calls' own cases)
+    let cases = done
+    const services = new Map<string, number>()
+    const host: ServiceHost = {
+      newCase: () => ++cases,
+      serviceCase: (name) => {
+        let c = services.get(name)
+        if (c === undefined) services.set(name, c = ++cases)
+        return c
+      },
+      serviceVar: (name, k) => this.declare(`${name.replace(/^kp_/, 'kp_s_')}_${k < 0 ? 'r' : k}`, k < 0 ? F64_SERVICES[name]!.result : F64_SERVICES[name]!.args[k]!, false),
+    }
+    if (this.f64Services) this.declare('kp_ret', 'u32', false)
     this.line('var kp_pc = 0u;')
     this.open('loop {')
     this.open('switch kp_pc {')
     sorted.forEach((s, b) => {
       const end = sorted[b + 1] ?? n
       this.open(`case ${b}u: {`)
+      const lets = new Set<string>()
       let fell = true
       for (let i = s; i < end; i++) {
         const ins = fn.instructions[i]!
@@ -1435,15 +1464,49 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
           this.line(g ? `kp_pc = select(${b + 1}u, ${done}u, ${g});` : `kp_pc = ${done}u;`)
           fell = false
         } else if (ins.op === 'brx') this.refuse('indirect branches (brx.idx)')
-        else {
+        else if (!this.f64Services) {
           if (g) this.open(`if (${g}) {`)
           this.instruction(ins)
           if (g) this.close()
+        } else {
+          const at = this.lines.length
+          this.instruction(ins)
+          const written = this.lines.splice(at)
+          const indent = '  '.repeat(this.depth)
+          if (!serviceCalls(written.join('\n'))) {
+            if (g) this.lines.push(`${indent}if (${g}) {`, ...written.map((l) => `  ${l}`), `${indent}}`)
+            else this.lines.push(...written)
+            continue
+          }
+          // a guarded instruction with a shared call runs in a case of its own
+          const after = g ? host.newCase() : 0
+          if (g) {
+            const own = host.newCase()
+            this.line(`kp_pc = select(${after}u, ${own}u, ${g});`)
+            this.close()
+            this.open(`case ${own}u: {`)
+            lets.clear()
+          }
+          const split = splitServiceCalls(written, indent, host, lets)
+          this.lines.push(...split.lines)
+          this.inlineSoft += split.inline
+          if (g) {
+            this.line(`kp_pc = ${after}u;`)
+            this.close()
+            this.open(`case ${after}u: {`)
+            lets.clear()
+          }
         }
       }
       if (fell) this.line(`kp_pc = ${b + 1}u;`)
       this.close()
     })
+    for (const [name, c] of services) {
+      this.open(`case ${c}u: {`)
+      this.line(`${host.serviceVar(name, -1)} = ${name}(${F64_SERVICES[name]!.args.map((_, k) => host.serviceVar(name, k)).join(', ')});`)
+      this.line('kp_pc = kp_ret;')
+      this.close()
+    }
     this.open('default: {')
     this.line(`kp_pc = ${done}u;`)
     this.close()
@@ -1463,13 +1526,28 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
 
   // --- the module ---
 
+  /** More software binary64 operations than SOFT_F64_LIMIT at sites of their own. */
+  get softOverLimit(): boolean {
+    return (this.f64Services ? this.inlineSoft : this.softF64) + this.softTensor > SOFT_F64_LIMIT
+  }
+
+  /** Whether the kernel, written with each software f64 operation at a site of its own, should be written with
+   *  shared sites instead (f64-services.ts): too many of them, and no barrier or collective (the dispatcher's
+   *  control flow is not uniform). */
+  get wantsF64Services(): boolean {
+    return !this.f64Services && this.softOverLimit && !this.sync && this.softF64 > 0
+  }
+
   /** The complete WGSL module of the kernel. */
   finish(): WgslKernel {
     // each software f64 operation is a few hundred lines of WGSL once the shader compiler inlines it: past this
     // many the pipeline compile takes minutes (SwiftShader: a libdevice double-precision math kernel, ~140 of
     // them, did not finish in 120 s), so such a kernel is refused, with the count
-    const soft = this.softF64 + this.softTensor
-    if (soft > SOFT_F64_LIMIT) this.refuse(`${soft} f64 operations in software binary64 (WGSL has no f64)${this.softTensor ? `, ${this.softTensor} of them tensor-core products` : ''}: more than ${SOFT_F64_LIMIT} make a shader too large to compile in reasonable time`, undefined)
+    // (with f64Services only the calls left inline count: f64-services.ts)
+    if (this.softOverLimit) {
+      const soft = this.softF64 + this.softTensor
+      this.refuse(`${soft} f64 operations in software binary64 (WGSL has no f64)${this.softTensor ? `, ${this.softTensor} of them tensor-core products` : ''}${this.f64Services ? `, ${this.inlineSoft + this.softTensor} of them inline` : ''}: more than ${SOFT_F64_LIMIT} ${this.sync ? 'in a kernel with barriers or warp collectives ' : ''}make a shader too large to compile in reasonable time`, undefined)
+    }
     const fn = this.fn
     const mem = this.mem
     const head: string[] = []
@@ -1519,12 +1597,23 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     for (const [, d] of this.moduleDecls) head.push(d)
     // (a grid-sync kernel's block-uniform registers pass through workgroup memory: writePhases)
     workgroupBytes += this.gridWords.uniform * 4
-    const body = this.lines.join('\n')
-    const regDecls = [...this.usedRegs].sort((a, b) => a - b).map((id) => {
+    let body = this.lines.join('\n')
+    let regDecls = [...this.usedRegs].sort((a, b) => a - b).map((id) => {
       const s = this.regStore[id]!
       const t = s === 'u64' ? 'vec2<u32>' : s
       return `  var ${this.regName[id]}: ${this.coarse > 1 && !this.uniformRegs.has(id) ? `array<${t}, ${this.coarse}>` : t};`
     })
+    let otherDecls = [...this.decls.values()].map((d) => `  ${d}`)
+    if (this.f64Services) {
+      const vars = [...this.usedRegs].sort((a, b) => a - b).map((id) => ({ name: this.regName[id]!, type: this.regStore[id] === 'u64' ? 'vec2<u32>' : this.regStore[id]!, perThread: true }))
+      for (const d of this.decls.values()) {
+        const m = /^var (\w+): (?:array<(.+), \d+>|(.+));$/.exec(d)
+        if (!m) throw new Error(`internal: a declaration ${d}`)
+        vars.push({ name: m[1]!, type: m[2] ?? m[3]!, perThread: m[2] !== undefined })
+      }
+      ;({ body, decls: regDecls } = variablesInArrays(body, vars, this.coarse))
+      otherDecls = []
+    }
     const builtins = this.coarse > 1
       ? [['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32']]
       : [['local_invocation_id', 'kp_tid', 'vec3<u32>'], ['workgroup_id', 'kp_wid', 'vec3<u32>'], ['local_invocation_index', 'kp_lidx', 'u32'],
@@ -1552,7 +1641,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
         ] : []),
         '  let kp_ctaid = select(kp_wid, kp_wid + kp_launch.ctaid_base, kp_split);',
         ...regDecls,
-        ...[...this.decls.values()].map((d) => `  ${d}`),
+        ...otherDecls,
         body,
         '}',
         ...(checked ? ['', ...entry, `  kp_kernel(${builtins.map(([, n]) => n).join(', ')});`, '  kp_fault_flush();', '}'] : []),
@@ -1583,6 +1672,42 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const max = fn.directives.maxntid
     if (max?.length) out.maxThreads = max[0]! * (max[1] ?? 1) * (max[2] ?? 1)
     return out
+  }
+}
+
+/**
+ * A dispatcher's variables (registers and the writer's own) as elements of one function-scope array per type,
+ * indexed through a zero the shader compiler cannot see (f64-services.ts): a loop over a switch of hundreds of
+ * cases with every variable promoted to SSA values compiles on SwiftShader in a time that grows with cases ×
+ * variables, or not at all (libdevice's double-precision math: the GPU process gone after two minutes); an
+ * array indexed at run time is not split into variables (spirv-opt's scalar replacement needs constant
+ * indices), so each access is a load or a store. A variable of each CUDA thread of a coarsened kernel
+ * (`name[kp_c]`) gets `coarse` elements.
+ */
+export function variablesInArrays(body: string, vars: ReadonlyArray<{ name: string; type: string; perThread: boolean }>, coarse = 1): { body: string; decls: string[] } {
+  if (!vars.length) return { body, decls: [] }
+  const size = new Map<string, number>()
+  const at = new Map<string, { ref: string; perThread: boolean }>()
+  const arrays = new Map<string, string>()
+  for (const v of vars) {
+    if (!arrays.has(v.type)) arrays.set(v.type, `kp_vars${arrays.size}`)
+    const k = size.get(v.type) ?? 0
+    const many = v.perThread && coarse > 1
+    size.set(v.type, k + (many ? coarse : 1))
+    at.set(v.name, { ref: `${arrays.get(v.type)!}[${k}u${many ? ' + kp_c' : ''} + kp_z]`, perThread: many })
+  }
+  const names = new RegExp(`(?<![\\w.])(${[...at.keys()].join('|')})\\b(\\[kp_c\\])?`, 'g')
+  return {
+    body: body.replace(names, (_, n: string, c: string | undefined) => {
+      const v = at.get(n)!
+      if (!!c !== v.perThread) throw new Error(`internal: ${n} read ${c ? 'with' : 'without'} [kp_c]`)
+      return v.ref
+    }),
+    decls: [
+      // (the launch's grid width is at most 65535: the shift is 0)
+      '  let kp_z = kp_launch.nctaid.x >> 31u;',
+      ...[...arrays].map(([t, a]) => `  var ${a}: array<${t}, ${size.get(t)!}>;`),
+    ],
   }
 }
 
@@ -1738,9 +1863,15 @@ export function globalBarriers(fn: IrFunction, cfg: Cfg = buildCfg(fn)): { at: S
 
 /** Translates one `.entry`; throws Refusal. When a CUDA block may hold more threads than the adapter allows
  *  invocations in a workgroup (1024 in CUDA; WebGPU guarantees 256), a coarsened variant comes with it. */
-export function writeKernel(env: KernelEnv): WgslKernel {
-  const w = new KernelWriter(env)
+export function writeKernel(env0: KernelEnv): WgslKernel {
+  let env = env0
+  let w = new KernelWriter(env)
   w.writeBody()
+  if (w.wantsF64Services) {
+    env = { ...env0, f64Services: true }
+    w = new KernelWriter(env)
+    w.writeBody()
+  }
   const k = w.finish()
   const limit = env.target.limits.maxComputeInvocationsPerWorkgroup ?? 256
   const most = k.requiredBlock ? k.requiredBlock[0] * k.requiredBlock[1] * k.requiredBlock[2] : k.maxThreads ?? 1024

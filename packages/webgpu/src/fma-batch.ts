@@ -15,6 +15,8 @@
 // It works on the kernel's WGSL lines as emit-kernel.ts writes them (`dst = kp_fma_rn(a, b, c);` one per line,
 // each after its PTX comment line), after the kernel is written.
 
+import { topLevelArgs } from './f64-services.js'
+
 /** The length of kp_fma_batch's arrays (wgsl-lib.ts): longer runs are cut into runs of this many sites. */
 export const FMA_BATCH_MAX = 64
 /** Shorter runs stay as they are. */
@@ -25,20 +27,6 @@ const COMMENT = /^\s*\/\//
 const IDENT = /\b[A-Za-z_]\w*\b/g
 
 interface Site { dst: string; base: string; args: [string, string, string] }
-
-/** `s` split at its top-level commas (none inside parentheses or brackets). */
-function topLevelArgs(s: string): string[] {
-  const out: string[] = []
-  let depth = 0, start = 0
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]
-    if (ch === '(' || ch === '[') depth++
-    else if (ch === ')' || ch === ']') depth--
-    else if (ch === ',' && depth === 0) { out.push(s.slice(start, i).trim()); start = i + 1 }
-  }
-  out.push(s.slice(start).trim())
-  return out
-}
 
 /** The kernel's lines with each run of at least FMA_BATCH_MIN independent exact-fma sites through kp_fma_batch. */
 export function batchExactFma(lines: readonly string[]): string[] {

@@ -315,7 +315,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
         const name = kernelNames[fault[0]! - 1] ?? `#${fault[0]! - 1}`
         // (layout.ts FAULT_KIND's order)
-        const kind = (['access', 'trap', 'assert', 'mbarrier'] as const)[fault[3]!] ?? 'access'
+        const kind = (['access', 'trap', 'assert', 'mbarrier', 'spin'] as const)[fault[3]!] ?? 'access'
         throw new WebGpuFault(name, fault[1]!, BigInt(fault[2]!), kind)
       }
     } finally {

@@ -24,7 +24,7 @@ import {
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
-import { LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
+import { FAULT_KIND, LOCAL_WINDOW, SHARED_WINDOW } from './layout.js'
 import { subgroupsAre32, type TranslateTarget, type WgslKernel } from './translate.js'
 import { f32BitsOf, f32Lit, u32Lit, u64Lit, wgslName } from './wgsl-text.js'
 import { collectLib, libCalls, WGSL_LIB } from './wgsl-lib.js'
@@ -35,6 +35,7 @@ import { usesMbarrier } from './emit-mbarrier.js'
 import { planGridSyncs, type GridSyncPlan } from './grid-sync.js'
 import { batchExactFma } from './fma-batch.js'
 import { F64_SERVICES, serviceCalls, splitServiceCalls, type ServiceHost } from './f64-services.js'
+import { blockSpinProblem, sharedPointers, waitLoad } from './spin-wait.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
 export class Refusal extends Error {
@@ -169,6 +170,10 @@ export class KernelWriter {
   private uniformRegs = new Set<number>()
   /** Instructions written as uniform (all destinations in uniformRegs). */
   private uniformInstrs = new Set<number>()
+  /** Loads that wait in a loop for a word of the block's shared memory (spin-wait.ts): each a barrier and one read. */
+  private readonly spinWaits = new Set<number>()
+  /** Such waits moved to the end of a block (spinLoop), by the block's region id. */
+  private readonly deferredWaits = new Map<number, Array<() => void>>()
   private branches: Map<number, { kind: 'break' | 'continue'; node: number }> = new Map()
   private readonly regionById = new Map<number, StructRegion>()
   private syncMemo = new Map<number, boolean>()
@@ -196,8 +201,16 @@ export class KernelWriter {
     // promises no forward progress between invocations, even of one workgroup, so the wait may never end
     // (a grid sync's wait is refused as the grid sync it is, at its %envreg)
     this.specials = specialUse(fn)
-    const spin = this.specials.gridSync ? -1 : fn.instructions.findIndex((x, i) => x.op === 'ld' && (x.sem === 'acquire' || x.sem === 'relaxed') && this.cfg.loopOf[this.cfg.blockOf[i]!]! >= 0)
-    if (spin >= 0) this.refuse(`a thread waits in a loop for memory another thread writes (${fn.instructions[spin]!.text.split(/\s+/)[0]} at PTX line ${fn.instructions[spin]!.line}): WGSL promises no forward progress between invocations, so the wait may never end`, fn.instructions[spin])
+    // (one on the block's own shared memory is written as a barrier and one read: spin-wait.ts)
+    if (!this.specials.gridSync) {
+      let shared: Set<number> | undefined
+      fn.instructions.forEach((x, i) => {
+        if (!waitLoad(x) || this.cfg.loopOf[this.cfg.blockOf[i]!]! < 0) return
+        const problem = blockSpinProblem(fn, this.cfg, i, shared ??= sharedPointers(fn))
+        if (problem) this.refuse(`a thread waits in a loop for memory another thread writes (${x.text.split(/\s+/)[0]} at PTX line ${x.line}; ${problem}): WGSL promises no forward progress between invocations, so the wait may never end`, x)
+        this.spinWaits.add(i)
+      })
+    }
     const layout = layoutParams(fn.params)
     fn.params.forEach((p, i) => this.paramOffset.set(p.name, layout.offsets[i]!))
     this.paramBytes = layout.end
@@ -751,7 +764,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
    *  device-scope fence (a storage barrier): each written where every invocation of the workgroup runs it
    *  (emit-collective.ts). */
   isSync(ins: Instruction): boolean {
-    return collectiveOf(ins) !== undefined || waitOf(ins) === 'mbarrier' || isDeviceFence(ins)
+    return collectiveOf(ins) !== undefined || waitOf(ins) === 'mbarrier' || isDeviceFence(ins) || this.spinWaits.has(ins.index)
   }
 
   private nodeSync(n: StructNode): boolean {
@@ -1028,6 +1041,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
         })
         // (device printf orders a thread's records by the barriers and warp collectives it passed: emit-printf.ts)
         if (this.hasPrintf && collectiveOf(ins)) this.line(collectiveOf(ins)?.kind === 'bar' ? 'kp_pbar += 1u;' : 'kp_pcol += 1u;')
+      } else if (n.kind === 'loop' && this.ownInstructions(n).some((i) => this.spinWaits.has(i))) {
+        for (const f of this.spinLoop(n, frames)) out.add(f)
       } else if (n.kind !== 'jump') {
         for (const f of this.uniformRegion(n, frames)) out.add(f)
         // after a loop with barriers (uniform here): the storageBarrier its barriers left to its exit
@@ -1036,6 +1051,116 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     flush()
     return out
+  }
+
+  /** A loop that waits for a word of the block's shared memory (spin-wait.ts), in predicated code: the workgroup
+   *  meets at a barrier, then each thread in it runs the loop's body once; one that would go round again records
+   *  the fault that says the wait cannot complete, and leaves the loop with the others. A branch out of the loop
+   *  to the end of an enclosing block skips what follows the loop there (its flag, as a break in predicated code);
+   *  returns the flags left set. */
+  private spinLoop(r: StructRegion, frames: Frame[]): Set<string> {
+    const fn = this.fn
+    const wait = this.ownInstructions(r).find((i) => this.spinWaits.has(i))!
+    const refuse = (why: string) => this.refuse(`a thread waits in a loop for memory another thread writes (${fn.instructions[wait]!.text.split(/\s+/)[0]} at PTX line ${fn.instructions[wait]!.line}; ${why}): WGSL promises no forward progress between invocations, so the wait may never end`, fn.instructions[wait])
+    // the regions the loop ends, innermost first: it is the last node of each
+    const ends = new Set<number>([r.id])
+    let child: StructNode = r
+    for (let k = frames.length - 1; k >= 0; k--) {
+      const f = frames[k]!
+      // (a loop's end goes round again)
+      if (!f.region || f.kind === 'loop') break
+      if (f.region.body[f.region.body.length - 1] !== child) break
+      ends.add(f.region.id)
+      child = f.region
+    }
+    const body: Instruction[] = []
+    for (const n of r.body) {
+      if (n.kind !== 'instr') return refuse('the loop\'s body branches inside')
+      body.push(fn.instructions[n.index]!)
+    }
+    // every branch goes round again or leaves the loop (to its end or an enclosing block's); falling out of the
+    // body leaves it too
+    for (const ins of body) {
+      if (ins.op !== 'bra') continue
+      const b = this.branches.get(ins.index)
+      if (!b) return refuse('a branch the structurizer did not resolve')
+      if (!(b.kind === 'continue' && b.node === r.id) && !(b.kind === 'break' && (ends.has(b.node) || frames.some((f) => f.region?.id === b.node && f.kind === 'block')))) return refuse('the loop leaves to somewhere other than its end or an enclosing block\'s')
+    }
+    const set = new Set<string>()
+    /** The loop's body once for the thread, under `cond`: the fault where it would go round again; a break to a
+     *  block other than the loop's end sets that block's flag (`flags`). */
+    const once = (cond: string, flags: boolean) => {
+      this.open(`if (${cond}) {`)
+      // (a thread goes round again where a continue is taken before any break: the branches in program order)
+      const round = this.declare('kp_round', 'bool')
+      this.line(`${round} = false;`)
+      let decided = ''
+      for (const ins of body) {
+        this.ins = ins
+        if (ins.op !== 'bra') { this.instruction(ins); continue }
+        const b = this.branches.get(ins.index)!
+        const g = this.guardExpr(ins) ?? 'true'
+        const taken = `${decided ? `!(${decided}) && ` : ''}${g}`
+        if (b.kind === 'continue') this.line(`${round} = ${round} || (${taken});`)
+        else if (flags && !ends.has(b.node)) {
+          const flag = this.flagName(`b${b.node}`)
+          this.line(`${flag} = ${flag} || (${taken});`)
+          set.add(`b${b.node}`)
+        }
+        decided = decided ? `${decided} || ${g}` : g
+      }
+      this.features.add('kp_trap')
+      this.line(`if (${round}) { kp_fault_at(${fn.instructions[wait]!.line}u, 0u, ${FAULT_KIND.spin}u); }`)
+      this.close()
+    }
+    const meet = () => {
+      if (this.mem.globalStores) this.line('storageBarrier();')
+      this.line('workgroupBarrier();')
+    }
+    // Where every way out of the loop leads to the end of one enclosing block (a break to it, or leaving the loop
+    // and then a jump to it), the thread does nothing before that end: the wait moves there (spin-wait.ts), after
+    // what the other threads run on the way (the write it waits for, where the compiler laid the loop out first).
+    const parent = frames[frames.length - 1]?.region?.body
+    const next = parent?.[parent.indexOf(r) + 1]
+    // (a jump the structurizer's re-layout made, or an unguarded branch)
+    const nextIns = next?.kind === 'instr' ? fn.instructions[next.index]! : undefined
+    const leap = next?.kind === 'jump' ? next.target : nextIns?.op === 'bra' && !nextIns.guard ? this.branches.get(nextIns.index) : undefined
+    const blockOf = (id: number | undefined) => frames.find((f) => f.kind === 'block' && f.region?.id === id)?.region
+    const afterLoop = leap?.kind === 'break' ? blockOf(leap.node) : undefined
+    const last = body[body.length - 1]!
+    const fallsOut = !(last.op === 'bra' && !last.guard)
+    const dests = new Set<StructRegion | undefined>(body.filter((ins) => ins.op === 'bra' && this.branches.get(ins.index)!.kind === 'break')
+      .map((ins) => { const t = this.branches.get(ins.index)!.node; return t === r.id ? afterLoop : blockOf(t) }))
+    if (fallsOut) dests.add(afterLoop)
+    const to = dests.size === 1 ? [...dests][0] : undefined
+    if (to) {
+      const waiting = this.declare(`kp_wait${r.id}`, 'bool')
+      const flag = this.flagName(`b${to.id}`)
+      this.perThread(() => {
+        this.line(`${waiting} = ${this.on};`)
+        this.line(`${flag} = ${flag} || ${this.on};`)
+        this.line(`${this.on} = false;`)
+      })
+      this.markOff()
+      set.add(`b${to.id}`)
+      const later = this.deferredWaits.get(to.id) ?? []
+      later.push(() => {
+        meet()
+        this.perThread(() => {
+          once(waiting, false)
+          this.line(`${waiting} = false;`)
+        })
+      })
+      this.deferredWaits.set(to.id, later)
+      return set
+    }
+    meet()
+    this.perThread(() => {
+      once(this.on, true)
+      if (set.size) this.line(`${this.on} = ${this.on} && !(${[...set].map((f) => this.flagName(f)).join(' || ')});`)
+    })
+    if (set.size) this.markOff()
+    return set
   }
 
   /** Whether every active thread runs the same iterations of loop r: each branch that leaves or repeats it
@@ -1251,6 +1376,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     this.perThread(() => this.line(`${on} = ${save}${set.size ? ` && !(${[...set].map((f) => this.flagName(f)).join(' || ')})` : ''};`))
     this.allOn = wasAll && !set.size
+    // the waits moved to this block's end (spinLoop)
+    for (const wait of this.deferredWaits.get(r.id) ?? []) wait()
+    this.deferredWaits.delete(r.id)
     return set
   }
 
@@ -1543,6 +1671,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     // each software f64 operation is a few hundred lines of WGSL once the shader compiler inlines it: past this
     // many the pipeline compile takes minutes (SwiftShader: a libdevice double-precision math kernel, ~140 of
     // them, did not finish in 120 s), so such a kernel is refused, with the count
+    if (this.deferredWaits.size) throw new Error(`internal: a wait moved to the end of block ${[...this.deferredWaits.keys()].join(', ')}, which was not written`)
     // (with f64Services only the calls left inline count: f64-services.ts)
     if (this.softOverLimit) {
       const soft = this.softF64 + this.softTensor

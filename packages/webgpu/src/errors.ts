@@ -75,12 +75,13 @@ export class WebGpuFault extends Error {
   readonly line: number
   readonly address: bigint
   /** What happened (layout.ts FAULT_KIND): an invalid access at `address`, a `trap`, a failed `assert()`, an
-   *  mbarrier wait that cannot complete on WebGPU, whose threads run together between barriers (emit-mbarrier.ts). */
-  readonly kind: 'access' | 'trap' | 'assert' | 'mbarrier'
-  constructor(kernel: string, line: number, address: bigint, kind: 'access' | 'trap' | 'assert' | 'mbarrier' = 'access') {
+   *  mbarrier wait or a wait on shared memory that cannot complete on WebGPU, whose threads run together between
+   *  barriers (emit-mbarrier.ts, spin-wait.ts). */
+  readonly kind: 'access' | 'trap' | 'assert' | 'mbarrier' | 'spin'
+  constructor(kernel: string, line: number, address: bigint, kind: 'access' | 'trap' | 'assert' | 'mbarrier' | 'spin' = 'access') {
     // the emulator's wording for the same faults (packages/emulator/src/load-module.ts)
     const what = kind === 'trap' ? 'trap instruction executed' : kind === 'assert' ? 'device-side assertion failed'
-      : kind === 'mbarrier' ? 'an mbarrier wait cannot complete: its arrivals come later in the program'
+      : kind === 'mbarrier' || kind === 'spin' ? `a${kind === 'spin' ? ' wait on shared memory' : 'n mbarrier wait'} cannot complete: its ${kind === 'spin' ? 'write comes' : 'arrivals come'} later in the program`
       : `invalid memory access at 0x${address.toString(16)}`
     super(`kernel ${kernel}: ${what}${line > 0 ? ` (PTX line ${line})` : ''}`)
     this.kernel = kernel

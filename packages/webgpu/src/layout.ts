@@ -75,7 +75,7 @@ export const PRINTF_HEADER_WORDS = 8
 export const FAULT_BUFFER_BYTES = FAULT_RECORD_BYTES + 4 + PRINTF_BYTES
 /** Word [3] of the fault record: an invalid memory access at word [2], a `trap`, a failed device `assert()`
  *  (a call to __assertfail; the emulator's fault kinds). */
-export const FAULT_KIND = { access: 0, trap: 1, assert: 2, mbarrier: 3 } as const
+export const FAULT_KIND = { access: 0, trap: 1, assert: 2, mbarrier: 3, spin: 4 } as const
 export const SHARED_WINDOW = 0xf000_0000
 export const LOCAL_WINDOW = 0xf800_0000
 export const WINDOW_BYTES = 0x0800_0000

@@ -4,7 +4,6 @@
 // APIs and imports no native module). The device is requested with the adapter's own maxima for the limits
 // kernels run into (buffer sizes, workgroup size and storage), because WebGPU hands out much smaller
 // defaults (128 MiB storage bindings, 16 KiB workgroup storage) unless asked.
-import { NoAdapterError } from './errors.js'
 
 /** Limits requested at the adapter's maximum (WebGPU spec, "Limits"). */
 export const RAISED_LIMITS = [
@@ -93,19 +92,10 @@ export function defaultGpu(): GPU | undefined {
 export async function requestWebGpuAdapter(options: WebGpuDeviceOptions = {}): Promise<GPUAdapter> {
   if (options.adapter) return options.adapter
   const gpu = options.gpu ?? defaultGpu()
-  if (!gpu) {
-    throw new NoAdapterError(
-      'WebGPU is not available (no navigator.gpu)',
-      "in Node install the optional `webgpu` package (Dawn) and pass its GPU: loadModule(…, { backend: 'webgpu', webgpu: { gpu: create([]) } })",
-    )
-  }
+  // (the messages are in launch-checks.ts, loaded then: a page with WebGPU never needs them)
+  if (!gpu) throw (await import('./launch-checks.js')).noAdapter(false)
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' })
-  if (!adapter) {
-    throw new NoAdapterError(
-      'WebGPU answered no adapter (requestAdapter() gave null)',
-      'the browser may have WebGPU disabled on this system (Chromium on Linux needs --enable-unsafe-webgpu), or there is no GPU and no software adapter',
-    )
-  }
+  if (!adapter) throw (await import('./launch-checks.js')).noAdapter(true)
   return adapter
 }
 

@@ -2,8 +2,9 @@
 // a block or grid past the adapter's limits, the kernel's .reqntid/.maxntid, shared memory past the workgroup
 // storage, a parameter block that does not match the kernel's. The first that holds, in this order, with
 // what to do about it. And why an allocation cannot be served (alloc, likewise), and the messages of other
-// mistakes a page rarely makes (an image of another kind, a launch's signal or timeoutMs that is not one).
-import { WebGpuLimitError } from './errors.js'
+// mistakes a page rarely makes (an image of another kind, a launch's signal or timeoutMs that is not one), and why
+// there is no adapter (device.ts).
+import { NoAdapterError, WebGpuLimitError } from './errors.js'
 import type { Dim3, WgslKernel } from './translate.js'
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4
@@ -66,4 +67,13 @@ export function allocTooBig(byteLength: number, bound: string, max: number): Err
 export function allocGrowthFailed(byteLength: number, size: number, capacity: number, inUse: number, memoryLimit: number, deviceMessage: string): Error {
   return new RangeError(`alloc: ${byteLength} bytes: the WebGPU device could not grow its memory to ${size} bytes ` +
     `(it holds ${capacity}, ${inUse} in use; the adapter's limit is ${memoryLimit}): ${deviceMessage.split('\n')[0]!.replace(/\.?$/, '.')} Free memory, or allocate less.`)
+}
+
+/** No WebGPU (`answered` false: no navigator.gpu), or an adapter request answered null. */
+export function noAdapter(answered: boolean): NoAdapterError {
+  return answered
+    ? new NoAdapterError('WebGPU answered no adapter (requestAdapter() gave null)',
+      'the browser may have WebGPU disabled on this system (Chromium on Linux needs --enable-unsafe-webgpu), or there is no GPU and no software adapter')
+    : new NoAdapterError('WebGPU is not available (no navigator.gpu)',
+      "in Node install the optional `webgpu` package (Dawn) and pass its GPU: loadModule(…, { backend: 'webgpu', webgpu: { gpu: create([]) } })")
 }

@@ -17,8 +17,9 @@
 // workgroups no forward progress either, and nothing orders one dispatch's workgroups.
 import { definedRegisters, type Cfg, type Instruction, type IrFunction } from '@kernelpack/ptx'
 
-/** Whether `ins` reads memory in a way a spin would (`ld.acquire`, `ld.relaxed`, `ld.volatile`). */
-export const waitLoad = (ins: Instruction): boolean => ins.op === 'ld' && (ins.sem === 'acquire' || ins.sem === 'relaxed' || ins.sem === 'volatile')
+/** Whether `ins` reads memory in a way a spin would (`ld.acquire`, `ld.relaxed`; an `ld.volatile` in a loop is
+ *  written as a plain load, as before). */
+export const waitLoad = (ins: Instruction): boolean => ins.op === 'ld' && (ins.sem === 'acquire' || ins.sem === 'relaxed')
 
 const NOT_PURE = new Set(['ld', 'ldu', 'st', 'atom', 'red', 'cp', 'call', 'bar', 'barrier', 'membar', 'fence', 'mbarrier', 'ret', 'exit', 'trap', 'brx',
   'shfl', 'vote', 'match', 'redux', 'activemask', 'elect', 'wmma', 'mma', 'ldmatrix', 'stmatrix', 'movmatrix', 'prefetch', 'prefetchu', 'discard', 'tex', 'tld4', 'suld', 'sust', 'nanosleep'])

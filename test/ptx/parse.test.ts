@@ -231,6 +231,41 @@ parse('declarations only (bodies: false): headers, .ptr attributes, opaque handl
   assert.is(full.functions[0]!.body!.length, 1)
 })
 
+parse('a label in braces is the block\'s own: inline PTX inlined twice (CUTLASS\'s barrier wait), a branch before its label', () => {
+  const wait = (bar: string) => `{
+ .reg .pred p;
+ bra.uni DONE;
+ LAB_WAIT:
+ .loc 1 7 3
+ DONE:
+ mbarrier.try_wait.parity.shared.b64 p, [${bar}], 0;
+ @!p bra LAB_WAIT;
+}`
+  const m = parsePtx(`.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k() {
+  .shared .align 8 .b64 a;
+  .shared .align 8 .b64 b;
+${wait('a')}
+${wait('b')}
+LAB_WAIT:
+  ret;
+}
+`)
+  const body = m.functions[0]!.body!
+  const labels = body.filter((s) => s.kind === 'label').map((s) => s.name)
+  assert.is(new Set(labels).size, labels.length, `each label once: ${labels.join(', ')}`)
+  assert.ok(labels.includes('LAB_WAIT'), 'the function\'s own label keeps its name')
+  const branches = body.filter((s): s is PtxInstruction => s.kind === 'instr' && s.opcode.startsWith('bra')).map((s) => (s.args[0] as { name: string }).name)
+  // each copy's branches name that copy's labels (the forward one too)
+  assert.equal(branches.length, 4)
+  const copy = (k: number) => labels.slice(2 * k, 2 * k + 2)
+  assert.equal([branches[0], branches[1]], [copy(0)[1], copy(0)[0]])
+  assert.equal([branches[2], branches[3]], [copy(1)[1], copy(1)[0]])
+  assert.not.equal(copy(0)[0], copy(1)[0])
+})
+
 parse.run()
 
 // ---

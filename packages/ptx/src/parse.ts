@@ -453,7 +453,7 @@ class Parser {
         if (this.scopes.length === 0) return
         continue
       }
-      if (t.t === 'p' && t.v === '{') { this.next(); this.scopes.push(new Map()); continue }
+      if (t.t === 'p' && t.v === '{') { this.next(); this.openScope(); continue }
       if (t.t === 'p' && t.v === ';') { this.next(); continue }
       if (t.t === 'id' && t.v === '.loc') { this.next(); this.readLoc(t); continue }
       if (t.t === 'id' && (t.v === '.file' || t.v === '.section')) { this.next(); this.skipLine(t.line); continue }
@@ -463,7 +463,7 @@ class Parser {
         if (this.peek(2)?.v === '.callprototype') { this.skipToSemi(); continue }
         if (this.peek(2)?.v === '.branchtargets') { this.parseBranchTargets(fn); continue }
         this.skip(2)
-        body.push({ kind: 'label', name: t.v, line: t.line })
+        body.push({ kind: 'label', name: this.rename(t.v), line: t.line })
         continue
       }
       if (t.t === 'id' && t.v === '.reg') { this.parseRegDecl(fn); continue }
@@ -480,6 +480,26 @@ class Parser {
         continue
       }
       body.push(this.parseInstruction())
+    }
+  }
+
+  /** A nested `{ … }` block (its `{` just read): a scope of its own for the registers, variables and labels it
+   *  declares. Its labels are found first, as a branch may name one before it (inline PTX that CUTLASS-style
+   *  headers inline many times into one function, each copy with the same `LAB_WAIT:` in its own braces). */
+  openScope(): void {
+    const scope = new Map<string, string>()
+    this.scopes.push(scope)
+    let depth = 0
+    for (let k = 0; ; k++) {
+      const t = this.peek(k)
+      if (!t) return
+      if (t.t === 'p' && t.v === '{') depth++
+      else if (t.t === 'p' && t.v === '}') { if (depth-- === 0) return }
+      else if (depth === 0 && t.t === 'id' && !t.v.startsWith('.') && this.isP(':', k + 1) && this.peek(k + 2)?.v !== '.callprototype' && this.peek(k + 2)?.v !== '.branchtargets') {
+        const prev = k > 0 ? this.peek(k - 1) : undefined
+        // (at the start of a statement or of a line: a .loc line ends without a semicolon)
+        if (!prev || prev.line !== t.line || (prev.t === 'p' && (prev.v === ';' || prev.v === '{' || prev.v === '}' || prev.v === ':'))) scope.set(t.v, `${t.v}#${++this.scopeCounter}`)
+      }
     }
   }
 

@@ -3,9 +3,14 @@
 // the emulator on hand-written kernels in the shapes cuda::barrier takes (arrive then wait, in a loop on
 // test_wait; try_wait.parity; arrivals with a count; arrive_drop; cp.async.mbarrier.arrive.noinc), in a block
 // of 64 threads and in one of 320 (more than SwiftShader's 256 invocations: two CUDA threads an invocation).
-// A wait whose arrivals come later in the program than the wait fails the launch with a fault that says so.
+// A wait whose arrivals come later in the program, made by threads in code of their own (a role), runs in rounds
+// (packages/webgpu/src/rounds.ts) as on the emulator; one that no thread will complete fails the launch with
+// the deadlock fault, naming the wait; in a kernel with a warp collective (no rounds: a tensor-core operation) a wait whose arrivals come
+// later fails with the fault that says so.
 import * as assert from 'uvu/assert'
 import { createEmulatorBackend } from '@kernelpack/emulator'
+import { decodeForTranslation } from '../../packages/webgpu/src/from-ptx.js'
+import { translateModule } from '../../packages/webgpu/src/emit-wgsl.js'
 import { KernelRunner } from '../helpers/kernel-runner.js'
 import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 
@@ -124,6 +129,57 @@ $END:
   ret;
 }
 
+// the same with a movmatrix first (a warp collective the rounds do not hold: predicated code)
+.visible .entry late_warp(.param .u64 o) {
+  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, %tid.x;
+  movmatrix.sync.aligned.m8n8.trans.b16 %r2, %r1;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $ARRIVE;
+  mbarrier.init.shared.b64 [bar], 1;
+$ARRIVE:
+  bar.sync 0;
+  @%p1 bra $SECOND;
+$WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra $WAIT;
+  st.global.u32 [%rd1], 1;
+  ret;
+$SECOND:
+  setp.ne.u32 %p3, %r1, 1;
+  @%p3 bra $END;
+  mbarrier.arrive.shared.b64 %rd2, [bar];
+$END:
+  ret;
+}
+
+// thread 0 waits for two arrivals, of which only thread 1 makes one: no thread will complete the phase
+.visible .entry never(.param .u64 o) {
+  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $ARRIVE;
+  mbarrier.init.shared.b64 [bar], 2;
+$ARRIVE:
+  bar.sync 0;
+  @%p1 bra $SECOND;
+$WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra $WAIT;
+  st.global.u32 [%rd1], 1;
+  ret;
+$SECOND:
+  setp.ne.u32 %p3, %r1, 1;
+  @%p3 bra $END;
+  mbarrier.arrive.shared.b64 %rd2, [bar];
+$END:
+  ret;
+}
+
 // %globaltimer and %clock64 grow from read to read of a thread (WebGPU: the count of its reads)
 .visible .entry clocks(.param .u64 o) {
   .reg .b64 %rd<10>; .reg .b32 %r<4>; .reg .pred %p<3>;
@@ -170,13 +226,58 @@ for (const n of [64, 320]) {
   })
 }
 
-s('a wait whose arrival comes later in the program fails the launch, naming the wait', async (ctx) => {
+/** The WGSL of kernel `name`. */
+function wgslOf(name: string): string {
+  const { module } = decodeForTranslation(PTX, 'mbarrier.ptx')
+  const t = translateModule(module, { features: new Set(), limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 16384 } }, PTX)
+  const k = t.kernels.get(name)
+  if (!k) throw new Error(`${name} did not translate: ${JSON.stringify(t.refused)}`)
+  return k.wgsl
+}
+
+/** The PTX line of the try_wait in kernel `name`. */
+function waitLine(name: string): number {
+  const lines = PTX.split('\n')
+  const from = lines.findIndex((l) => l.startsWith(`.visible .entry ${name}(`))
+  return lines.findIndex((l, i) => i > from && l.includes('try_wait.parity.shared.b64 %p2')) + 1
+}
+
+s('a wait whose arrival another thread makes later, in code of its own: rounds, the emulator\'s result', async (ctx) => {
   const k = await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'mbarrier late (WebGPU)')
+  assert.match(wgslOf('late'), /var<workgroup> kp_sched/, 'the kernel runs in rounds')
   const out = await k.alloc(4)
-  const err = await k.launch('late', 1, 32, [out]).then(() => k.read(out, Uint32Array)).then(() => undefined, (x: Error) => x)
-  const line = PTX.split('\n').findIndex((l) => l.includes('try_wait.parity.shared.b64 %p2')) + 1
+  await k.launch('late', 1, 32, [out])
+  assert.equal([...(await k.read(out, Uint32Array))], [1])
+  const be = createEmulatorBackend({ workers: 0 })
+  const e = await KernelRunner.load(be, PTX, 'compute_80', 'mbarrier late (emulator)')
+  const eo = await e.alloc(4)
+  await e.launch('late', 1, 32, [eo])
+  assert.equal([...(await e.read(eo, Uint32Array))], [1])
+  be.dispose()
+})
+
+s('a wait no thread will complete: the launch fails with the deadlock fault, naming the wait', async (ctx) => {
+  const k = await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'mbarrier never (WebGPU)')
+  const out = await k.alloc(4)
+  const err = await k.launch('never', 1, 32, [out]).then(() => k.read(out, Uint32Array)).then(() => undefined, (x: Error) => x)
   assert.ok(err, 'the launch fails')
-  assert.match(err!.message, new RegExp(`kernel late: an mbarrier wait cannot complete: its arrivals come later in the program.*\\(PTX line ${line}\\)`))
+  assert.match(err!.message, new RegExp(`kernel never: deadlock: every thread of the block still running waits.*\\(PTX line ${waitLine('never')}\\)`))
+  // the emulator finds the same deadlock
+  const be = createEmulatorBackend({ workers: 0 })
+  const e = await KernelRunner.load(be, PTX, 'compute_80', 'mbarrier never (emulator)')
+  const eo = await e.alloc(4)
+  const ee = await e.launch('never', 1, 32, [eo]).then(() => e.read(eo, Uint32Array)).then(() => undefined, (x: Error) => x)
+  be.dispose()
+  assert.match(ee?.message ?? '', /deadlock/)
+})
+
+s('with a warp collective (no rounds: a tensor-core operation), a wait whose arrival comes later in the program fails the launch, naming the wait', async (ctx) => {
+  const k = await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'mbarrier late_warp (WebGPU)')
+  assert.not.match(wgslOf('late_warp'), /kp_sched/, 'predicated code')
+  const out = await k.alloc(4)
+  const err = await k.launch('late_warp', 1, 32, [out]).then(() => k.read(out, Uint32Array)).then(() => undefined, (x: Error) => x)
+  assert.ok(err, 'the launch fails')
+  assert.match(err!.message, new RegExp(`kernel late_warp: an mbarrier wait cannot complete: its arrivals come later in the program.*\\(PTX line ${waitLine('late_warp')}\\)`))
 })
 
 s('%globaltimer and %clock64 grow from one read to the next', async (ctx) => {

@@ -11,7 +11,7 @@
 import type { Backend, BackendEvent, BackendFunction, BackendModule, BackendStream, DeviceInfo, ImageToLoad, KernelParams, LaunchConfig } from '@kernelpack/ptx'
 import { ArenaAllocator } from './arena.js'
 import { describeAdapter, requestWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from './device.js'
-import { CannotTranslateError, WebGpuError, WebGpuFault, type Untranslatable } from './errors.js'
+import { CannotTranslateError, WebGpuError, WebGpuFault, WEBGPU_FAULT_KINDS, type Untranslatable } from './errors.js'
 import {
   ARENA_ADDRESS_LIMIT, OVERRIDE_PHASE, BINDING_FAULT, BINDING_LAUNCH, BINDING_MEMORY, BINDING_PARAMS, FAULT_BUFFER_BYTES, FAULT_RECORD_BYTES, LAUNCH_RECORD_BYTES,
   LAUNCH_RECORD_STRIDE, MAP_READ, OVERRIDE_COARSE_K, OVERRIDE_COARSE_WG, OVERRIDE_DYN_SHARED_BYTES, OVERRIDE_DYN_SHARED_WORDS, OVERRIDE_FMA_EXACT, OVERRIDE_NTID, OVERRIDE_SPLIT, RESERVED_BYTES, STAGE_COMPUTE, USAGE_COPY_DST, USAGE_COPY_SRC,
@@ -315,7 +315,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
         await serial(() => device.queue.writeBuffer(faultRecord, 0, new Uint32Array(FAULT_RECORD_BYTES / 4)))
         const name = kernelNames[fault[0]! - 1] ?? `#${fault[0]! - 1}`
         // (layout.ts FAULT_KIND's order)
-        const kind = (['access', 'trap', 'assert', 'mbarrier', 'spin'] as const)[fault[3]!] ?? 'access'
+        const kind = WEBGPU_FAULT_KINDS[fault[3]!] ?? 'access'
         throw new WebGpuFault(name, fault[1]!, BigInt(fault[2]!), kind)
       }
     } finally {

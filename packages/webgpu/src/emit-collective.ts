@@ -125,12 +125,12 @@ function exchanged(w: KernelWriter, value: () => string, active: () => string, b
 }
 
 /** The operand index of a collective's membermask (absent: all lanes). */
-function maskOf(w: KernelWriter, ins: Instruction, at: number): string {
+export function maskOf(w: KernelWriter, ins: Instruction, at: number): string {
   const o = ins.operands[at]
   return o ? w.u32(o) : '0xffffffffu'
 }
 
-function dstOf(ins: Instruction): { d: Instruction['operands'][number] | undefined; p: Instruction['operands'][number] | undefined } {
+export function dstOf(ins: Instruction): { d: Instruction['operands'][number] | undefined; p: Instruction['operands'][number] | undefined } {
   const o = ins.operands[0]
   if (o?.kind === 'pair') return { d: o.first, p: o.second }
   return { d: o, p: undefined }

@@ -20,7 +20,7 @@
 // barrier's block-wide condition is the same for the threads that reach it, which CUDA requires.
 import { arenaSliceStart, sharedToArena } from './emit-arena-shared.js'
 import {
-  analyzeAffine, analyzeBarrierRegions, analyzeContraction, isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, waitOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
+  analyzeAffine, analyzeBarrierRegions, analyzeContraction, isGridWorkspaceRegister, RESERVED_SMEM, reservedSmemRead, specialUse, RETURN_EXIT, type Contraction, analyzeUniformity, assignRegisterClasses, buildCfg, collectiveOf, controlDependence, waitOf, definedRegisters, layoutParams, structureFunction, typeSize, usedRegisters,
   type AffineFacts, type Cfg, type InvExpr, type ScalarExpr, type RegisterClass, type Instruction, type IrFunction, type IrModule, type IrOperand as Operand, type PtxType, type PtxVariable, type StructNode, type StructRegion,
 } from '@kernelpack/ptx'
 import type { AccessSite, SiteExpr, SiteIv, SiteScalar, SiteTrip } from './access-sites.js'
@@ -36,6 +36,7 @@ import { planGridSyncs, type GridSyncPlan } from './grid-sync.js'
 import { batchExactFma } from './fma-batch.js'
 import { F64_SERVICES, serviceCalls, splitServiceCalls, type ServiceHost } from './f64-services.js'
 import { blockSpinProblem, sharedPointers, waitLoad } from './spin-wait.js'
+import { Rounds, ROUNDS_EXCHANGE_BYTES, ROUNDS_WORKGROUP_BYTES, roundsProblem } from './rounds.js'
 
 /** Something the translator cannot express, with the PTX line it is about. */
 export class Refusal extends Error {
@@ -61,8 +62,14 @@ export interface KernelEnv {
    *  (arena-shared.ts): for blocks whose shared memory exceeds the adapter's maxComputeWorkgroupStorageSize. */
   sharedInArena?: boolean
   /** Software binary64 through one site per function (f64-services.ts): the kernel is written as a dispatcher
-   *  over its basic blocks. For a kernel with more than SOFT_F64_LIMIT software f64 operations and no barrier. */
+   *  over its basic blocks (in rounds where the kernel has barriers). For a kernel with more than SOFT_F64_LIMIT
+   *  software f64 operations. */
   f64Services?: boolean
+  /** The kernel's threads as resumable dispatchers run in rounds (rounds.ts): each runs until it waits (a block
+   *  barrier, an mbarrier wait, a wait on shared memory, a device-scope fence), then the workgroup meets. For a
+   *  kernel whose threads wait for one another in code of their own (cuda::pipeline's producers and consumers)
+   *  or one with barriers and shared software binary64 sites (f64-services.ts). */
+  rounds?: boolean
 }
 
 /** A frame of the structured-control-flow walk. */
@@ -74,6 +81,15 @@ interface Frame {
 }
 
 const PLAIN_LOOP = (f: Frame) => f.kind === 'loop' && !f.uniform
+
+/** Past this many warp collectives that exchange values (shfl, vote, match, redux, activemask, elect; not
+ *  __syncwarp) inside loops a kernel runs in rounds (rounds.ts), where it can: in predicated code each is an
+ *  exchange through workgroup memory between barriers, and SwiftShader's shader compiler (Subzero) takes a time
+ *  that grows steeply with them inside a loop. Measured (createComputePipelineAsync, 2026-12-01): the kernel
+ *  corpus's integral_cols_u32, 35 shuffles in its tile loop with nvcc 13 (20 with clang 22), did not finish in
+ *  120 s predicated (clang's: 65-80 s) and takes 10.6 s in rounds; scan_chunk_totals (22 __syncwarp in a loop,
+ *  no exchange) takes 0.34 s predicated and 1.5 s in rounds; no other kernel of the corpus has more than 10. */
+const ROUNDS_EXCHANGES_IN_LOOPS = 16
 
 /** Why a special register has no WGSL counterpart (PTX ISA, "Special Registers"; README.md, "Refused at load"). */
 function whyNoSpecial(name: string): string {
@@ -123,6 +139,12 @@ export class KernelWriter {
   /** With f64Services: the software binary64 calls left inline (f64-services.ts), which count toward SOFT_F64_LIMIT. */
   inlineSoft = 0
   readonly f64Services: boolean
+  /** The threads run in rounds (rounds.ts). */
+  readonly rounds: boolean
+  /** Set by writeBody when the kernel should be written in rounds instead (writeKernel writes it again): its
+   *  threads wait for one another in code of their own (findRoleWaits), or its control flow does not nest around
+   *  its barriers. */
+  wantsRounds = false
   /** Tensor-core products (emit-tensor.ts) computed in software binary64 (each counts toward SOFT_F64_LIMIT too). */
   softTensor = 0
   /** Words per warp of the tensor cores' scratch (emit-tensor.ts; the largest product's A and B). */
@@ -194,6 +216,7 @@ export class KernelWriter {
     this.coarse = env.coarse ?? 1
     this.sharedInArena = !!env.sharedInArena
     this.f64Services = !!env.f64Services
+    this.rounds = !!env.rounds
     this.subgroups = this.coarse === 1 && subgroupsAre32(env.target)
     const fn = env.fn
     this.cfg = buildCfg(fn)
@@ -788,19 +811,34 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       this.ins = call
       emitOp(this, call)
     }
+    if (this.rounds) {
+      const problem = roundsProblem(this, !!this.specials.gridSync)
+      if (problem) this.refuse(`internal: rounds for a kernel with ${problem}`, undefined)
+      this.writeDispatcher(true)
+      return
+    }
     if (this.f64Services) {
-      if (this.sync) this.refuse('internal: software binary64 through shared sites in a kernel with barriers', undefined)
-      this.perThread(() => this.writeDispatcher())
+      if (this.sync) this.refuse('internal: software binary64 through shared sites in a kernel with barriers, not in rounds', undefined)
+      this.perThread(() => this.writeDispatcher(false))
       return
     }
     const s = structureFunction(fn, { relayout: true })
     if (s.kind === 'fallback') {
-      if (this.sync) this.refuse(`control flow that does not nest (${s.reason}) around a barrier or warp collective: WGSL needs barriers in structured, uniform control flow`, undefined)
-      this.perThread(() => this.writeDispatcher())
+      if (this.sync) {
+        const problem = roundsProblem(this, !!this.specials.gridSync)
+        if (problem) this.refuse(`control flow that does not nest (${s.reason}) around a barrier, in a kernel with ${problem}: WGSL needs barriers in structured, uniform control flow`, undefined)
+        this.wantsRounds = true
+        return
+      }
+      this.perThread(() => this.writeDispatcher(false))
       return
     }
     this.branches = s.branches
     for (const r of s.regions) this.regionById.set(r.id, r)
+    if (this.sync && !roundsProblem(this, !!this.specials.gridSync) && (this.findRoleWaits() || this.exchangesInLoops() > ROUNDS_EXCHANGES_IN_LOOPS)) {
+      this.wantsRounds = true
+      return
+    }
     if (this.specials.gridSync) {
       const plan = planGridSyncs(fn, this.cfg, s.body, s.branches)
       if ('refuse' in plan) return this.refuse(plan.refuse, plan.at)
@@ -814,6 +852,52 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       this.allOn = true
       this.uniformSeq(s.body, [root])
     } else this.perThread(() => this.plainSeq(s.body, [root]))
+  }
+
+  /** The warp collectives that exchange values (not barriers, not __syncwarp) inside loops. */
+  private exchangesInLoops(): number {
+    const cfg = this.cfg
+    return this.fn.instructions.filter((ins, i) => {
+      const c = collectiveOf(ins)
+      return c && c.kind !== 'bar' && c.kind !== 'warpsync' && cfg.loopOf[cfg.blockOf[i]!]! >= 0
+    }).length
+  }
+
+  /** Whether an mbarrier wait runs under a branch that tells the block's threads apart (a role: cuda::pipeline's
+   *  producers and consumers), other than the branches of waits themselves (libcu++'s retry loop): then threads
+   *  wait, in code of their own, for arrivals other threads make in theirs, which predicated code (every
+   *  invocation passing each wait in program order) cannot run; the kernel is written in rounds (rounds.ts). */
+  private findRoleWaits(): boolean {
+    const fn = this.fn
+    const waits = fn.instructions.filter((i) => waitOf(i) === 'mbarrier')
+    if (!waits.length) return false
+    // registers computed from a wait's result
+    const fromWait = new Set<number>()
+    for (const i of waits) for (const d of definedRegisters(i)) fromWait.add(d)
+    for (let changed = true; changed;) {
+      changed = false
+      for (const ins of fn.instructions) {
+        if (!usedRegisters(ins).some((r) => fromWait.has(r))) continue
+        for (const d of definedRegisters(ins)) if (!fromWait.has(d)) { fromWait.add(d); changed = true }
+      }
+    }
+    const levels = analyzeUniformity(fn, this.cfg).register
+    const cd = controlDependence(this.cfg)
+    for (const wait of waits) {
+      const seen = new Set<number>()
+      const stack = [this.cfg.blockOf[wait.index]!]
+      while (stack.length) {
+        for (const a of cd[stack.pop()!]!) {
+          if (seen.has(a)) continue
+          seen.add(a)
+          stack.push(a)
+          const last = fn.instructions[this.cfg.blocks[a]!.end - 1]!
+          const g = last.guard?.reg
+          if (g !== undefined && !fromWait.has(g) && (levels[g] === 'thread' || levels[g] === 'warp')) return true
+        }
+      }
+    }
+    return false
   }
 
   /** Fills uniformRegs/uniformInstrs: block-uniform registers (analyzeUniformity) whose definitions are all
@@ -1547,12 +1631,15 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
   /** Irreducible control flow, or software binary64 through shared sites (no barriers): a dispatcher over the
    *  basic blocks. With `f64Services` each call of a software binary64 function ends its case and jumps to the
    *  function's own case (f64-services.ts). */
-  private writeDispatcher(): void {
+  private writeDispatcher(inRounds: boolean): void {
     const fn = this.fn
     const n = fn.instructions.length
     const starts = new Set<number>([0])
     for (const at of fn.labels.values()) if (at < n) starts.add(at)
     fn.instructions.forEach((ins, i) => { if ((ins.op === 'bra' || ins.op === 'ret' || ins.op === 'exit') && i + 1 < n) starts.add(i + 1) })
+    // (in rounds a guarded wait is a block of its own; an unguarded one ends its case, and the case it resumes in
+    // goes on with the block: rounds.ts)
+    if (inRounds) fn.instructions.forEach((ins, i) => { if (this.isSync(ins) && ins.guard) { starts.add(i); if (i + 1 < n) starts.add(i + 1) } })
     const sorted = [...starts].sort((a, b) => a - b)
     const blockAt = new Map(sorted.map((s, i) => [s, i]))
     const done = sorted.length
@@ -1567,13 +1654,39 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
         return c
       },
       serviceVar: (name, k) => this.declare(`${name.replace(/^kp_/, 'kp_s_')}_${k < 0 ? 'r' : k}`, k < 0 ? F64_SERVICES[name]!.result : F64_SERVICES[name]!.args[k]!, false),
+      pc: '',
     }
     if (this.f64Services) this.declare('kp_ret', 'u32', false)
+    // (in rounds a thread's program counter lives across rounds, one per CUDA thread)
+    const pc = inRounds ? this.declare('kp_pc', 'u32') : 'kp_pc'
+    host.pc = pc
+    const rounds = inRounds ? new Rounds(this, pc) : undefined
+    const dispatch = () => this.dispatchCases(sorted, blockAt, done, host, services, rounds)
+    if (rounds) {
+      rounds.loop(done, dispatch)
+      return
+    }
     this.line('var kp_pc = 0u;')
     this.open('loop {')
-    this.open('switch kp_pc {')
+    dispatch()
+    this.line(`if (kp_pc == ${done}u) { break; }`)
+    this.close()
+  }
+
+  /** The dispatcher's `switch` over the blocks starting at `sorted` (writeDispatcher). */
+  private dispatchCases(sorted: number[], blockAt: Map<number, number>, done: number, host: ServiceHost, services: Map<string, number>, rounds: Rounds | undefined): void {
+    const fn = this.fn
+    const n = fn.instructions.length
+    const pc = host.pc
+    this.open(`switch ${pc} {`)
     sorted.forEach((s, b) => {
       const end = sorted[b + 1] ?? n
+      const first = fn.instructions[s]!
+      if (rounds && this.isSync(first) && first.guard) {
+        this.ins = first
+        rounds.waitCases(first, b, b + 1 < done ? b + 1 : done, host.newCase(), this.guardExpr(first)!)
+        return
+      }
       this.open(`case ${b}u: {`)
       const lets = new Set<string>()
       let fell = true
@@ -1586,13 +1699,21 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
           const to = t?.kind === 'label' ? fn.labels.get(t.name) : undefined
           if (to === undefined) this.refuse('a branch without a label target')
           const tb = to >= n ? done : blockAt.get(to)!
-          if (g) { this.line(`kp_pc = select(${b + 1 < done ? b + 1 : done}u, ${tb}u, ${g});`) } else this.line(`kp_pc = ${tb}u;`)
+          if (g) { this.line(`${pc} = select(${b + 1 < done ? b + 1 : done}u, ${tb}u, ${g});`) } else this.line(`${pc} = ${tb}u;`)
           fell = false
         } else if (ins.op === 'ret' || ins.op === 'exit') {
-          this.line(g ? `kp_pc = select(${b + 1}u, ${done}u, ${g});` : `kp_pc = ${done}u;`)
+          this.line(g ? `${pc} = select(${b + 1}u, ${done}u, ${g});` : `${pc} = ${done}u;`)
           fell = false
         } else if (ins.op === 'brx') this.refuse('indirect branches (brx.idx)')
-        else if (!this.f64Services) {
+        else if (rounds && this.isSync(ins)) {
+          // the run ends at the wait; the case it resumes in goes on with the block
+          const resume = host.newCase()
+          rounds.arrive(ins, resume)
+          this.close()
+          this.open(`case ${resume}u: {`)
+          lets.clear()
+          rounds.resume(ins, resume)
+        } else if (!this.f64Services) {
           if (g) this.open(`if (${g}) {`)
           this.instruction(ins)
           if (g) this.close()
@@ -1610,7 +1731,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
           const after = g ? host.newCase() : 0
           if (g) {
             const own = host.newCase()
-            this.line(`kp_pc = select(${after}u, ${own}u, ${g});`)
+            this.line(`${pc} = select(${after}u, ${own}u, ${g});`)
             this.close()
             this.open(`case ${own}u: {`)
             lets.clear()
@@ -1619,27 +1740,25 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
           this.lines.push(...split.lines)
           this.inlineSoft += split.inline
           if (g) {
-            this.line(`kp_pc = ${after}u;`)
+            this.line(`${pc} = ${after}u;`)
             this.close()
             this.open(`case ${after}u: {`)
             lets.clear()
           }
         }
       }
-      if (fell) this.line(`kp_pc = ${b + 1}u;`)
+      if (fell) this.line(`${pc} = ${b + 1}u;`)
       this.close()
     })
     for (const [name, c] of services) {
       this.open(`case ${c}u: {`)
       this.line(`${host.serviceVar(name, -1)} = ${name}(${F64_SERVICES[name]!.args.map((_, k) => host.serviceVar(name, k)).join(', ')});`)
-      this.line('kp_pc = kp_ret;')
+      this.line(`${pc} = kp_ret;`)
       this.close()
     }
     this.open('default: {')
-    this.line(`kp_pc = ${done}u;`)
+    this.line(`${pc} = ${done}u;`)
     this.close()
-    this.close()
-    this.line(`if (kp_pc == ${done}u) { break; }`)
     this.close()
   }
 
@@ -1661,9 +1780,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
 
   /** Whether the kernel, written with each software f64 operation at a site of its own, should be written with
    *  shared sites instead (f64-services.ts): too many of them, and no barrier or collective (the dispatcher's
-   *  control flow is not uniform). */
+   *  control flow is not uniform) or only waits the rounds hold (rounds.ts). */
   get wantsF64Services(): boolean {
-    return !this.f64Services && this.softOverLimit && !this.sync && this.softF64 > 0
+    return !this.f64Services && this.softOverLimit && this.softF64 > 0 && (!this.sync || !roundsProblem(this, !!this.specials.gridSync))
   }
 
   /** The complete WGSL module of the kernel. */
@@ -1723,6 +1842,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     // (a coarsened kernel's invocation keeps each of its CUDA threads' local memory, the current one's from kp_lc)
     if (mem.localBytes) head.push(`var<private> kp_lmem: array<u32, ${(mem.localBytes / 4) * this.coarse}u>;`, ...(this.coarse > 1 ? ['var<private> kp_lc: u32;'] : []))
     for (const [, d] of syncDeclarations(this)) { head.push(d.code); workgroupBytes += d.bytes }
+    if (this.rounds) workgroupBytes += ROUNDS_WORKGROUP_BYTES
     for (const [, d] of this.moduleDecls) head.push(d)
     // (a grid-sync kernel's block-uniform registers pass through workgroup memory: writePhases)
     workgroupBytes += this.gridWords.uniform * 4
@@ -1733,7 +1853,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       return `  var ${this.regName[id]}: ${this.coarse > 1 && !this.uniformRegs.has(id) ? `array<${t}, ${this.coarse}>` : t};`
     })
     let otherDecls = [...this.decls.values()].map((d) => `  ${d}`)
-    if (this.f64Services) {
+    if (this.f64Services || this.rounds) {
       const vars = [...this.usedRegs].sort((a, b) => a - b).map((id) => ({ name: this.regName[id]!, type: this.regStore[id] === 'u64' ? 'vec2<u32>' : this.regStore[id]!, perThread: true }))
       for (const d of this.decls.values()) {
         const m = /^var (\w+): (?:array<(.+), \d+>|(.+));$/.exec(d)
@@ -1794,7 +1914,8 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     if (this.softF64) out.softF64 = true
     if (this.softTensor) out.softTensor = true
     if (sites && !arena) out.unchecked = { wgsl: assemble(true), sites, ...(this.trips.size ? { trips: [...this.trips].sort((a, b) => a[0] - b[0]) } : {}) }
-    const perThread = scratchBytesPerThread(this)
+    // (the lanes' exchange of warp collectives in rounds: rounds.ts)
+    const perThread = scratchBytesPerThread(this) + (this.moduleDecls.has('kp_xpc') ? ROUNDS_EXCHANGE_BYTES : 0)
     if (perThread) out.workgroupBytesPerThread = perThread
     const req = fn.directives.reqntid
     if (req?.length) out.requiredBlock = [req[0]!, req[1] ?? 1, req[2] ?? 1]
@@ -1996,8 +2117,14 @@ export function writeKernel(env0: KernelEnv): WgslKernel {
   let env = env0
   let w = new KernelWriter(env)
   w.writeBody()
+  if (w.wantsRounds) {
+    env = { ...env0, rounds: true }
+    w = new KernelWriter(env)
+    w.writeBody()
+  }
   if (w.wantsF64Services) {
-    env = { ...env0, f64Services: true }
+    // (a kernel with barriers: its shared sites in rounds, rounds.ts)
+    env = { ...env, f64Services: true, ...(w.sync ? { rounds: true } : {}) }
     w = new KernelWriter(env)
     w.writeBody()
   }

@@ -12,8 +12,10 @@
 // is predicated and every invocation reaches it): the workgroup meets, then each waiting thread reads the
 // phase. Every arrival that comes before the wait in program order has then been made, which is the case in
 // the shapes cuda::barrier's arrive_and_wait and cuda::pipeline's stages take; a phase still pending there
-// waits for an arrival later in the program, which on WebGPU would never come: the launch fails with a fault
-// that says so (FAULT_KIND.mbarrier), where a GPU, or the emulator, would run it. Transaction counts (TMA) are
+// waits for an arrival later in the program, which on WebGPU would never come. A kernel whose waits run in code of
+// their own (roles) is written in rounds instead (rounds.ts); in one the rounds cannot hold (a tensor-core
+// operation) the launch fails with a fault that says so (FAULT_KIND.mbarrier), where a GPU, or the emulator,
+// would run it. Transaction counts (TMA) are
 // refused. A launch is its own cluster of one block here (%cluster_nctarank is 1), so `.cluster` scope and
 // `.shared::cluster` name the block's own barrier.
 import type { Instruction, IrOperand as Operand } from '@kernelpack/ptx'
@@ -92,6 +94,15 @@ export function emitCpAsyncArrive(w: KernelWriter, ins: Instruction): void {
   w.line(`_ = kp_mbar_arrive(${i}, 1u, false);`)
 }
 
+/** Whether the phase the wait `ins` names has completed (a `let` of the current scope). */
+export function mbarrierPhaseDone(w: KernelWriter, ins: Instruction): string {
+  refuseTransactions(w, ins)
+  const A = ins.operands
+  const i = objectWord(w, ins, A[1]!)
+  const parity = ins.flags.parity ? `(${w.u32(A[2]!)} & 1u)` : `(${w.u64(A[2]!)}.y & 1u)`
+  return w.tmp(`(atomicLoad(&kp_smem[${i} + 1u]) >> 31u) != ${parity}`)
+}
+
 /** mbarrier.test_wait / try_wait{.parity} in predicated code: every invocation meets at a barrier, then each
  *  active thread reads whether its phase completed (see the top of this file). */
 export function emitMbarrierWait(w: KernelWriter, ins: Instruction, active: () => string): void {
@@ -103,9 +114,7 @@ export function emitMbarrierWait(w: KernelWriter, ins: Instruction, active: () =
   w.line('workgroupBarrier();')
   w.perThread(() => {
     w.open(`if (${active()}) {`)
-    const i = objectWord(w, ins, A[1]!)
-    const parity = ins.flags.parity ? `(${w.u32(A[2]!)} & 1u)` : `(${w.u64(A[2]!)}.y & 1u)`
-    const done = w.tmp(`(atomicLoad(&kp_smem[${i} + 1u]) >> 31u) != ${parity}`)
+    const done = mbarrierPhaseDone(w, ins)
     w.features.add('kp_trap')
     w.line(`if (!${done}) { kp_fault_at(${ins.line}u, 0u, ${FAULT_KIND.mbarrier}u); }`)
     // (after such a fault the wait ends, so that the launch ends and reports it)

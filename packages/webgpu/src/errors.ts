@@ -68,6 +68,10 @@ export class WebGpuError extends Error {
   override name = 'WebGpuError'
 }
 
+/** What a fault record says happened (layout.ts FAULT_KIND, in its order). */
+export const WEBGPU_FAULT_KINDS = ['access', 'trap', 'assert', 'mbarrier', 'spin', 'deadlock'] as const
+export type WebGpuFaultKind = typeof WEBGPU_FAULT_KINDS[number]
+
 /** A kernel recorded a fault (an out-of-bounds access it checked) in the fault record; see layout.ts. */
 export class WebGpuFault extends Error {
   override name = 'WebGpuFault'
@@ -76,11 +80,13 @@ export class WebGpuFault extends Error {
   readonly address: bigint
   /** What happened (layout.ts FAULT_KIND): an invalid access at `address`, a `trap`, a failed `assert()`, an
    *  mbarrier wait or a wait on shared memory that cannot complete on WebGPU, whose threads run together between
-   *  barriers (emit-mbarrier.ts, spin-wait.ts). */
-  readonly kind: 'access' | 'trap' | 'assert' | 'mbarrier' | 'spin'
-  constructor(kernel: string, line: number, address: bigint, kind: 'access' | 'trap' | 'assert' | 'mbarrier' | 'spin' = 'access') {
+   *  barriers (emit-mbarrier.ts, spin-wait.ts), or a deadlock: every thread of a block still running waits, for
+   *  a barrier or an arrival no thread will make (rounds.ts). */
+  readonly kind: WebGpuFaultKind
+  constructor(kernel: string, line: number, address: bigint, kind: WebGpuFaultKind = 'access') {
     // the emulator's wording for the same faults (packages/emulator/src/load-module.ts)
     const what = kind === 'trap' ? 'trap instruction executed' : kind === 'assert' ? 'device-side assertion failed'
+      : kind === 'deadlock' ? 'deadlock: every thread of the block still running waits, and none of them can go on (a barrier or an mbarrier phase that no thread will complete)'
       : kind === 'mbarrier' || kind === 'spin' ? `a${kind === 'spin' ? ' wait on shared memory' : 'n mbarrier wait'} cannot complete: its ${kind === 'spin' ? 'write comes' : 'arrivals come'} later in the program`
       : `invalid memory access at 0x${address.toString(16)}`
     super(`kernel ${kernel}: ${what}${line > 0 ? ` (PTX line ${line})` : ''}`)

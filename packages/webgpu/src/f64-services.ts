@@ -79,6 +79,8 @@ export interface ServiceHost {
   serviceCase(name: string): number
   /** The function-scope variable for argument `k` of `name` (k = -1: its result); declared on first use. */
   serviceVar(name: string, k: number): string
+  /** The dispatcher's program counter (kp_pc; per CUDA thread in rounds: rounds.ts). */
+  pc: string
 }
 
 /**
@@ -112,7 +114,7 @@ export function splitServiceCalls(lines: readonly string[], indent: string, host
       if (reads([after, ...lines.slice(i + 1)])) break
       call.args.forEach((a, k) => out.push(`${indent}${host.serviceVar(call.name, k)} = ${a};`))
       const next = host.newCase()
-      out.push(`${indent}kp_ret = ${next}u;`, `${indent}kp_pc = ${host.serviceCase(call.name)}u;`)
+      out.push(`${indent}kp_ret = ${next}u;`, `${indent}${host.pc} = ${host.serviceCase(call.name)}u;`)
       out.push(`${indent.slice(2)}}`, `${indent.slice(2)}case ${next}u: {`)
       lets.clear()
       line = after

@@ -74,8 +74,9 @@ export const PRINTF_HEADER_WORDS = 8
 /** The fault record's buffer: the record, the printf counter, the printf records. */
 export const FAULT_BUFFER_BYTES = FAULT_RECORD_BYTES + 4 + PRINTF_BYTES
 /** Word [3] of the fault record: an invalid memory access at word [2], a `trap`, a failed device `assert()`
- *  (a call to __assertfail; the emulator's fault kinds). */
-export const FAULT_KIND = { access: 0, trap: 1, assert: 2, mbarrier: 3, spin: 4 } as const
+ *  (a call to __assertfail; the emulator's fault kinds), an mbarrier wait or a wait on shared memory that cannot
+ *  complete in predicated code (emit-mbarrier.ts, spin-wait.ts), a block whose threads all wait (rounds.ts). */
+export const FAULT_KIND = { access: 0, trap: 1, assert: 2, mbarrier: 3, spin: 4, deadlock: 5 } as const
 export const SHARED_WINDOW = 0xf000_0000
 export const LOCAL_WINDOW = 0xf800_0000
 export const WINDOW_BYTES = 0x0800_0000

@@ -180,6 +180,73 @@ $END:
   ret;
 }
 
+// thread 0 waits (mbarrier, a role: rounds) for thread 1's arrival, then clears a flag on which threads 1..
+// spin (a wait on shared memory whose write comes later in the program, in rounds too); in spin_never nobody
+// clears it
+.visible .entry spin_roles(.param .u64 o) {
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  .shared .align 4 .b32 sflag;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $A;
+  mbarrier.init.shared.b64 [bar], 1;
+  st.shared.u32 [sflag], 1;
+$A:
+  bar.sync 0;
+  @%p1 bra $SPIN;
+$WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra $WAIT;
+  atom.shared.exch.b32 %r3, [sflag], 0;
+  bra.uni $OUT;
+$SPIN:
+  setp.ne.u32 %p3, %r1, 1;
+  @%p3 bra $LOOP;
+  mbarrier.arrive.shared.b64 %rd2, [bar];
+$LOOP:
+  ld.acquire.cta.shared.u32 %r2, [sflag];
+  setp.ne.u32 %p3, %r2, 0;
+  @%p3 bra $LOOP;
+$OUT:
+  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd1, %rd3;
+  add.u32 %r4, %r1, 100;
+  st.global.u32 [%rd4], %r4;
+  ret;
+}
+
+.visible .entry spin_never(.param .u64 o) {
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  .shared .align 4 .b32 sflag;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $A;
+  mbarrier.init.shared.b64 [bar], 1;
+  st.shared.u32 [sflag], 1;
+$A:
+  bar.sync 0;
+  @%p1 bra $SPIN;
+$WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra $WAIT;
+  bra.uni $OUT;
+$SPIN:
+  setp.ne.u32 %p3, %r1, 1;
+  @%p3 bra $LOOP;
+  mbarrier.arrive.shared.b64 %rd2, [bar];
+$LOOP:
+  ld.acquire.cta.shared.u32 %r2, [sflag];
+  setp.ne.u32 %p3, %r2, 0;
+  @%p3 bra $LOOP;
+$OUT:
+  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd1, %rd3;
+  st.global.u32 [%rd4], %r1;
+  ret;
+}
+
 // %globaltimer and %clock64 grow from read to read of a thread (WebGPU: the count of its reads)
 .visible .entry clocks(.param .u64 o) {
   .reg .b64 %rd<10>; .reg .b32 %r<4>; .reg .pred %p<3>;
@@ -278,6 +345,21 @@ s('with a warp collective (no rounds: a tensor-core operation), a wait whose arr
   const err = await k.launch('late_warp', 1, 32, [out]).then(() => k.read(out, Uint32Array)).then(() => undefined, (x: Error) => x)
   assert.ok(err, 'the launch fails')
   assert.match(err!.message, new RegExp(`kernel late_warp: an mbarrier wait cannot complete: its arrivals come later in the program.*\\(PTX line ${waitLine('late_warp')}\\)`))
+})
+
+s('in rounds, a spin on shared memory whose write another thread makes later runs; one nobody ends is a deadlock after 1000 rounds', async (ctx) => {
+  assert.match(wgslOf('spin_roles'), /var<workgroup> kp_sched/, 'the kernel runs in rounds')
+  const k = await KernelRunner.load(ctx.gpu!, PTX, 'compute_80', 'mbarrier spin_roles (WebGPU)')
+  const out = await k.alloc(4 * 64)
+  await k.launch('spin_roles', 1, 64, [out])
+  assert.equal([...(await k.read(out, Uint32Array))], Array.from({ length: 64 }, (_, i) => i + 100))
+  const out2 = await k.alloc(4 * 64)
+  const err = await k.launch('spin_never', 1, 64, [out2]).then(() => k.read(out2, Uint32Array)).then(() => undefined, (x: Error) => x)
+  assert.ok(err, 'the launch fails')
+  const lines = PTX.split('\n')
+  const from = lines.findIndex((l) => l.startsWith('.visible .entry spin_never('))
+  const spin = lines.findIndex((l, i) => i > from && l.includes('ld.acquire.cta.shared.u32')) + 1
+  assert.match(err!.message, new RegExp(`kernel spin_never: deadlock: .*\\(PTX line ${spin}\\)`))
 })
 
 s('%globaltimer and %clock64 grow from one read to the next', async (ctx) => {

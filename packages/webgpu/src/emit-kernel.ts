@@ -866,7 +866,9 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
   /** Whether an mbarrier wait runs under a branch that tells the block's threads apart (a role: cuda::pipeline's
    *  producers and consumers), other than the branches of waits themselves (libcu++'s retry loop): then threads
    *  wait, in code of their own, for arrivals other threads make in theirs, which predicated code (every
-   *  invocation passing each wait in program order) cannot run; the kernel is written in rounds (rounds.ts). */
+   *  invocation passing each wait in program order) cannot run; the kernel is written in rounds (rounds.ts).
+   *  (A wait on shared memory stays predicated, spin-wait.ts: cooperative groups' wide tiles wait under such a
+   *  branch, and predicated code runs them where the write comes first or the wait moves past it.) */
   private findRoleWaits(): boolean {
     const fn = this.fn
     const waits = fn.instructions.filter((i) => waitOf(i) === 'mbarrier')

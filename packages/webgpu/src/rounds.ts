@@ -15,8 +15,10 @@
 // thread reads whether its wait is over, from memory every thread's writes of the round have reached; the
 // decision is read with workgroupUniformLoad, so the loop of rounds is uniform control flow. A wait always ends
 // a round, even one whose condition already holds: what other threads wrote before the release is then
-// visible to it. A round in which no thread moved and no barrier was released is a deadlock: the waiting
-// threads record the fault (FAULT_KIND.deadlock) at their waits, as the emulator reports one.
+// visible to it. A thread moved in a round when it reached a wait or ended (going round a spin on shared memory
+// again is no progress); after STALL_LIMIT rounds in a row in which no thread moved and no barrier was released
+// (the emulator's count) the block is deadlocked: the waiting threads record the fault (FAULT_KIND.deadlock) at
+// their waits, as the emulator reports one.
 //
 // Warp collectives (shfl, vote, match, redux, activemask, elect) meet the lanes of the warp that reach them in the
 // same round: each lane writes its value and the case it resumes in to its slot of a workgroup exchange (kp_xpc,
@@ -38,10 +40,13 @@ import { isDeviceFence } from './emit-ops.js'
 import { FAULT_KIND } from './layout.js'
 
 /** Words of the workgroup's schedule (kp_sched): threads ended, threads that moved in the round, threads waiting
- *  at the block barrier, the barrier's generation, the count of bar.red predicates that were true, and at the
- *  last release that count and how many waited. */
-const S = { exited: 0, moved: 1, waiting: 2, gen: 3, acc: 4, resCount: 5, resWaiting: 6 } as const
-const SCHED_WORDS = 7
+ *  at the block barrier, the barrier's generation, the count of bar.red predicates that were true, at the last
+ *  release that count and how many waited, and the rounds in a row in which nothing moved. */
+const S = { exited: 0, moved: 1, waiting: 2, gen: 3, acc: 4, resCount: 5, resWaiting: 6, stalls: 7 } as const
+const SCHED_WORDS = 8
+/** Rounds in a row without progress after which the block is deadlocked: the emulator's STALL_LIMIT
+ *  (packages/emulator/src/scheduler.ts), so that a spin with a retry counter may still leave its loop. */
+const STALL_LIMIT = 1000
 
 /** Workgroup bytes the schedule takes (kp_sched and kp_stop), besides the lanes' exchange (kp_xpc, kp_xv: 12
  *  bytes per thread, workgroupBytesPerThread). */
@@ -142,6 +147,8 @@ export class Rounds {
       w.line(`kp_xpc[kp_t] = ${kind === 'warpsync' ? `${(resume | WARPSYNC_BIT) >>> 0}u` : `${resume}u`};`)
     }
     w.line(`${this.waitLine} = ${ins.line}u;`)
+    // (a thread that reached a wait moved; one that goes round a spin again did not: see resume)
+    if (kind !== 'spin') w.line(`${this.stalled} = false;`)
     w.line(`${pc} = ${resume}u;`)
     w.line(`${this.yielded} = true;`)
   }
@@ -169,7 +176,9 @@ export class Rounds {
         w.setPred(A[0], 'true')
         break
       case 'spin':
-        // the load the thread waits on, now that the round's writes are visible to it
+        // the load the thread waits on, now that the round's writes are visible to it; going round the spin is
+        // no progress (the thread moves once it reaches another wait or ends)
+        w.line(`${this.stalled} = true;`)
         w.instruction(ins)
         break
       case 'fence':
@@ -308,7 +317,7 @@ export class Rounds {
       w.open('loop {')
       dispatch()
       // (an ended lane counts as waiting at every __syncwarp)
-      w.line(`if (${pc} == ${done}u) { atomicAdd(&kp_sched[${S.exited}], 1u);${w.moduleDecls.has('kp_xpc') ? ` kp_xpc[kp_t] = ${ENDED}u;` : ''} break; }`)
+      w.line(`if (${pc} == ${done}u) { atomicAdd(&kp_sched[${S.exited}], 1u);${w.moduleDecls.has('kp_xpc') ? ` kp_xpc[kp_t] = ${ENDED}u;` : ''} ${this.stalled} = false; break; }`)
       w.line(`if (${this.yielded}) { break; }`)
       w.close()
       w.line(`if (!${this.stalled}) { atomicAdd(&kp_sched[${S.moved}], 1u); }`)
@@ -328,7 +337,9 @@ export class Rounds {
     w.line(`atomicStore(&kp_sched[${S.resCount}], atomicExchange(&kp_sched[${S.acc}], 0u));`)
     w.line(`atomicStore(&kp_sched[${S.resWaiting}], kp_x_waiting);`)
     w.close()
-    w.line('kp_stop = select(select(0u, 2u, kp_x_moved == 0u && !kp_x_release), 1u, kp_x_exited >= kp_nt);')
+    w.line(`let kp_x_stalls = select(0u, atomicLoad(&kp_sched[${S.stalls}]) + 1u, kp_x_moved == 0u && !kp_x_release);`)
+    w.line(`atomicStore(&kp_sched[${S.stalls}], kp_x_stalls);`)
+    w.line(`kp_stop = select(select(0u, 2u, kp_x_stalls >= ${STALL_LIMIT}u), 1u, kp_x_exited >= kp_nt);`)
     w.close()
     w.line('workgroupBarrier();')
     if (this.checks.length) {

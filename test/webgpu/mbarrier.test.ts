@@ -21,6 +21,72 @@ import { webgpuPageSuite } from '../helpers/webgpu-page.js'
 // out[3n + tid]      after phase 2 (thread 0 arrives with arrive_drop, so phase 3 expects n - 1) and phase 3
 //                    (threads 1.. arrive, one of them through cp.async.mbarrier.arrive.noinc after a copy):
 //                    the copied word plus the value of thread n - 1 - tid
+/** Thread 0 waits (a role) for an mbarrier phase of `count` arrivals that thread 1 makes later in the program,
+ *  then writes 1; `first`: an instruction at the start. */
+function roleKernel(name: string, o: { first: string; count: number }): string {
+  return `.visible .entry ${name}(.param .u64 o) {
+  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, %tid.x;
+${o.first}
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $ARRIVE;
+  mbarrier.init.shared.b64 [bar], ${o.count};
+$ARRIVE:
+  bar.sync 0;
+  @%p1 bra $SECOND;
+$WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra $WAIT;
+  st.global.u32 [%rd1], 1;
+  ret;
+$SECOND:
+  setp.ne.u32 %p3, %r1, 1;
+  @%p3 bra $END;
+  mbarrier.arrive.shared.b64 %rd2, [bar];
+$END:
+  ret;
+}`
+}
+
+/** Thread 0 waits (mbarrier, a role: rounds) for thread 1's arrival, then (`clears`) clears a flag on which threads
+ *  1.. spin: a wait on shared memory whose write comes later in the program, in rounds too; thread t writes t + 100. */
+function spinKernel(name: string, clears: boolean): string {
+  return `.visible .entry ${name}(.param .u64 o) {
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  .shared .align 4 .b32 sflag;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $A;
+  mbarrier.init.shared.b64 [bar], 1;
+  st.shared.u32 [sflag], 1;
+$A:
+  bar.sync 0;
+  @%p1 bra $SPIN;
+$WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra $WAIT;
+${clears ? '  atom.shared.exch.b32 %r3, [sflag], 0;' : ''}
+  bra.uni $OUT;
+$SPIN:
+  setp.ne.u32 %p3, %r1, 1;
+  @%p3 bra $LOOP;
+  mbarrier.arrive.shared.b64 %rd2, [bar];
+$LOOP:
+  ld.acquire.cta.shared.u32 %r2, [sflag];
+  setp.ne.u32 %p3, %r2, 0;
+  @%p3 bra $LOOP;
+$OUT:
+  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd1, %rd3;
+  add.u32 %r4, %r1, 100;
+  st.global.u32 [%rd4], %r4;
+  ret;
+}`
+}
+
 const PTX = `.version 8.0
 .target sm_80
 .address_size 64
@@ -103,150 +169,14 @@ $P3_WAIT:
   ret;
 }
 
-// an arrival that comes after the wait in program order (thread 0 waits before thread 1 arrives): a GPU
-// runs it, WebGPU cannot
-.visible .entry late(.param .u64 o) {
-  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<4>;
-  .shared .align 8 .b64 bar;
-  ld.param.u64 %rd1, [o];
-  mov.u32 %r1, %tid.x;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra $ARRIVE;
-  mbarrier.init.shared.b64 [bar], 1;
-$ARRIVE:
-  bar.sync 0;
-  @%p1 bra $SECOND;
-$WAIT:
-  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
-  @!%p2 bra $WAIT;
-  st.global.u32 [%rd1], 1;
-  ret;
-$SECOND:
-  setp.ne.u32 %p3, %r1, 1;
-  @%p3 bra $END;
-  mbarrier.arrive.shared.b64 %rd2, [bar];
-$END:
-  ret;
-}
-
+// an arrival that comes after the wait in program order (thread 0 waits before thread 1 arrives): roles, rounds
+${roleKernel('late', { first: '', count: 1 })}
 // the same with a movmatrix first (a warp collective the rounds do not hold: predicated code)
-.visible .entry late_warp(.param .u64 o) {
-  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<4>;
-  .shared .align 8 .b64 bar;
-  ld.param.u64 %rd1, [o];
-  mov.u32 %r1, %tid.x;
-  movmatrix.sync.aligned.m8n8.trans.b16 %r2, %r1;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra $ARRIVE;
-  mbarrier.init.shared.b64 [bar], 1;
-$ARRIVE:
-  bar.sync 0;
-  @%p1 bra $SECOND;
-$WAIT:
-  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
-  @!%p2 bra $WAIT;
-  st.global.u32 [%rd1], 1;
-  ret;
-$SECOND:
-  setp.ne.u32 %p3, %r1, 1;
-  @%p3 bra $END;
-  mbarrier.arrive.shared.b64 %rd2, [bar];
-$END:
-  ret;
-}
-
+${roleKernel('late_warp', { first: '  movmatrix.sync.aligned.m8n8.trans.b16 %r2, %r1;', count: 1 })}
 // thread 0 waits for two arrivals, of which only thread 1 makes one: no thread will complete the phase
-.visible .entry never(.param .u64 o) {
-  .reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .pred %p<4>;
-  .shared .align 8 .b64 bar;
-  ld.param.u64 %rd1, [o];
-  mov.u32 %r1, %tid.x;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra $ARRIVE;
-  mbarrier.init.shared.b64 [bar], 2;
-$ARRIVE:
-  bar.sync 0;
-  @%p1 bra $SECOND;
-$WAIT:
-  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
-  @!%p2 bra $WAIT;
-  st.global.u32 [%rd1], 1;
-  ret;
-$SECOND:
-  setp.ne.u32 %p3, %r1, 1;
-  @%p3 bra $END;
-  mbarrier.arrive.shared.b64 %rd2, [bar];
-$END:
-  ret;
-}
-
-// thread 0 waits (mbarrier, a role: rounds) for thread 1's arrival, then clears a flag on which threads 1..
-// spin (a wait on shared memory whose write comes later in the program, in rounds too); in spin_never nobody
-// clears it
-.visible .entry spin_roles(.param .u64 o) {
-  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>;
-  .shared .align 8 .b64 bar;
-  .shared .align 4 .b32 sflag;
-  ld.param.u64 %rd1, [o];
-  mov.u32 %r1, %tid.x;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra $A;
-  mbarrier.init.shared.b64 [bar], 1;
-  st.shared.u32 [sflag], 1;
-$A:
-  bar.sync 0;
-  @%p1 bra $SPIN;
-$WAIT:
-  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
-  @!%p2 bra $WAIT;
-  atom.shared.exch.b32 %r3, [sflag], 0;
-  bra.uni $OUT;
-$SPIN:
-  setp.ne.u32 %p3, %r1, 1;
-  @%p3 bra $LOOP;
-  mbarrier.arrive.shared.b64 %rd2, [bar];
-$LOOP:
-  ld.acquire.cta.shared.u32 %r2, [sflag];
-  setp.ne.u32 %p3, %r2, 0;
-  @%p3 bra $LOOP;
-$OUT:
-  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd1, %rd3;
-  add.u32 %r4, %r1, 100;
-  st.global.u32 [%rd4], %r4;
-  ret;
-}
-
-.visible .entry spin_never(.param .u64 o) {
-  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>;
-  .shared .align 8 .b64 bar;
-  .shared .align 4 .b32 sflag;
-  ld.param.u64 %rd1, [o];
-  mov.u32 %r1, %tid.x;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra $A;
-  mbarrier.init.shared.b64 [bar], 1;
-  st.shared.u32 [sflag], 1;
-$A:
-  bar.sync 0;
-  @%p1 bra $SPIN;
-$WAIT:
-  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
-  @!%p2 bra $WAIT;
-  bra.uni $OUT;
-$SPIN:
-  setp.ne.u32 %p3, %r1, 1;
-  @%p3 bra $LOOP;
-  mbarrier.arrive.shared.b64 %rd2, [bar];
-$LOOP:
-  ld.acquire.cta.shared.u32 %r2, [sflag];
-  setp.ne.u32 %p3, %r2, 0;
-  @%p3 bra $LOOP;
-$OUT:
-  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd1, %rd3;
-  st.global.u32 [%rd4], %r1;
-  ret;
-}
-
+${roleKernel('never', { first: '', count: 2 })}
+${spinKernel('spin_roles', true)}
+${spinKernel('spin_never', false)}
 // %globaltimer and %clock64 grow from read to read of a thread (WebGPU: the count of its reads)
 .visible .entry clocks(.param .u64 o) {
   .reg .b64 %rd<10>; .reg .b32 %r<4>; .reg .pred %p<3>;

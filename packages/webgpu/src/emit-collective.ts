@@ -146,6 +146,36 @@ function countBlock(w: KernelWriter, cond: () => string): string {
   return w.tmp(`kp_block_count(${n}, &${base})`)
 }
 
+/** The lane shfl.sync `ins` (mode up/down/bfly/idx) reads for lane `lane` with operands b and c (`let`s), and
+ *  whether it is in range (PTX ISA "shfl.sync"); out of range the lane reads itself. */
+export function shflSource(w: KernelWriter, ins: Instruction, lane: string, b: string, c: string): { srcLane: string; pv: string } {
+  const seg = w.tmp(`(${c} >> 8u) & 0x1fu`)
+  const maxLane = w.tmp(`(${lane} & ${seg}) | (${c} & 0x1fu & ~${seg})`)
+  let j: string, pv: string
+  switch (ins.mode) {
+    // (b's low 5 bits: the PTX ISA's bval = b[4:0], so an offset of 33 reads the lane 1 away)
+    case 'up': j = w.tmp(`${lane} - (${b} & 31u)`); pv = w.tmp(`bitcast<i32>(${lane}) - bitcast<i32>(${b} & 31u) >= bitcast<i32>(${maxLane})`); break
+    case 'down': j = w.tmp(`${lane} + (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
+    case 'bfly': j = w.tmp(`${lane} ^ (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
+    default: j = w.tmp(`(${lane} & ${seg}) | (${b} & 0x1fu & ~${seg})`); pv = w.tmp(`${j} <= ${maxLane}`)
+  }
+  return { srcLane: w.tmp(`select(${lane}, ${j}, ${pv} && ${j} < 32u)`), pv }
+}
+
+/** redux.sync `ins`'s operation on `acc` and `v` (u32 expressions; .s32 min/max signed). */
+export function reduxCombine(w: KernelWriter, ins: Instruction, acc: string, v: string): string {
+  const signed = ins.type === 's32'
+  switch (ins.reduction) {
+    case 'add': return `${acc} + ${v}`
+    case 'min': return signed ? `bitcast<u32>(min(bitcast<i32>(${acc}), bitcast<i32>(${v})))` : `min(${acc}, ${v})`
+    case 'max': return signed ? `bitcast<u32>(max(bitcast<i32>(${acc}), bitcast<i32>(${v})))` : `max(${acc}, ${v})`
+    case 'and': return `${acc} & ${v}`
+    case 'or': return `${acc} | ${v}`
+    case 'xor': return `${acc} ^ ${v}`
+    default: return w.refuse(`redux.${ins.reduction}`)
+  }
+}
+
 /** Writes the collective `ins` for every invocation; `active` gives a thread's participation (per thread). */
 export function emitSync(w: KernelWriter, ins: Instruction, active: () => string): void {
   w.line(`// ${ins.text.replace(/\s+/g, ' ').replace(/\*\//g, '* /')}`)
@@ -206,17 +236,7 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
         const b = w.tmp(w.u32(A[2]!))
         const c = w.tmp(w.u32(A[3]!))
         const lane = w.tmp('kp_t & 31u')
-        const seg = w.tmp(`(${c} >> 8u) & 0x1fu`)
-        const maxLane = w.tmp(`(${lane} & ${seg}) | (${c} & 0x1fu & ~${seg})`)
-        let j: string, pv: string
-        switch (ins.mode) {
-          // (b's low 5 bits: the PTX ISA's bval = b[4:0], so an offset of 33 reads the lane 1 away)
-          case 'up': j = w.tmp(`${lane} - (${b} & 31u)`); pv = w.tmp(`bitcast<i32>(${lane}) - bitcast<i32>(${b} & 31u) >= bitcast<i32>(${maxLane})`); break
-          case 'down': j = w.tmp(`${lane} + (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
-          case 'bfly': j = w.tmp(`${lane} ^ (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
-          default: j = w.tmp(`(${lane} & ${seg}) | (${b} & 0x1fu & ~${seg})`); pv = w.tmp(`${j} <= ${maxLane}`)
-        }
-        const srcLane = w.tmp(`select(${lane}, ${j}, ${pv} && ${j} < 32u)`)
+        const { srcLane, pv } = shflSource(w, ins, lane, b, c)
         const src = w.tmp(`(kp_t & ~31u) + ${srcLane}`)
         const e = w.tmp(x.pair(srcLane))
         const m = w.tmp(maskOf(w, ins, 4))
@@ -301,7 +321,6 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
       // redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, membermask
       const acc = w.declare('kp_redux', 'u32')
       const first = w.declare('kp_redux_first', 'bool')
-      const signed = ins.type === 's32'
       exchanged(w, () => w.u32(A[1]!), active, (x) => w.perThread(() => {
         const act = w.tmp(`${maskOf(w, ins, 2)} & ${x.gather()}.x`)
         w.line(`${acc} = 0u;`)
@@ -309,17 +328,7 @@ export function emitSync(w: KernelWriter, ins: Instruction, active: () => string
         w.open('for (var l = 0u; l < 32u; l = l + 1u) {')
         // every lane's value read before the lanes go their ways (a subgroup operation needs them all)
         const v = w.tmp(`${x.pair('l')}.x`)
-        const comb = (() => {
-          switch (ins.reduction) {
-            case 'add': return `${acc} + ${v}`
-            case 'min': return signed ? `bitcast<u32>(min(bitcast<i32>(${acc}), bitcast<i32>(${v})))` : `min(${acc}, ${v})`
-            case 'max': return signed ? `bitcast<u32>(max(bitcast<i32>(${acc}), bitcast<i32>(${v})))` : `max(${acc}, ${v})`
-            case 'and': return `${acc} & ${v}`
-            case 'or': return `${acc} | ${v}`
-            case 'xor': return `${acc} ^ ${v}`
-            default: return w.refuse(`redux.${ins.reduction}`)
-          }
-        })()
+        const comb = reduxCombine(w, ins, acc, v)
         // (an if, not a continue, as in match)
         w.line(`if (((${act} >> l) & 1u) != 0u) { if (${first}) { ${acc} = ${v}; ${first} = false; } else { ${acc} = ${comb}; } }`)
         w.close()

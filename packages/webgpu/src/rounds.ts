@@ -34,7 +34,7 @@
 // 290 cases).
 import { collectiveOf, waitOf, type Instruction } from '@kernelpack/ptx'
 import type { KernelWriter } from './emit-kernel.js'
-import { dstOf, maskOf } from './emit-collective.js'
+import { dstOf, maskOf, reduxCombine, shflSource } from './emit-collective.js'
 import { mbarrierPhaseDone } from './emit-mbarrier.js'
 import { isDeviceFence } from './emit-ops.js'
 import { FAULT_KIND } from './layout.js'
@@ -254,17 +254,7 @@ export class Rounds {
       }
       case 'shfl': {
         // shfl.sync.{up,down,bfly,idx}.b32 d{|p}, a, b, c, membermask
-        const b = w.tmp(w.u32(A[2]!)), c = w.tmp(w.u32(A[3]!))
-        const seg = w.tmp(`(${c} >> 8u) & 0x1fu`)
-        const maxLane = w.tmp(`(${lane} & ${seg}) | (${c} & 0x1fu & ~${seg})`)
-        let j: string, pv: string
-        switch (ins.mode) {
-          case 'up': j = w.tmp(`${lane} - (${b} & 31u)`); pv = w.tmp(`bitcast<i32>(${lane}) - bitcast<i32>(${b} & 31u) >= bitcast<i32>(${maxLane})`); break
-          case 'down': j = w.tmp(`${lane} + (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
-          case 'bfly': j = w.tmp(`${lane} ^ (${b} & 31u)`); pv = w.tmp(`${j} <= ${maxLane}`); break
-          default: j = w.tmp(`(${lane} & ${seg}) | (${b} & 0x1fu & ~${seg})`); pv = w.tmp(`${j} <= ${maxLane}`)
-        }
-        const srcLane = w.tmp(`select(${lane}, ${j}, ${pv} && ${j} < 32u)`)
+        const { srcLane, pv } = shflSource(w, ins, lane, w.tmp(w.u32(A[2]!)), w.tmp(w.u32(A[3]!)))
         const m = w.tmp(maskOf(w, ins, 4))
         // (a source lane that did not meet it or is not in membermask gives 0, as in the predicated form)
         const e = w.tmp(`select(0u, kp_xv[${base} + (${srcLane} & 31u)].x, (((${met} & ${m}) >> ${srcLane}) & 1u) != 0u)`)
@@ -274,22 +264,11 @@ export class Rounds {
       }
       case 'redux': {
         const m = w.tmp(`${maskOf(w, ins, 2)} & ${met}`)
-        const signed = ins.type === 's32'
         const first = w.declare('kp_xfirst', 'bool')
         w.line(`${first} = true;`)
         w.line(`${res} = 0u;`)
         const v = `kp_xv[${base} + l].x`
-        const comb = (() => {
-          switch (ins.reduction) {
-            case 'add': return `${res} + ${v}`
-            case 'min': return signed ? `bitcast<u32>(min(bitcast<i32>(${res}), bitcast<i32>(${v})))` : `min(${res}, ${v})`
-            case 'max': return signed ? `bitcast<u32>(max(bitcast<i32>(${res}), bitcast<i32>(${v})))` : `max(${res}, ${v})`
-            case 'and': return `${res} & ${v}`
-            case 'or': return `${res} | ${v}`
-            case 'xor': return `${res} ^ ${v}`
-            default: return w.refuse(`redux.${ins.reduction}`)
-          }
-        })()
+        const comb = reduxCombine(w, ins, res, v)
         w.line(`for (var l = 0u; l < 32u; l = l + 1u) { if (((${m} >> l) & 1u) != 0u) { if (${first}) { ${res} = ${v}; ${first} = false; } else { ${res} = ${comb}; } } }`)
         return
       }

@@ -812,7 +812,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       emitOp(this, call)
     }
     if (this.rounds) {
-      const problem = roundsProblem(this, !!this.specials.gridSync)
+      const problem = this.roundsProblem
       if (problem) this.refuse(`internal: rounds for a kernel with ${problem}`, undefined)
       this.writeDispatcher(true)
       return
@@ -825,7 +825,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     const s = structureFunction(fn, { relayout: true })
     if (s.kind === 'fallback') {
       if (this.sync) {
-        const problem = roundsProblem(this, !!this.specials.gridSync)
+        const problem = this.roundsProblem
         if (problem) this.refuse(`control flow that does not nest (${s.reason}) around a barrier, in a kernel with ${problem}: WGSL needs barriers in structured, uniform control flow`, undefined)
         this.wantsRounds = true
         return
@@ -835,7 +835,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
     }
     this.branches = s.branches
     for (const r of s.regions) this.regionById.set(r.id, r)
-    if (this.sync && !roundsProblem(this, !!this.specials.gridSync) && (this.findRoleWaits() || this.exchangesInLoops() > ROUNDS_EXCHANGES_IN_LOOPS)) {
+    if (this.sync && !this.roundsProblem && (this.findRoleWaits() || this.exchangesInLoops() > ROUNDS_EXCHANGES_IN_LOOPS)) {
       this.wantsRounds = true
       return
     }
@@ -852,6 +852,13 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
       this.allOn = true
       this.uniformSeq(s.body, [root])
     } else this.perThread(() => this.plainSeq(s.body, [root]))
+  }
+
+  private roundsWhyNot: string | null | undefined
+  /** Why the kernel cannot run in rounds (rounds.ts), or undefined when it can; found once. */
+  private get roundsProblem(): string | undefined {
+    if (this.roundsWhyNot === undefined) this.roundsWhyNot = roundsProblem(this, !!this.specials.gridSync) ?? null
+    return this.roundsWhyNot ?? undefined
   }
 
   /** The warp collectives that exchange values (not barriers, not __syncwarp) inside loops. */
@@ -1784,7 +1791,7 @@ fn kp_clock() -> u32 { kp_clock_now = kp_clock_now + 1000u; return kp_clock_now;
    *  shared sites instead (f64-services.ts): too many of them, and no barrier or collective (the dispatcher's
    *  control flow is not uniform) or only waits the rounds hold (rounds.ts). */
   get wantsF64Services(): boolean {
-    return !this.f64Services && this.softOverLimit && this.softF64 > 0 && (!this.sync || !roundsProblem(this, !!this.specials.gridSync))
+    return !this.f64Services && this.softOverLimit && this.softF64 > 0 && (!this.sync || !this.roundsProblem)
   }
 
   /** The complete WGSL module of the kernel. */
